@@ -1,0 +1,191 @@
+"""gradsum: a small NumPy autograd with PyTorch's API and gradient semantics, exactly.
+
+Its heart is the rule PyTorch users trip over: ``backward()`` adds into ``.grad``, it never
+replaces it.
+
+Example:
+    >>> import gradsum
+    >>> w = gradsum.tensor([1.0], requires_grad=True)
+    >>> (w * 2).sum().backward()
+    >>> (w * 3).sum().backward()
+    >>> w.grad
+    tensor([5.])
+"""
+
+from __future__ import annotations
+
+from gradsum import _tensor
+from gradsum._creation import (
+    arange,
+    as_tensor,
+    bernoulli,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    multinomial,
+    normal,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from gradsum._dtype import (
+    bool_,
+    double,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    uint8,
+)
+from gradsum._random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from gradsum._tensor import Size, Tensor, is_tensor
+from gradsum.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from gradsum import ops as _ops  # noqa: I001 - ops bind Tensor methods on import
+from gradsum.ops import (  # noqa: A004 - torch's names shadow builtins on purpose
+    abs,
+    add,
+    all,
+    allclose,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    cat,
+    chunk,
+    clamp,
+    clone,
+    cos,
+    count_nonzero,
+    cumsum,
+    div,
+    eq,
+    equal,
+    erf,
+    exp,
+    expand,
+    flatten,
+    flip,
+    gather,
+    ge,
+    gelu,
+    gt,
+    index_add,
+    index_select,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    leaky_relu,
+    log,
+    log1p,
+    log_softmax,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logsumexp,
+    lt,
+    masked_fill,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mul,
+    narrow,
+    ne,
+    neg,
+    norm,
+    outer,
+    permute,
+    pow,
+    prod,
+    reciprocal,
+    relu,
+    remainder,
+    repeat,
+    reshape,
+    rsqrt,
+    scatter_add,
+    select,
+    sigmoid,
+    sign,
+    silu,
+    sin,
+    softmax,
+    softplus,
+    split,
+    sqrt,
+    squeeze,
+    stack,
+    std,
+    sub,
+    sum,
+    t,
+    tanh,
+    transpose,
+    tril,
+    triu,
+    unbind,
+    unsqueeze,
+    var,
+    where,
+)
+from gradsum.ops import matmul as mm
+from gradsum.ops import matmul as bmm
+from gradsum.ops import mul as multiply
+from gradsum.ops import one_hot as _one_hot
+
+bool = bool_  # noqa: A001 - gradsum.bool like torch.bool
+float = float32  # noqa: A001
+int = int32  # noqa: A001
+_tensor._F = _ops
+for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
+    if not _name.endswith("_") and _name not in globals():
+        globals()[_name] = _fn
+
+from gradsum import autograd  # noqa: E402
+
+__version__ = "0.1.0"
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,180 @@
+"""Dtypes with torch's names and torch's type-promotion rules.
+
+Example:
+    >>> import gradsum
+    >>> gradsum.float32
+    gradsum.float32
+    >>> gradsum.promote_types(gradsum.int64, gradsum.float32)
+    gradsum.float32
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradsum._backend import xp
+
+
+class dtype:
+    """A tensor element type (``gradsum.float32``, ``gradsum.int64``, ...)."""
+
+    __slots__ = ("_category", "_itemsize", "is_floating_point", "name", "np")
+
+    def __init__(self, name: str, np_dtype: Any, category: int) -> None:
+        self.name = name
+        self.np = xp.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integer, 2 floating
+        self._itemsize = self.np.itemsize
+        self.is_floating_point = category == 2
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._itemsize
+
+    def __repr__(self) -> str:
+        return f"gradsum.{self.name}"
+
+    def __reduce__(self) -> str:
+        return self.name
+
+
+float32 = dtype("float32", "float32", 2)
+float64 = dtype("float64", "float64", 2)
+float16 = dtype("float16", "float16", 2)
+int64 = dtype("int64", "int64", 1)
+int32 = dtype("int32", "int32", 1)
+int16 = dtype("int16", "int16", 1)
+int8 = dtype("int8", "int8", 1)
+uint8 = dtype("uint8", "uint8", 1)
+bool_ = dtype("bool", "bool", 0)
+
+float = float32  # noqa: A001 - torch exposes these aliases
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+
+_ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
+_BY_NP: dict[Any, dtype] = {d.np: d for d in _ALL}
+
+_default_float = float32
+
+
+def from_numpy_dtype(np_dtype: Any) -> dtype:
+    """The gradsum dtype of a backend dtype; raises ``TypeError`` for unsupported ones."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        pass
+    try:
+        return _BY_NP[xp.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert array of dtype {np_dtype}: gradsum supports "
+            f"{', '.join(d.name for d in _ALL)}. Convert with .astype() first."
+        ) from None
+
+
+def to_numpy_dtype(d: Any) -> Any:
+    """Backend dtype for a gradsum dtype (or anything NumPy understands)."""
+    if isinstance(d, dtype):
+        return d.np
+    if d is None:
+        return None
+    return from_numpy_dtype(d).np
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors created from Python floats (``float32`` by default)."""
+    return _default_float
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype (``float32`` or ``float64``), like torch."""
+    global _default_float
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` can be cast to, as ``torch.promote_types``."""
+    if a is b:
+        return a
+    if a._category != b._category:  # torch: the higher category wins with its own width
+        return a if a._category > b._category else b
+    return from_numpy_dtype(xp.promote_types(a.np, b.np))
+
+
+def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # The tier rule of torch's result_type: a tier of lower priority (zero-dim tensors,
+    # then Python scalars) changes the dtype only when it brings a higher category.
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.is_floating_point:
+        return higher
+    if higher is bool_ or lower.is_floating_point:
+        return promote_types(higher, lower)
+    return higher
+
+
+def _scalar_dtype(value: object) -> dtype:
+    kind = _scalar_kind(value)
+    if kind == "b":
+        return bool_
+    if kind == "i":
+        return int64
+    return _default_float
+
+
+def _scalar_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "b"
+    if isinstance(value, (builtins_int, xp.integer)):
+        return "i"
+    if isinstance(value, (builtins_float, xp.floating)):
+        return "f"
+    if isinstance(value, xp.bool_):
+        return "b"
+    raise TypeError(f"unsupported scalar of type {type(value).__name__}")
+
+
+import builtins as _builtins  # noqa: E402
+
+builtins_int = _builtins.int
+builtins_float = _builtins.float
+
+
+def result_type(*operands: Any) -> dtype:
+    """Result dtype of an op on tensors and Python scalars, following torch's three tiers.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.result_type(gradsum.tensor([1, 2]), 2.5)
+        gradsum.float32
+    """
+    dim: dtype | None = None
+    zero: dtype | None = None
+    wrapped: dtype | None = None
+    for op in operands:
+        arr = getattr(op, "_array", None)
+        if arr is not None:
+            d = from_numpy_dtype(arr.dtype)
+            if arr.ndim == 0:
+                zero = d if zero is None else promote_types(zero, d)
+            else:
+                dim = d if dim is None else promote_types(dim, d)
+        else:
+            d = _scalar_dtype(op)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+    out = _combine_categories(dim, _combine_categories(zero, wrapped))
+    assert out is not None  # at least one operand
+    return out
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (torch rule)."""
+    return from_._category <= to._category

@@ -1,0 +1,119 @@
+"""Random number generation: a torch-like ``Generator`` over NumPy's PCG64, and the default one.
+
+``manual_seed(s)`` makes every random op reproducible; ``get_rng_state``/``set_rng_state``
+capture and restore the stream (checkpoints use them to resume bit for bit).
+
+Example:
+    >>> import gradsum
+    >>> _ = gradsum.manual_seed(0)
+    >>> a = gradsum.rand(3)
+    >>> _ = gradsum.manual_seed(0)
+    >>> gradsum.equal(a, gradsum.rand(3))
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradsum._backend import xp
+
+
+class Generator:
+    """A source of random numbers with ``manual_seed``, ``seed``, ``get_state``/``set_state``."""
+
+    def __init__(self, device: str = "cpu") -> None:
+        self._seed = 67280421310721  # torch's default initial seed
+        self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Reset the stream from ``seed``; returns the generator."""
+        self._seed = int(seed)
+        self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
+        return self
+
+    def seed(self) -> int:
+        """Reseed non-deterministically; returns the new seed."""
+        s = int(xp.random.SeedSequence().entropy % (1 << 63))
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict[str, Any]:
+        """The full state as a JSON-serialisable dict."""
+        return {"seed": self._seed, "bit_generator": _jsonable(self._rng.bit_generator.state)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a state returned by :meth:`get_state`."""
+        self._seed = int(state["seed"])
+        bg = xp.random.PCG64()
+        bg.state = state["bit_generator"]
+        self._rng = xp.random.Generator(bg)
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, xp.integer):
+        return int(obj)
+    return obj
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (all random ops without ``generator=`` use it)."""
+    return default_generator.manual_seed(seed)
+
+
+def seed() -> int:
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> dict[str, Any]:
+    """The default generator's state (JSON-serialisable)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore the default generator's state."""
+    default_generator.set_state(state)
+
+
+def rng(generator: Generator | None) -> Any:
+    """The NumPy generator behind ``generator`` (or the default one)."""
+    return (generator or default_generator)._rng
+
+
+def sample(kind: str, shape: tuple[int, ...], dtype: Any, generator: Generator | None,
+           *args: Any, **kwargs: Any) -> Any:
+    """Draw an array for the in-place random fills (``normal_``, ``uniform_``, ...)."""
+    r = rng(generator)
+    if kind == "normal_":
+        mean = kwargs.get("mean", args[0] if args else 0.0)
+        std = kwargs.get("std", args[1] if len(args) > 1 else 1.0)
+        return (r.standard_normal(shape) * std + mean).astype(dtype)
+    if kind == "uniform_":
+        lo = kwargs.get("from_", kwargs.get("a", args[0] if args else 0.0))
+        hi = kwargs.get("to", kwargs.get("b", args[1] if len(args) > 1 else 1.0))
+        return r.uniform(lo, hi, shape).astype(dtype)
+    if kind == "bernoulli_":
+        p = kwargs.get("p", args[0] if args else 0.5)
+        return (r.random(shape) < p).astype(dtype)
+    if kind == "exponential_":
+        lambd = kwargs.get("lambd", args[0] if args else 1.0)
+        return r.exponential(1.0 / lambd, shape).astype(dtype)
+    if kind == "random_":
+        lo = args[0] if len(args) > 1 else 0
+        hi = args[1] if len(args) > 1 else (args[0] if args else 2**24)
+        return r.integers(lo, hi, shape).astype(dtype)
+    raise ValueError(f"unknown random fill {kind}")

@@ -1,0 +1,679 @@
+"""The Tensor: state and API, no math (ops live in :mod:`gradsum.ops`).
+
+A tensor wraps one backend array (``_array``) plus the autograd state: ``requires_grad``,
+``grad_fn`` (the node that produced it), ``grad``, a version counter shared with its views, and
+hooks. Methods with torch's names forward to the ops.
+
+Example:
+    >>> import gradsum
+    >>> w = gradsum.tensor([1.0], requires_grad=True)
+    >>> (w * 2).sum().backward()
+    >>> w.grad
+    tensor([2.])
+    >>> (w * 3).sum().backward()     # backward() adds into .grad, it never replaces it
+    >>> w.grad
+    tensor([5.])
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gradsum import _backend
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state
+
+if TYPE_CHECKING:
+    from gradsum.autograd.graph import Node, RemovableHandle
+
+_F: Any = None  # gradsum.ops, bound at the end of gradsum/__init__.py (import cycle)
+
+Size = tuple
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations applied to it for autograd.
+
+    Create tensors with :func:`gradsum.tensor`, :func:`gradsum.zeros`, ... ``Tensor(data)`` is
+    also accepted and, like ``torch.Tensor(data)``, gives the default float dtype.
+    """
+
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_acc_ref",
+        "_array",
+        "_base",
+        "_grad",
+        "_grad_fn",
+        "_hooks",
+        "_output_nr",
+        "_post_acc_hooks",
+        "_requires_grad",
+        "_retains_grad",
+        "_version",
+        "_view_fn",
+    )
+    __array_priority__ = 1000  # so ndarray + Tensor calls Tensor.__radd__
+
+    def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
+        if data is None:
+            data = []
+        arr = data._array if isinstance(data, Tensor) else xp.asarray(data)
+        arr = xp.array(arr, dtype=D.get_default_dtype().np)
+        self._init(arr, False, None, 0)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def _init(self, array: Any, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
+        self._array = array
+        self._requires_grad = requires_grad
+        self._grad_fn = grad_fn
+        self._output_nr = output_nr
+        self._grad = None
+        self._version = [0]
+        self._base = None
+        self._view_fn = None
+        self._hooks = None
+        self._post_acc_hooks = None
+        self._retains_grad = False
+        self._acc_ref = None
+
+    @classmethod
+    def _make(
+        cls, array: Any, requires_grad: bool = False, grad_fn: Node | None = None,
+        output_nr: int = 0,
+    ) -> Tensor:
+        """Wrap a backend array without copying or checking (internal fast path)."""
+        t = object.__new__(cls)
+        t._array = array
+        t._requires_grad = requires_grad
+        t._grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._grad = None
+        t._version = [0]
+        t._base = None
+        t._view_fn = None
+        t._hooks = None
+        t._post_acc_hooks = None
+        t._retains_grad = False
+        t._acc_ref = None
+        return t
+
+    # -- metadata -------------------------------------------------------------------------------
+    @property
+    def _xp(self) -> Any:
+        """The array namespace of this tensor's backend."""
+        return xp
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The size of each dimension, as a tuple (torch's ``torch.Size`` is a tuple too)."""
+        return self._array.shape
+
+    def size(self, dim: int | None = None) -> Any:
+        """``shape``, or the size of one dimension."""
+        if dim is None:
+            return self._array.shape
+        return self._array.shape[_F._wrap_dim(dim, self._array.ndim)]
+
+    @property
+    def dtype(self) -> D.dtype:
+        """The element type (``gradsum.float32`` by default)."""
+        return D.from_numpy_dtype(self._array.dtype)
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    def dim(self) -> int:
+        return self._array.ndim
+
+    def numel(self) -> int:
+        return int(self._array.size)
+
+    def nelement(self) -> int:
+        return int(self._array.size)
+
+    def element_size(self) -> int:
+        return int(self._array.itemsize)
+
+    def is_floating_point(self) -> bool:
+        return self._array.dtype.kind == "f"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._array.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None) -> Any:
+        st = tuple(s // self._array.itemsize for s in self._array.strides)
+        return st if dim is None else st[dim]
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    # -- autograd state -------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """True for leaves created with ``requires_grad=True`` and for every result computed
+        from such tensors while grad mode is on."""
+        return self._requires_grad or self._grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` of a leaf in place; returns ``self``.
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.zeros(2).requires_grad_().requires_grad
+            True
+        """
+        if self._grad_fn is not None:
+            if requires_grad:
+                return self
+            raise RuntimeError(_messages.nonleaf_requires_grad())
+        if requires_grad and self._array.dtype.kind != "f":
+            raise RuntimeError(_messages.int_requires_grad(self.dtype.name))
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (they can hold ``.grad``)."""
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self) -> Node | None:
+        """The node that produced this tensor (``None`` for leaves)."""
+        return self._grad_fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient. ``backward()`` adds into it; it is never cleared for you."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value._array.shape != self._array.shape:
+                raise RuntimeError(
+                    _messages.grad_assign_shape(value._array.shape, self._array.shape)
+                )
+            if value._array.dtype != self._array.dtype:
+                raise RuntimeError(_messages.grad_assign_dtype(value.dtype.name, self.dtype.name))
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def _version_value(self) -> int:
+        return self._version[0]
+
+    @property
+    def data(self) -> Tensor:
+        """A detached tensor sharing this tensor's buffer (changes to it are not tracked)."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._array = value._array
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing the buffer and version counter, outside the graph.
+
+        Example:
+            >>> import gradsum
+            >>> x = gradsum.ones(2, requires_grad=True)
+            >>> (x * 2).detach().requires_grad
+            False
+        """
+        t = Tensor._make(self._array)
+        t._version = self._version
+        return t
+
+    def detach_(self) -> Tensor:
+        """Detach in place: this tensor becomes a leaf that does not require grad."""
+        if self._base is not None and self._base.requires_grad:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead: this tensor is a view of "
+                "another tensor that requires grad."
+            )
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self) -> None:
+        """Make this non-leaf keep its gradient in ``.grad`` (accumulating like a leaf).
+
+        Example:
+            >>> import gradsum
+            >>> x = gradsum.ones(2, requires_grad=True)
+            >>> y = x * 3
+            >>> y.retain_grad()
+            >>> y.sum().backward()
+            >>> y.grad.tolist()
+            [1.0, 1.0]
+        """
+        if not self.requires_grad:
+            raise RuntimeError(
+                "can't retain_grad on Tensor that has requires_grad=False. Compute it from "
+                "tensors that require grad first."
+            )
+        if self._grad_fn is None or self._retains_grad:
+            return
+        node = self._grad_fn
+        if node._retains is None:
+            node._retains = {}
+        node._retains[self._output_nr] = weakref.ref(self)
+        self._retains_grad = True
+
+    @property
+    def retains_grad(self) -> bool:
+        """True for a non-leaf on which :meth:`retain_grad` was called."""
+        return self._retains_grad
+
+    def _accumulate_retained(self, g: Tensor) -> None:
+        # retain_grad keeps a copy and accumulates out of place (as torch's retains_grad hook).
+        if self._grad is None:
+            self._grad = g.clone() if _state.enabled else g.detach().clone()
+        else:
+            self._grad = self._grad + g
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Run ``hook(grad)`` when the gradient of this tensor is computed; a returned tensor
+        replaces the gradient. On a leaf it runs once per backward, before accumulation.
+
+        Example:
+            >>> import gradsum
+            >>> x = gradsum.ones(2, requires_grad=True)
+            >>> h = x.register_hook(lambda g: g * 10)
+            >>> (x * 2).sum().backward()
+            >>> x.grad.tolist()
+            [20.0, 20.0]
+        """
+        from gradsum.autograd.graph import RemovableHandle
+
+        if not self.requires_grad:
+            raise RuntimeError(_messages.no_hook_without_grad())
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(
+        self, hook: Callable[[Tensor], None]
+    ) -> RemovableHandle:
+        """Run ``hook(tensor)`` after backward has updated this leaf's ``.grad``.
+
+        Example:
+            >>> import gradsum
+            >>> x = gradsum.ones(2, requires_grad=True)
+            >>> seen = []
+            >>> h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.sum().item()))
+            >>> (x * 2).sum().backward()
+            >>> seen
+            [4.0]
+        """
+        from gradsum.autograd.graph import RemovableHandle
+
+        if self._grad_fn is not None:
+            raise RuntimeError(_messages.non_leaf_post_hook())
+        if not self._requires_grad:
+            raise RuntimeError(_messages.no_hook_without_grad())
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return RemovableHandle(self._post_acc_hooks, hook)
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Sequence[Tensor] | Tensor | None = None,
+    ) -> None:
+        """Accumulate the gradient of this tensor into ``.grad`` of the leaves (see
+        :func:`gradsum.autograd.backward`)."""
+        from gradsum.autograd import backward
+
+        backward(
+            [self], None if gradient is None else [gradient], retain_graph, create_graph,
+            inputs=inputs,
+        )
+
+    # -- conversion -----------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> Any:
+        """The backing NumPy array (shared, not copied). Refused while it requires grad."""
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._array
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        arr = self.numpy()
+        if dtype is not None:
+            return arr.astype(dtype)
+        return arr
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self._array.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._array.size} elements cannot be converted to Scalar. "
+                "Reduce it first (e.g. .sum()) or index one element."
+            )
+        return self._array.reshape(()).item()
+
+    def tolist(self) -> Any:
+        """Nested Python lists of the values."""
+        return self._array.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._array.dtype.kind not in "iub" or self._array.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._array.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous (shape "
+                f"{tuple(self.shape)}). Use .any() or .all()."
+            )
+        return bool(self._array.reshape(()))
+
+    def __len__(self) -> int:
+        if self._array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(_F.unbind(self, 0))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return _format(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            "gradsum tensors are not pickled (loading a pickle can run code). Save state with "
+            "gradsum.save(obj, path), which writes safetensors + JSON."
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment. Use detach().clone() first."
+            )
+        new = type(self)._make(self._array.copy(), self._requires_grad)
+        new.__dict__.update(self.__dict__)
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # -- type conversion ------------------------------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Convert dtype (``to(gradsum.float64)``); device arguments other than cpu are refused."""
+        dtype = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        device = kwargs.pop("device", None)
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str):
+                device = a
+        if device not in (None, "cpu"):
+            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        if dtype is None or dtype.np == self._array.dtype:
+            return self.clone() if copy else self
+        return _F.to_dtype(self, dtype)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"gradsum.{self.dtype.name}"
+        return self.to(dtype)
+
+    def float(self) -> Tensor:
+        return self.to(D.float32)
+
+    def double(self) -> Tensor:
+        return self.to(D.float64)
+
+    def half(self) -> Tensor:
+        return self.to(D.float16)
+
+    def long(self) -> Tensor:
+        return self.to(D.int64)
+
+    def int(self) -> Tensor:
+        return self.to(D.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(D.bool_)
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def clone(self) -> Tensor:
+        """A copy that stays in the graph (its gradient flows back to ``self``)."""
+        return _F.clone(self)
+
+    def new_tensor(self, data: Any, dtype: D.dtype | None = None,
+                   requires_grad: bool = False) -> Tensor:
+        from gradsum._creation import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+        from gradsum._creation import zeros
+
+        return zeros(*size, dtype=dtype or self.dtype)
+
+    def new_ones(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+        from gradsum._creation import ones
+
+        return ones(*size, dtype=dtype or self.dtype)
+
+    def new_full(self, size: Any, fill_value: Any, dtype: D.dtype | None = None) -> Tensor:
+        from gradsum._creation import full
+
+        return full(size, fill_value, dtype=dtype or self.dtype)
+
+    def new_empty(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+        from gradsum._creation import empty
+
+        return empty(*size, dtype=dtype or self.dtype)
+
+    # -- operators (math lives in gradsum.ops) ----------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _F.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _F.add(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _F.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _F.rsub(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _F.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _F.mul(self, other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _F.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _F.rdiv(self, other)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _F.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _F.rpow(self, other)
+
+    def __neg__(self) -> Tensor:
+        return _F.neg(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _F.abs(self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _F.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _F.matmul(_F.as_tensor_like(other, self), self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _F.floor_divide(self, other)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _F.remainder(self, other)
+
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _F.eq(self, other)
+
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        return _F.ne(self, other)
+
+    def __lt__(self, other: Any) -> Tensor:
+        return _F.lt(self, other)
+
+    def __le__(self, other: Any) -> Tensor:
+        return _F.le(self, other)
+
+    def __gt__(self, other: Any) -> Tensor:
+        return _F.gt(self, other)
+
+    def __ge__(self, other: Any) -> Tensor:
+        return _F.ge(self, other)
+
+    def __invert__(self) -> Tensor:
+        return _F.logical_not(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _F.logical_and(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _F.logical_or(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _F.logical_xor(self, other)
+
+    def __getitem__(self, key: Any) -> Tensor:
+        return _F.getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        _F.setitem_(self, key, value)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return _F.add_(self, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _F.sub_(self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _F.mul_(self, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _F.div_(self, other)
+
+    @property
+    def T(self) -> Tensor:
+        """Dimensions reversed (for 2-D: the transpose)."""
+        return _F.permute(self, tuple(range(self._array.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        return _F.transpose(self, -2, -1)
+
+
+def _format(t: Tensor) -> str:
+    arr = t._array
+    kind = arr.dtype.kind
+    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": 1000,
+                            "edgeitems": 3}
+    if kind == "f" and arr.size:
+        finite = arr[xp.isfinite(arr)]
+        if finite.size and bool(xp.all(finite == xp.round(finite))) and (
+            float(xp.abs(finite).max()) < 1e8
+        ):
+            opts["formatter"] = {"float_kind": lambda v: f"{v:.0f}." if xp.isfinite(v)
+                                 else str(v)}
+        else:
+            opts["precision"] = 4
+            opts["floatmode"] = "fixed"
+            opts["suppress_small"] = True
+    body = xp.array2string(arr, **opts) if arr.ndim else _scalar_str(arr, opts)
+    if kind == "b":
+        body = body.replace("True", "True").replace("False", "False")
+    extras = []
+    default = D.get_default_dtype().np
+    if (kind == "f" and arr.dtype != default) or (kind in "iu" and arr.dtype != xp.int64):
+        extras.append(f"dtype=gradsum.{t.dtype.name}")
+    if arr.size == 0 and arr.ndim != 1:
+        extras.insert(0, f"size={tuple(arr.shape)}")
+    if t._grad_fn is not None:
+        extras.append(f"grad_fn=<{t._grad_fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
+
+
+def _scalar_str(arr: Any, opts: dict[str, Any]) -> str:
+    return xp.array2string(arr.reshape(1), **opts)[1:-1]
+
+
+def is_tensor(obj: object) -> bool:
+    """True for gradsum tensors (and parameters)."""
+    return isinstance(obj, Tensor)
+
+
+_ = _backend  # the seam is imported here so that tensors and ops share one namespace

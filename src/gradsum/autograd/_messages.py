@@ -1,0 +1,183 @@
+"""Every autograd error text in one place.
+
+Each message starts with PyTorch's phrase (so a search for the error finds the explanation),
+then gives the values involved and the fix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _shape(shape: tuple[int, ...]) -> str:
+    return f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})"
+
+
+def describe(t: Any) -> str:
+    """``[float32 tensor of shape (2, 3)]`` for a tensor."""
+    return f"[{t.dtype.name} tensor of shape {_shape(tuple(t.shape))}]"
+
+
+def implicit_scalar(shape: tuple[int, ...]) -> str:
+    return (
+        "grad can be implicitly created only for scalar outputs: backward() was called "
+        f"without `gradient` on a tensor of shape {_shape(shape)}. Pass gradient= a tensor "
+        "of that shape (for example ones_like(out)), or reduce the output first (out.sum())."
+    )
+
+
+def no_grad_root(index: int) -> str:
+    return (
+        f"element {index} of tensors does not require grad and does not have a grad_fn: "
+        "nothing that produced it was recorded for autograd. Create the inputs with "
+        "requires_grad=True (or call requires_grad_()), and do not compute the output "
+        "under no_grad()."
+    )
+
+
+def freed_graph(node_name: str) -> str:
+    return (
+        "Trying to backward through the graph a second time (or directly access saved "
+        "tensors after they have already been freed). Saved intermediate values of the graph "
+        "are freed when you call .backward() or autograd.grad(); node "
+        f"{node_name} has already released them. Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors "
+        "after calling backward."
+    )
+
+
+def modified_inplace(t: Any, producer: str, saved_version: int, now: int, node: str) -> str:
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: {describe(t)}, which is {producer}, is at version {now}; "
+        f"expected version {saved_version} instead. It was saved by {node}. Fix: use the "
+        "out-of-place op (x = x.add(1) instead of x.add_(1)) or clone() the tensor before "
+        "modifying it."
+    )
+
+
+def shape_mismatch(kind: str, i: int, got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    return (
+        f"Mismatch in shape: {kind}[{i}] has a shape of {_shape(got)} and output[{i}] has a "
+        f"shape of {_shape(want)}. Pass a {kind} with the same shape as the output."
+    )
+
+
+def bad_grad_type(kind: str, i: int, got: Any) -> str:
+    return (
+        f"{kind}[{i}] must be a Tensor or None, got {type(got).__name__}. "
+        "Wrap it with gradsum.tensor(...)."
+    )
+
+
+def empty_inputs() -> str:
+    return (
+        "`inputs` argument to `backward()` cannot be empty. Pass the tensors whose .grad "
+        "should be filled, or leave inputs=None to accumulate into every leaf."
+    )
+
+
+def unused_input(index: int) -> str:
+    return (
+        f"The differentiated Tensor at index {index} appears to not have been used in the "
+        "graph: the outputs do not depend on it. Set allow_unused=True if this is the "
+        "desired behavior (its gradient is then None, or zeros with materialize_grads=True)."
+    )
+
+
+def input_not_requiring_grad(index: int) -> str:
+    return (
+        "One of the differentiated Tensors does not require grad: input at index "
+        f"{index} has requires_grad=False. Create it with requires_grad=True or drop it "
+        "from inputs."
+    )
+
+
+def leaf_inplace(op: str) -> str:
+    return (
+        "a leaf Variable that requires grad is being used in an in-place operation "
+        f"({op}). Wrap the update in `with gradsum.no_grad():` (as optimizers do), or use "
+        "the out-of-place op."
+    )
+
+
+def view_of_leaf_inplace(op: str) -> str:
+    return (
+        "a view of a leaf Variable that requires grad is being used in an in-place "
+        f"operation ({op}). Wrap the update in `with gradsum.no_grad():`, or clone() first."
+    )
+
+
+def nonleaf_requires_grad() -> str:
+    return (
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use "
+        "var_no_grad = var.detach()."
+    )
+
+
+def int_requires_grad(dtype_name: str) -> str:
+    return (
+        "only Tensors of floating point dtype can require gradients, got "
+        f"{dtype_name}. Convert first, e.g. t.float().requires_grad_()."
+    )
+
+
+def grad_assign_shape(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    return (
+        f"attempting to assign a gradient of size '{list(got)}' to a tensor of size "
+        f"'{list(want)}'. Please ensure that the gradient and the tensor are the same size."
+    )
+
+
+def grad_assign_dtype(got: str, want: str) -> str:
+    return (
+        f"attempting to assign a gradient with dtype '{got}' to a tensor with dtype "
+        f"'{want}'. The gradient must match the tensor's dtype: convert it with .to({want})."
+    )
+
+
+def invalid_gradient(node: str, i: int, got: tuple[int, ...], want: tuple[int, ...]) -> str:
+    return (
+        f"Function {node} returned an invalid gradient at index {i} - got {list(got)} but "
+        f"expected shape compatible with {list(want)}. Its backward must return one gradient "
+        "per input, each of that input's shape."
+    )
+
+
+def wrong_grad_count(node: str, got: int, want: int) -> str:
+    return (
+        f"function {node} returned an incorrect number of gradients (expected {want}, got "
+        f"{got}). Return one gradient (or None) per argument of forward()."
+    )
+
+
+def broadcast_mismatch(a: tuple[int, ...], b: tuple[int, ...], dim: int) -> str:
+    sa = a[len(a) - 1 - dim] if dim < len(a) else 1
+    sb = b[len(b) - 1 - dim] if dim < len(b) else 1
+    return (
+        f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+        f"non-singleton dimension {max(len(a), len(b)) - 1 - dim}: shapes {_shape(a)} and "
+        f"{_shape(b)} cannot be broadcast together. Reshape or unsqueeze one operand."
+    )
+
+
+def cast_inplace(result: str, out: str, op: str) -> str:
+    return (
+        f"result type {result} can't be cast to the desired output type {out} in {op}. "
+        f"Use the out-of-place op, or convert the tensor first (.to({result}))."
+    )
+
+
+def non_leaf_post_hook() -> str:
+    return (
+        "post accumulate grad hooks cannot be registered on non-leaf tensors: they run after "
+        "a leaf's .grad is updated. Use register_hook() on a non-leaf tensor instead."
+    )
+
+
+def no_hook_without_grad() -> str:
+    return (
+        "cannot register a hook on a tensor that doesn't require gradient. Call "
+        "requires_grad_() first, or compute it from tensors that require grad."
+    )

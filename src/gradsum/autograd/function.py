@@ -1,0 +1,226 @@
+"""User-defined differentiable ops: subclass :class:`Function`, write ``forward`` on tensors
+(run without recording) and ``backward`` in gradsum ops (so double backward works when the
+backward itself is differentiable).
+
+Example:
+    >>> import gradsum
+    >>> class Cube(gradsum.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * 3 * x ** 2
+    >>> x = gradsum.tensor(2.0, requires_grad=True)
+    >>> y = Cube.apply(x)
+    >>> (dx,) = gradsum.autograd.grad(y, x, create_graph=True)
+    >>> (d2x,) = gradsum.autograd.grad(dx, x)
+    >>> y.grad_fn.name(), dx.item(), d2x.item()
+    ('CubeBackward', 12.0, 12.0)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.graph import Node
+from gradsum.autograd.saved import SavedTensor
+
+if TYPE_CHECKING:
+    from gradsum._tensor import Tensor
+
+
+class FunctionCtx:
+    """What ``forward`` and ``backward`` receive as ``ctx`` (it is the backward node)."""
+
+
+class BackwardCFunction(Node):
+    """The node of a user :class:`Function`; ``ctx`` in forward/backward is this object."""
+
+    __slots__ = ("__dict__", "_fn_cls", "_in_meta", "_out_meta", "_to_save",
+                 "materialize_grads", "needs_input_grad", "non_differentiable", "dirty")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._to_save: tuple[Any, ...] = ()
+        self.materialize_grads = True
+        self.non_differentiable: set[int] = set()
+        self.dirty: set[int] = set()
+
+    @property
+    def num_outputs(self) -> int:  # type: ignore[override]
+        return len(self._out_meta)
+
+    def name(self) -> str:
+        return f"{self._fn_cls.__name__}Backward"
+
+    # torch's ctx API
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        return tuple(self.saved())
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        self.non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        self.dirty.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self.materialize_grads = value
+
+    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        if not self.materialize_grads:
+            return grads
+        from gradsum._backend import xp
+        from gradsum._tensor import Tensor
+
+        return [
+            g if g is not None else Tensor._make(xp.zeros(shape, dtype=dt))
+            for g, (shape, dt) in zip(grads, self._out_meta)
+        ]
+
+    def backward(self, *grads: Tensor | None) -> tuple[Tensor | None, ...]:
+        if self.materialize_grads and any(g is None for g in grads):
+            grads = tuple(self._materialize(list(grads)))
+        out = self._fn_cls.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        n = len(self._in_meta)
+        if len(out) != n:
+            if len(out) > n and all(o is None for o in out[n:]):
+                out = out[:n]
+            else:
+                raise RuntimeError(_messages.wrong_grad_count(self.name(), len(out), n))
+        return tuple(self._validate(i, g) for i, g in enumerate(out))
+
+    def _validate(self, i: int, g: Any) -> Tensor | None:
+        from gradsum._tensor import Tensor
+
+        meta = self._in_meta[i]
+        if g is None or meta is None:
+            return None
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"{self.name()}.backward returned {type(g).__name__} at index {i}; expected a "
+                "Tensor or None"
+            )
+        shape, dt = meta
+        if g._array.shape != shape:
+            from gradsum.ops import sum_to
+
+            try:
+                if len(g._array.shape) < len(shape):
+                    raise ValueError
+                g = sum_to(g, shape)
+            except ValueError:
+                raise RuntimeError(
+                    _messages.invalid_gradient(self.name(), i, g._array.shape, shape)
+                ) from None
+        if g._array.dtype != dt:
+            from gradsum import _dtype as D
+
+            g = g.to(D.from_numpy_dtype(dt))
+        return g
+
+
+class Function:
+    """Base class for differentiable ops defined by the user (see the module example)."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("subclasses of Function must implement forward")
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError("subclasses of Function must implement backward")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        """Run ``forward`` without recording, then attach one node for the whole op."""
+        from gradsum._tensor import Tensor
+        from gradsum.ops._core import edge
+
+        node = BackwardCFunction()
+        node._fn_cls = cls
+        node.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a.requires_grad and _state.enabled for a in args
+        )
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            raw = cls.forward(node, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        single = not isinstance(raw, tuple)
+        outs = (raw,) if single else raw
+        record = _state.enabled and any(node.needs_input_grad)
+        node._out_meta = [
+            (o._array.shape, o._array.dtype) if isinstance(o, Tensor) else ((), None)
+            for o in outs
+        ]
+        results: list[Any] = []
+        inputs_by_id = {id(a): a for a in args if isinstance(a, Tensor)}
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                results.append(o)
+                continue
+            if id(o) in inputs_by_id and id(o) not in node.dirty:
+                # An input returned as is: a new tensor sharing its buffer, like torch.
+                src = o
+                o = Tensor._make(src._array)
+                o._version = src._version
+            differentiable = record and id(outs[i]) not in node.non_differentiable and (
+                o._array.dtype.kind == "f"
+            )
+            if differentiable:
+                o._grad_fn = node
+                o._output_nr = i
+                o._requires_grad = False
+            results.append(o)
+        if record:
+            node._next = tuple(edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+            node._in_meta = [
+                (a._array.shape, a._array.dtype)
+                if isinstance(a, Tensor) and node._next[i][0] is not None else None
+                for i, a in enumerate(args)
+            ]
+            out_ids = {id(r): r for r in results if isinstance(r, Tensor)}
+            raw_ids = {id(o): k for k, o in enumerate(outs)}
+            saved = []
+            for t in node._to_save:
+                if t is not None and id(t) in raw_ids and isinstance(results[raw_ids[id(t)]],
+                                                                     Tensor):
+                    saved.append(SavedTensor(results[raw_ids[id(t)]], node, True))
+                elif t is not None and id(t) in out_ids:
+                    saved.append(SavedTensor(t, node, True))
+                else:
+                    saved.append(SavedTensor(t, node, False))
+            node._saved = tuple(saved)
+            node._to_save = ()
+        return results[0] if single else tuple(results)
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a ``backward`` that is not itself differentiable: it runs without recording,
+    so its results carry no graph and a double backward through it finds nothing to
+    differentiate (and raises) instead of silently returning wrong values."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *grads: Any) -> Any:
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            return fn(ctx, *grads)
+        finally:
+            _state.enabled = prev
+
+    return wrapper

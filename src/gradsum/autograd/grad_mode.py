@@ -1,0 +1,111 @@
+"""Thread-local gradient recording switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``.
+
+Each is a context manager and a decorator, like torch's.
+
+Example:
+    >>> import gradsum
+    >>> x = gradsum.ones(2, requires_grad=True)
+    >>> with gradsum.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    >>> @gradsum.no_grad()
+    ... def f(t):
+    ...     return t + 1
+    >>> f(x).requires_grad
+    False
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations are being recorded for autograd in this thread."""
+    return _state.enabled
+
+
+class _GradModeBase:
+    _target: bool
+
+    def __enter__(self) -> None:
+        self._prev = _state.enabled
+        _state.enabled = self._target
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self._prev
+
+    def __call__(self, func: F) -> F:
+        target = self._target
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            prev = _state.enabled
+            _state.enabled = target
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _state.enabled = prev
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_GradModeBase):
+    """Disable recording: results of ops do not require grad and no graph is built."""
+
+    _target = False
+
+
+class enable_grad(_GradModeBase):
+    """Enable recording (inside a ``no_grad`` block, for example)."""
+
+    _target = True
+
+
+class set_grad_enabled(_GradModeBase):
+    """Set recording on or off; takes effect immediately and also works as a context manager.
+
+    Example:
+        >>> import gradsum
+        >>> _ = gradsum.set_grad_enabled(False)
+        >>> gradsum.is_grad_enabled()
+        False
+        >>> _ = gradsum.set_grad_enabled(True)
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = _state.enabled
+        self._target = bool(mode)
+        _state.enabled = self._target
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _state.enabled = self._prev
+
+    def __call__(self, func: F) -> F:
+        # Used as a decorator: undo the immediate switch done in __init__.
+        _state.enabled = self._prev
+        return super().__call__(func)
+
+
+class inference_mode(no_grad):
+    """Alias of :class:`no_grad` (gradsum has no separate inference tensors)."""
+
+    def __init__(self, mode: bool = True) -> None:
+        self._target = not mode

@@ -1,0 +1,238 @@
+"""Graph nodes: the backward half of every op, and the one sink that writes ``.grad``.
+
+A :class:`Node` is created by an op when any input requires grad. It holds the edges to the
+nodes that produced its inputs (``next_functions``), the tensors its rule needs (saved through
+:mod:`gradsum.autograd.saved`, versioned, released after backward), and tensor hooks.
+
+:class:`AccumulateGrad` is the sink of a leaf. It is the only code in gradsum that writes a
+leaf's ``.grad`` during backward; see the note "Taking over a gradient buffer" below.
+
+Example:
+    >>> import gradsum
+    >>> w = gradsum.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = (w * 3).sum()
+    >>> y.grad_fn.name()
+    'SumBackward0'
+    >>> y.grad_fn.next_functions[0][0].name()
+    'MulBackward0'
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gradsum.autograd import _messages
+from gradsum.autograd.saved import SavedTensor
+
+if TYPE_CHECKING:
+    from gradsum._tensor import Tensor
+
+_seq = itertools.count()
+_ACC_SEQ = 1 << 62  # sinks run as soon as they are ready (torch gives them the highest priority)
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``remove()`` unregisters the hook.
+
+    Example:
+        >>> import gradsum
+        >>> x = gradsum.ones(2, requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 2)
+        >>> h.remove()
+        >>> (x * 1).sum().backward(); x.grad.tolist()
+        [1.0, 1.0]
+    """
+
+    __slots__ = ("_hook", "_list_ref")
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._list_ref = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        hooks = self._list_ref
+        for i, h in enumerate(hooks):
+            if h is self._hook:
+                del hooks[i]
+                return
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class Node:
+    """One step of the backward graph (``grad_fn``); subclasses are named ``<Op>Backward0``.
+
+    Subclasses implement :meth:`backward`, which receives one gradient per output of the forward
+    op and returns one gradient (or ``None``) per input edge, written in differentiable gradsum
+    ops so that ``create_graph=True`` records it (double backward for free).
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_next",
+        "_post_hooks",
+        "_pre_hooks",
+        "_released",
+        "_retains",
+        "_saved",
+        "_seq",
+        "_tensor_hooks",
+    )
+    #: number of forward outputs (gradients this node receives)
+    num_outputs = 1
+
+    def __init__(self) -> None:
+        self._seq = next(_seq)
+        self._next: tuple[tuple[Node | None, int], ...] = ()
+        self._saved: tuple[SavedTensor, ...] = ()
+        self._released = False
+        self._tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None
+        self._retains: dict[int, Any] | None = None
+        self._pre_hooks: list[Callable[..., Any]] | None = None
+        self._post_hooks: list[Callable[..., Any]] | None = None
+
+    # -- public, torch-named API -------------------------------------------------------------
+    def name(self) -> str:
+        """The node's class name, e.g. ``'MulBackward0'``."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """``((node, input_nr), ...)``, one per forward input; ``(None, 0)`` where no grad flows."""
+        return self._next
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return RemovableHandle(self._pre_hooks, fn)
+
+    def __call__(self, *grads: Tensor | None) -> Any:
+        out = self.backward(*grads)
+        return out[0] if len(self._next) == 1 and isinstance(out, tuple) else out
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # -- for op implementations -----------------------------------------------------------------
+    def backward(self, *grads: Tensor) -> tuple[Tensor | None, ...]:
+        raise NotImplementedError(f"{self.name()} has no backward rule")
+
+    def needs(self, i: int) -> bool:
+        """Whether input ``i`` needs a gradient (its edge leads somewhere)."""
+        return self._next[i][0] is not None
+
+    def save(self, *tensors: Tensor | None, outputs: tuple[Tensor, ...] = ()) -> None:
+        """Save input tensors (and this node's own outputs) for backward, with their versions."""
+        saved = [SavedTensor(t, self, False) for t in tensors]
+        saved.extend(SavedTensor(t, self, True) for t in outputs)
+        self._saved = tuple(saved)
+
+    def saved(self) -> list[Tensor | None]:
+        """Unpack saved tensors, checking that none was freed or modified in place."""
+        if self._released:
+            raise RuntimeError(_messages.freed_graph(self.name()))
+        return [s.unpack(self) for s in self._saved]
+
+    def _check_saved(self) -> None:
+        if self._released and self._saved:
+            raise RuntimeError(_messages.freed_graph(self.name()))
+        for s in self._saved:
+            s.check(self)
+
+    def _release(self) -> None:
+        if self._saved:
+            self._released = True
+            for s in self._saved:
+                s.release()
+
+    def _add_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        hooks = self._tensor_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+
+class AccumulateGrad(Node):
+    """The sink of one leaf: the only writer of ``leaf.grad`` during backward.
+
+    Note "Taking over a gradient buffer": when ``.grad`` is ``None`` the incoming gradient is
+    stored as is if the engine says nothing else references its buffer (``owned``), otherwise
+    a copy is stored, so a later in-place accumulation can never write into somebody else's
+    array. With an existing ``.grad`` the sum is written in place (same object, a reference held
+    elsewhere sees it), except under ``create_graph`` where ``grad = grad + new`` is recorded.
+    """
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self._seq = _ACC_SEQ
+        self.variable = variable
+
+    def accumulate(self, grad: Tensor, owned: bool, create_graph: bool) -> None:
+        from gradsum.autograd.grad_mode import _state
+
+        var = self.variable
+        old = var._grad
+        if old is None:
+            if create_graph:
+                # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
+                prev = _state.enabled
+                _state.enabled = True
+                try:
+                    var._grad = grad.clone()
+                finally:
+                    _state.enabled = prev
+            elif owned and grad._grad_fn is None:
+                var._grad = grad
+            else:
+                var._grad = grad.detach().clone()
+        elif create_graph:
+            prev = _state.enabled
+            _state.enabled = True
+            try:
+                var._grad = old + grad
+            finally:
+                _state.enabled = prev
+        else:
+            arr = old._array
+            if arr.flags.writeable:
+                arr += grad._array
+                old._version[0] += 1
+            else:  # a read-only .grad the user assigned (e.g. an expanded tensor): replace it
+                var._grad = old.detach() + grad.detach()
+        hooks = var._post_acc_hooks
+        if hooks:
+            for hook in list(hooks):
+                hook(var)
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The (unique) sink of leaf ``t``; created on first use, held weakly by the tensor."""
+    ref = t._acc_ref
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        t._acc_ref = weakref.ref(acc)
+    return acc

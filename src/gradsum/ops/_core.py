@@ -1,0 +1,183 @@
+"""Shared machinery for ops: recording a node, operand promotion, the op registry.
+
+Every primitive follows the same shape (Chainer's): a public function computes the result on
+backend arrays, then, when recording, creates its ``<Op>Backward0`` node with edges to the
+inputs and saves only what the backward rule needs. Backward rules are written in gradsum ops,
+so under ``create_graph=True`` they are themselves recorded (double backward for free).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.graph import Node, grad_accumulator
+
+FnT = TypeVar("FnT", bound=Callable[..., Any])
+
+#: name -> public function, for every op gradsum provides (the test table must cover all).
+OPS: dict[str, Callable[..., Any]] = {}
+
+
+def register(*names: str) -> Callable[[FnT], FnT]:
+    """Register a public op under its torch name(s)."""
+
+    def deco(fn: FnT) -> FnT:
+        for n in names or (fn.__name__,):
+            OPS[n] = fn
+        return fn
+
+    return deco
+
+
+_make = Tensor._make
+
+
+def edge(t: Tensor | None) -> tuple[Node | None, int]:
+    """Where the gradient of ``t`` goes: its grad_fn, its leaf sink, or nowhere."""
+    if t is None:
+        return (None, 0)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def needs_grad(*tensors: Any) -> bool:
+    """Whether an op on these operands must be recorded."""
+    if not _state.enabled:
+        return False
+    for t in tensors:
+        if isinstance(t, Tensor) and (t._grad_fn is not None or t._requires_grad):
+            return True
+    return False
+
+
+def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> Tensor:
+    """Attach ``node`` (edges to ``inputs``) and return the output tensor for array ``out``."""
+    node._next = tuple(edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs)
+    return _make(out, False, node, output_nr)
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative ``dim``; IndexError with torch's message if out of range."""
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + ndim if dim < 0 else (dim if ndim else 0)
+
+
+def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, xp.integer)):
+        return (wrap_dim(int(dim), ndim),)
+    out = tuple(wrap_dim(int(d), ndim) for d in dim)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+    return out
+
+
+def scalar_value(v: Any) -> Any:
+    """Plain Python number for a Python/NumPy scalar (NumPy scalars would upcast float32)."""
+    if isinstance(v, (bool, int, float)):
+        return v
+    if isinstance(v, xp.generic):
+        return v.item()
+    raise TypeError(
+        f"unsupported operand type {type(v).__name__}: expected a Tensor or a number"
+    )
+
+
+def as_tensor_like(v: Any, ref: Tensor) -> Tensor:
+    """A constant tensor for a non-tensor operand (array, list or scalar)."""
+    if isinstance(v, Tensor):
+        return v
+    arr = xp.asarray(v)
+    if arr.dtype.kind == "f" and arr.dtype != ref._array.dtype and not hasattr(v, "dtype"):
+        arr = arr.astype(ref._array.dtype)
+    return _make(arr)
+
+
+def binary_arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
+    """Arrays (or a Python scalar for ``b``) of a binary op, cast to torch's result dtype.
+
+    Returns ``(x, y, b_is_tensor)``.
+    """
+    x = a._array
+    if isinstance(b, Tensor):
+        y = b._array
+        if x.dtype is y.dtype or x.dtype == y.dtype:
+            return x, y, True
+        rt = D.result_type(a, b).np
+        return (x if x.dtype == rt else x.astype(rt)), (y if y.dtype == rt else y.astype(rt)), True
+    if not isinstance(b, (float, int)):
+        if hasattr(b, "shape") and not isinstance(b, xp.generic):
+            t = as_tensor_like(b, a)
+            return binary_arrays(a, t)
+        b = scalar_value(b)
+    kind = x.dtype.kind
+    if kind == "f":
+        return x, b, False
+    rt = D.result_type(a, b).np
+    if x.dtype != rt:
+        x = x.astype(rt)
+    if rt.kind == "f":
+        b = float(b)
+    elif rt.kind in "iu":
+        b = int(b)
+    return x, b, False
+
+
+def check_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    """Raise torch's RuntimeError when two shapes cannot broadcast."""
+    for i in range(min(len(a), len(b))):
+        sa, sb = a[len(a) - 1 - i], b[len(b) - 1 - i]
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(_messages.broadcast_mismatch(a, b, i))
+
+
+def broadcast_error(a: Any, b: Any) -> RuntimeError:
+    sa = tuple(getattr(a, "shape", ()))
+    sb = tuple(getattr(b, "shape", ()))
+    try:
+        check_broadcast(sa, sb)
+    except RuntimeError as e:
+        return e
+    return RuntimeError(f"operation failed for shapes {sa} and {sb}")
+
+
+def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | None) -> Tensor:
+    """Make ``out`` a view of ``base``: shared version counter, remembered base and view fn.
+
+    ``view_fn`` recomputes the view from a (new) base; in-place ops on the view use it to
+    rewrite the base's history (see ``ops.inplace``).
+    """
+    out._version = base._version
+    root = base._base
+    if root is None:
+        out._base = base
+        out._view_fn = view_fn
+    else:
+        out._base = root
+        prev = base._view_fn
+        if prev is None or view_fn is None:
+            out._view_fn = None
+        else:
+            out._view_fn = lambda r, _p=prev, _f=view_fn: _f(_p(r))
+    return out
+
+
+def float_dtype_for(a: Tensor) -> Any:
+    """The backend dtype of a floating op's result (integers promote to the default float)."""
+    dt = a._array.dtype
+    return dt if dt.kind == "f" else D.get_default_dtype().np

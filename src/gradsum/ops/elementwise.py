@@ -1,0 +1,1095 @@
+"""Elementwise ops with broadcasting: arithmetic, unary math, activations, comparisons.
+
+Gradients of broadcast operands are summed back to the operand's shape with ``sum_to``.
+
+Example:
+    >>> import gradsum
+    >>> a = gradsum.tensor([[1.0], [2.0]], requires_grad=True)   # (2, 1)
+    >>> b = gradsum.tensor([1.0, 2.0, 3.0], requires_grad=True)  # (3,)
+    >>> (a * b).sum().backward()
+    >>> a.grad.tolist(), b.grad.tolist()
+    ([[6.0], [6.0]], [3.0, 3.0, 3.0])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import gradsum.ops as F
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import (
+    _make,
+    as_tensor_like,
+    binary_arrays,
+    broadcast_error,
+    float_dtype_for,
+    needs_grad,
+    record,
+    register,
+    scalar_value,
+)
+
+_SQRT_2 = math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    return g if g._array.shape == shape else F.sum_to(g, shape)
+
+
+def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
+    if not isinstance(a, Tensor):
+        a = as_tensor_like(a, b)
+    x, y, bt = binary_arrays(a, b)
+    return a, b, x, y, bt
+
+
+# -- add / sub ---------------------------------------------------------------------------------
+class AddBackward0(Node):
+    __slots__ = ("alpha", "a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        ga = _sum_to(g, self.a_shape) if self.needs(0) else None
+        gb = None
+        if self.needs(1):
+            gb = g if self.alpha == 1 else F.mul(g, self.alpha)
+            gb = _sum_to(gb, self.b_shape)
+        return ga, gb
+
+
+class SubBackward0(AddBackward0):
+    __slots__ = ()
+
+
+@register("add")
+def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    """``a + alpha * b`` with broadcasting.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.add(gradsum.tensor([1.0, 2.0]), 1.0, alpha=2).tolist()
+        [3.0, 4.0]
+    """
+    a, b, x, y, bt = _binary(a, b)
+    try:
+        out = x + y if alpha == 1 else x + y * alpha
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    node = AddBackward0()
+    node.alpha = alpha
+    node.a_shape = x.shape
+    node.b_shape = y.shape if bt else ()
+    return record(node, (a, b), out)
+
+
+@register("sub")
+def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+    """``a - alpha * b`` with broadcasting."""
+    if isinstance(a, Tensor) and a._array.dtype.kind == "b" and isinstance(b, Tensor) and (
+        b._array.dtype.kind == "b"
+    ):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
+    a, b, x, y, bt = _binary(a, b)
+    try:
+        out = x - y if alpha == 1 else x - y * alpha
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    node = SubBackward0()
+    node.alpha = -alpha
+    node.a_shape = x.shape
+    node.b_shape = y.shape if bt else ()
+    return record(node, (a, b), out)
+
+
+class RsubBackward1(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.neg(g)
+
+
+def rsub(a: Tensor, b: Any) -> Tensor:
+    """``b - a`` for a non-tensor ``b`` (the reflected operator)."""
+    if isinstance(b, Tensor):
+        return sub(b, a)
+    if not isinstance(b, (int, float)) and hasattr(b, "shape"):
+        return sub(as_tensor_like(b, a), a)
+    x, y, _ = binary_arrays(a, b)
+    out = y - x
+    if not needs_grad(a):
+        return _make(out)
+    return record(RsubBackward1(), (a,), out)
+
+
+# -- mul / div ---------------------------------------------------------------------------------
+class MulBackward0(Node):
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        ga = _sum_to(F.mul(g, b), self.a_shape) if self.needs(0) else None
+        gb = _sum_to(F.mul(g, a), self.b_shape) if self.needs(1) else None
+        return ga, gb
+
+
+class MulScalarBackward(Node):
+    """Multiplication by a Python scalar (nothing to save but the number). Torch wraps the
+    scalar in a tensor and shows ``MulBackward0``/``DivBackward0``; so does ``name()``."""
+
+    __slots__ = ("_name", "scalar")
+
+    def backward(self, g: Tensor) -> Tensor:
+        if self._name == "DivBackward0":
+            return F.div(g, self.scalar)
+        return F.mul(g, self.scalar)
+
+    def name(self) -> str:
+        return self._name
+
+
+@register("mul", "multiply")
+def mul(a: Any, b: Any) -> Tensor:
+    """Elementwise product with broadcasting.
+
+    Example:
+        >>> import gradsum
+        >>> (gradsum.tensor([1.0, 2.0]) * 3).tolist()
+        [3.0, 6.0]
+    """
+    a, b, x, y, bt = _binary(a, b)
+    try:
+        out = x * y
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    if not bt:
+        node1 = MulScalarBackward()
+        node1.scalar, node1._name = y, "MulBackward0"
+        return record(node1, (a,), out)
+    node = MulBackward0()
+    node.a_shape = x.shape
+    node.b_shape = y.shape
+    # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a.
+    node_needs_a = b.requires_grad
+    node_needs_b = a.requires_grad
+    out_t = record(node, (a, b), out)
+    node.save(a if node_needs_a else None, b if node_needs_b else None)
+    return out_t
+
+
+class DivBackward0(Node):
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        ga = _sum_to(F.div(g, b), self.a_shape) if self.needs(0) else None
+        gb = None
+        if self.needs(1):
+            gb = _sum_to(F.neg(F.div(F.mul(g, a), F.mul(b, b))), self.b_shape)
+        return ga, gb
+
+
+@register("div", "true_divide", "divide")
+def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division with broadcasting (integers promote to the default float)."""
+    if rounding_mode is not None:
+        q = div(a, b)
+        if rounding_mode == "floor":
+            out = q.detach().floor()
+        elif rounding_mode == "trunc":
+            out = q.detach().trunc()
+        else:
+            raise ValueError(
+                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                f"'{rounding_mode}'"
+            )
+        rt = D.result_type(*(t for t in (a, b)))
+        return out.to(rt)
+    if not isinstance(a, Tensor):
+        a = as_tensor_like(a, b)
+    x, y, bt = binary_arrays(a, b)
+    if x.dtype.kind != "f":
+        fd = D.get_default_dtype().np
+        x = x.astype(fd)
+        if bt:
+            y = y.astype(fd)
+    try:
+        out = x / y
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if out.dtype != x.dtype:
+        out = out.astype(x.dtype)
+    if not needs_grad(a, b):
+        return _make(out)
+    if not bt:
+        node1 = MulScalarBackward()
+        node1.scalar, node1._name = y, "DivBackward0"
+        return record(node1, (a,), out)
+    node = DivBackward0()
+    node.a_shape = x.shape
+    node.b_shape = y.shape
+    out_t = record(node, (a, b), out)
+    node.save(a if b.requires_grad else None, b)
+    return out_t
+
+
+def rdiv(a: Tensor, b: Any) -> Tensor:
+    """``b / a`` for a non-tensor ``b``."""
+    if not isinstance(b, (int, float)) and hasattr(b, "shape"):
+        return div(as_tensor_like(b, a), a)
+    return mul(reciprocal(a), scalar_value(b))
+
+
+# -- pow ---------------------------------------------------------------------------------------
+class PowBackward0(Node):
+    """``a ** p`` for a Python number ``p``."""
+
+    __slots__ = ("exponent",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        p = self.exponent
+        if p == 0:
+            return F.zeros_like(g)
+        return F.mul(g, F.mul(F.pow(a, p - 1), p))
+
+
+class PowBackward1(Node):
+    """``a ** b`` for two tensors."""
+
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b, out = self.saved()
+        ga = gb = None
+        if self.needs(0):
+            ga = F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1))))
+            ga = F.where(F.eq(b, 0).detach(), F.zeros_like(ga), ga)
+            ga = _sum_to(ga, self.a_shape)
+        if self.needs(1):
+            zero = F.logical_and(F.eq(a, 0), F.ge(b, 0)).detach()
+            gb = F.mul(g, F.where(zero, F.zeros_like(out), F.mul(out, F.log(a))))
+            gb = _sum_to(gb, self.b_shape)
+        return ga, gb
+
+
+class PowBackward2(Node):
+    """``s ** b`` for a Python number ``s`` and a tensor ``b``."""
+
+    __slots__ = ("base",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (b, out) = self.saved()
+        s = self.base
+        if s == 0:
+            return F.where(F.ge(b, 0).detach(), F.zeros_like(g), F.mul(g, F.mul(out, -math.inf)))
+        return F.mul(g, F.mul(out, math.log(s) if s > 0 else math.nan))
+
+
+@register("pow")
+def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - torch's name
+    """``a ** b`` with broadcasting; ``a`` or ``b`` may be a Python number."""
+    if not isinstance(a, Tensor):
+        return rpow(b, a)
+    x, y, bt = binary_arrays(a, b)
+    try:
+        if not bt and x.dtype.kind in "iu" and isinstance(y, int) and y < 0:
+            raise RuntimeError(
+                "Integers to negative integer powers are not allowed. Use a float base "
+                "(t.float() ** p)."
+            )
+        out = x**y
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if out.dtype != x.dtype:
+        out = out.astype(x.dtype)
+    if not needs_grad(a, b):
+        return _make(out)
+    if not bt:
+        node = PowBackward0()
+        node.exponent = y
+        out_t = record(node, (a,), out)
+        node.save(a)
+        return out_t
+    node1 = PowBackward1()
+    node1.a_shape = x.shape
+    node1.b_shape = y.shape
+    out_t = record(node1, (a, b), out)
+    node1.save(a, b, outputs=(out_t,))
+    return out_t
+
+
+def rpow(a: Tensor, base: Any) -> Tensor:
+    """``base ** a`` for a non-tensor ``base``."""
+    if not isinstance(base, (int, float)) and hasattr(base, "shape"):
+        return pow(as_tensor_like(base, a), a)
+    s = scalar_value(base)
+    x, sv, _ = binary_arrays(a, s)
+    out = xp.power(xp.asarray(sv, dtype=x.dtype), x)
+    if not needs_grad(a):
+        return _make(out)
+    node = PowBackward2()
+    node.base = s
+    out_t = record(node, (a,), out)
+    node.save(a, outputs=(out_t,))
+    return out_t
+
+
+# -- unary math --------------------------------------------------------------------------------
+def _unary_float(a: Tensor) -> Any:
+    x = a._array
+    if x.dtype.kind != "f":
+        x = x.astype(D.get_default_dtype().np)
+    return x
+
+
+class NegBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.neg(g)
+
+
+@register("neg", "negative")
+def neg(a: Tensor) -> Tensor:
+    """``-a``."""
+    if a._array.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    out = -a._array
+    if not needs_grad(a):
+        return _make(out)
+    return record(NegBackward0(), (a,), out)
+
+
+class ExpBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.mul(g, out)
+
+
+@register("exp")
+def exp(a: Tensor) -> Tensor:
+    """Elementwise ``e ** a``."""
+    out = xp.exp(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = ExpBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class LogBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.div(g, a)
+
+
+@register("log")
+def log(a: Tensor) -> Tensor:
+    """Natural logarithm."""
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = xp.log(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = LogBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class Log1PBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.div(g, F.add(a, 1))
+
+
+@register("log1p")
+def log1p(a: Tensor) -> Tensor:
+    """``log(1 + a)``, accurate for small ``a``."""
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = xp.log1p(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = Log1PBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class SqrtBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.div(g, F.mul(out, 2))
+
+
+@register("sqrt")
+def sqrt(a: Tensor) -> Tensor:
+    """Elementwise square root."""
+    with xp.errstate(invalid="ignore"):
+        out = xp.sqrt(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = SqrtBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class RsqrtBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.mul(F.mul(g, F.pow(out, 3)), -0.5)
+
+
+@register("rsqrt")
+def rsqrt(a: Tensor) -> Tensor:
+    """``1 / sqrt(a)``."""
+    x = _unary_float(a)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = (1.0 / xp.sqrt(x)).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = RsqrtBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class ReciprocalBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.neg(F.mul(g, F.mul(out, out)))
+
+
+@register("reciprocal")
+def reciprocal(a: Tensor) -> Tensor:
+    """``1 / a``."""
+    x = _unary_float(a)
+    with xp.errstate(divide="ignore"):
+        out = (1.0 / x).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = ReciprocalBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class AbsBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.mul(g, F.sign(a))
+
+
+@register("abs", "absolute")
+def abs(a: Tensor) -> Tensor:  # noqa: A001
+    """Absolute value (its gradient at 0 is 0, as torch's)."""
+    out = xp.abs(a._array)
+    if not needs_grad(a):
+        return _make(out)
+    node = AbsBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class SinBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.mul(g, F.cos(a))
+
+
+@register("sin")
+def sin(a: Tensor) -> Tensor:
+    """Elementwise sine."""
+    out = xp.sin(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = SinBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class CosBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.mul(g, F.neg(F.sin(a)))
+
+
+@register("cos")
+def cos(a: Tensor) -> Tensor:
+    """Elementwise cosine."""
+    out = xp.cos(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = CosBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class TanhBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.mul(g, F.rsub(F.mul(out, out), 1))
+
+
+@register("tanh")
+def tanh(a: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    out = xp.tanh(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = TanhBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class SigmoidBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.mul(g, F.mul(out, F.rsub(out, 1)))
+
+
+def _sigmoid_array(x: Any) -> Any:
+    # exp of a non-positive number only: no overflow warnings for large |x|.
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+@register("sigmoid")
+def sigmoid(a: Tensor) -> Tensor:
+    """Logistic function ``1 / (1 + exp(-a))``."""
+    out = _sigmoid_array(_unary_float(a))
+    if not needs_grad(a):
+        return _make(out)
+    node = SigmoidBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class ErfBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        return F.mul(g, F.mul(F.exp(F.neg(F.mul(a, a))), _TWO_OVER_SQRT_PI))
+
+
+def _erf_array(x: Any) -> Any:
+    """erf in float64 to full precision: a positive series below 3, a continued fraction above.
+
+    NumPy has no erf; the series ``e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`` has only positive
+    terms (no cancellation) and converges fast for |x| < 3; erfc's continued fraction is
+    accurate beyond.
+    """
+    x64 = xp.asarray(x, dtype=xp.float64)
+    ax = xp.abs(x64)
+    out = xp.empty_like(x64)
+    small = ax < 3.0
+    if small.any():
+        v = ax[small]
+        v2 = v * v
+        term = v.copy()
+        total = v.copy()
+        for n in range(1, 80):
+            term = term * (2.0 * v2) / (2 * n + 1)
+            total += term
+            if float(term.max(initial=0.0)) < 1e-17 * float(total.min(initial=1.0)):
+                break
+        out[small] = _TWO_OVER_SQRT_PI * xp.exp(-v2) * total
+    big = ~small
+    if big.any():
+        v = ax[big]
+        # erfc(v) = exp(-v^2)/sqrt(pi) * 1/(v + (1/2)/(v + 1/(v + (3/2)/(v + 2/(v + ...)))))
+        frac = v.copy()
+        for k in range(60, 0, -1):
+            frac = v + (k / 2.0) / frac
+        out[big] = 1.0 - xp.exp(-v * v) / math.sqrt(math.pi) / frac
+    return xp.sign(x64) * out
+
+
+@register("erf")
+def erf(a: Tensor) -> Tensor:
+    """The error function."""
+    x = _unary_float(a)
+    out = _erf_array(x).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = ErfBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class SignBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.zeros_like(g)
+
+
+@register("sign")
+def sign(a: Tensor) -> Tensor:
+    """-1, 0 or 1 by sign (gradient zero everywhere)."""
+    out = xp.sign(a._array)
+    if not needs_grad(a):
+        return _make(out)
+    return record(SignBackward0(), (a,), out)
+
+
+def _rounding(name: str, fn: Any) -> Any:
+    cls = type(f"{name.capitalize()}Backward0", (SignBackward0,), {"__slots__": ()})
+
+    def op(a: Tensor) -> Tensor:
+        x = a._array
+        out = fn(x) if x.dtype.kind == "f" else x.copy()
+        if not needs_grad(a):
+            return _make(out)
+        return record(cls(), (a,), out)
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise {name} (gradient zero everywhere)."
+    return register(name)(op)
+
+
+floor = _rounding("floor", xp.floor)
+ceil = _rounding("ceil", xp.ceil)
+round = _rounding("round", xp.round)  # noqa: A001
+trunc = _rounding("trunc", xp.trunc)
+
+
+@register("floor_divide")
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """Division rounded down (not differentiable, like torch's)."""
+    a, b, x, y, _ = _binary(a, b)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return _make(xp.floor_divide(x, y))
+
+
+@register("remainder")
+def remainder(a: Any, b: Any) -> Tensor:
+    """Python-style modulus ``a - floor(a / b) * b``; gradient 1 for ``a``."""
+    if not isinstance(a, Tensor):
+        a = as_tensor_like(a, b)
+    q = floor_divide(a, b).detach()
+    return sub(a, mul(q, b))
+
+
+# -- activations -------------------------------------------------------------------------------
+class ReluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.mul(g, _make((out._array > 0).astype(out._array.dtype)))
+
+
+@register("relu")
+def relu(a: Tensor) -> Tensor:
+    """``max(a, 0)``."""
+    x = a._array
+    out = xp.maximum(x, 0).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = ReluBackward0()
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class GeluBackward0(Node):
+    __slots__ = ("approximate",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        if self.approximate == "tanh":
+            k = math.sqrt(2.0 / math.pi)
+            inner = F.mul(F.add(a, F.mul(F.pow(a, 3), 0.044715)), k)
+            t = F.tanh(inner)
+            dinner = F.mul(F.add(F.mul(F.mul(a, a), 3 * 0.044715), 1), k)
+            left = F.mul(F.add(t, 1), 0.5)
+            right = F.mul(F.mul(F.mul(a, 0.5), F.rsub(F.mul(t, t), 1)), dinner)
+            return F.mul(g, F.add(left, right))
+        cdf = F.mul(F.add(F.erf(F.mul(a, 1 / _SQRT_2)), 1), 0.5)
+        pdf = F.mul(F.exp(F.mul(F.mul(a, a), -0.5)), _INV_SQRT_2PI)
+        return F.mul(g, F.add(cdf, F.mul(a, pdf)))
+
+
+@register("gelu")
+def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula."""
+    x = _unary_float(a)
+    if approximate == "none":
+        out = (0.5 * x * (1.0 + _erf_array(x / _SQRT_2))).astype(x.dtype, copy=False)
+    elif approximate == "tanh":
+        k = math.sqrt(2.0 / math.pi)
+        out = (0.5 * x * (1.0 + xp.tanh(k * (x + 0.044715 * x**3)))).astype(x.dtype, copy=False)
+    else:
+        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    if not needs_grad(a):
+        return _make(out)
+    node = GeluBackward0()
+    node.approximate = approximate
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class SiluBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        s = F.sigmoid(a)
+        return F.mul(g, F.mul(s, F.add(F.mul(a, F.rsub(s, 1)), 1)))
+
+
+@register("silu")
+def silu(a: Tensor) -> Tensor:
+    """``a * sigmoid(a)``."""
+    x = _unary_float(a)
+    out = (x * _sigmoid_array(x)).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = SiluBackward0()
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class LeakyReluBackward0(Node):
+    __slots__ = ("slope",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        x = a._array
+        factor = xp.where(x > 0, 1.0, self.slope).astype(x.dtype)
+        return F.mul(g, _make(factor))
+
+
+@register("leaky_relu")
+def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``a`` where positive, ``negative_slope * a`` elsewhere."""
+    x = a._array
+    out = xp.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = LeakyReluBackward0()
+    node.slope = negative_slope
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class SoftplusBackward0(Node):
+    __slots__ = ("beta", "threshold")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        z = F.mul(a, self.beta)
+        lin = _make(z._array > self.threshold)
+        return F.where(lin, g, F.mul(g, F.sigmoid(z)))
+
+
+@register("softplus")
+def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * a)) / beta``, linear above ``threshold``."""
+    x = _unary_float(a)
+    z = x * beta
+    with xp.errstate(over="ignore"):
+        soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
+    out = xp.where(z > threshold, x, soft).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = SoftplusBackward0()
+    node.beta, node.threshold = beta, threshold
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class ClampBackward1(Node):
+    __slots__ = ("lo", "hi")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        x = a._array
+        mask = xp.ones(x.shape, dtype=bool)
+        if self.lo is not None:
+            mask &= x >= self.lo
+        if self.hi is not None:
+            mask &= x <= self.hi
+        return F.mul(g, _make(mask.astype(g._array.dtype)))
+
+
+@register("clamp", "clip")
+def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = a
+        if min is not None:
+            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, a))
+        if max is not None:
+            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, a))
+        return out
+    x = a._array
+    lo = None if min is None else scalar_value(min)
+    hi = None if max is None else scalar_value(max)
+    if x.dtype.kind != "f" and (isinstance(lo, float) or isinstance(hi, float)):
+        x = x.astype(D.get_default_dtype().np)
+    out = xp.clip(x, lo, hi)
+    if out.dtype != x.dtype:
+        out = out.astype(x.dtype)
+    if not needs_grad(a):
+        return _make(out)
+    node = ClampBackward1()
+    node.lo, node.hi = lo, hi
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+# -- maximum / minimum / where -----------------------------------------------------------------
+class MaximumBackward0(Node):
+    __slots__ = ("a_shape", "b_shape", "sign")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        x, y = a._array, b._array
+        tie = x == y
+        wins = (x > y) if self.sign > 0 else (x < y)
+        dt = g._array.dtype
+        wa = _make((wins + 0.5 * tie).astype(dt))
+        ga = _sum_to(F.mul(g, wa), self.a_shape) if self.needs(0) else None
+        gb = None
+        if self.needs(1):
+            wb = _make(((~wins & ~tie) + 0.5 * tie).astype(dt))
+            gb = _sum_to(F.mul(g, wb), self.b_shape)
+        return ga, gb
+
+
+class MinimumBackward0(MaximumBackward0):
+    __slots__ = ()
+
+
+def _extremum(a: Any, b: Any, sign: int) -> Tensor:
+    if not isinstance(b, Tensor):
+        b = as_tensor_like(b, a) if isinstance(a, Tensor) else b
+    if not isinstance(a, Tensor):
+        a = as_tensor_like(a, b)
+    x, y, _ = binary_arrays(a, b)
+    try:
+        out = xp.maximum(x, y) if sign > 0 else xp.minimum(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    node = MaximumBackward0() if sign > 0 else MinimumBackward0()
+    node.a_shape, node.b_shape, node.sign = x.shape, y.shape, sign
+    t = record(node, (a, b), out)
+    node.save(a, b)
+    return t
+
+
+@register("maximum")
+def maximum(a: Any, b: Any) -> Tensor:
+    """Elementwise maximum; ties split the gradient equally (torch's rule)."""
+    return _extremum(a, b, 1)
+
+
+@register("minimum")
+def minimum(a: Any, b: Any) -> Tensor:
+    """Elementwise minimum; ties split the gradient equally."""
+    return _extremum(a, b, -1)
+
+
+class WhereBackward0(Node):
+    __slots__ = ("a_shape", "b_shape", "cond")
+
+    def backward(self, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
+        cond = _make(self.cond)
+        zero = F.zeros_like(g)
+        ga = _sum_to(F.where(cond, g, zero), self.a_shape) if self.needs(1) else None
+        gb = _sum_to(F.where(cond, zero, g), self.b_shape) if self.needs(2) else None
+        return None, ga, gb
+
+
+@register("where")
+def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
+    """``a`` where ``condition`` holds, else ``b`` (broadcast). One argument: nonzero indices."""
+    if a is None and b is None:
+        return tuple(_make(i) for i in xp.nonzero(condition._array))
+    cond = condition._array if isinstance(condition, Tensor) else xp.asarray(condition)
+    if cond.dtype.kind != "b":
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{D.from_numpy_dtype(cond.dtype).name}. Compare first (e.g. mask = t > 0)."
+        )
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = _make(xp.asarray(a, dtype=D.result_type(a, b).np))
+    if not isinstance(a, Tensor):
+        a_t = as_tensor_like(a, b)
+        x, y, _ = binary_arrays(a_t, b)
+        a = a_t
+    else:
+        x, y, _ = binary_arrays(a, b)
+    try:
+        out = xp.where(cond, x, y)
+    except ValueError:
+        raise broadcast_error(cond, x) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    node = WhereBackward0()
+    node.cond = cond
+    node.a_shape = x.shape
+    node.b_shape = xp.shape(y)
+    return record(node, (None, a, b), out)
+
+
+# -- comparisons and logic (not differentiable) ------------------------------------------------
+def _compare(name: str, fn: Any) -> Any:
+    def op(a: Any, b: Any) -> Tensor:
+        if not isinstance(a, Tensor):
+            a = as_tensor_like(a, b)
+        x, y, _ = binary_arrays(a, b)
+        try:
+            return _make(fn(x, y))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
+    return register(name)(op)
+
+
+eq = _compare("eq", xp.equal)
+ne = _compare("ne", xp.not_equal)
+lt = _compare("lt", xp.less)
+le = _compare("le", xp.less_equal)
+gt = _compare("gt", xp.greater)
+ge = _compare("ge", xp.greater_equal)
+logical_and = _compare("logical_and", xp.logical_and)
+logical_or = _compare("logical_or", xp.logical_or)
+logical_xor = _compare("logical_xor", xp.logical_xor)
+
+
+@register("logical_not")
+def logical_not(a: Tensor) -> Tensor:
+    """Elementwise not (bool result)."""
+    return _make(xp.logical_not(a._array))
+
+
+@register("isnan")
+def isnan(a: Tensor) -> Tensor:
+    return _make(xp.isnan(a._array))
+
+
+@register("isinf")
+def isinf(a: Tensor) -> Tensor:
+    return _make(xp.isinf(a._array))
+
+
+@register("isfinite")
+def isfinite(a: Tensor) -> Tensor:
+    return _make(xp.isfinite(a._array))
+
+
+@register("equal")
+def equal(a: Tensor, b: Tensor) -> bool:
+    """True when both tensors have the same shape and elements."""
+    return a._array.shape == b._array.shape and bool(xp.array_equal(a._array, b._array))
+
+
+@register("allclose")
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> bool:
+    """Whether all elements are close (``|a - b| <= atol + rtol * |b|``)."""
+    return bool(xp.allclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@register("isclose")
+def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Tensor:
+    return _make(xp.isclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+# -- dtype conversion and copies ---------------------------------------------------------------
+class ToCopyBackward0(Node):
+    __slots__ = ("src_dtype",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.to_dtype(g, self.src_dtype)
+
+
+def to_dtype(a: Tensor, dtype: D.dtype) -> Tensor:
+    """Cast to ``dtype`` (differentiable between floating types)."""
+    out = a._array.astype(dtype.np)
+    if not needs_grad(a) or not dtype.is_floating_point:
+        return _make(out)
+    node = ToCopyBackward0()
+    node.src_dtype = a.dtype
+    return record(node, (a,), out)
+
+
+class CloneBackward0(Node):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+@register("clone")
+def clone(a: Tensor) -> Tensor:
+    """A copy of ``a`` that stays in the graph."""
+    out = a._array.copy()
+    if not needs_grad(a):
+        return _make(out)
+    return record(CloneBackward0(), (a,), out)
+
+
+_float = float_dtype_for  # re-exported for reductions

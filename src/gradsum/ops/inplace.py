@@ -1,0 +1,386 @@
+"""In-place ops: ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_`` and ``__setitem__``.
+
+Every in-place op bumps the tensor's version counter (shared with its views), which is how a
+saved tensor later knows it was overwritten. Outside ``no_grad`` an in-place op on a leaf that
+requires grad raises. When the op must be recorded, the result is computed out of place from a
+copy of the old value (so rules that need the original see it, as torch saves original values),
+written into the tensor's own buffer (views keep aliasing it), and the tensor's ``grad_fn`` is
+rebased onto the new node. Writing through a view rebases the view's base with a
+``CopySlices`` node, so gradients flow to the base as in torch.
+
+Example:
+    >>> import gradsum
+    >>> x = gradsum.ones(3, requires_grad=True)
+    >>> y = x * 2
+    >>> y[0] = 10.0              # recorded: y's grad_fn becomes CopySlices
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [0.0, 2.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gradsum.ops as F
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import _make, edge, record, register, scalar_value
+from gradsum.ops.shape import _convert_key
+
+
+def _check_leaf(self: Tensor, name: str) -> None:
+    if not _state.enabled:
+        return
+    if self._grad_fn is None and self._requires_grad:
+        raise RuntimeError(_messages.leaf_inplace(name))
+    base = self._base
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError(_messages.view_of_leaf_inplace(name))
+
+
+def _recording(self: Tensor, *others: Any) -> bool:
+    if not _state.enabled:
+        return False
+    if self.requires_grad:
+        return True
+    base = self._base
+    if base is not None and base.requires_grad:
+        return True
+    return any(isinstance(o, Tensor) and o.requires_grad for o in others)
+
+
+def _check_cast(self: Tensor, other: Any, name: str) -> None:
+    rt = D.result_type(self, other) if other is not None else self.dtype
+    if not D.can_cast(rt, self.dtype):
+        raise RuntimeError(_messages.cast_inplace(rt.name, self.dtype.name, name))
+
+
+def _write(self: Tensor, arr: Any, name: str) -> None:
+    dst = self._array
+    if arr.shape != dst.shape:
+        try:
+            bshape = xp.broadcast_shapes(arr.shape, dst.shape)
+        except ValueError:
+            bshape = arr.shape
+        if bshape != dst.shape:
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
+                "out-of-place op."
+            )
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
+            "before performing the operation."
+        )
+    xp.copyto(dst, arr, casting="unsafe")
+    self._version[0] += 1
+
+
+class CopySlices(Node):
+    """An in-place write through a view, seen from the view's base: the base's gradient is
+    the incoming gradient with the view's region zeroed, the written value's gradient is the
+    view's region of it."""
+
+    __slots__ = ("view_fn",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        gb = zero_view_region(g, self.view_fn) if self.needs(0) else None
+        gv = self.view_fn(g) if self.needs(1) else None
+        return gb, gv
+
+
+class ZeroViewRegionBackward0(Node):
+    __slots__ = ("view_fn",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return zero_view_region(g, self.view_fn)  # a projection is its own adjoint
+
+
+def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """A copy of ``g`` with the region selected by ``view_fn`` set to zero."""
+    out = g._array.copy()
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        region = view_fn(_make(out))
+    finally:
+        _state.enabled = prev
+    region._array[...] = 0
+    if not (_state.enabled and g.requires_grad):
+        return _make(out)
+    node = ZeroViewRegionBackward0()
+    node.view_fn = view_fn
+    return record(node, (g,), out)
+
+
+def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *others: Any
+                  ) -> Tensor:
+    """Run the recorded form of an in-place op: ``self`` becomes ``fn(old self)``."""
+    old = Tensor._make(self._array.copy(), self._requires_grad, self._grad_fn, self._output_nr)
+    base = self._base
+    through_view = base is not None and self._view_fn is not None
+    if base is not None and self._view_fn is None and base.requires_grad:
+        raise RuntimeError(
+            f"A view was created in no_grad mode and is being modified inplace with grad mode "
+            f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
+            "forbidden. Create the view with grad mode enabled, or clone() it first."
+        )
+    base_edge = edge(base) if through_view else None
+    res = fn(old)
+    _write(self, res._array, name)
+    node = res._grad_fn
+    if node is not None:
+        # Saved outputs of the new node now live in self's buffer (SEMANTICS 7: a later
+        # in-place change of self must be detected).
+        for s in node._saved:
+            if s._is_output:
+                s._array = self._array
+                s._version = self._version
+                s._version_at_save = self._version[0]
+    if through_view:
+        assert base is not None and self._view_fn is not None
+        cs = CopySlices()
+        cs.view_fn = self._view_fn
+        cs._next = (base_edge, (node, res._output_nr) if node is not None else (None, 0))
+        base._grad_fn = cs
+        base._output_nr = 0
+        prev = _state.enabled
+        _state.enabled = True
+        try:
+            nv = self._view_fn(base)
+        finally:
+            _state.enabled = prev
+        self._grad_fn = nv._grad_fn
+        self._output_nr = nv._output_nr
+    else:
+        self._grad_fn = node
+        self._output_nr = res._output_nr
+    return self
+
+
+def _other_array(self: Tensor, other: Any) -> Any:
+    if isinstance(other, Tensor):
+        return other._array
+    if hasattr(other, "shape") and not isinstance(other, xp.generic):
+        return xp.asarray(other)
+    return scalar_value(other)
+
+
+def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
+    def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        _check_leaf(self, name)
+        _check_cast(self, other if not isinstance(other, Tensor) or other.ndim else other, name)
+        if _recording(self, other):
+            if alpha != 1:
+                return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other)
+            return apply_inplace(self, name, lambda old: op(old, other), other)
+        y = _other_array(self, other)
+        if alpha != 1:
+            y = y * alpha
+        dst = self._array
+        if not dst.flags.writeable:
+            _write(self, dst, name)
+        try:
+            if name == "div_" and dst.dtype.kind != "f":
+                raise RuntimeError(_messages.cast_inplace("float32", self.dtype.name, name))
+            ufunc(dst, y, out=dst, casting="unsafe")
+        except ValueError:
+            shp = xp.shape(y)
+            raise RuntimeError(
+                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"{list(xp.broadcast_shapes(dst.shape, shp)) if _bcast_ok(dst.shape, shp) else list(shp)}"
+                f" in {name}. In-place ops cannot grow the tensor; use the out-of-place op."
+            ) from None
+        self._version[0] += 1
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
+    return register(name)(method)
+
+
+def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    try:
+        xp.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+add_ = _binary_inplace("add_", F.add, xp.add)
+sub_ = _binary_inplace("sub_", F.sub, xp.subtract)
+mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
+div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
+
+
+@register("zero_")
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place (the buffer and its identity survive)."""
+    return fill_(self, 0)
+
+
+@register("fill_")
+def fill_(self: Tensor, value: Any) -> Tensor:
+    """Fill with ``value`` (a number or 0-d tensor) in place."""
+    _check_leaf(self, "fill_")
+    if _recording(self, value):
+        if isinstance(value, Tensor):
+            return apply_inplace(self, "fill_", lambda old: _copy_from(old, value), value)
+        return apply_inplace(self, "fill_", lambda old: F.mul(old, 0) + value)
+    if not self._array.flags.writeable:
+        _write(self, self._array, "fill_")
+    v = value._array if isinstance(value, Tensor) else value
+    self._array[...] = v
+    self._version[0] += 1
+    return self
+
+
+class CopyBackwards(Node):
+    __slots__ = ("src_shape", "src_dtype")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        gs = F.zeros_like(g) if self.needs(0) else None
+        gsrc = None
+        if self.needs(1):
+            gsrc = F.sum_to(g, self.src_shape)
+            if gsrc.dtype is not self.src_dtype:
+                gsrc = gsrc.to(self.src_dtype)
+        return gs, gsrc
+
+
+def _copy_from(old: Tensor, src: Tensor) -> Tensor:
+    x = old._array
+    out = xp.empty_like(x)
+    try:
+        xp.copyto(out, src._array, casting="unsafe")
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({x.shape}) must match the size of tensor b "
+            f"({tuple(src.shape)}): copy_ needs a source broadcastable to the destination"
+        ) from None
+    if not (_state.enabled and (old.requires_grad or src.requires_grad)):
+        return _make(out)
+    node = CopyBackwards()
+    node.src_shape, node.src_dtype = src._array.shape, src.dtype
+    return record(node, (old, src), out)
+
+
+@register("copy_")
+def copy_(self: Tensor, src: Any) -> Tensor:
+    """Copy ``src`` (broadcast, any dtype) into this tensor in place."""
+    _check_leaf(self, "copy_")
+    if not isinstance(src, Tensor):
+        src = _make(xp.asarray(src))
+    if _recording(self, src):
+        return apply_inplace(self, "copy_", lambda old: _copy_from(old, src), src)
+    _write(self, xp.broadcast_to(src._array, self._array.shape)
+           if _bcast_ok(src._array.shape, self._array.shape) else src._array, "copy_")
+    return self
+
+
+@register("clamp_", "clip_")
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """Clamp in place."""
+    _check_leaf(self, "clamp_")
+    if _recording(self, min, max):
+        return apply_inplace(self, "clamp_", lambda old: F.clamp(old, min, max), min, max)
+    res = F.clamp(self.detach(), min, max)
+    _write(self, res._array, "clamp_")
+    return self
+
+
+class IndexPutBackward0(Node):
+    __slots__ = ("key", "value_shape", "in_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        gs = gv = None
+        if self.needs(0):
+            gs = zero_view_region(g, lambda t: F.getitem(t, self.key)) if _is_basic(
+                self.key) else _zero_index(g, self.key)
+        if self.needs(1):
+            gv = F.sum_to(F.getitem(g, self.key), self.value_shape)
+        return gs, gv
+
+
+def _is_basic(key: tuple[Any, ...]) -> bool:
+    return not any(isinstance(k, xp.ndarray) or isinstance(k, bool) for k in key)
+
+
+def _zero_index(g: Tensor, key: tuple[Any, ...]) -> Tensor:
+    mask = xp.zeros(g._array.shape, dtype=bool)
+    mask[key] = True
+    return F.where(_make(mask), F.zeros_like(g), g)
+
+
+@register("index_put")
+def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
+    """Out-of-place ``a[key] = value`` (the recorded form of ``__setitem__``)."""
+    k, _ = _convert_key(key)
+    out = a._array.copy()
+    v = value._array if isinstance(value, Tensor) else _other_array(a, value)
+    try:
+        out[k] = v
+    except ValueError as e:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
+            f"indexing result of shape {list(out[k].shape)} ({e})"
+        ) from None
+    vt = value if isinstance(value, Tensor) else None
+    if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
+        return _make(out)
+    node = IndexPutBackward0()
+    node.key, node.in_shape = k, out.shape
+    node.value_shape = vt._array.shape if vt is not None else ()
+    return record(node, (a, vt), out)
+
+
+def setitem_(self: Tensor, key: Any, value: Any) -> None:
+    """``self[key] = value``, recorded when ``self`` or ``value`` requires grad."""
+    _check_leaf(self, "__setitem__")
+    if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
+        value = value._array
+    if _recording(self, value):
+        apply_inplace(self, "__setitem__", lambda old: index_put(old, key, value), value)
+        return
+    k, _ = _convert_key(key)
+    v = value._array if isinstance(value, Tensor) else value
+    if not self._array.flags.writeable:
+        _write(self, self._array, "__setitem__")
+    try:
+        self._array[k] = v
+    except ValueError as e:
+        raise RuntimeError(
+            f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
+            f"indexing result of shape {list(self._array[k].shape)} ({e})"
+        ) from None
+    self._version[0] += 1
+
+
+def _random_fill(name: str) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        from gradsum import _random
+
+        _check_leaf(self, name)
+        arr = _random.sample(name, self._array.shape, self._array.dtype, generator, *args,
+                             **kwargs)
+        _write(self, arr, name)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"Fill in place with random values ({name[:-1]}), from the generator."
+    return method
+
+
+normal_ = _random_fill("normal_")
+uniform_ = _random_fill("uniform_")
+bernoulli_ = _random_fill("bernoulli_")
+exponential_ = _random_fill("exponential_")
+random_ = _random_fill("random_")

@@ -1,0 +1,210 @@
+"""Matrix products and softmax-family ops.
+
+Example:
+    >>> import gradsum
+    >>> a = gradsum.ones(2, 3, requires_grad=True)
+    >>> b = gradsum.ones(3, 4, requires_grad=True)
+    >>> (a @ b).sum().backward()
+    >>> a.grad.tolist()
+    [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradsum.ops as F
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
+
+
+def _dtype_name(dt: Any) -> str:
+    return {"float32": "float", "float64": "double", "int64": "long", "int32": "int"}.get(
+        str(dt), str(dt)
+    )
+
+
+class MmBackward0(Node):
+    """Backward of ``a @ b`` for any ranks: 1-D operands are promoted as matmul does, the
+    batch dimensions broadcast, and gradients are summed back to each operand's shape."""
+
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        a_shape, b_shape = self.a_shape, self.b_shape
+        a1, b1 = len(a_shape) == 1, len(b_shape) == 1
+        if a1 and b1:  # dot product: g is a scalar
+            ga = F.mul(g, b) if self.needs(0) else None
+            gb = F.mul(g, a) if self.needs(1) else None
+            return ga, gb
+        if a1:
+            g = F.unsqueeze(g, -2)
+            a = F.unsqueeze(a, 0)
+        if b1:
+            g = F.unsqueeze(g, -1)
+            b = F.unsqueeze(b, -1)
+        ga = gb = None
+        if self.needs(0):
+            ga = F.matmul(g, F.transpose(b, -1, -2))
+            ga = F.sum_to(ga, a.shape)
+            if a1:
+                ga = F.reshape(ga, a_shape)
+        if self.needs(1):
+            gb = F.matmul(F.transpose(a, -1, -2), g)
+            gb = F.sum_to(gb, b.shape)
+            if b1:
+                gb = F.reshape(gb, b_shape)
+        return ga, gb
+
+
+class DotBackward0(MmBackward0):
+    __slots__ = ()
+
+
+class MvBackward0(MmBackward0):
+    __slots__ = ()
+
+
+class BmmBackward0(MmBackward0):
+    __slots__ = ()
+
+
+@register("matmul", "mm", "bmm", "mv", "dot")
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
+    if not isinstance(b, Tensor) or not isinstance(a, Tensor):
+        raise TypeError(
+            f"matmul(): argument must be Tensor, not {type(b if isinstance(a, Tensor) else a).__name__}"
+        )
+    x, y = a._array, b._array
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "
+            f"{y.ndim}D"
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
+            f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
+        )
+    k_a = x.shape[-1]
+    k_b = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    if k_a != k_b:
+        if x.ndim == 1 and y.ndim == 1:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
+                f"[{y.shape[0]}] to have the same number of elements, but got {x.shape[0]} and "
+                f"{y.shape[0]} elements respectively"
+            )
+        sa = "x".join(str(s) for s in (x.shape if x.ndim > 1 else (1,) + x.shape)[-2:])
+        sb = "x".join(str(s) for s in (y.shape if y.ndim > 1 else y.shape + (1,))[-2:])
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): the inner dimensions "
+            f"{k_a} and {k_b} must agree. Transpose or reshape one operand."
+        )
+    try:
+        out = xp.matmul(x, y)
+    except ValueError:
+        raise RuntimeError(
+            f"matmul: batch dimensions of shapes {tuple(x.shape)} and {tuple(y.shape)} cannot "
+            "be broadcast"
+        ) from None
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+    if not needs_grad(a, b):
+        return _make(out)
+    if x.ndim == 1 and y.ndim == 1:
+        node: MmBackward0 = DotBackward0()
+    elif x.ndim == 2 and y.ndim == 2:
+        node = MmBackward0()
+    elif x.ndim == 2 and y.ndim == 1:
+        node = MvBackward0()
+    else:
+        node = BmmBackward0()
+    node.a_shape, node.b_shape = x.shape, y.shape
+    t = record(node, (a, b), out)
+    node.save(a if b.requires_grad else None, b if a.requires_grad else None)
+    return t
+
+
+@register("outer", "ger")
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    """Outer product of two vectors."""
+    return F.mul(F.unsqueeze(a, 1), F.unsqueeze(b, 0))
+
+
+# -- softmax family ------------------------------------------------------------------------------
+class SoftmaxBackward0(Node):
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        gy = F.mul(g, out)
+        return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
+
+
+def _float_array(a: Tensor, dtype: Any) -> Any:
+    x = a._array
+    if dtype is not None:
+        return x.astype(dtype.np)
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"softmax/log_softmax: expected a floating tensor, got {a.dtype.name}; convert "
+            "with .float() first"
+        )
+    return x
+
+
+@register("softmax")
+def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``exp(a) / sum(exp(a), dim)``, computed stably."""
+    if dtype is not None:
+        a = a.to(dtype)
+    x = _float_array(a, None)
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        out = xp.ones_like(x)
+    else:
+        e = xp.exp(x - x.max(axis=d, keepdims=True))
+        out = e / e.sum(axis=d, keepdims=True)
+    if not needs_grad(a):
+        return _make(out)
+    node = SoftmaxBackward0()
+    node.dim = d
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
+
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (out,) = self.saved()
+        return F.sub(g, F.mul(F.exp(out), F.sum(g, self.dim, keepdim=True)))
+
+
+@register("log_softmax")
+def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``a - logsumexp(a, dim)``, computed stably."""
+    if dtype is not None:
+        a = a.to(dtype)
+    x = _float_array(a, None)
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        out = xp.zeros_like(x)
+    else:
+        m = x.max(axis=d, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, 0)
+        z = x - m
+        out = z - xp.log(xp.exp(z).sum(axis=d, keepdims=True))
+    if not needs_grad(a):
+        return _make(out)
+    node = LogSoftmaxBackward0()
+    node.dim = d
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t

@@ -1,0 +1,522 @@
+"""Reductions with ``dim``/``keepdim``: sum, mean, var, std, amax/amin, max/min, logsumexp,
+prod, norm, argmax/argmin.
+
+Example:
+    >>> import gradsum
+    >>> x = gradsum.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
+    >>> x.amax(dim=1).sum().backward()
+    >>> x.grad.tolist()
+    [[0.0, 1.0], [1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+from typing import Any
+
+import gradsum.ops as F
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+                 ) -> Tensor:
+    """Broadcast a reduced gradient back to the input's shape."""
+    if not keepdim and dims:
+        shape = list(in_shape)
+        for d in dims:
+            shape[d] = 1
+        g = F.reshape(g, tuple(shape))
+    return F.expand(g, in_shape)
+
+
+def _numel(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+class SumBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return _expand_back(g, self.in_shape, self.dims, self.keepdim)
+
+
+class SumBackward1(SumBackward0):
+    __slots__ = ()
+
+
+@register("sum")
+def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None
+        ) -> Tensor:  # noqa: A001
+    """Sum over ``dim`` (all dimensions by default). Integers and bools sum to int64."""
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    if dtype is not None:
+        x = x.astype(dtype.np)
+    elif x.dtype.kind in "biu":
+        x = x.astype(xp.int64)
+    out = x.sum(axis=dims, keepdims=keepdim)
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+    if not needs_grad(a):
+        return _make(out)
+    node = SumBackward0() if dim is None else SumBackward1()
+    node.dims, node.in_shape, node.keepdim = dims, a._array.shape, keepdim
+    return record(node, (a,), out)
+
+
+class MeanBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim", "count")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
+
+
+class MeanBackward1(MeanBackward0):
+    __slots__ = ()
+
+
+def _require_float(a: Tensor, name: str) -> None:
+    if a._array.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {a.dtype.name}. Convert with .float() first."
+        )
+
+
+@register("mean")
+def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None
+         ) -> Tensor:
+    """Mean over ``dim`` (all dimensions by default); floating tensors only."""
+    if dtype is not None:
+        a = a.to(dtype)
+    _require_float(a, "mean")
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        out = xp.asarray(x.mean(axis=dims, keepdims=keepdim), dtype=x.dtype)
+    if not needs_grad(a):
+        return _make(out)
+    node = MeanBackward0() if dim is None else MeanBackward1()
+    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+    node.count = _numel(x.shape, dims)
+    return record(node, (a,), out)
+
+
+def _correction(unbiased: Any, correction: Any) -> float:
+    if correction is not None:
+        if unbiased is not None:
+            raise RuntimeError("var/std: pass either unbiased or correction, not both")
+        return float(correction)
+    if unbiased is None or unbiased is True:
+        return 1.0
+    return 0.0
+
+
+class VarBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim", "correction")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        n = _numel(self.in_shape, self.dims)
+        centered = F.sub(a, F.mean(a, self.dims, keepdim=True))
+        scale = 2.0 / (n - self.correction) if n > self.correction else math.inf
+        return F.mul(F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), centered),
+                     scale)
+
+
+def _var_array(x: Any, dims: tuple[int, ...], corr: float, keepdim: bool) -> Any:
+    n = _numel(x.shape, dims)
+    m = x.mean(axis=dims, keepdims=True)
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        ss = ((x - m) ** 2).sum(axis=dims, keepdims=keepdim)
+        out = ss / builtins.max(n - corr, 0)
+    return xp.asarray(out, dtype=x.dtype)
+
+
+@register("var")
+def var(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Variance over ``dim``; ``correction=1`` (Bessel's) by default, as torch."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    _require_float(a, "var")
+    corr = _correction(unbiased, correction)
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    out = _var_array(x, dims, corr, keepdim)
+    if not needs_grad(a):
+        return _make(out)
+    node = VarBackward0()
+    node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
+    t = record(node, (a,), out)
+    node.save(a)
+    return t
+
+
+class StdBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim", "correction")
+
+    def backward(self, g: Tensor) -> Tensor:
+        a, out = self.saved()
+        n = _numel(self.in_shape, self.dims)
+        centered = F.sub(a, F.mean(a, self.dims, keepdim=True))
+        denom = F.mul(out, n - self.correction)
+        gd = F.div(g, denom)
+        return F.mul(_expand_back(gd, self.in_shape, self.dims, self.keepdim), centered)
+
+
+@register("std")
+def std(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+        correction: Any = None) -> Tensor:
+    """Standard deviation over ``dim`` (``correction=1`` by default)."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    _require_float(a, "std")
+    corr = _correction(unbiased, correction)
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    out = xp.sqrt(_var_array(x, dims, corr, keepdim))
+    if not needs_grad(a):
+        return _make(out)
+    node = StdBackward0()
+    node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
+
+
+class AmaxBackward0(Node):
+    """Gradient split evenly among the tied extreme values (torch's rule for amax/amin and the
+    full max()/min())."""
+
+    __slots__ = ("dims", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        a, out = self.saved()
+        o = out._array
+        if not self.keepdim and self.dims:
+            shape = list(self.in_shape)
+            for d in self.dims:
+                shape[d] = 1
+            o = o.reshape(shape)
+        mask = a._array == o
+        count = mask.sum(axis=self.dims, keepdims=True)
+        w = _make((mask / count).astype(g._array.dtype))
+        return F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
+
+
+class AminBackward0(AmaxBackward0):
+    __slots__ = ()
+
+
+class MaxBackward1(AmaxBackward0):
+    __slots__ = ()
+
+
+class MinBackward1(AmaxBackward0):
+    __slots__ = ()
+
+
+def _extreme(a: Tensor, dim: Any, keepdim: bool, is_max: bool, cls: type[AmaxBackward0],
+             name: str) -> Tensor:
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    if x.size == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
+    fn = xp.max if is_max else xp.min
+    out = xp.asarray(fn(x, axis=dims, keepdims=keepdim))
+    if not needs_grad(a):
+        return _make(out)
+    node = cls()
+    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
+
+
+@register("amax")
+def amax(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
+    return _extreme(a, None if dim == () else dim, keepdim, True, AmaxBackward0, "amax")
+
+
+@register("amin")
+def amin(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
+    """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly."""
+    return _extreme(a, None if dim == () else dim, keepdim, False, AminBackward0, "amin")
+
+
+class MaxBackward0(Node):
+    """max/min along a dim: the gradient goes to the returned index only."""
+
+    __slots__ = ("dim", "indices", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        idx = self.indices
+        if not self.keepdim:
+            g = F.unsqueeze(g, self.dim)
+            idx = F.unsqueeze(idx, self.dim)
+        return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, idx, g)
+
+
+class MinBackward0(MaxBackward0):
+    __slots__ = ()
+
+
+def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices:
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:
+        return values_indices(a.clone() if needs_grad(a) else _make(x.copy()),
+                              _make(xp.asarray(0, dtype=xp.int64)))
+    if x.shape[d] == 0:
+        raise IndexError(
+            f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have non-zero size."
+        )
+    idx = (xp.argmax if is_max else xp.argmin)(x, axis=d, keepdims=True)
+    vals = xp.take_along_axis(x, idx, axis=d)
+    if not keepdim:
+        vals = vals.squeeze(d)
+        idx = idx.squeeze(d)
+    idx_t = _make(idx.astype(xp.int64))
+    if not needs_grad(a):
+        return values_indices(_make(vals), idx_t)
+    node = MaxBackward0() if is_max else MinBackward0()
+    node.dim, node.indices, node.in_shape, node.keepdim = d, idx_t, x.shape, keepdim
+    return values_indices(record(node, (a,), vals), idx_t)
+
+
+@register("max")
+def max(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """``max(a)``: the largest value; ``max(a, dim)``: (values, indices); ``max(a, b)``:
+    elementwise maximum."""
+    if isinstance(dim, Tensor):
+        return F.maximum(a, dim)
+    if dim is None:
+        return _extreme(a, None, False, True, MaxBackward1, "max")
+    return _max_dim(a, dim, keepdim, True)
+
+
+@register("min")
+def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+    """``min(a)``, ``min(a, dim)`` -> (values, indices), or ``min(a, b)`` elementwise."""
+    if isinstance(dim, Tensor):
+        return F.minimum(a, dim)
+    if dim is None:
+        return _extreme(a, None, False, False, MinBackward1, "min")
+    return _max_dim(a, dim, keepdim, False)
+
+
+@register("argmax")
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the maximum (first one on ties), int64, not differentiable."""
+    x = a._array
+    if dim is None:
+        out = xp.asarray(xp.argmax(x))
+        if keepdim:
+            out = out.reshape((1,) * x.ndim)
+        return _make(out.astype(xp.int64))
+    return _make(xp.argmax(x, axis=wrap_dim(dim, x.ndim), keepdims=keepdim).astype(xp.int64))
+
+
+@register("argmin")
+def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the minimum (first one on ties), int64, not differentiable."""
+    x = a._array
+    if dim is None:
+        out = xp.asarray(xp.argmin(x))
+        if keepdim:
+            out = out.reshape((1,) * x.ndim)
+        return _make(out.astype(xp.int64))
+    return _make(xp.argmin(x, axis=wrap_dim(dim, x.ndim), keepdims=keepdim).astype(xp.int64))
+
+
+class LogsumexpBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        a, out = self.saved()
+        o = out
+        if not self.keepdim and self.dims:
+            shape = list(self.in_shape)
+            for d in self.dims:
+                shape[d] = 1
+            o = F.reshape(out, tuple(shape))
+        return F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim),
+                     F.exp(F.sub(a, o)))
+
+
+@register("logsumexp")
+def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """``log(sum(exp(a), dim))``, computed stably."""
+    x = a._array
+    if x.dtype.kind != "f":
+        x = x.astype(D.get_default_dtype().np)
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isfinite(m), m, 0)
+    with xp.errstate(divide="ignore"):
+        out = xp.log(xp.exp(x - m).sum(axis=dims, keepdims=True)) + m
+    if not keepdim:
+        out = out.squeeze(dims) if dims else out
+    out = xp.asarray(out, dtype=x.dtype)
+    if not needs_grad(a):
+        return _make(out)
+    node = LogsumexpBackward0()
+    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
+
+
+class ProdBackward0(Node):
+    __slots__ = ("dims", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        a, out = self.saved()
+        x = a._array
+        ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
+        if not (x == 0).any():
+            oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
+            return F.mul(ge, F.div(oe, a))
+        # With zeros, out / a is undefined: use the product of the other elements, computed
+        # from exclusive cumulative products (first-order exact; treated as a constant).
+        others = _prod_others(x, self.dims)
+        return F.mul(ge, _make(others))
+
+
+def _prod_others(x: Any, dims: tuple[int, ...]) -> Any:
+    moved = xp.moveaxis(x, dims, tuple(range(-len(dims), 0)))
+    flat = moved.reshape(moved.shape[: moved.ndim - len(dims)] + (-1,))
+    ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+    left = xp.concatenate([ones, xp.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
+    right = xp.flip(
+        xp.concatenate([ones, xp.cumprod(xp.flip(flat, -1), axis=-1)[..., :-1]], axis=-1), -1
+    )
+    res = (left * right).reshape(moved.shape)
+    return xp.moveaxis(res, tuple(range(-len(dims), 0)), dims)
+
+
+@register("prod")
+def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
+         dtype: D.dtype | None = None) -> Tensor:
+    """Product over ``dim`` (all elements by default)."""
+    x = a._array if dtype is None else a._array.astype(dtype.np)
+    if dtype is None and x.dtype.kind in "biu":
+        x = x.astype(xp.int64)
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    out = xp.asarray(x.prod(axis=dims, keepdims=keepdim))
+    if not needs_grad(a):
+        return _make(out)
+    node = ProdBackward0()
+    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
+
+
+class NormBackward1(Node):
+    """2-norm: ``g * a / norm``, zero where the norm is zero (torch's subgradient)."""
+
+    __slots__ = ("dims", "in_shape", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        a, out = self.saved()
+        ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
+        oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
+        zero = _make(oe._array == 0)
+        safe = F.where(zero, F.ones_like(oe), oe)
+        return F.where(zero, F.zeros_like(ge), F.mul(ge, F.div(a, safe)))
+
+
+@register("norm")
+def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
+         dtype: D.dtype | None = None) -> Tensor:
+    """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0, or
+    any positive number."""
+    if dtype is not None:
+        a = a.to(dtype)
+    _require_float(a, "norm")
+    if p in ("fro", 2, 2.0):
+        x = a._array
+        dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+        out = xp.asarray(xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim)), dtype=x.dtype)
+        if not needs_grad(a):
+            return _make(out)
+        node = NormBackward1()
+        node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+        t = record(node, (a,), out)
+        node.save(a, outputs=(t,))
+        return t
+    if p == math.inf:
+        return amax(F.abs(a), () if dim is None else dim, keepdim)
+    if p == -math.inf:
+        return amin(F.abs(a), () if dim is None else dim, keepdim)
+    if p == 0:
+        return sum(F.ne(a, 0).to(a.dtype), dim, keepdim)
+    if p == 1:
+        return sum(F.abs(a), dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
+    return F.pow(sum(F.pow(F.abs(a), p), dim, keepdim), 1.0 / p)
+
+
+@register("all")
+def all(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    x = a._array
+    return _make(xp.asarray(x.all(axis=None if dim is None else wrap_dims(dim, x.ndim),
+                                  keepdims=keepdim)))
+
+
+@register("any")
+def any(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    x = a._array
+    return _make(xp.asarray(x.any(axis=None if dim is None else wrap_dims(dim, x.ndim),
+                                  keepdims=keepdim)))
+
+
+@register("count_nonzero")
+def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
+    x = a._array
+    return _make(xp.asarray(xp.count_nonzero(
+        x, axis=None if dim is None else wrap_dims(dim, x.ndim))).astype(xp.int64))
+
+
+@register("cumsum")
+def cumsum(a: Tensor, dim: int) -> Tensor:
+    """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum)."""
+    return _cumsum(a, dim)
+
+
+class CumsumBackward0(Node):
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.flip(_cumsum(F.flip(g, (self.dim,)), self.dim), (self.dim,))
+
+
+def _cumsum(a: Tensor, dim: int) -> Tensor:
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    out = xp.cumsum(x, axis=d) if x.ndim else x.copy()
+    if x.dtype.kind in "biu":
+        out = out.astype(xp.int64)
+    if not needs_grad(a):
+        return _make(out)
+    node = CumsumBackward0()
+    node.dim = d
+    return record(node, (a,), out)

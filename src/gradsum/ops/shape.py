@@ -1,0 +1,757 @@
+"""Shape and indexing ops: views, broadcasting, gathering and scattering.
+
+Pairs of ops are each other's backward: ``expand``/``sum_to``, ``getitem``/``index_grad``,
+``gather``/``scatter_add``, ``index_select``/``index_add``. Views (reshape when possible,
+slicing, transpose, permute, squeeze, unsqueeze, expand) share their base's buffer and version
+counter, so an in-place change through either is seen by saved-tensor checks.
+
+Example:
+    >>> import gradsum
+    >>> x = gradsum.arange(6.0).requires_grad_()
+    >>> y = x[gradsum.tensor([0, 0, 5])]       # repeated indices: their gradients add
+    >>> y.sum().backward()
+    >>> x.grad.tolist()
+    [2.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import gradsum.ops as F
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import (
+    _make,
+    mark_view,
+    needs_grad,
+    record,
+    register,
+    wrap_dim,
+    wrap_dims,
+)
+
+
+def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    return tuple(int(s) for s in args)
+
+
+# -- sum_to / expand ---------------------------------------------------------------------------
+class SumToBackward0(Node):
+    __slots__ = ("in_shape",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.expand(g, self.in_shape)
+
+
+def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``a`` down to ``shape`` (the reverse of broadcasting): the one unbroadcast helper."""
+    x = a._array
+    if x.shape == tuple(shape):
+        return a
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
+    )
+    out = x.sum(axis=axes, keepdims=True) if axes else x
+    if lead:
+        out = out.reshape(shape)
+    if not needs_grad(a):
+        return _make(out)
+    node = SumToBackward0()
+    node.in_shape = x.shape
+    return record(node, (a,), out)
+
+
+class ExpandBackward0(Node):
+    __slots__ = ("in_shape",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.sum_to(g, self.in_shape)
+
+
+@register("expand", "broadcast_to")
+def expand(a: Tensor, *sizes: Any) -> Tensor:
+    """A broadcast view of ``a`` with ``sizes`` (-1 keeps a dimension). Read-only, like torch's
+    expanded tensors that refuse in-place writes."""
+    shape = _sizes(sizes)
+    x = a._array
+    lead = len(shape) - x.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({x.ndim})"
+        )
+    target = tuple(
+        (x.shape[i - lead] if s == -1 else s) for i, s in enumerate(shape)
+    )
+    if target == x.shape:
+        return a
+    try:
+        out = xp.broadcast_to(x, target)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor must match the existing size at non-singleton "
+            f"dimensions: cannot expand shape {tuple(x.shape)} to {target}."
+        ) from None
+    if not needs_grad(a):
+        return mark_view(_make(out), a, None)
+    node = ExpandBackward0()
+    node.in_shape = x.shape
+    return mark_view(record(node, (a,), out), a, lambda b: expand(b, target))
+
+
+def expand_as(a: Tensor, other: Tensor) -> Tensor:
+    return expand(a, other.shape)
+
+
+# -- reshape family ----------------------------------------------------------------------------
+class ViewBackward0(Node):
+    __slots__ = ("in_shape",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.reshape(g, self.in_shape)
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    __slots__ = ()
+
+
+class SqueezeBackward0(ViewBackward0):
+    __slots__ = ()
+
+
+class UnsqueezeBackward0(ViewBackward0):
+    __slots__ = ()
+
+
+def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_view: bool
+             ) -> Tensor:
+    x = a._array
+    shape = _infer_shape(shape, x.size)
+    if shape == x.shape:
+        out = x.view()
+    elif must_view:
+        try:
+            out = xp.reshape(x, shape, copy=False)
+        except ValueError:
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least "
+                f"one dimension spans across two contiguous subspaces): input shape "
+                f"{tuple(x.shape)}, requested {shape}. Use .reshape(...) instead."
+            ) from None
+    else:
+        out = x.reshape(shape)
+    is_view = out.base is not None and xp.shares_memory(out, x)
+    if not needs_grad(a):
+        t = _make(out)
+        return mark_view(t, a, None) if is_view else t
+    node = cls() if is_view or cls is not ViewBackward0 else UnsafeViewBackward0()
+    node.in_shape = x.shape
+    t = record(node, (a,), out)
+    return mark_view(t, a, lambda b: reshape(b, shape)) if is_view else t
+
+
+@register("reshape")
+def reshape(a: Tensor, *shape: Any) -> Tensor:
+    """Same elements in a new shape; a view when the layout allows, else a copy."""
+    return _reshape(a, _sizes(shape), ViewBackward0, False)
+
+
+@register("view")
+def view(a: Tensor, *shape: Any) -> Tensor:
+    """A view with a new shape; raises when the layout needs a copy (use reshape)."""
+    if len(shape) == 1 and isinstance(shape[0], D.dtype):
+        raise RuntimeError("view(dtype) is not supported by gradsum; use .to(dtype)")
+    return _reshape(a, _sizes(shape), ViewBackward0, True)
+
+
+def view_as(a: Tensor, other: Tensor) -> Tensor:
+    return view(a, other.shape)
+
+
+def reshape_as(a: Tensor, other: Tensor) -> Tensor:
+    return reshape(a, other.shape)
+
+
+@register("flatten")
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim..end_dim`` into one."""
+    nd = a._array.ndim
+    if nd == 0:
+        return reshape(a, (1,))
+    s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shp = a._array.shape
+    n = 1
+    for d in shp[s : e + 1]:
+        n *= d
+    return reshape(a, shp[:s] + (n,) + shp[e + 1 :])
+
+
+@register("unflatten")
+def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = wrap_dim(dim, a._array.ndim)
+    shp = a._array.shape
+    return reshape(a, shp[:d] + tuple(sizes) + shp[d + 1 :])
+
+
+@register("squeeze")
+def squeeze(a: Tensor, dim: Any = None) -> Tensor:
+    """Remove dimensions of size 1 (all, or those in ``dim``)."""
+    shp = a._array.shape
+    dims = wrap_dims(dim, len(shp)) if shp else ()
+    new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
+    return _reshape(a, new, SqueezeBackward0, True)
+
+
+@register("unsqueeze")
+def unsqueeze(a: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at ``dim``."""
+    shp = a._array.shape
+    d = wrap_dim(dim, len(shp) + 1)
+    return _reshape(a, shp[:d] + (1,) + shp[d:], UnsqueezeBackward0, True)
+
+
+class PermuteBackward0(Node):
+    __slots__ = ("inverse",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.permute(g, self.inverse)
+
+
+class TransposeBackward0(PermuteBackward0):
+    __slots__ = ()
+
+
+def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0]) -> Tensor:
+    x = a._array
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
+            f"equal to len(dims) = {len(dims)}"
+        )
+    dims = wrap_dims(dims, x.ndim)
+    out = x.transpose(dims)
+    if not needs_grad(a):
+        return mark_view(_make(out), a, None)
+    node = cls()
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    node.inverse = tuple(inv)
+    return mark_view(record(node, (a,), out), a, lambda b: permute(b, dims))
+
+
+@register("permute")
+def permute(a: Tensor, *dims: Any) -> Tensor:
+    """Reorder dimensions (a view)."""
+    return _permute(a, _sizes(dims), PermuteBackward0)
+
+
+@register("transpose", "swapaxes")
+def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions (a view)."""
+    nd = a._array.ndim
+    if nd == 0:
+        return a
+    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+    dims = list(range(nd))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return _permute(a, tuple(dims), TransposeBackward0)
+
+
+@register("t")
+def t(a: Tensor) -> Tensor:
+    """Transpose of a tensor of at most 2 dimensions."""
+    if a._array.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return transpose(a, 0, 1) if a._array.ndim == 2 else a
+
+
+@register("contiguous")
+def contiguous(a: Tensor) -> Tensor:
+    """``a`` itself when C-contiguous, else a contiguous copy that stays in the graph."""
+    if a._array.flags.c_contiguous:
+        return a
+    out = F.clone(a)
+    out._array = xp.ascontiguousarray(out._array)
+    return out
+
+
+# -- indexing ----------------------------------------------------------------------------------
+def _convert_key(key: Any) -> tuple[Any, bool]:
+    """Backend index for a torch-style key; also says whether it is advanced indexing."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    advanced = False
+    for k in key:
+        if isinstance(k, Tensor):
+            arr = k._array
+            if arr.dtype.kind not in "iub":
+                raise IndexError(
+                    "tensors used as indices must be long, int, byte or bool tensors, got "
+                    f"{k.dtype.name}"
+                )
+            out.append(arr)
+            advanced = True
+        elif isinstance(k, (list, xp.ndarray)):
+            arr = xp.asarray(k)
+            out.append(arr)
+            advanced = True
+        elif isinstance(k, bool):
+            out.append(k)
+            advanced = True
+        else:
+            out.append(k)
+    return tuple(out), advanced
+
+
+class IndexBackward0(Node):
+    __slots__ = ("in_shape", "key")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.index_grad(g, self.key, self.in_shape)
+
+
+class SliceBackward0(IndexBackward0):
+    __slots__ = ()
+
+
+class SelectBackward0(IndexBackward0):
+    __slots__ = ()
+
+
+def _check_bounds(x: Any, key: tuple[Any, ...]) -> None:
+    dim = 0
+    for k in key:
+        if k is None:
+            continue
+        if k is Ellipsis:
+            dim = x.ndim - builtins.sum(
+                1 for kk in key if kk is not None and kk is not Ellipsis
+            ) + 1 + dim
+            continue
+        if isinstance(k, (int, xp.integer)) and not isinstance(k, bool):
+            size = x.shape[dim] if dim < x.ndim else 0
+            if dim >= x.ndim or not -size <= k < size:
+                raise IndexError(
+                    f"index {k} is out of bounds for dimension {dim} with size {size}"
+                )
+        dim += 1
+
+
+def getitem(a: Tensor, key: Any) -> Tensor:
+    """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
+    k, advanced = _convert_key(key)
+    x = a._array
+    try:
+        out = x[k]
+    except IndexError as e:
+        if not advanced:
+            _check_bounds(x, k)
+        raise IndexError(f"{e} (tensor of shape {tuple(x.shape)})") from None
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+        if not advanced:
+            out = x[k + (Ellipsis,)] if Ellipsis not in k else out
+    is_view = not advanced
+    if not needs_grad(a):
+        t = _make(out)
+        return mark_view(t, a, None) if is_view else t
+    if advanced:
+        node: IndexBackward0 = IndexBackward0()
+    elif builtins.all(isinstance(kk, (int, xp.integer)) for kk in k):
+        node = SelectBackward0()
+    else:
+        node = SliceBackward0()
+    node.key = k
+    node.in_shape = x.shape
+    t = record(node, (a,), out)
+    if is_view:
+        return mark_view(t, a, lambda b: getitem(b, key))
+    return t
+
+
+class IndexGradBackward0(Node):
+    __slots__ = ("key",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.getitem(g, self.key)
+
+
+def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
+    """Scatter-add ``g`` into zeros of ``shape`` at ``key`` (the backward of indexing);
+    repeated indices add up."""
+    ga = g._array
+    out = xp.zeros(shape, dtype=ga.dtype)
+    if builtins.any(isinstance(kk, xp.ndarray) and kk.dtype.kind != "b" for kk in key):
+        xp.add.at(out, key, ga)
+    else:
+        out[key] = ga
+    if not needs_grad(g):
+        return _make(out)
+    node = IndexGradBackward0()
+    node.key = key
+    return record(node, (g,), out)
+
+
+class IndexSelectBackward0(Node):
+    __slots__ = ("dim", "index", "in_shape")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.index_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
+
+
+def _index_array(index: Any, name: str) -> Any:
+    arr = index._array if isinstance(index, Tensor) else xp.asarray(index)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(
+            f"{name}(): Expected dtype int64 for index, got {D.from_numpy_dtype(arr.dtype).name}"
+        )
+    return arr
+
+
+@register("index_select")
+def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
+    """Entries of ``a`` along ``dim`` at the 1-D ``index`` (repeats allowed)."""
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        raise IndexError(
+            f"index out of range in self: index_select on dimension {d} of size {size} with "
+            f"indices in [{int(idx.min())}, {int(idx.max())}]"
+        )
+    out = xp.take(x, idx.reshape(-1), axis=d) if x.ndim else x.reshape(1)[idx].reshape(())
+    if not needs_grad(a):
+        return _make(out)
+    node = IndexSelectBackward0()
+    node.dim, node.index, node.in_shape = d, _make(idx.reshape(-1)), x.shape
+    return record(node, (a,), out)
+
+
+class IndexAddBackward0(Node):
+    __slots__ = ("dim", "index", "alpha")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        gs = g if self.needs(0) else None
+        gsrc = None
+        if self.needs(1):
+            gsrc = F.index_select(g, self.dim, self.index)
+            if self.alpha != 1:
+                gsrc = F.mul(gsrc, self.alpha)
+        return gs, gsrc
+
+
+@register("index_add")
+def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """``a`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
+    idx = _index_array(index, "index_add")
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    out = x.copy()
+    src = source._array if alpha == 1 else source._array * alpha
+    moved = xp.moveaxis(out, d, 0)
+    xp.add.at(moved, idx.reshape(-1), xp.moveaxis(src.astype(x.dtype, copy=False), d, 0))
+    if not needs_grad(a, source):
+        return _make(out)
+    node = IndexAddBackward0()
+    node.dim, node.index, node.alpha = d, _make(idx.reshape(-1)), alpha
+    return record(node, (a, source), out)
+
+
+class GatherBackward0(Node):
+    __slots__ = ("dim", "index", "in_shape")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
+
+
+@register("gather")
+def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = a[index[i][j]][j]`` for ``dim=0`` (and so on): values along ``dim``."""
+    idx = _index_array(index, "gather")
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    if idx.ndim != x.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor: index has "
+            f"{idx.ndim}, input has {x.ndim}"
+        )
+    for i in range(x.ndim):
+        if i != d and idx.shape[i] > x.shape[i]:
+            raise RuntimeError(
+                f"Size does not match at dimension {i} expected index {tuple(idx.shape)} to be "
+                f"no larger than self {tuple(x.shape)} apart from dimension {d}"
+            )
+    if idx.size and (idx.max() >= x.shape[d] or idx.min() < -x.shape[d]):
+        raise RuntimeError(
+            f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}"
+        )
+    sub = x[tuple(slice(0, s) if i != d else slice(None) for i, s in enumerate(idx.shape))]
+    out = xp.take_along_axis(sub, idx, axis=d)
+    if not needs_grad(a):
+        return _make(out)
+    node = GatherBackward0()
+    node.dim, node.index, node.in_shape = d, _make(idx), x.shape
+    return record(node, (a,), out)
+
+
+class ScatterAddBackward0(Node):
+    __slots__ = ("dim", "index")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        gs = g if self.needs(0) else None
+        gsrc = F.gather(g, self.dim, self.index) if self.needs(1) else None
+        return gs, gsrc
+
+
+@register("scatter_add")
+def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """``a`` with ``src`` added at ``index`` along ``dim`` (the reverse of gather)."""
+    idx = _index_array(index, "scatter_add")
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    out = x.copy()
+    grids = list(xp.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    s = src._array[tuple(slice(0, n) for n in idx.shape)]
+    xp.add.at(out, tuple(grids), s.astype(x.dtype, copy=False))
+    if not needs_grad(a, src):
+        return _make(out)
+    node = ScatterAddBackward0()
+    node.dim, node.index = d, _make(idx)
+    return record(node, (a, src), out)
+
+
+class CatBackward0(Node):
+    __slots__ = ("dim", "sizes")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        outs: list[Tensor | None] = []
+        start = 0
+        for i, n in enumerate(self.sizes):
+            if self.needs(i):
+                key = (slice(None),) * self.dim + (slice(start, start + n),)
+                outs.append(F.getitem(g, key))
+            else:
+                outs.append(None)
+            start += n
+        return tuple(outs)
+
+
+@register("cat", "concat", "concatenate")
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension (dtypes promote like torch's)."""
+    ts = [t for t in tensors]
+    if not ts:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # torch skips legacy empty 1-D tensors of shape (0,)
+    parts = [t for t in ts if not (t._array.ndim == 1 and t._array.size == 0)] or ts[:1]
+    nd = parts[0]._array.ndim
+    if nd == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = wrap_dim(dim, nd)
+    rt = D.result_type(*parts).np if len({p._array.dtype for p in parts}) > 1 else None
+    arrays = [p._array if rt is None else p._array.astype(rt) for p in parts]
+    for i, arr in enumerate(arrays):
+        if arr.ndim != nd or builtins.any(
+            arr.shape[k] != arrays[0].shape[k] for k in range(nd) if k != d
+        ):
+            raise RuntimeError(
+                f"Sizes of tensors must match except in dimension {d}. Expected "
+                f"{tuple(arrays[0].shape)} but got {tuple(arr.shape)} for tensor number {i} "
+                "in the list."
+            )
+    out = xp.concatenate(arrays, axis=d)
+    if not needs_grad(*parts):
+        return _make(out)
+    node = CatBackward0()
+    node.dim, node.sizes = d, [a.shape[d] for a in arrays]
+    return record(node, parts, out)
+
+
+@register("stack")
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors of the same shape along a new dimension."""
+    ts = list(tensors)
+    if not ts:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shp = ts[0]._array.shape
+    for i, t in enumerate(ts):
+        if t._array.shape != shp:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
+            )
+    d = wrap_dim(dim, len(shp) + 1)
+    return cat([unsqueeze(t, d) for t in ts], d)
+
+
+@register("narrow")
+def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = wrap_dim(dim, a._array.ndim)
+    return getitem(a, (slice(None),) * d + (slice(start, start + length),))
+
+
+@register("select")
+def select(a: Tensor, dim: int, index: int) -> Tensor:
+    d = wrap_dim(dim, a._array.ndim)
+    return getitem(a, (slice(None),) * d + (index,))
+
+
+@register("split")
+def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
+    d = wrap_dim(dim, a._array.ndim)
+    n = a._array.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, got {step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={sizes}"
+            )
+    out = []
+    start = 0
+    for s in sizes:
+        out.append(narrow(a, d, start, s))
+        start += s
+    return tuple(out)
+
+
+@register("chunk")
+def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Split into ``chunks`` pieces of equal size (the last may be smaller), like torch."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0")
+    d = wrap_dim(dim, a._array.ndim)
+    n = a._array.shape[d]
+    step = -(-n // chunks) if n else 1
+    return split(a, step, d)
+
+
+@register("unbind")
+def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along ``dim``, as a tuple."""
+    d = wrap_dim(dim, a._array.ndim)
+    return tuple(select(a, d, i) for i in range(a._array.shape[d]))
+
+
+class MaskedFillBackward0(Node):
+    __slots__ = ("mask",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        m = _make(self.mask)
+        ga = F.where(m, F.zeros_like(g), g) if self.needs(0) else None
+        gv = None
+        if self.needs(1):
+            gv = F.sum(F.where(m, g, F.zeros_like(g)))
+        return ga, gv
+
+
+@register("masked_fill")
+def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``a`` with ``value`` where ``mask`` is True (``value`` a number or a 0-d tensor)."""
+    m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{D.from_numpy_dtype(m.dtype).name}"
+        )
+    x = a._array
+    v_t = value if isinstance(value, Tensor) else None
+    if v_t is not None and v_t._array.ndim != 0:
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{v_t.ndim} dimension(s)."
+        )
+    v = v_t._array.astype(x.dtype) if v_t is not None else value
+    try:
+        out = xp.where(m, xp.asarray(v, dtype=x.dtype), x)
+    except ValueError:
+        raise F._core.broadcast_error(m, x) from None
+    if out.shape != x.shape:
+        raise RuntimeError(
+            f"masked_fill: mask of shape {tuple(m.shape)} cannot be broadcast to the shape "
+            f"{tuple(x.shape)} of the tensor"
+        )
+    if not needs_grad(a, v_t):
+        return _make(out)
+    node = MaskedFillBackward0()
+    node.mask = xp.broadcast_to(m, x.shape)
+    return record(node, (a, v_t), out)
+
+
+@register("one_hot")
+def one_hot(index: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding with a new last dimension (not differentiable)."""
+    idx = index._array
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    n = int(idx.max()) + 1 if num_classes == -1 else num_classes
+    if idx.size and idx.max() >= n:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = (idx[..., None] == xp.arange(n)).astype(xp.int64)
+    return _make(out)
+
+
+@register("flip")
+def flip(a: Tensor, dims: Sequence[int]) -> Tensor:
+    """Reverse the order of elements along ``dims``."""
+    nd = a._array.ndim
+    key = [slice(None)] * nd
+    for d in wrap_dims(tuple(dims), nd):
+        key[d] = slice(None, None, -1)
+    return contiguous(getitem(a, tuple(key)))
+
+
+@register("tril")
+def tril(a: Tensor, diagonal: int = 0) -> Tensor:
+    mask = _make(xp.tril(xp.ones(a._array.shape[-2:], dtype=bool), diagonal))
+    return F.where(mask, a, F.zeros((), dtype=a.dtype))
+
+
+@register("triu")
+def triu(a: Tensor, diagonal: int = 0) -> Tensor:
+    mask = _make(xp.triu(xp.ones(a._array.shape[-2:], dtype=bool), diagonal))
+    return F.where(mask, a, F.zeros((), dtype=a.dtype))
