@@ -27,6 +27,11 @@ from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
 
+#: Objects with ``begin(roots, inputs, accumulate)`` and ``end(error_or_None)``, called around
+#: the execution phase of every backward/grad (after validation). The toolkit's ledger and
+#: transactional backward register here; empty by default.
+backward_observers: list[Any] = []
+
 
 def _target_of(t: Tensor) -> tuple[Node | None, int]:
     """The (node, slot) where the gradient of ``t`` arrives, or (None, 0) if none can."""
@@ -149,6 +154,10 @@ def run_backward(
         if deps.get(node, 0) == 0:
             heapq.heappush(heap, (-node._seq, id(node), node))
 
+    observers = list(backward_observers)
+    for obs in observers:
+        obs.begin(roots, inputs, accumulate)
+    failed: BaseException | None = None
     prev_mode = _state.enabled
     _state.enabled = create_graph
     try:
@@ -242,8 +251,13 @@ def run_backward(
                 deps[child] = d
                 if d == 0 and wanted(child):
                     heapq.heappush(heap, (-child._seq, id(child), child))
+    except BaseException as e:
+        failed = e
+        raise
     finally:
         _state.enabled = prev_mode
+        for obs in reversed(observers):
+            obs.end(failed)
     return captured
 
 

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from gradsum._tensor import Tensor
 
 _seq = itertools.count()
+
+#: ``fn(leaf, grad)`` callables run by every sink just before it updates ``leaf.grad`` during
+#: backward (the accumulation toolkit's ledger uses this). Empty, and so free, by default.
+accumulate_observers: list[Callable[[Any, Any], None]] = []
 _ACC_SEQ = 1 << 62  # sinks run as soon as they are ready (torch gives them the highest priority)
 
 
@@ -194,6 +198,9 @@ class AccumulateGrad(Node):
         from gradsum.autograd.grad_mode import _state
 
         var = self.variable
+        if accumulate_observers:
+            for obs in list(accumulate_observers):
+                obs(var, grad)
         old = var._grad
         if old is None:
             if create_graph:
