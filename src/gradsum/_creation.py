@@ -78,9 +78,14 @@ def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
         tensor([[1., 2.]], requires_grad=True)
     """
     _check_device(device)
-    arr = _infer(data)
-    if dtype is not None:
-        arr = arr.astype(D.to_numpy_dtype(dtype))
+    if dtype is not None and not isinstance(data, Tensor):
+        if isinstance(data, (list, tuple)):
+            data = _untensor(data)
+        arr = xp.array(data, dtype=D.to_numpy_dtype(dtype))
+    else:
+        arr = _infer(data)
+        if dtype is not None:
+            arr = arr.astype(D.to_numpy_dtype(dtype))
     return _finish(arr, requires_grad)
 
 

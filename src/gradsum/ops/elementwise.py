@@ -148,15 +148,22 @@ class MulScalarBackward(Node):
     """Multiplication by a Python scalar (nothing to save but the number). Torch wraps the
     scalar in a tensor and shows ``MulBackward0``/``DivBackward0``; so does ``name()``."""
 
-    __slots__ = ("_name", "scalar")
+    __slots__ = ("scalar",)
 
-    def backward(self, g: Tensor) -> Tensor:
-        if self._name == "DivBackward0":
-            return F.div(g, self.scalar)
-        return F.mul(g, self.scalar)
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return F.mul(g, self.scalar), None
 
-    def name(self) -> str:
-        return self._name
+
+class _DivScalarBackward(MulScalarBackward):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> tuple[Tensor, None]:
+        return F.div(g, self.scalar), None
+
+
+# Same class names as torch's nodes for tensor-scalar products (torch wraps the scalar).
+_MulScalar = type("MulBackward0", (MulScalarBackward,), {"__slots__": ()})
+_DivScalar = type("DivBackward0", (_DivScalarBackward,), {"__slots__": ()})
 
 
 @register("mul", "multiply")
@@ -176,9 +183,9 @@ def mul(a: Any, b: Any) -> Tensor:
     if not needs_grad(a, b):
         return _make(out)
     if not bt:
-        node1 = MulScalarBackward()
-        node1.scalar, node1._name = y, "MulBackward0"
-        return record(node1, (a,), out)
+        node1 = _MulScalar()
+        node1.scalar = y
+        return record(node1, (a, None), out)
     node = MulBackward0()
     node.a_shape = x.shape
     node.b_shape = y.shape
@@ -235,9 +242,9 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not needs_grad(a, b):
         return _make(out)
     if not bt:
-        node1 = MulScalarBackward()
-        node1.scalar, node1._name = y, "DivBackward0"
-        return record(node1, (a,), out)
+        node1 = _DivScalar()
+        node1.scalar = y
+        return record(node1, (a, None), out)
     node = DivBackward0()
     node.a_shape = x.shape
     node.b_shape = y.shape
