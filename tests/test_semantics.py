@@ -286,9 +286,12 @@ def test_saved_tensors_freed_after_backward():
     node = h.grad_fn
     y = (h * h).sum()
     mul = y.grad_fn.next_functions[0][0]
+    saved = mul._saved
+    y.backward
+    assert saved and all(s._tensor is not None for s in saved)
     y.backward()
-    assert node._released and mul._released
-    assert all(s._tensor is None and s._array is None for s in mul._saved)
+    assert node._released and mul._released and mul._saved is None
+    assert all(s._tensor is None and s._array is None for s in saved)
 
 
 def test_graph_memory_released_tracemalloc():

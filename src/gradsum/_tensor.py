@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gradsum.autograd.graph import Node, RemovableHandle
 
 _F: Any = None  # gradsum.ops, bound at the end of gradsum/__init__.py (import cycle)
+_new = object.__new__
 
 Size = tuple
 
@@ -42,23 +43,19 @@ class Tensor:
     also accepted and, like ``torch.Tensor(data)``, gives the default float dtype.
     """
 
-    __slots__ = (
-        "__dict__",
-        "__weakref__",
-        "_acc_ref",
-        "_array",
-        "_base",
-        "_grad",
-        "_grad_fn",
-        "_hooks",
-        "_output_nr",
-        "_post_acc_hooks",
-        "_requires_grad",
-        "_retains_grad",
-        "_version",
-        "_view_fn",
-    )
+    # The hot state lives in slots; rarely used state (grad, hooks, views) are class-level
+    # defaults that an instance overrides in its __dict__ only when needed, so creating the
+    # many intermediate tensors of a graph stays cheap.
+    __slots__ = ("__dict__", "__weakref__", "_array", "_grad_fn", "_output_nr",
+                 "_requires_grad", "_version")
     __array_priority__ = 1000  # so ndarray + Tensor calls Tensor.__radd__
+    _grad: Tensor | None = None
+    _base: Tensor | None = None
+    _view_fn: Callable[[Tensor], Tensor] | None = None
+    _hooks: list[Callable[..., Any]] | None = None
+    _post_acc_hooks: list[Callable[..., Any]] | None = None
+    _retains_grad: bool = False
+    _acc_ref: Any = None
 
     def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
         if data is None:
@@ -74,14 +71,7 @@ class Tensor:
         self._requires_grad = requires_grad
         self._grad_fn = grad_fn
         self._output_nr = output_nr
-        self._grad = None
         self._version = [0]
-        self._base = None
-        self._view_fn = None
-        self._hooks = None
-        self._post_acc_hooks = None
-        self._retains_grad = False
-        self._acc_ref = None
 
     @classmethod
     def _make(
@@ -89,19 +79,12 @@ class Tensor:
         output_nr: int = 0,
     ) -> Tensor:
         """Wrap a backend array without copying or checking (internal fast path)."""
-        t = object.__new__(cls)
+        t = _new(cls)
         t._array = array
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._output_nr = output_nr
-        t._grad = None
         t._version = [0]
-        t._base = None
-        t._view_fn = None
-        t._hooks = None
-        t._post_acc_hooks = None
-        t._retains_grad = False
-        t._acc_ref = None
         return t
 
     # -- metadata -------------------------------------------------------------------------------
@@ -284,10 +267,7 @@ class Tensor:
             )
         if self._grad_fn is None or self._retains_grad:
             return
-        node = self._grad_fn
-        if node._retains is None:
-            node._retains = {}
-        node._retains[self._output_nr] = weakref.ref(self)
+        self._grad_fn._get_hooks().retains[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     @property

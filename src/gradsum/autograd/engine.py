@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 #: transactional backward register here; empty by default.
 backward_observers: list[Any] = []
 
+_heappush = heapq.heappush
+_heappop = heapq.heappop
+
 
 def _target_of(t: Tensor) -> tuple[Node | None, int]:
     """The (node, slot) where the gradient of ``t`` arrives, or (None, 0) if none can."""
@@ -43,16 +46,35 @@ def _target_of(t: Tensor) -> tuple[Node | None, int]:
 
 
 def _is_owned(g: Tensor, shared: set[int]) -> bool:
-    # See graph.AccumulateGrad, note "Taking over a gradient buffer".
+    # See graph.AccumulateGrad, note "Taking over a gradient buffer": a gradient may be
+    # taken over (or added into in place) only if no one else can hold its buffer.
     a = g._array
     return id(g) not in shared and a.base is None and a.flags.writeable and a.flags.owndata
 
 
-def _add(a: Tensor, b: Tensor, in_place: bool) -> Tensor:
-    if in_place:
-        a._array += b._array
-        return a
-    return a + b
+def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
+    """All nodes reachable from the roots in post-order (children before parents)."""
+    seen: set[Node] = set()
+    order: list[Node] = []
+    stack: list[tuple[Node, int]] = []
+    for node, _ in root_edges:
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, 0))
+        while stack:
+            n, i = stack[-1]
+            nxt = n._next
+            if i < len(nxt):
+                stack[-1] = (n, i + 1)
+                child = nxt[i][0]
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(n)
+    return order
 
 
 def run_backward(
@@ -69,75 +91,63 @@ def run_backward(
     of ``inputs`` when given). Without it (``autograd.grad``), the gradients of ``inputs`` are
     captured and returned and no ``.grad`` changes. Returns the captured gradients.
     """
-    # 1. Roots and capture targets.
     root_edges = [_target_of(t) for t in roots]
-    targets: dict[tuple[int, int], int] = {}  # (id(node), slot) -> index in inputs
-    target_nodes: dict[int, Node] = {}
-    if inputs is not None:
+    deps: dict[Node, int] = {}
+    targets: dict[tuple[Node, int], int] = {}  # (node, slot) -> index in inputs
+    target_nodes: set[Node] = set()
+    needed: set[Node] | None = None
+
+    if inputs is None:
+        # Fast path (plain backward): every reachable node runs. Count dependencies and
+        # validate in one sweep (SEMANTICS 8: a failing backward writes nothing).
+        stack = []
+        for node, _ in root_edges:
+            if node is not None and node not in deps:
+                deps[node] = 0
+                stack.append(node)
+        while stack:
+            n = stack.pop()
+            if n._saved:
+                n._check_saved()
+            elif n._saved is None:
+                raise RuntimeError(_messages.freed_graph(n.name()))
+            for child, _ in n._next:
+                if child is not None:
+                    if child in deps:
+                        deps[child] += 1
+                    else:
+                        deps[child] = 1
+                        stack.append(child)
+    else:
         for i, t in enumerate(inputs):
             node, nr = _target_of(t)
-            if node is None:
-                continue
-            targets.setdefault((id(node), nr), i)
-            target_nodes[id(node)] = node
-
-    # 2. Discover the graph (iterative DFS; post-order puts children before parents).
-    seen: set[int] = set()
-    order: list[Node] = []
-    stack: list[tuple[Node, int]] = []
-    for node, _ in root_edges:
-        if node is not None and id(node) not in seen:
-            seen.add(id(node))
-            stack.append((node, 0))
-            while stack:
-                n, i = stack[-1]
-                nxt = n._next
-                if i < len(nxt):
-                    stack[-1] = (n, i + 1)
-                    child = nxt[i][0]
-                    if child is not None and id(child) not in seen:
-                        seen.add(id(child))
-                        stack.append((child, 0))
-                else:
-                    stack.pop()
-                    order.append(n)
-
-    # 3. Which nodes run. Without inputs: all (sinks only when accumulating). With inputs: the
-    # nodes from which a target is reachable; a target node itself runs only if it also leads
-    # to another target, or it is a sink we accumulate into. Targets that do not run still
-    # receive their gradient, which is captured.
-    needed: set[int] | None = None
-    if inputs is not None:
-        reach: set[int] = set()
+            if node is not None:
+                targets.setdefault((node, nr), i)
+                target_nodes.add(node)
+        order = _discover(root_edges)
+        # A node runs if a target is reachable from it; a target node that leads nowhere else
+        # only has its gradient captured (or, for a sink under backward(inputs=), accumulated).
+        reach: set[Node] = set()
         needed = set()
+        for n in order:  # children first
+            leads = any(c is not None and c in reach for c, _ in n._next)
+            if leads or n in target_nodes:
+                reach.add(n)
+            if leads or (accumulate and n.__class__ is AccumulateGrad and n in target_nodes):
+                needed.add(n)
         for n in order:
-            leads = any(c is not None and id(c) in reach for c, _ in n._next)
-            if leads or id(n) in target_nodes:
-                reach.add(id(n))
-            if leads or (accumulate and isinstance(n, AccumulateGrad) and id(n) in target_nodes):
-                needed.add(id(n))
-
-    def runs(n: Node) -> bool:
-        if needed is not None:
-            return id(n) in needed
-        return accumulate or not isinstance(n, AccumulateGrad)
+            if n in needed:
+                if n._saved:
+                    n._check_saved()
+                elif n._saved is None:
+                    raise RuntimeError(_messages.freed_graph(n.name()))
+                for c, _ in n._next:
+                    if c is not None:
+                        deps[c] = deps.get(c, 0) + 1
 
     def wanted(n: Node) -> bool:
-        return needed is None or id(n) in needed or id(n) in target_nodes
+        return needed is None or n in needed or n in target_nodes
 
-    deps: dict[Node, int] = {}
-    for n in order:
-        if runs(n):
-            for c, _ in n._next:
-                if c is not None:
-                    deps[c] = deps.get(c, 0) + 1
-
-    # 4. Validate before anything is written (SEMANTICS 8: a failed backward changes nothing).
-    for n in order:
-        if runs(n):
-            n._check_saved()
-
-    # 5. Execute.
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
     shared: set[int] = set()  # ids of gradients whose buffer someone else may hold
@@ -149,10 +159,10 @@ def run_backward(
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
-        buf[nr] = g if buf[nr] is None else _add(buf[nr], g, False)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
     for node in buffers:
         if deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node._seq, id(node), node))
+            _heappush(heap, (-node._seq, id(node), node))
 
     observers = list(backward_observers)
     for obs in observers:
@@ -162,95 +172,82 @@ def run_backward(
     _state.enabled = create_graph
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
+            node = _heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
-            nid = id(node)
-            # Tensor hooks of the tensors this node produced, then retain_grad (always last).
-            th = node._tensor_hooks
-            if th:
-                for nr, hooks in th.items():
-                    g = grads[nr]
-                    if g is None:
-                        continue
-                    for hook in list(hooks):
-                        r = hook(g)
-                        if r is not None:
-                            g = r
-                            shared.add(id(g))
-                    grads[nr] = g
-            if isinstance(node, AccumulateGrad):
-                var = node.variable
-                g = grads[0]
-                if g is not None:
-                    for hook in list(var._hooks or ()):
-                        r = hook(g)
-                        if r is not None:
-                            g = r
-                            shared.add(id(g))
-                    if g._array.dtype != var._array.dtype:
-                        g = g.to(var.dtype)
-                if (nid, 0) in targets:
-                    captured[targets[(nid, 0)]] = g
-                if g is not None and runs(node):
-                    node.accumulate(g, _is_owned(g, shared), create_graph)
+            hooks = node._hooks
+            if hooks is not None:
+                grads = _run_tensor_hooks(node, hooks, grads, shared)
+            if node.__class__ is AccumulateGrad:
+                _sink(node, grads[0], targets, captured, needed, accumulate, create_graph,
+                      shared)
                 continue
-            if node._retains:
-                for nr, ref in list(node._retains.items()):
-                    t = ref()
-                    if t is not None and grads[nr] is not None:
-                        t._accumulate_retained(grads[nr])
             if targets:
                 for nr in range(node.num_outputs):
-                    idx = targets.get((nid, nr))
+                    idx = targets.get((node, nr))
                     if idx is not None:
                         captured[idx] = grads[nr]
                         if accumulate and grads[nr] is not None:
                             _accumulate_nonleaf(inputs[idx], grads[nr], create_graph)  # type: ignore[index]
-            if not runs(node):
-                continue
-            if node._pre_hooks:
-                for hook in list(node._pre_hooks):
+                if needed is not None and node not in needed:
+                    continue
+            if hooks is not None and hooks.pre:
+                for hook in list(hooks.pre):
                     r = hook(tuple(grads))
                     if r is not None:
                         grads = list(r)
-            if all(g is None for g in grads):
-                outs: Sequence[Tensor | None] = [None] * len(node._next)
+            if len(grads) == 1:
+                g0 = grads[0]
+                outs = node.backward(g0) if g0 is not None else (None,) * len(node._next)
+            elif all(g is None for g in grads):
+                outs = (None,) * len(node._next)
             else:
-                outs = _call(node, grads)
-            if node._post_hooks:
-                for hook in list(node._post_hooks):
+                if any(g is None for g in grads):
+                    grads = node._materialize(grads)  # type: ignore[attr-defined]
+                outs = node.backward(*grads)
+            if outs.__class__ is not tuple:
+                outs = (outs,)
+            if hooks is not None and hooks.post:
+                for hook in list(hooks.post):
                     r = hook(tuple(outs), tuple(grads))
                     if r is not None:
-                        outs = list(r)
-            if not retain_graph:
+                        outs = tuple(r)
+            if not retain_graph and node._saved:
                 node._release()
-            seen_out: set[int] = set()
+            # A gradient passed through unchanged or handed to several inputs has a shared
+            # buffer: never take it over or add into it in place.
+            if len(outs) == 1:
+                if outs[0] is not None and any(outs[0] is x for x in grads):
+                    shared.add(id(outs[0]))
+            else:
+                seen_ids: set[int] = set()
+                for o in outs:
+                    if o is not None:
+                        if id(o) in seen_ids or any(o is x for x in grads):
+                            shared.add(id(o))
+                        seen_ids.add(id(o))
             for (child, cnr), g in zip(node._next, outs):
                 if child is None:
                     continue
                 if g is not None:
-                    gid = id(g)
-                    if gid in seen_out or any(g is x for x in grads):
-                        shared.add(gid)
-                    seen_out.add(gid)
-                if wanted(child):
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child.num_outputs
-                    old = buf[cnr]
-                    if g is None:
-                        pass
-                    elif old is None:
-                        buf[cnr] = g
-                    else:
-                        in_place = (not create_graph) and _is_owned(old, shared) and (
-                            old._array.shape == g._array.shape
-                        )
-                        buf[cnr] = _add(old, g, in_place)
+                    if needed is None or wanted(child):
+                        buf = buffers.get(child)
+                        if buf is None:
+                            buf = buffers[child] = [None] * child.num_outputs
+                            buf[cnr] = g
+                        else:
+                            old = buf[cnr]
+                            if old is None:
+                                buf[cnr] = g
+                            elif not create_graph and _is_owned(old, shared) and (
+                                old._array.shape == g._array.shape
+                            ):
+                                old._array += g._array
+                            else:
+                                buf[cnr] = old + g
                 d = deps[child] - 1
                 deps[child] = d
-                if d == 0 and wanted(child):
-                    heapq.heappush(heap, (-child._seq, id(child), child))
+                if d == 0 and (needed is None or wanted(child)):
+                    _heappush(heap, (-child._seq, id(child), child))
     except BaseException as e:
         failed = e
         raise
@@ -261,13 +258,47 @@ def run_backward(
     return captured
 
 
-def _call(node: Node, grads: list[Tensor | None]) -> Sequence[Tensor | None]:
-    if node.num_outputs > 1 and any(g is None for g in grads):
-        grads = node._materialize(grads)  # type: ignore[attr-defined]
-    out = node.backward(*grads)
-    if not isinstance(out, tuple):
-        out = (out,)
-    return out
+def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int]
+                      ) -> list[Tensor | None]:
+    """Hooks of the tensors this node produced, then retain_grad (always last, as torch)."""
+    for nr, fns in hooks.tensor.items():
+        g = grads[nr]
+        if g is None:
+            continue
+        for fn in list(fns):
+            r = fn(g)
+            if r is not None:
+                g = r
+                shared.add(id(g))
+        grads[nr] = g
+    for nr, ref in list(hooks.retains.items()):
+        t = ref()
+        if t is not None and grads[nr] is not None:
+            t._accumulate_retained(grads[nr])
+    return grads
+
+
+def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
+          captured: list[Tensor | None], needed: set[Node] | None, accumulate: bool,
+          create_graph: bool, shared: set[int]) -> None:
+    """A leaf's gradient arrives: leaf hooks, then capture (grad) and/or accumulate."""
+    var = node.variable
+    if g is not None:
+        hooks = var._hooks
+        if hooks:
+            for hook in list(hooks):
+                r = hook(g)
+                if r is not None:
+                    g = r
+                    shared.add(id(g))
+        if g._array.dtype != var._array.dtype:
+            g = g.to(var.dtype)
+    if targets:
+        idx = targets.get((node, 0))
+        if idx is not None:
+            captured[idx] = g
+    if g is not None and (node in needed if needed is not None else accumulate):
+        node.accumulate(g, _is_owned(g, shared), create_graph)
 
 
 def _accumulate_nonleaf(t: Tensor, g: Tensor, create_graph: bool) -> None:

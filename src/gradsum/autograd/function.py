@@ -199,11 +199,11 @@ class Function:
             for t in node._to_save:
                 if t is not None and id(t) in raw_ids and isinstance(results[raw_ids[id(t)]],
                                                                      Tensor):
-                    saved.append(SavedTensor(results[raw_ids[id(t)]], node, True))
+                    saved.append(SavedTensor(results[raw_ids[id(t)]], True))
                 elif t is not None and id(t) in out_ids:
-                    saved.append(SavedTensor(t, node, True))
+                    saved.append(SavedTensor(t, True))
                 else:
-                    saved.append(SavedTensor(t, node, False))
+                    saved.append(SavedTensor(t, False))
             node._saved = tuple(saved)
             node._to_save = ()
         return results[0] if single else tuple(results)

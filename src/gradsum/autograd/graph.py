@@ -70,37 +70,38 @@ class RemovableHandle:
         self.remove()
 
 
+class _NodeHooks:
+    """The rarely used per-node state, allocated only when a hook or retain_grad needs it."""
+
+    __slots__ = ("post", "pre", "retains", "tensor")
+
+    def __init__(self) -> None:
+        self.tensor: dict[int, list[Callable[..., Any]]] = {}
+        self.retains: dict[int, Any] = {}
+        self.pre: list[Callable[..., Any]] = []
+        self.post: list[Callable[..., Any]] = []
+
+
 class Node:
     """One step of the backward graph (``grad_fn``); subclasses are named ``<Op>Backward0``.
 
     Subclasses implement :meth:`backward`, which receives one gradient per output of the forward
     op and returns one gradient (or ``None``) per input edge, written in differentiable gradsum
     ops so that ``create_graph=True`` records it (double backward for free).
+
+    ``_saved`` is ``()`` when nothing was saved and ``None`` once the saved tensors were
+    released by a backward without ``retain_graph``.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_next",
-        "_post_hooks",
-        "_pre_hooks",
-        "_released",
-        "_retains",
-        "_saved",
-        "_seq",
-        "_tensor_hooks",
-    )
+    __slots__ = ("__weakref__", "_hooks", "_next", "_saved", "_seq")
     #: number of forward outputs (gradients this node receives)
     num_outputs = 1
 
     def __init__(self) -> None:
         self._seq = next(_seq)
         self._next: tuple[tuple[Node | None, int], ...] = ()
-        self._saved: tuple[SavedTensor, ...] = ()
-        self._released = False
-        self._tensor_hooks: dict[int, list[Callable[..., Any]]] | None = None
-        self._retains: dict[int, Any] | None = None
-        self._pre_hooks: list[Callable[..., Any]] | None = None
-        self._post_hooks: list[Callable[..., Any]] | None = None
+        self._saved: tuple[SavedTensor, ...] | None = ()
+        self._hooks: _NodeHooks | None = None
 
     # -- public, torch-named API -------------------------------------------------------------
     def name(self) -> str:
@@ -116,19 +117,27 @@ class Node:
     def metadata(self) -> dict[str, Any]:
         return {}
 
+    @property
+    def _released(self) -> bool:
+        """True once a backward without ``retain_graph`` freed this node's saved tensors."""
+        return self._saved is None
+
+    def _get_hooks(self) -> _NodeHooks:
+        if self._hooks is None:
+            self._hooks = _NodeHooks()
+        return self._hooks
+
     def register_hook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after this node; it may return new grad_inputs."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(fn)
-        return RemovableHandle(self._post_hooks, fn)
+        hooks = self._get_hooks().post
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def register_prehook(self, fn: Callable[..., Any]) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before this node; it may return new grad_outputs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = []
-        self._pre_hooks.append(fn)
-        return RemovableHandle(self._pre_hooks, fn)
+        hooks = self._get_hooks().pre
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
 
     def __call__(self, *grads: Tensor | None) -> Any:
         out = self.backward(*grads)
@@ -147,32 +156,35 @@ class Node:
 
     def save(self, *tensors: Tensor | None, outputs: tuple[Tensor, ...] = ()) -> None:
         """Save input tensors (and this node's own outputs) for backward, with their versions."""
-        saved = [SavedTensor(t, self, False) for t in tensors]
-        saved.extend(SavedTensor(t, self, True) for t in outputs)
-        self._saved = tuple(saved)
+        if outputs:
+            self._saved = tuple([SavedTensor(t, False) for t in tensors]
+                                + [SavedTensor(t, True) for t in outputs])
+        else:
+            self._saved = tuple([SavedTensor(t, False) for t in tensors])
 
     def saved(self) -> list[Tensor | None]:
         """Unpack saved tensors, checking that none was freed or modified in place."""
-        if self._released:
+        saved = self._saved
+        if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
-        return [s.unpack(self) for s in self._saved]
+        return [s.unpack(self) for s in saved]
 
     def _check_saved(self) -> None:
-        if self._released and self._saved:
+        saved = self._saved
+        if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
-        for s in self._saved:
+        for s in saved:
             s.check(self)
 
     def _release(self) -> None:
-        if self._saved:
-            self._released = True
-            for s in self._saved:
+        saved = self._saved
+        if saved:
+            self._saved = None
+            for s in saved:
                 s.release()
 
     def _add_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
-        if self._tensor_hooks is None:
-            self._tensor_hooks = {}
-        hooks = self._tensor_hooks.setdefault(output_nr, [])
+        hooks = self._get_hooks().tensor.setdefault(output_nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
 

@@ -34,30 +34,26 @@ if TYPE_CHECKING:
 class SavedTensor:
     """One tensor saved by a node, with the version it had when saved."""
 
-    __slots__ = ("_array", "_is_output", "_output_nr", "_producer", "_tensor", "_version",
+    __slots__ = ("_array", "_is_output", "_output_nr", "_tensor", "_version",
                  "_version_at_save")
 
-    def __init__(self, t: Tensor | None, node: Node, is_output: bool) -> None:
+    def __init__(self, t: Tensor | None, is_output: bool) -> None:
         self._is_output = is_output
         if t is None:
-            self._tensor = None
-            self._array = None
-            self._version = None
-            self._version_at_save = 0
-            self._output_nr = 0
-            self._producer = None
-            return
-        self._version = t._version
-        self._version_at_save = t._version[0]
-        if is_output:
+            self._tensor = self._array = self._version = None
+            self._version_at_save = self._output_nr = 0
+        elif is_output:
             self._tensor = None
             self._array = t._array
             self._output_nr = t._output_nr
+            self._version = v = t._version
+            self._version_at_save = v[0]
         else:
             self._tensor = t
             self._array = None
             self._output_nr = 0
-        self._producer = None
+            self._version = v = t._version
+            self._version_at_save = v[0]
 
     def check(self, node: Node) -> None:
         ver = self._version
@@ -80,17 +76,19 @@ class SavedTensor:
             )
 
     def unpack(self, node: Node) -> Any:
-        if self._version is None:
+        ver = self._version
+        if ver is None:
             return None
-        self.check(node)
+        if ver[0] != self._version_at_save:
+            self.check(node)
         if not self._is_output:
             return self._tensor
         from gradsum._tensor import Tensor
 
         # Rebuild the output tensor so that differentiating through it (double backward)
         # reaches this node, without the node ever holding the output object itself.
-        out = Tensor._make(self._array, grad_fn=node, output_nr=self._output_nr)
-        out._version = self._version
+        out = Tensor._make(self._array, False, node, self._output_nr)
+        out._version = ver
         return out
 
     def release(self) -> None:

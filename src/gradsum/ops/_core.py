@@ -38,16 +38,18 @@ def register(*names: str) -> Callable[[FnT], FnT]:
 _make = Tensor._make
 
 
-def edge(t: Tensor | None) -> tuple[Node | None, int]:
+_NO_EDGE: tuple[None, int] = (None, 0)
+
+
+def edge(t: Any) -> tuple[Node | None, int]:
     """Where the gradient of ``t`` goes: its grad_fn, its leaf sink, or nowhere."""
-    if t is None:
-        return (None, 0)
-    fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    if t._requires_grad:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
+    if isinstance(t, Tensor):
+        fn = t._grad_fn
+        if fn is not None:
+            return (fn, t._output_nr)
+        if t._requires_grad:
+            return (grad_accumulator(t), 0)
+    return _NO_EDGE
 
 
 def needs_grad(*tensors: Any) -> bool:
@@ -62,7 +64,13 @@ def needs_grad(*tensors: Any) -> bool:
 
 def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> Tensor:
     """Attach ``node`` (edges to ``inputs``) and return the output tensor for array ``out``."""
-    node._next = tuple(edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs)
+    n = len(inputs)
+    if n == 1:
+        node._next = (edge(inputs[0]),)
+    elif n == 2:
+        node._next = (edge(inputs[0]), edge(inputs[1]))
+    else:
+        node._next = tuple([edge(t) for t in inputs])
     return _make(out, False, node, output_nr)
 
 

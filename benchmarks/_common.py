@@ -1,0 +1,66 @@
+"""Shared benchmark helpers: single-threaded BLAS, interleaved timing, median tables.
+
+Set the thread variables before NumPy or torch is imported (each benchmark script imports
+this module first).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2, inner: int = 1
+) -> dict[str, list[float]]:
+    """Run each function ``repeats`` times, interleaved (a, b, a, b, ...), return seconds."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            out[name].append((time.perf_counter() - t0) / inner)
+    return out
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def table(rows: list[tuple[str, float, float, str]]) -> str:
+    """Markdown table: workload, gradsum median, torch median, ratio, target."""
+    lines = [
+        "| workload | gradsum (median) | torch (median) | gradsum/torch | target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, g, t, target in rows:
+        lines.append(f"| {name} | {fmt(g)} | {fmt(t)} | {g / t:.2f} | {target} |")
+    return "\n".join(lines)
+
+
+def fmt(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def threads_info() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return ", ".join(
+            f"{i['internal_api']}:{i['num_threads']}" for i in threadpool_info()
+        )
+    except ImportError:
+        return "threadpoolctl not installed"

@@ -1,0 +1,102 @@
+"""Core benchmark: gradsum vs torch in one process, interleaved, single-threaded.
+
+Workloads (issue 2):
+- chain: 1,000 small elementwise ops forward + backward (per-op overhead),
+- MLP 784-2048-2048-10 at batch 256, forward + backward (BLAS-bound),
+- MLP 64-128-128-10 at batch 32, forward + backward (overhead-bound).
+
+Run: ``python benchmarks/bench_core.py [--repeats N]``. Prints medians and gradsum/torch ratios.
+"""
+
+from __future__ import annotations
+
+import _common  # noqa: F401 - sets single-thread env vars before numpy/torch load
+
+import argparse
+
+import numpy as np
+import torch
+
+import gradsum
+from _common import median, table, threads_info, time_interleaved
+
+
+def chain_program(lib, n_ops: int = 1000, size: int = 8):
+    x = lib.tensor(np.linspace(-1, 1, size).astype(np.float32), requires_grad=True)
+    w = lib.tensor(np.full(size, 0.999, np.float32))
+    b = lib.tensor(np.full(size, 0.001, np.float32))
+
+    def run():
+        y = x
+        for i in range(n_ops):
+            k = i % 3
+            if k == 0:
+                y = y * w
+            elif k == 1:
+                y = y + b
+            else:
+                y = y.tanh()
+        y.sum().backward()
+        x.grad = None
+
+    return run
+
+
+def mlp_program(lib, sizes: list[int], batch: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    params = []
+    for i in range(len(sizes) - 1):
+        bound = 1 / np.sqrt(sizes[i])
+        w = rng.uniform(-bound, bound, (sizes[i], sizes[i + 1])).astype(np.float32)
+        b = rng.uniform(-bound, bound, sizes[i + 1]).astype(np.float32)
+        params.append((lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)))
+    x = lib.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))
+    y = lib.tensor(rng.integers(0, sizes[-1], batch))
+
+    def run():
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w + b
+            if i < len(params) - 1:
+                h = h.relu()
+        loss = -lib.log_softmax(h, 1).gather(1, y.unsqueeze(1)).mean()
+        loss.backward()
+        for w, b in params:
+            w.grad = None
+            b.grad = None
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    rows = []
+    r = time_interleaved(
+        {"gradsum": chain_program(gradsum), "torch": chain_program(torch)}, args.repeats
+    )
+    g, t = median(r["gradsum"]), median(r["torch"])
+    rows.append(("chain of 1,000 elementwise ops, fwd+bwd", g, t, "<= 1.0"))
+    print(f"per op (fwd+bwd): gradsum {g / 1000 * 1e6:.2f} us, torch {t / 1000 * 1e6:.2f} us")
+    r = time_interleaved(
+        {"gradsum": mlp_program(gradsum, [784, 2048, 2048, 10], 256),
+         "torch": mlp_program(torch, [784, 2048, 2048, 10], 256)},
+        max(5, args.repeats // 2),
+    )
+    rows.append(("MLP 784-2048-2048-10, batch 256, fwd+bwd", median(r["gradsum"]),
+                 median(r["torch"]), "<= 1.05"))
+    r = time_interleaved(
+        {"gradsum": mlp_program(gradsum, [64, 128, 128, 10], 32),
+         "torch": mlp_program(torch, [64, 128, 128, 10], 32)},
+        args.repeats, inner=20,
+    )
+    rows.append(("MLP 64-128-128-10, batch 32, fwd+bwd", median(r["gradsum"]),
+                 median(r["torch"]), "<= 0.8"))
+    print(f"threads: {threads_info()}; torch {torch.__version__}, numpy {np.__version__}")
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
