@@ -171,6 +171,8 @@ def run_backward(
     prev_mode = _state.enabled
     _state.enabled = create_graph
     try:
+        if needed is None and not targets:
+            _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate)
         while heap:
             node = _heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
@@ -190,60 +192,12 @@ def run_backward(
                             _accumulate_nonleaf(inputs[idx], grads[nr], create_graph)  # type: ignore[index]
                 if needed is not None and node not in needed:
                     continue
-            if hooks is not None and hooks.pre:
-                for hook in list(hooks.pre):
-                    r = hook(tuple(grads))
-                    if r is not None:
-                        grads = list(r)
-            if len(grads) == 1:
-                g0 = grads[0]
-                outs = node.backward(g0) if g0 is not None else (None,) * len(node._next)
-            elif all(g is None for g in grads):
-                outs = (None,) * len(node._next)
-            else:
-                if any(g is None for g in grads):
-                    grads = node._materialize(grads)  # type: ignore[attr-defined]
-                outs = node.backward(*grads)
-            if outs.__class__ is not tuple:
-                outs = (outs,)
-            if hooks is not None and hooks.post:
-                for hook in list(hooks.post):
-                    r = hook(tuple(outs), tuple(grads))
-                    if r is not None:
-                        outs = tuple(r)
-            if not retain_graph and node._saved:
-                node._release()
-            # A gradient passed through unchanged or handed to several inputs has a shared
-            # buffer: never take it over or add into it in place.
-            if len(outs) == 1:
-                if outs[0] is not None and any(outs[0] is x for x in grads):
-                    shared.add(id(outs[0]))
-            else:
-                seen_ids: set[int] = set()
-                for o in outs:
-                    if o is not None:
-                        if id(o) in seen_ids or any(o is x for x in grads):
-                            shared.add(id(o))
-                        seen_ids.add(id(o))
+            outs = _apply(node, hooks, grads, shared, retain_graph)
             for (child, cnr), g in zip(node._next, outs):
                 if child is None:
                     continue
-                if g is not None:
-                    if needed is None or wanted(child):
-                        buf = buffers.get(child)
-                        if buf is None:
-                            buf = buffers[child] = [None] * child.num_outputs
-                            buf[cnr] = g
-                        else:
-                            old = buf[cnr]
-                            if old is None:
-                                buf[cnr] = g
-                            elif not create_graph and _is_owned(old, shared) and (
-                                old._array.shape == g._array.shape
-                            ):
-                                old._array += g._array
-                            else:
-                                buf[cnr] = old + g
+                if g is not None and (needed is None or wanted(child)):
+                    _add_to_buffer(buffers, child, cnr, g, create_graph, shared)
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0 and (needed is None or wanted(child)):
@@ -256,6 +210,103 @@ def run_backward(
         for obs in reversed(observers):
             obs.end(failed)
     return captured
+
+
+def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor | None]],
+             deps: dict[Node, int], shared: set[int], retain_graph: bool, create_graph: bool,
+             accumulate: bool) -> None:
+    """The execution loop of a plain backward (every node runs, nothing is captured).
+
+    Same steps as the general loop in :func:`run_backward`, specialised because this is the
+    path every training step takes.
+    """
+    pop, push = _heappop, _heappush
+    while heap:
+        node = pop(heap)[2]
+        grads = buffers.pop(node, None) or [None] * node.num_outputs
+        hooks = node._hooks
+        if hooks is not None:
+            grads = _run_tensor_hooks(node, hooks, grads, shared)
+        if node.__class__ is AccumulateGrad:
+            _sink(node, grads[0], {}, [], None, accumulate, create_graph, shared)
+            continue
+        outs = _apply(node, hooks, grads, shared, retain_graph)
+        for (child, cnr), g in zip(node._next, outs):
+            if child is None:
+                continue
+            if g is not None:
+                buf = buffers.get(child)
+                if buf is None and child.num_outputs == 1:
+                    buffers[child] = [g]
+                else:
+                    _add_to_buffer(buffers, child, cnr, g, create_graph, shared)
+            d = deps[child] - 1
+            deps[child] = d
+            if d == 0:
+                push(heap, (-child._seq, id(child), child))
+
+
+def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
+           retain_graph: bool) -> tuple[Tensor | None, ...]:
+    """Run one node's backward with its pre/post hooks; free its saved tensors."""
+    if hooks is not None and hooks.pre:
+        for hook in list(hooks.pre):
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if len(grads) == 1:
+        g0 = grads[0]
+        outs = node.backward(g0) if g0 is not None else (None,) * len(node._next)
+    elif all(g is None for g in grads):
+        outs = (None,) * len(node._next)
+    else:
+        if any(g is None for g in grads):
+            grads = node._materialize(grads)  # type: ignore[attr-defined]
+        outs = node.backward(*grads)
+    if outs.__class__ is not tuple:
+        outs = (outs,)
+    if hooks is not None and hooks.post:
+        for hook in list(hooks.post):
+            r = hook(tuple(outs), tuple(grads))
+            if r is not None:
+                outs = tuple(r)
+    if not retain_graph and node._saved:
+        node._release()
+    # A gradient passed through unchanged, or handed to several inputs, has a shared buffer:
+    # never take it over or add into it in place.
+    if len(outs) == 1:
+        o = outs[0]
+        if o is not None:
+            for x in grads:
+                if o is x:
+                    shared.add(id(o))
+    else:
+        seen_ids: set[int] = set()
+        for o in outs:
+            if o is not None:
+                if id(o) in seen_ids:
+                    shared.add(id(o))
+                else:
+                    for x in grads:
+                        if o is x:
+                            shared.add(id(o))
+                seen_ids.add(id(o))
+    return outs
+
+
+def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,
+                   g: Tensor, create_graph: bool, shared: set[int]) -> None:
+    """Sum ``g`` into the input buffer of ``child`` (in place only into an owned buffer)."""
+    buf = buffers.get(child)
+    if buf is None:
+        buf = buffers[child] = [None] * child.num_outputs
+    old = buf[cnr]
+    if old is None:
+        buf[cnr] = g
+    elif not create_graph and _is_owned(old, shared) and old._array.shape == g._array.shape:
+        old._array += g._array
+    else:
+        buf[cnr] = old + g
 
 
 def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int]

@@ -50,10 +50,10 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: Sequence[Any], i: int, e
                      for o in _outputs(fn, inputs)]
             flat[k] = orig
             cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-    n_out = len(cols[0]) if cols else len(_outputs(fn, inputs))
+    sizes = ([c.size for c in cols[0]] if cols
+             else [o._array.size for o in _outputs(fn, inputs)])  # an empty input: no columns
     jac = []
-    for j in range(n_out):
-        size = cols[0][j].size if cols else 0
+    for j, size in enumerate(sizes):
         m = xp.zeros((size, flat.size))
         for k, col in enumerate(cols):
             m[:, k] = col[j]

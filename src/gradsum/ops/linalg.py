@@ -40,21 +40,21 @@ class MmBackward0(Node):
             ga = F.mul(g, b) if self.needs(0) else None
             gb = F.mul(g, a) if self.needs(1) else None
             return ga, gb
+        pa = (1,) + a_shape if a1 else a_shape
+        pb = b_shape + (1,) if b1 else b_shape
         if a1:
             g = F.unsqueeze(g, -2)
-            a = F.unsqueeze(a, 0)
+            a = F.unsqueeze(a, 0) if a is not None else None
         if b1:
             g = F.unsqueeze(g, -1)
-            b = F.unsqueeze(b, -1)
+            b = F.unsqueeze(b, -1) if b is not None else None
         ga = gb = None
         if self.needs(0):
-            ga = F.matmul(g, F.transpose(b, -1, -2))
-            ga = F.sum_to(ga, a.shape)
+            ga = F.sum_to(F.matmul(g, F.transpose(b, -1, -2)), pa)
             if a1:
                 ga = F.reshape(ga, a_shape)
         if self.needs(1):
-            gb = F.matmul(F.transpose(a, -1, -2), g)
-            gb = F.sum_to(gb, b.shape)
+            gb = F.sum_to(F.matmul(F.transpose(a, -1, -2), g), pb)
             if b1:
                 gb = F.reshape(gb, b_shape)
         return ga, gb
