@@ -10,15 +10,14 @@ Run: ``python benchmarks/bench_core.py [--repeats N]``. Prints medians and grads
 
 from __future__ import annotations
 
-import _common  # noqa: F401 - sets single-thread env vars before numpy/torch load
-
 import argparse
 
+import _common  # noqa: F401 - sets single-thread env vars before numpy/torch load
 import numpy as np
 import torch
+from _common import median, table, threads_info, time_interleaved
 
 import gradsum
-from _common import median, table, threads_info, time_interleaved
 
 
 def chain_program(lib, n_ops: int = 1000, size: int = 8):

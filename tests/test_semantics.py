@@ -55,7 +55,7 @@ def assert_same(a, b, rtol=1e-6, atol=1e-7):
 def raises_type(fn):
     try:
         fn()
-    except Exception as e:  # noqa: BLE001 - the type is what we compare
+    except Exception as e:
         return type(e)
     return None
 
@@ -502,7 +502,7 @@ def test_grad_mode_is_thread_local():
     for lib in LIBS:
         seen = {}
 
-        def worker(lib=lib):
+        def worker(lib=lib, seen=seen):
             seen["enabled"] = lib.is_grad_enabled()
 
         with lib.no_grad():

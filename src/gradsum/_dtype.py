@@ -49,11 +49,11 @@ int8 = dtype("int8", "int8", 1)
 uint8 = dtype("uint8", "uint8", 1)
 bool_ = dtype("bool", "bool", 0)
 
-float = float32  # noqa: A001 - torch exposes these aliases
+float = float32
 double = float64
 half = float16
 long = int64
-int = int32  # noqa: A001
+int = int32
 
 _ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
 _BY_NP: dict[Any, dtype] = {d.np: d for d in _ALL}

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -188,7 +189,17 @@ class Tensor:
     @property
     def grad(self) -> Tensor | None:
         """The accumulated gradient. ``backward()`` adds into it; it is never cleared for you."""
-        return self._grad
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return g
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
@@ -424,6 +435,8 @@ class Tensor:
             )
         new = type(self)._make(self._array.copy(), self._requires_grad)
         new.__dict__.update(self.__dict__)
+        for k in ("_hooks", "_post_acc_hooks", "_acc_ref"):  # like torch: hooks are not copied
+            new.__dict__.pop(k, None)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new

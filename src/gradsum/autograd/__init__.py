@@ -49,21 +49,28 @@ __all__ = [
 ]
 
 
-def _as_list(x: Any) -> list[Any]:
-    from gradsum._tensor import Tensor
+_T: list[type] = []  # [Tensor], filled on first use (gradsum._tensor imports this package)
 
+
+def _tensor_type() -> type:
+    if not _T:
+        from gradsum._tensor import Tensor
+
+        _T.append(Tensor)
+    return _T[0]
+
+
+def _as_list(x: Any) -> list[Any]:
     if x is None:
         return []
-    if isinstance(x, Tensor):
+    if isinstance(x, _T[0]):
         return [x]
     return list(x)
 
 
 def _check_roots(roots: list[Tensor]) -> None:
-    from gradsum._tensor import Tensor
-
     for i, t in enumerate(roots):
-        if not isinstance(t, Tensor):
+        if not isinstance(t, _T[0]):
             raise TypeError(f"expected a Tensor at position {i}, got {type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError(_messages.no_grad_root(i))
@@ -89,6 +96,7 @@ def backward(
         >>> w.grad.tolist()
         [5.0]
     """
+    _tensor_type()
     roots = _as_list(tensors)
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(roots)
     if len(grads) != len(roots):
@@ -143,6 +151,7 @@ def grad(
         )
     if allow_unused is None:
         allow_unused = materialize_grads
+    _tensor_type()
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     if not ins:

@@ -20,6 +20,7 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from gradsum._backend import xp
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator
@@ -377,7 +378,9 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
                     f"grad can be implicitly created only for real scalar outputs but got "
                     f"{o.dtype.name}. Compute the output in a floating dtype."
                 )
-            out.append(Tensor._make(o._xp.ones(o._array.shape, dtype=o._array.dtype)))
+            seed = xp.empty(o._array.shape, dtype=o._array.dtype)
+            seed.fill(1)
+            out.append(Tensor._make(seed))
             continue
         if not isinstance(g, Tensor):
             raise TypeError(_messages.bad_grad_type(kind, i, g))

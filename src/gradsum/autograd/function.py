@@ -43,8 +43,17 @@ class FunctionCtx:
 class BackwardCFunction(Node):
     """The node of a user :class:`Function`; ``ctx`` in forward/backward is this object."""
 
-    __slots__ = ("__dict__", "_fn_cls", "_in_meta", "_out_meta", "_to_save",
-                 "materialize_grads", "needs_input_grad", "non_differentiable", "dirty")
+    __slots__ = (
+        "__dict__",
+        "_fn_cls",
+        "_in_meta",
+        "_out_meta",
+        "_to_save",
+        "dirty",
+        "materialize_grads",
+        "needs_input_grad",
+        "non_differentiable",
+    )
 
     def __init__(self) -> None:
         super().__init__()
