@@ -185,7 +185,13 @@ for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
         globals()[_name] = _fn
 
 from gradsum import autograd  # noqa: E402
+from gradsum import nn, optim  # after ops: they build on them
+from gradsum.serialization import load, save  # noqa: E402, F401
 
 __version__ = "0.1.0"
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+
+from gradsum import toolkit  # last: it builds on autograd, nn and optim
+
+__all__.append("toolkit")

@@ -18,7 +18,9 @@ from gradsum._creation import (  # noqa: F401 - rules use F.zeros_like etc.
     zeros,
     zeros_like,
 )
+from gradsum._backend import xp as _xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node as _Node
 from gradsum.ops import _core
 from gradsum.ops._core import OPS, as_tensor_like, register
 from gradsum.ops._core import wrap_dim as _wrap_dim
@@ -78,26 +80,44 @@ def type_as(a: Tensor, other: Tensor) -> Tensor:
     return a.to(other.dtype)
 
 
+class RepeatBackward0(_Node):
+    """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r's."""
+
+    __slots__ = ("reps", "in_shape")
+
+    def backward(self, g: Tensor) -> Tensor:
+        padded = (1,) * (len(self.reps) - len(self.in_shape)) + tuple(self.in_shape)
+        inter: list[int] = []
+        for r, s in zip(self.reps, padded):
+            inter += [r, s]
+        tiles = reshape(g, tuple(inter))  # noqa: F405
+        return reshape(sum(tiles, tuple(range(0, len(inter), 2))), self.in_shape)  # noqa: F405
+
+
 @register("repeat")
 def repeat(a: Tensor, *sizes: Any) -> Tensor:
-    """Tile ``a`` ``sizes`` times along each dimension (a composite of expand and reshape)."""
+    """Tile ``a`` ``sizes`` times along each dimension (a copy, like torch's).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 2]).repeat(2).tolist()
+        [1, 2, 1, 2]
+    """
     reps = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    reps = tuple(int(r) for r in reps)
     if len(reps) < a.ndim:
         raise RuntimeError(
-            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
-            "of tensor"
+            f"Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            f"of tensor: repeat{reps} for a tensor of shape {tuple(a.shape)}. Pass one count "
+            "per dimension."
         )
-    x = reshape(a, (1,) * (len(reps) - a.ndim) + tuple(a.shape))  # noqa: F405
-    inter: list[int] = []
-    final: list[int] = []
-    for r, s in zip(reps, x.shape):
-        inter += [1, s]
-        final.append(r * s)
-    x = reshape(x, tuple(inter))  # noqa: F405
-    big: list[int] = []
-    for r, s in zip(reps, x.shape[1::2]):
-        big += [r, s]
-    return reshape(expand(x, tuple(big)), tuple(final))  # noqa: F405
+    x = a._array.reshape((1,) * (len(reps) - a.ndim) + tuple(a.shape))
+    out = _xp.tile(x, reps) if reps else x.copy()
+    if not _core.needs_grad(a):
+        return _core._make(out)
+    node = RepeatBackward0()
+    node.reps, node.in_shape = reps, a.shape
+    return _core.record(node, (a,), out)
 
 
 def _where_method(a: Tensor, condition: Tensor, other: Any) -> Tensor:

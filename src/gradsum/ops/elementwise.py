@@ -213,18 +213,7 @@ class DivBackward0(Node):
 def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division with broadcasting (integers promote to the default float)."""
     if rounding_mode is not None:
-        q = div(a, b)
-        if rounding_mode == "floor":
-            out = q.detach().floor()
-        elif rounding_mode == "trunc":
-            out = q.detach().trunc()
-        else:
-            raise ValueError(
-                f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-                f"'{rounding_mode}'"
-            )
-        rt = D.result_type(*(t for t in (a, b)))
-        return out.to(rt)
+        return _div_rounded(a, b, rounding_mode)
     if not isinstance(a, Tensor):
         a = as_tensor_like(a, b)
     x, y, bt = binary_arrays(a, b)
@@ -251,6 +240,44 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     out_t = record(node, (a, b), out)
     node.save(a if b.requires_grad else None, b)
     return out_t
+
+
+class DivBackward2(Node):
+    """``div`` with a rounding mode: piecewise constant, so both gradients are zero (torch's
+    rule; the output still requires grad)."""
+
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        ga = F.zeros(self.a_shape, dtype=g.dtype) if self.needs(0) else None
+        gb = F.zeros(self.b_shape, dtype=g.dtype) if self.needs(1) else None
+        return ga, gb
+
+
+def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
+    if rounding_mode not in ("floor", "trunc"):
+        raise RuntimeError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    a, b, x, y, bt = _binary(a, b)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        try:
+            if rounding_mode == "floor":
+                out = xp.floor_divide(x, y)
+            elif x.dtype.kind == "f":
+                out = xp.trunc(x / y)
+            else:
+                q = xp.floor_divide(x, y)
+                out = q + ((q < 0) & (q * y != x))  # round toward zero
+        except ValueError:
+            raise broadcast_error(x, y) from None
+    out = xp.asarray(out).astype(x.dtype, copy=False)
+    if not needs_grad(a, b):
+        return _make(out)
+    node = DivBackward2()
+    node.a_shape, node.b_shape = x.shape, (xp.shape(y) if bt else ())
+    return record(node, (a, b), out)
 
 
 def rdiv(a: Tensor, b: Any) -> Tensor:
@@ -713,16 +740,54 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     """Division rounded down (not differentiable, like torch's)."""
     a, b, x, y, _ = _binary(a, b)
     with xp.errstate(divide="ignore", invalid="ignore"):
-        return _make(xp.floor_divide(x, y))
+        try:
+            return _make(xp.asarray(xp.floor_divide(x, y)))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+
+
+class RemainderBackward0(Node):
+    """``a % s`` for a Python number ``s``: the gradient of ``a`` is ``g``."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return g
+
+
+class RemainderBackward1(Node):
+    """``a % b`` for two tensors: ``d/da = 1``, ``d/db = -floor(a / b)``."""
+
+    __slots__ = ("a_shape", "b_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        ga = _sum_to(g, self.a_shape) if self.needs(0) else None
+        gb = None
+        if self.needs(1):
+            a, b = self.saved()
+            q = div(a.detach(), b.detach(), rounding_mode="floor")
+            gb = _sum_to(F.neg(F.mul(g, q)), self.b_shape)
+        return ga, gb
 
 
 @register("remainder")
 def remainder(a: Any, b: Any) -> Tensor:
-    """Python-style modulus ``a - floor(a / b) * b``; gradient 1 for ``a``."""
-    if not isinstance(a, Tensor):
-        a = as_tensor_like(a, b)
-    q = floor_divide(a, b).detach()
-    return sub(a, mul(q, b))
+    """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
+    a, b, x, y, bt = _binary(a, b)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        try:
+            out = xp.asarray(xp.remainder(x, y)).astype(x.dtype, copy=False)
+        except ValueError:
+            raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    if not bt:
+        return record(RemainderBackward0(), (a,), out)
+    node = RemainderBackward1()
+    node.a_shape, node.b_shape = x.shape, y.shape
+    t = record(node, (a, b), out)
+    node.save(*((a, b) if b.requires_grad else (None, None)))
+    return t
 
 
 # -- activations -------------------------------------------------------------------------------
@@ -775,7 +840,9 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
         k = math.sqrt(2.0 / math.pi)
         out = (0.5 * x * (1.0 + xp.tanh(k * (x + 0.044715 * x**3)))).astype(x.dtype, copy=False)
     else:
-        raise ValueError(f"approximate argument must be either none or tanh, got {approximate!r}")
+        raise RuntimeError(
+            f"approximate argument must be either none or tanh, got {approximate!r}"
+        )
     if not needs_grad(a):
         return _make(out)
     node = GeluBackward0()
@@ -858,6 +925,25 @@ def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return t
 
 
+class ClampBackward0(Node):
+    """clamp with tensor bounds: ``a`` gets the gradient where ``min <= a <= max``, a bound
+    where ``a`` is beyond it (torch's rule); each gradient is summed to its operand's shape."""
+
+    __slots__ = ("shapes",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        a, lo, hi = self.saved()
+        x = a._array
+        lo_ok = x >= lo._array if lo is not None else xp.ones((), dtype=bool)
+        hi_ok = x <= hi._array if hi is not None else xp.ones((), dtype=bool)
+        zero = F.zeros((), dtype=g.dtype)
+        out: list[Tensor | None] = []
+        for i, m in enumerate((lo_ok & hi_ok, ~lo_ok, ~hi_ok)):
+            out.append(_sum_to(F.where(_make(m), g, zero), self.shapes[i])
+                       if self.needs(i) else None)
+        return out[0], out[1], out[2]
+
+
 class ClampBackward1(Node):
     __slots__ = ("lo", "hi")
 
@@ -878,12 +964,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = a
-        if min is not None:
-            out = maximum(out, min if isinstance(min, Tensor) else as_tensor_like(min, a))
-        if max is not None:
-            out = minimum(out, max if isinstance(max, Tensor) else as_tensor_like(max, a))
-        return out
+        return _clamp_tensor(a, min, max)
     x = a._array
     lo = None if min is None else scalar_value(min)
     hi = None if max is None else scalar_value(max)
@@ -898,6 +979,29 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     node.lo, node.hi = lo, hi
     t = record(node, (a,), out)
     node.save(a)
+    return t
+
+
+def _clamp_tensor(a: Tensor, lo: Any, hi: Any) -> Tensor:
+    lo = None if lo is None else (lo if isinstance(lo, Tensor) else as_tensor_like(lo, a))
+    hi = None if hi is None else (hi if isinstance(hi, Tensor) else as_tensor_like(hi, a))
+    rt = D.result_type(*(t for t in (a, lo, hi) if t is not None)).np
+    x = a._array.astype(rt, copy=False)
+    try:
+        out = x
+        if lo is not None:
+            out = xp.maximum(out, lo._array.astype(rt, copy=False))
+        if hi is not None:
+            out = xp.minimum(out, hi._array.astype(rt, copy=False))
+    except ValueError:
+        other = lo if lo is not None and lo._array.ndim else hi
+        raise broadcast_error(x, other._array if other is not None else x) from None
+    if not needs_grad(a, lo, hi):
+        return _make(out)
+    node = ClampBackward0()
+    node.shapes = tuple(() if t is None else t._array.shape for t in (a, lo, hi))
+    t = record(node, (a, lo, hi), out)
+    node.save(a, lo, hi)
     return t
 
 

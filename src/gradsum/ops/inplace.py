@@ -221,9 +221,46 @@ mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
 div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
 
 
+class ZeroBackward0(Node):
+    """``zero_``: the old value is gone, its gradient is zero."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return F.zeros_like(g)
+
+
+class FillBackward2(ZeroBackward0):
+    """``fill_`` with a number."""
+
+    __slots__ = ()
+
+
+class FillBackward3(Node):
+    """``fill_`` with a 0-d tensor: the value gets the sum of the gradient."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        return (F.zeros_like(g) if self.needs(0) else None,
+                F.sum(g) if self.needs(1) else None)
+
+
+def _filled(old: Tensor, value: Any, cls: type[Node]) -> Tensor:
+    v = value._array if isinstance(value, Tensor) else value
+    out = xp.full(old._array.shape, v, dtype=old._array.dtype)
+    vt = value if isinstance(value, Tensor) else None
+    if not (_state.enabled and (old.requires_grad or (vt is not None and vt.requires_grad))):
+        return _make(out)
+    return record(cls(), (old, vt) if cls is FillBackward3 else (old,), out)
+
+
 @register("zero_")
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place (the buffer and its identity survive)."""
+    _check_leaf(self, "zero_")
+    if _recording(self):
+        return apply_inplace(self, "zero_", lambda old: _filled(old, 0, ZeroBackward0))
     return fill_(self, 0)
 
 
@@ -231,10 +268,16 @@ def zero_(self: Tensor) -> Tensor:
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
+    if isinstance(value, Tensor) and value._array.ndim != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value._array.ndim} dimensions (shape {tuple(value.shape)}). Use copy_ instead."
+        )
     if _recording(self, value):
         if isinstance(value, Tensor):
-            return apply_inplace(self, "fill_", lambda old: _copy_from(old, value), value)
-        return apply_inplace(self, "fill_", lambda old: F.mul(old, 0) + value)
+            return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
+                                 value)
+        return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward2))
     if not self._array.flags.writeable:
         _write(self, self._array, "fill_")
     v = value._array if isinstance(value, Tensor) else value
@@ -348,7 +391,19 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
         value = value._array
     if _recording(self, value):
-        apply_inplace(self, "__setitem__", lambda old: index_put(old, key, value), value)
+        k, advanced = _convert_key(key)
+        if advanced:
+            apply_inplace(self, "__setitem__", lambda old: index_put(old, key, value), value)
+        else:
+            # Basic indexing is a view: write through it, so the base's grad_fn becomes
+            # CopySlices (torch's x[k] = v is x[k].copy_(v) / .fill_(v)).
+            view = F.getitem(self, key)
+            if isinstance(value, Tensor):
+                copy_(view, value)
+            elif isinstance(value, (bool, int, float, xp.generic)):
+                fill_(view, value)
+            else:
+                copy_(view, _make(xp.asarray(value, dtype=self._array.dtype)))
         return
     k, _ = _convert_key(key)
     v = value._array if isinstance(value, Tensor) else value

@@ -29,7 +29,7 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
                  ) -> Tensor:
     """Broadcast a reduced gradient back to the input's shape."""
-    if not keepdim and dims:
+    if not keepdim and dims and g._array.ndim:
         shape = list(in_shape)
         for d in dims:
             shape[d] = 1
@@ -266,6 +266,8 @@ class MaxBackward0(Node):
     __slots__ = ("dim", "indices", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
+        if not self.in_shape:
+            return g
         idx = self.indices
         if not self.keepdim:
             g = F.unsqueeze(g, self.dim)
@@ -280,9 +282,13 @@ class MinBackward0(MaxBackward0):
 def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices:
     x = a._array
     d = wrap_dim(dim, x.ndim)
-    if x.ndim == 0:
-        return values_indices(a.clone() if needs_grad(a) else _make(x.copy()),
-                              _make(xp.asarray(0, dtype=xp.int64)))
+    if x.ndim == 0:  # a 0-d tensor is its own max along dim 0 (index 0)
+        idx0 = _make(xp.asarray(0, dtype=xp.int64))
+        if not needs_grad(a):
+            return values_indices(_make(x.copy()), idx0)
+        node0 = MaxBackward0() if is_max else MinBackward0()
+        node0.dim, node0.indices, node0.in_shape, node0.keepdim = 0, idx0, (), keepdim
+        return values_indices(record(node0, (a,), x.copy()), idx0)
     if x.shape[d] == 0:
         raise IndexError(
             f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have non-zero size."
@@ -393,22 +399,36 @@ class ProdBackward0(Node):
         if not (x == 0).any():
             oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
             return F.mul(ge, F.div(oe, a))
-        # With zeros, out / a is undefined: use the product of the other elements, computed
-        # from exclusive cumulative products (first-order exact; treated as a constant).
-        others = _prod_others(x, self.dims)
-        return F.mul(ge, _make(others))
+        # With zeros, out / a is undefined: use the product of the other elements, built from
+        # differentiable ops (an n x n masked copy of each reduced row, then prod), so double
+        # backward is exact too.
+        return F.mul(ge, _prod_others(a, self.dims))
 
 
-def _prod_others(x: Any, dims: tuple[int, ...]) -> Any:
-    moved = xp.moveaxis(x, dims, tuple(range(-len(dims), 0)))
-    flat = moved.reshape(moved.shape[: moved.ndim - len(dims)] + (-1,))
-    ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
-    left = xp.concatenate([ones, xp.cumprod(flat, axis=-1)[..., :-1]], axis=-1)
-    right = xp.flip(
-        xp.concatenate([ones, xp.cumprod(xp.flip(flat, -1), axis=-1)[..., :-1]], axis=-1), -1
-    )
-    res = (left * right).reshape(moved.shape)
-    return xp.moveaxis(res, tuple(range(-len(dims), 0)), dims)
+class ProdBackward1(ProdBackward0):
+    """prod along one dim (torch names it ProdBackward1)."""
+
+    __slots__ = ()
+
+
+def _prod_others(a: Tensor, dims: tuple[int, ...]) -> Tensor:
+    """``out[i] = prod of a[j] over the reduced dims, j != i`` (exact with zeros)."""
+    nd = a._array.ndim
+    if not dims:
+        return F.ones_like(a)
+    keep = [d for d in range(nd) if d not in dims]
+    perm = keep + list(dims)
+    moved = F.permute(a, perm)
+    lead = moved.shape[: len(keep)]
+    n = _numel(a._array.shape, dims)
+    flat = F.reshape(moved, (*lead, 1, n))
+    eye = _make(xp.eye(n, dtype=bool))
+    rows = F.where(eye, F.ones((), dtype=a.dtype), flat)  # (..., n, n): row i has a 1 at i
+    others = F.reshape(prod(rows, -1), moved.shape)
+    inv = [0] * nd
+    for i, d in enumerate(perm):
+        inv[d] = i
+    return F.permute(others, inv)
 
 
 @register("prod")
@@ -422,57 +442,93 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
     out = xp.asarray(x.prod(axis=dims, keepdims=keepdim))
     if not needs_grad(a):
         return _make(out)
-    node = ProdBackward0()
+    node = ProdBackward0() if dim is None else ProdBackward1()
     node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
     t = record(node, (a,), out)
     node.save(a, outputs=(t,))
     return t
 
 
-class NormBackward1(Node):
-    """2-norm: ``g * a / norm``, zero where the norm is zero (torch's subgradient)."""
+class LinalgVectorNormBackward0(Node):
+    """Vector p-norm, torch's rule for every p: ``g * sign(a) * |a|^(p-1) / norm^(p-1)`` (for
+    p = 2: ``g * a / norm``), zero where the norm is zero; p = inf/-inf split the gradient
+    evenly among the tied extreme elements; p = 0 has zero gradient."""
 
-    __slots__ = ("dims", "in_shape", "keepdim")
+    __slots__ = ("dims", "in_shape", "keepdim", "p")
 
     def backward(self, g: Tensor) -> Tensor:
         a, out = self.saved()
+        p = self.p
+        if p == 0:
+            return F.zeros_like(a)
         ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
+        if p == 1:
+            return F.mul(ge, F.sign(a))
         oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
+        if p in (math.inf, -math.inf):
+            mask = xp.abs(a._array) == oe._array
+            count = mask.sum(axis=self.dims, keepdims=True)
+            w = _make((mask / count).astype(g._array.dtype))
+            return F.mul(F.mul(ge, F.sign(a)), w)
         zero = _make(oe._array == 0)
         safe = F.where(zero, F.ones_like(oe), oe)
-        return F.where(zero, F.zeros_like(ge), F.mul(ge, F.div(a, safe)))
+        if p == 2:
+            scaled = F.div(a, safe)
+        else:
+            scaled = F.div(F.mul(F.sign(a), F.pow(F.abs(a), p - 1)), F.pow(safe, p - 1))
+        return F.where(zero, F.zeros_like(ge), F.mul(ge, scaled))
+
+
+def _norm_array(x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:
+    ax = xp.abs(x)
+    if p == math.inf:
+        return ax.max(axis=dims, keepdims=keepdim)
+    if p == -math.inf:
+        return ax.min(axis=dims, keepdims=keepdim)
+    if p == 0:
+        return (x != 0).sum(axis=dims, keepdims=keepdim)
+    if p == 1:
+        return ax.sum(axis=dims, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim))
+    return (ax**p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
 
 
 @register("norm")
 def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: D.dtype | None = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0, or
-    any positive number."""
+    any other number.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([3.0, -4.0]).norm().item()
+        5.0
+    """
     if dtype is not None:
         a = a.to(dtype)
     _require_float(a, "norm")
-    if p in ("fro", 2, 2.0):
-        x = a._array
-        dims = wrap_dims(dim, x.ndim) if x.ndim else ()
-        out = xp.asarray(xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim)), dtype=x.dtype)
-        if not needs_grad(a):
-            return _make(out)
-        node = NormBackward1()
-        node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
-        t = record(node, (a,), out)
-        node.save(a, outputs=(t,))
-        return t
-    if p == math.inf:
-        return amax(F.abs(a), () if dim is None else dim, keepdim)
-    if p == -math.inf:
-        return amin(F.abs(a), () if dim is None else dim, keepdim)
-    if p == 0:
-        return sum(F.ne(a, 0).to(a.dtype), dim, keepdim)
-    if p == 1:
-        return sum(F.abs(a), dim, keepdim)
     if isinstance(p, str):
-        raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
-    return F.pow(sum(F.pow(F.abs(a), p), dim, keepdim), 1.0 / p)
+        if p != "fro":
+            raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
+        p = 2
+    p = float(p)
+    x = a._array
+    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    if x.size == 0 and p in (math.inf, -math.inf):
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a non-empty tensor for p={p}, got shape "
+            f"{tuple(x.shape)}. Use a finite p or a non-empty tensor."
+        )
+    with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = xp.asarray(_norm_array(x, p, dims, keepdim)).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = LinalgVectorNormBackward0()
+    node.dims, node.in_shape, node.keepdim, node.p = dims, x.shape, keepdim, p
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
 
 
 @register("all")
@@ -506,6 +562,8 @@ class CumsumBackward0(Node):
     __slots__ = ("dim",)
 
     def backward(self, g: Tensor) -> Tensor:
+        if g._array.ndim == 0:
+            return g
         return F.flip(_cumsum(F.flip(g, (self.dim,)), self.dim), (self.dim,))
 
 

@@ -27,6 +27,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
+    broadcast_view,
     mark_view,
     needs_grad,
     record,
@@ -94,7 +95,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     if target == x.shape:
         return a
     try:
-        out = xp.broadcast_to(x, target)
+        out = broadcast_view(x, target)
     except ValueError:
         raise RuntimeError(
             f"The expanded size of the tensor must match the existing size at non-singleton "
@@ -167,7 +168,8 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
             ) from None
     else:
         out = x.reshape(shape)
-    is_view = out.base is not None and xp.shares_memory(out, x)
+    # (an empty array shares no memory, but numpy still returns a view of it)
+    is_view = out.base is not None and (x.size == 0 or xp.shares_memory(out, x))
     if not needs_grad(a):
         t = _make(out)
         return mark_view(t, a, None) if is_view else t
@@ -250,6 +252,10 @@ class TransposeBackward0(PermuteBackward0):
     __slots__ = ()
 
 
+class TBackward0(PermuteBackward0):
+    __slots__ = ()
+
+
 def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0]) -> Tensor:
     x = a._array
     if len(dims) != x.ndim:
@@ -291,9 +297,13 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
 @register("t")
 def t(a: Tensor) -> Tensor:
     """Transpose of a tensor of at most 2 dimensions."""
-    if a._array.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
-    return transpose(a, 0, 1) if a._array.ndim == 2 else a
+    nd = a._array.ndim
+    if nd > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
+            f"{tuple(a.shape)}). Use transpose(dim0, dim1) or permute for more dimensions."
+        )
+    return _permute(a, tuple(range(nd - 1, -1, -1)), TBackward0)
 
 
 @register("contiguous")
@@ -323,7 +333,7 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
                 )
             out.append(arr)
             advanced = True
-        elif isinstance(k, (list, xp.ndarray)):
+        elif isinstance(k, (list, tuple, xp.ndarray)):  # a sequence inside a key: advanced
             arr = xp.asarray(k)
             out.append(arr)
             advanced = True
@@ -369,6 +379,39 @@ def _check_bounds(x: Any, key: tuple[Any, ...]) -> None:
         dim += 1
 
 
+class AliasBackward0(IndexBackward0):
+    __slots__ = ()
+
+
+# ``x[None]`` is torch's unsqueeze; the rule is still indexing's (index_grad).
+_IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (IndexBackward0,), {"__slots__": ()})
+
+
+def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> IndexBackward0:
+    """The node torch would show for basic indexing: that of the last step that does
+    something (select for an int, slice for a partial slice, unsqueeze for None); full slices
+    and Ellipsis do nothing (``x[...]`` is an alias), but a lone slice key is always a slice."""
+    if isinstance(key, slice):
+        return SliceBackward0()
+    consumed = builtins.sum(1 for kk in k if kk is not None and kk is not Ellipsis)
+    dim = 0
+    cls: type[IndexBackward0] = AliasBackward0
+    for kk in k:
+        if kk is Ellipsis:
+            dim = len(shape) - (consumed - dim)
+        elif kk is None:
+            cls = _IndexUnsqueezeBackward0
+        elif isinstance(kk, slice):
+            size = shape[dim]
+            if kk.indices(size) != (0, size, 1):
+                cls = SliceBackward0
+            dim += 1
+        else:
+            cls = SelectBackward0
+            dim += 1
+    return cls()
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
     k, advanced = _convert_key(key)
@@ -387,12 +430,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     if not needs_grad(a):
         t = _make(out)
         return mark_view(t, a, None) if is_view else t
-    if advanced:
-        node: IndexBackward0 = IndexBackward0()
-    elif builtins.all(isinstance(kk, (int, xp.integer)) for kk in k):
-        node = SelectBackward0()
-    else:
-        node = SliceBackward0()
+    node = IndexBackward0() if advanced else _basic_index_node(k, x.shape, key)
     node.key = k
     node.in_shape = x.shape
     t = record(node, (a,), out)
@@ -431,11 +469,20 @@ class IndexSelectBackward0(Node):
         return F.index_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
 
 
+def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        bad = int(idx.max()) if idx.max() >= size else int(idx.min())
+        raise RuntimeError(
+            f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        )
+
+
 def _index_array(index: Any, name: str) -> Any:
     arr = index._array if isinstance(index, Tensor) else xp.asarray(index)
     if arr.dtype.kind not in "iu":
-        raise IndexError(
+        raise RuntimeError(
             f"{name}(): Expected dtype int64 for index, got {D.from_numpy_dtype(arr.dtype).name}"
+            ". Convert the index with .long()."
         )
     return arr
 
@@ -481,8 +528,20 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     idx = _index_array(index, "index_add")
     x = a._array
     d = wrap_dim(dim, x.ndim)
-    out = x.copy()
     src = source._array if alpha == 1 else source._array * alpha
+    if idx.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    src_n = src.shape[d] if src.ndim else 1
+    if src_n != idx.size or src.ndim != x.ndim or builtins.any(
+        src.shape[i] != x.shape[i] for i in range(x.ndim) if i != d
+    ):
+        raise RuntimeError(
+            f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+            f"({src_n}), for dim: {d}; self has shape {tuple(x.shape)}, source "
+            f"{tuple(src.shape)}. The source must match self except along dim."
+        )
+    _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    out = x.copy()
     moved = xp.moveaxis(out, d, 0)
     xp.add.at(moved, idx.reshape(-1), xp.moveaxis(src.astype(x.dtype, copy=False), d, 0))
     if not needs_grad(a, source):
@@ -530,11 +589,17 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 class ScatterAddBackward0(Node):
-    __slots__ = ("dim", "index")
+    __slots__ = ("dim", "index", "src_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         gs = g if self.needs(0) else None
-        gsrc = F.gather(g, self.dim, self.index) if self.needs(1) else None
+        gsrc = None
+        if self.needs(1):
+            gsrc = F.gather(g, self.dim, self.index)
+            if gsrc.shape != self.src_shape:  # src may be larger than index: zeros elsewhere
+                # (torch refuses this backward with "invalid gradient"; the zeros are exact)
+                key = tuple(slice(0, n) for n in gsrc.shape)
+                gsrc = index_grad(gsrc, key, self.src_shape)
         return gs, gsrc
 
 
@@ -544,6 +609,19 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     idx = _index_array(index, "scatter_add")
     x = a._array
     d = wrap_dim(dim, x.ndim)
+    sa = src._array
+    if not idx.ndim == x.ndim == sa.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as self tensor and src: "
+            f"index {tuple(idx.shape)}, self {tuple(x.shape)}, src {tuple(sa.shape)}"
+        )
+    if builtins.any(idx.shape[i] > sa.shape[i] or (i != d and idx.shape[i] > x.shape[i])
+                    for i in range(x.ndim)):
+        raise RuntimeError(
+            f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} apart "
+            f"from dimension {d} and to be no larger size than src {list(sa.shape)}"
+        )
+    _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     out = x.copy()
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
@@ -552,7 +630,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if not needs_grad(a, src):
         return _make(out)
     node = ScatterAddBackward0()
-    node.dim, node.index = d, _make(idx)
+    node.dim, node.index, node.src_shape = d, _make(idx), sa.shape
     return record(node, (a, src), out)
 
 
@@ -563,6 +641,9 @@ class CatBackward0(Node):
         outs: list[Tensor | None] = []
         start = 0
         for i, n in enumerate(self.sizes):
+            if n is None:  # a skipped legacy empty tensor
+                outs.append(F.zeros(0, dtype=g.dtype) if self.needs(i) else None)
+                continue
             if self.needs(i):
                 key = (slice(None),) * self.dim + (slice(start, start + n),)
                 outs.append(F.getitem(g, key))
@@ -577,9 +658,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (dtypes promote like torch's)."""
     ts = [t for t in tensors]
     if not ts:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    # torch skips legacy empty 1-D tensors of shape (0,)
-    parts = [t for t in ts if not (t._array.ndim == 1 and t._array.size == 0)] or ts[:1]
+        raise ValueError(
+            "torch.cat(): expected a non-empty list of Tensors, got an empty sequence"
+        )
+    # torch skips legacy empty 1-D tensors of shape (0,) (they still get a (0,) gradient)
+    skipped = [t._array.ndim == 1 and t._array.size == 0 for t in ts]
+    if builtins.all(skipped):
+        skipped = [False] * len(ts)
+    parts = [t for t, sk in zip(ts, skipped) if not sk]
     nd = parts[0]._array.ndim
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -596,11 +682,12 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 "in the list."
             )
     out = xp.concatenate(arrays, axis=d)
-    if not needs_grad(*parts):
+    if not needs_grad(*ts):
         return _make(out)
     node = CatBackward0()
-    node.dim, node.sizes = d, [a.shape[d] for a in arrays]
-    return record(node, parts, out)
+    sizes = iter(a.shape[d] for a in arrays)
+    node.dim, node.sizes = d, [None if sk else next(sizes) for sk in skipped]
+    return record(node, ts, out)
 
 
 @register("stack")
@@ -687,6 +774,12 @@ class MaskedFillBackward0(Node):
         return ga, gv
 
 
+class MaskedFillBackward1(MaskedFillBackward0):
+    """masked_fill with a 0-d tensor value (which gets the sum of the masked gradient)."""
+
+    __slots__ = ()
+
+
 @register("masked_fill")
 def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``a`` with ``value`` where ``mask`` is True (``value`` a number or a 0-d tensor)."""
@@ -715,7 +808,7 @@ def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
         )
     if not needs_grad(a, v_t):
         return _make(out)
-    node = MaskedFillBackward0()
+    node = MaskedFillBackward0() if v_t is None else MaskedFillBackward1()
     node.mask = xp.broadcast_to(m, x.shape)
     return record(node, (a, v_t), out)
 
@@ -735,23 +828,63 @@ def one_hot(index: Tensor, num_classes: int = -1) -> Tensor:
     return _make(out)
 
 
+class FlipBackward0(Node):
+    __slots__ = ("dims",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return flip(g, self.dims)
+
+
 @register("flip")
 def flip(a: Tensor, dims: Sequence[int]) -> Tensor:
-    """Reverse the order of elements along ``dims``."""
+    """Reverse the order of elements along ``dims`` (a copy, like torch's)."""
     nd = a._array.ndim
-    key = [slice(None)] * nd
-    for d in wrap_dims(tuple(dims), nd):
-        key[d] = slice(None, None, -1)
-    return contiguous(getitem(a, tuple(key)))
+    wd = wrap_dims(tuple(dims), nd) if nd else ()
+    out = xp.flip(a._array, wd).copy() if wd else a._array.copy()
+    if not needs_grad(a):
+        return _make(out)
+    node = FlipBackward0()
+    node.dims = wd
+    return record(node, (a,), out)
+
+
+class TrilBackward0(Node):
+    __slots__ = ("diagonal",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return tril(g, self.diagonal)
+
+
+class TriuBackward0(Node):
+    __slots__ = ("diagonal",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return triu(g, self.diagonal)
+
+
+def _tri(a: Tensor, diagonal: int, lower: bool) -> Tensor:
+    x = a._array
+    name = "tril" if lower else "triu"
+    if x.ndim < 2:
+        raise RuntimeError(
+            f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(x.shape)}. "
+            "Reshape it to a matrix first."
+        )
+    out = (xp.tril if lower else xp.triu)(x, diagonal)
+    if not needs_grad(a):
+        return _make(out)
+    node = TrilBackward0() if lower else TriuBackward0()
+    node.diagonal = diagonal
+    return record(node, (a,), out)
 
 
 @register("tril")
 def tril(a: Tensor, diagonal: int = 0) -> Tensor:
-    mask = _make(xp.tril(xp.ones(a._array.shape[-2:], dtype=bool), diagonal))
-    return F.where(mask, a, F.zeros((), dtype=a.dtype))
+    """The lower triangle of the last two dimensions (the rest zeroed)."""
+    return _tri(a, diagonal, True)
 
 
 @register("triu")
 def triu(a: Tensor, diagonal: int = 0) -> Tensor:
-    mask = _make(xp.triu(xp.ones(a._array.shape[-2:], dtype=bool), diagonal))
-    return F.where(mask, a, F.zeros((), dtype=a.dtype))
+    """The upper triangle of the last two dimensions (the rest zeroed)."""
+    return _tri(a, diagonal, False)

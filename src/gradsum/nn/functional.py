@@ -1,0 +1,753 @@
+"""``gradsum.nn.functional``: torch.nn.functional's names, composed from differentiable ops.
+
+Everything here is built from gradsum's primitives (so double backward works), except two
+small primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im``
+for convolution (:mod:`gradsum.nn._conv`) and the elementwise binary cross entropy (torch's
+clamped gradient formula).
+
+Example:
+    >>> import gradsum
+    >>> import gradsum.nn.functional as F
+    >>> logits = gradsum.tensor([[2.0, 0.0, -1.0]], requires_grad=True)
+    >>> loss = F.cross_entropy(logits, gradsum.tensor([0]))
+    >>> round(loss.item(), 4)
+    0.1698
+    >>> loss.backward()
+    >>> [round(v, 4) for v in logits.grad[0].tolist()]
+    [-0.1562, 0.1142, 0.042]
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import gradsum.ops as ops
+from gradsum import _random
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.graph import Node
+from gradsum.nn import _conv
+from gradsum.ops import inplace as _inplace
+from gradsum.ops._core import _make, needs_grad, record
+
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy",
+    "dropout", "embedding", "fold", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear",
+    "log_softmax", "mse_loss", "nll_loss", "one_hot", "relu", "sigmoid", "silu", "softmax",
+    "softplus", "tanh", "unfold",
+]
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
+    warnings.warn(
+        "size_average and reduce args will be deprecated, please use reduction='mean' (or "
+        "'sum'/'none') instead.", UserWarning, stacklevel=3,
+    )
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return ops.mean(loss)
+    if reduction == "sum":
+        return ops.sum(loss)
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    _check_reduction(reduction)
+    return reduction
+
+
+def _run_inplace(x: Tensor, name: str, fn: Any) -> Tensor:
+    """``x`` becomes ``fn(x)`` in place (recorded like gradsum's own in-place ops)."""
+    _inplace._check_leaf(x, name)
+    if _inplace._recording(x):
+        return _inplace.apply_inplace(x, name, fn)
+    res = fn(x.detach())
+    _inplace._write(x, res._array, name)
+    return x
+
+
+def _size_str(shape: Sequence[int]) -> str:
+    return f"gradsum.Size({list(shape)})"
+
+
+# -- linear and activations --------------------------------------------------------------------
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.linear(gradsum.ones(1, 2), gradsum.tensor([[1.0, 2.0]]), gradsum.tensor([0.5]))
+        tensor([[3.5000]])
+    """
+    out = ops.matmul(input, ops.t(weight) if weight.ndim == 2 else weight)
+    return out if bias is None else ops.add(out, bias)
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``max(input, 0)``; ``inplace=True`` overwrites ``input``."""
+    return _run_inplace(input, "relu_", ops.relu) if inplace else ops.relu(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit (``approximate='tanh'`` for the tanh form)."""
+    return ops.gelu(input, approximate)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``input * sigmoid(input)``."""
+    return _run_inplace(input, "silu_", ops.silu) if inplace else ops.silu(input)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return ops.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return ops.tanh(input)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01,
+               inplace: bool = False) -> Tensor:
+    """``input`` where positive, ``negative_slope * input`` elsewhere."""
+    if inplace:
+        return _run_inplace(input, "leaky_relu_", lambda t: ops.leaky_relu(t, negative_slope))
+    return ops.leaky_relu(input, negative_slope)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    return ops.softplus(input, beta, threshold)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.", UserWarning, stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """Softmax along ``dim`` (torch's legacy implicit ``dim`` when None, with its warning)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    return ops.softmax(input, dim, dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: Any = None) -> Tensor:
+    """Log-softmax along ``dim``."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    return ops.log_softmax(input, dim, dtype)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot encoding with a new last dimension.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.one_hot(gradsum.tensor([0, 2]), 3).tolist()
+        [[1, 0, 0], [0, 0, 1]]
+    """
+    return ops.one_hot(tensor, num_classes)
+
+
+# -- dropout -------------------------------------------------------------------------------------
+def dropout(input: Tensor, p: float = 0.5, training: bool = True,
+            inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (random numbers from gradsum's default generator). Not training, or ``p == 0``: returns
+    ``input`` itself.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.ones(1000)
+        >>> F.dropout(x, 0.5, training=False) is x
+        True
+        >>> y = F.dropout(x, 0.5)
+        >>> sorted(set(y.tolist()))
+        [0.0, 2.0]
+    """
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    arr = input._array
+    if p == 1.0:
+        noise = xp.zeros(arr.shape, dtype=arr.dtype)
+    else:
+        keep = _random.rng(None).random(arr.shape) < (1.0 - p)
+        noise = keep.astype(arr.dtype) / (1.0 - p)
+    mask = _make(noise.astype(arr.dtype, copy=False))
+    if inplace:
+        return input.mul_(mask)
+    return ops.mul(input, mask)
+
+
+# -- embedding -----------------------------------------------------------------------------------
+def _embedding_renorm_(weight: Tensor, idx: Any, max_norm: float, norm_type: float) -> None:
+    with no_grad():
+        arr = weight._array
+        rows = xp.unique(idx.reshape(-1))
+        sub = arr[rows]
+        if norm_type == math.inf:
+            norms = xp.abs(sub).max(axis=1)
+        else:
+            norms = (xp.abs(sub) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+        over = norms > max_norm
+        if over.any():
+            scale = (max_norm / (norms[over] + 1e-7)).astype(arr.dtype)
+            arr[rows[over]] = sub[over] * scale[:, None]
+            weight._version[0] += 1
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at the integer indices ``input`` (shape ``input.shape + (dim,)``).
+
+    The row ``padding_idx`` receives no gradient (its forward value is still read), like
+    torch; ``scale_grad_by_freq`` divides each row's gradient by its count in ``input``;
+    ``max_norm`` renormalises the used rows of ``weight`` in place first.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> w = gradsum.ones(3, 2, requires_grad=True)
+        >>> F.embedding(gradsum.tensor([0, 2, 0]), w, padding_idx=2).sum().backward()
+        >>> w.grad.tolist()
+        [[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+    """
+    if sparse:
+        raise ValueError("gradsum has no sparse gradients: use embedding(..., sparse=False)")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx >= n or padding_idx < -n:
+            raise ValueError(
+                f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
+                f"{n} embeddings"
+            )
+        if padding_idx < 0:
+            padding_idx += n
+    idx = input._array if isinstance(input, Tensor) else xp.asarray(input)
+    if idx.dtype.kind not in "iu":
+        name = input.dtype.name if isinstance(input, Tensor) else str(idx.dtype)
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {name} instead (while checking arguments for embedding)"
+        )
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError(
+            f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
+            f"[{int(idx.min())}, {int(idx.max())}]"
+        )
+    if max_norm is not None:
+        _embedding_renorm_(weight, idx, max_norm, norm_type)
+    flat = idx.reshape(-1).astype(xp.int64)
+    rows = ops.index_select(weight, 0, _make(flat))
+    if rows.requires_grad and (padding_idx is not None or scale_grad_by_freq):
+        # Scale only the gradient: value = const + (rows - const) * s == rows exactly.
+        scale = xp.ones(flat.shape, dtype=weight._array.dtype)
+        if scale_grad_by_freq:
+            counts = xp.bincount(flat, minlength=n)
+            scale = scale / counts[flat].astype(scale.dtype)
+        if padding_idx is not None:
+            scale[flat == padding_idx] = 0
+        const = rows.detach()
+        rows = ops.add(const, ops.mul(ops.sub(rows, const), _make(scale[:, None])))
+    return ops.reshape(rows, tuple(idx.shape) + (weight.shape[1],))
+
+
+# -- normalisation -----------------------------------------------------------------------------
+def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale
+    and shift.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> y = F.layer_norm(gradsum.tensor([[1.0, 3.0]]), (2,))
+        >>> [round(v, 3) for v in y[0].tolist()]
+        [-1.0, 1.0]
+    """
+    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(ns)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
+        raise RuntimeError(
+            f"Given normalized_shape={list(ns)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
+        )
+    dims = tuple(range(-k, 0))
+    mean = ops.mean(input, dims, keepdim=True)
+    xc = ops.sub(input, mean)
+    var = ops.mean(ops.mul(xc, xc), dims, keepdim=True)
+    out = ops.mul(xc, ops.rsqrt(ops.add(var, eps)))
+    if weight is not None:
+        out = ops.mul(out, weight)
+    if bias is not None:
+        out = ops.add(out, bias)
+    return out
+
+
+# -- convolution -------------------------------------------------------------------------------
+def _pair(v: Any, name: str) -> tuple[int, int]:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 2:
+            raise RuntimeError(f"expected {name} to be a single integer or a pair, got {v}")
+        return int(v[0]), int(v[1])
+    return int(v), int(v)
+
+
+def _padding4(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
+              stride: tuple[int, int]) -> tuple[int, int, int, int]:
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0, 0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                pads += [total // 2, total - total // 2]  # the extra one goes after, as torch
+            return pads[0], pads[1], pads[2], pads[3]
+        raise RuntimeError(f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
+    ph, pw = _pair(padding, "padding")
+    if ph < 0 or pw < 0:
+        raise RuntimeError("negative padding is not supported")
+    return ph, ph, pw, pw
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D cross-correlation (torch's ``conv2d``): ``im2col`` then one matmul per group.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.ones(1, 1, 3, 3)
+        >>> F.conv2d(x, gradsum.ones(1, 1, 2, 2), padding=1).shape
+        (1, 1, 4, 4)
+    """
+    unbatched = input.ndim == 3
+    if unbatched:
+        input = ops.unsqueeze(input, 0)
+    if input.ndim != 4:
+        raise RuntimeError(
+            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(input.shape)}"
+        )
+    if weight.ndim != 4:
+        raise RuntimeError(
+            f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), got "
+            f"weight of size {list(weight.shape)}"
+        )
+    n, c = input.shape[:2]
+    o, cg, kh, kw = weight.shape
+    if groups < 1:
+        raise RuntimeError("non-positive groups is not supported")
+    if c != cg * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(input.shape)} to have {cg * groups} channels, but got {c} channels "
+            "instead"
+        )
+    if o % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
+            f"0, but got weight of size {list(weight.shape)} instead"
+        )
+    stride_, dilation_ = _pair(stride, "stride"), _pair(dilation, "dilation")
+    pads = _padding4(padding, (kh, kw), dilation_, stride_)
+    geo = _conv.Geometry.make(tuple(input.shape), (kh, kw), dilation_, pads, stride_)
+    oh, ow = geo.out_hw
+    cols = _conv.im2col(input, geo)  # (N, C*kh*kw, L)
+    if groups == 1:
+        out = ops.matmul(ops.reshape(weight, (o, c * kh * kw)), cols)
+    else:
+        cols = ops.reshape(cols, (n, groups, cg * kh * kw, oh * ow))
+        w = ops.reshape(weight, (groups, o // groups, cg * kh * kw))
+        out = ops.matmul(w, cols)
+    out = ops.reshape(out, (n, o, oh, ow))
+    if bias is not None:
+        out = ops.add(out, ops.reshape(bias, (1, o, 1, 1)))
+    return ops.squeeze(out, 0) if unbatched else out
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """Sliding local blocks of a ``(N, C, H, W)`` input as columns ``(N, C*kh*kw, L)``."""
+    unbatched = input.ndim == 3
+    x = ops.unsqueeze(input, 0) if unbatched else input
+    if x.ndim != 4:
+        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
+                           f"{input.ndim}D)")
+    k = _pair(kernel_size, "kernel_size")
+    ph, pw = _pair(padding, "padding")
+    geo = _conv.Geometry.make(tuple(x.shape), k, _pair(dilation, "dilation"), (ph, ph, pw, pw),
+                              _pair(stride, "stride"))
+    out = _conv.im2col(x, geo)
+    return ops.squeeze(out, 0) if unbatched else out
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """Sum columns ``(N, C*kh*kw, L)`` back into an image ``(N, C, H, W)`` (unfold's
+    adjoint)."""
+    unbatched = input.ndim == 2
+    cols = ops.unsqueeze(input, 0) if unbatched else input
+    if cols.ndim != 3:
+        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+                           f"supported (got {input.ndim}D)")
+    kh, kw = _pair(kernel_size, "kernel_size")
+    h, w = _pair(output_size, "output_size")
+    if cols.shape[1] % (kh * kw):
+        raise RuntimeError(
+            f"Expected size of input's dimension 1 to be divisible by the product of "
+            f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size=({kh}, {kw})"
+        )
+    ph, pw = _pair(padding, "padding")
+    c = cols.shape[1] // (kh * kw)
+    geo = _conv.Geometry.make((cols.shape[0], c, h, w), (kh, kw), _pair(dilation, "dilation"),
+                              (ph, ph, pw, pw), _pair(stride, "stride"))
+    if geo.out_hw[0] * geo.out_hw[1] != cols.shape[2]:
+        raise RuntimeError(
+            f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), expected size of input's "
+            f"dimension 2 to match the calculated number of sliding blocks "
+            f"{geo.out_hw[0]} * {geo.out_hw[1]} = {geo.out_hw[0] * geo.out_hw[1]}, but got "
+            f"input.size(2)={cols.shape[2]}."
+        )
+    out = _conv.col2im(cols, geo)
+    return ops.squeeze(out, 0) if unbatched else out
+
+
+# -- losses ------------------------------------------------------------------------------------
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Mean squared error ``(input - target) ** 2`` reduced by ``reduction``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.mse_loss(gradsum.tensor([1.0, 3.0]), gradsum.tensor([0.0, 0.0]))
+        tensor(5.)
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    _warn_size(input, target)
+    d = ops.sub(input, target)
+    return _reduce(ops.mul(d, d), reduction)
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Mean absolute error ``|input - target|`` reduced by ``reduction``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    _warn_size(input, target)
+    return _reduce(ops.abs(ops.sub(input, target)), reduction)
+
+
+def _warn_size(input: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({_size_str(target.shape)}) that is different to the input "
+            f"size ({_size_str(input.shape)}). This will likely lead to incorrect results due "
+            "to broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3,
+        )
+
+
+def _class_weight_check(weight: Tensor | None, c: int, prefix: str = "") -> None:
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
+        raise RuntimeError(
+            f"{prefix}weight tensor should be defined either for all {c} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}"
+        )
+
+
+def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
+         reduction: str) -> Tensor:
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    t = target._array
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {target.dtype.name}: class "
+            "indices must be integers (use probabilities of the input's shape for soft targets)"
+        )
+    one_d = input.ndim == 1
+    if one_d:
+        if t.ndim != 0:
+            raise RuntimeError(
+                f"0D target tensor expected for a 1D input, got a target of shape "
+                f"{list(t.shape)}"
+            )
+        input = ops.unsqueeze(input, 0)
+        t = t.reshape(1)
+    n, c = input.shape[0], input.shape[1]
+    if t.ndim == 0 or t.shape[0] != n:
+        raise ValueError(
+            f"Expected input batch_size ({n}) to match target batch_size "
+            f"({t.shape[0] if t.ndim else 0})."
+        )
+    expected = (n,) + tuple(input.shape[2:])
+    if tuple(t.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
+    _class_weight_check(weight, c)
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= c))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    safe = xp.where(valid, t, 0).astype(xp.int64)
+    picked = ops.squeeze(ops.gather(input, 1, _make(xp.expand_dims(safe, 1))), 1)
+    dt = input._array.dtype
+    w_arr = valid.astype(dt)
+    if weight is not None:  # class weights are constants (torch does not differentiate them)
+        w_arr = weight._array.astype(dt)[safe] * w_arr
+    w = _make(w_arr)
+    loss = ops.neg(ops.mul(picked, w))
+    if reduction == "none":
+        return ops.reshape(loss, ()) if one_d else loss
+    if reduction == "sum":
+        return ops.sum(loss)
+    # 'mean' divides by the total weight of the targets that count (not by their number);
+    # all ignored: 0 / 0 = nan, like torch
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        return ops.div(ops.sum(loss), _make(xp.asarray(w_arr.sum(), dtype=dt)))
+
+
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: bool | None = None, ignore_index: int = -100,
+             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of class indices ``target`` under log-probabilities ``input``
+    of shape ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+
+    ``'mean'`` divides by the summed ``weight`` of the non-ignored targets (their count
+    without ``weight``); targets equal to ``ignore_index`` contribute nothing.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> logp = gradsum.tensor([[-1.0, -2.0], [-3.0, -0.5]])
+        >>> F.nll_loss(logp, gradsum.tensor([0, 1]))
+        tensor(0.7500)
+        >>> F.nll_loss(logp, gradsum.tensor([0, 1]), weight=gradsum.tensor([1.0, 3.0]))
+        tensor(0.6250)
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    return _nll(input, target, weight, ignore_index, reduction)
+
+
+def _class_view(weight: Tensor, ndim: int) -> Tensor:
+    if ndim <= 1:
+        return weight
+    return ops.reshape(weight, (1, weight.shape[0]) + (1,) * (ndim - 2))
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """``nll_loss(log_softmax(input, class_dim), target)`` with torch's options.
+
+    ``target`` is either class indices (shape of ``input`` without the class dim; supports
+    ``weight``, ``ignore_index``, ``label_smoothing``) or class probabilities of ``input``'s
+    shape (soft targets; ``'mean'`` divides by the number of samples). Inputs may be
+    ``(C,)``, ``(N, C)`` or ``(N, C, d1, ...)``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.tensor([[1.0, 2.0, 3.0]])
+        >>> round(F.cross_entropy(x, gradsum.tensor([2]), label_smoothing=0.1).item(), 4)
+        0.5076
+        >>> round(F.cross_entropy(x, gradsum.tensor([[0.0, 0.0, 1.0]])).item(), 4)
+        0.4076
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    class_dim = 0 if input.ndim == 1 else 1
+    if input.ndim < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    c = input.shape[class_dim]
+    if tuple(input.shape) == tuple(target.shape):
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
+                                    label_smoothing, class_dim)
+    logp = ops.log_softmax(input, class_dim)
+    if label_smoothing <= 0.0:
+        return _nll(logp, target, weight, ignore_index, reduction)
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    nll = _nll(logp, target, weight, ignore_index, reduction)
+    if weight is not None:
+        smooth = ops.neg(ops.sum(ops.mul(logp, _class_view(weight.detach(), logp.ndim)),
+                                 class_dim))
+    else:
+        smooth = ops.neg(ops.sum(logp, class_dim))
+    t = target._array
+    ignore = t == ignore_index
+    smooth = ops.masked_fill(smooth, _make(ignore), 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            denom = weight._array[t[~ignore]].sum()
+        else:
+            denom = (~ignore).sum()
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            ret = ops.div(ops.sum(smooth), _make(xp.asarray(denom, dtype=logp._array.dtype)))
+    elif reduction == "sum":
+        ret = ops.sum(smooth)
+    else:
+        ret = smooth
+    return ops.add(ops.mul(nll, 1.0 - label_smoothing), ops.mul(ret, label_smoothing / c))
+
+
+def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
+                         ignore_index: int, reduction: str, label_smoothing: float,
+                         class_dim: int) -> Tensor:
+    if not target.is_floating_point():
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{target.dtype.name}"
+        )
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    c = input.shape[class_dim]
+    _class_weight_check(weight, c, "cross_entropy: ")
+    logp = ops.log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        if label_smoothing > 1.0:
+            raise RuntimeError(
+                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+            )
+        target = ops.add(ops.mul(target, 1.0 - label_smoothing), label_smoothing / c)
+    prod = ops.mul(logp, target)
+    if weight is not None:
+        prod = ops.mul(prod, _class_view(weight.detach(), logp.ndim))
+    if reduction == "none":
+        return ops.neg(ops.sum(prod, class_dim))
+    total = ops.neg(ops.sum(prod))
+    if reduction == "sum":
+        return total
+    return ops.div(total, input.numel() // c if input.numel() else float("nan"))
+
+
+class BinaryCrossEntropyBackward0(Node):
+    """Elementwise BCE with torch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the
+    input and ``log(1 - x) - log(x)`` (each clamped at -100) for the target."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        x, t = self.saved()
+        gx = gt = None
+        if self.needs(0):
+            den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=1e-12)
+            gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
+        if self.needs(1):
+            lx = ops.clamp(ops.log(x), min=-100.0)
+            l1x = ops.clamp(ops.log(ops.rsub(x, 1.0)), min=-100.0)
+            gt = ops.mul(g, ops.sub(l1x, lx))
+        return gx, gt
+
+
+def _bce_elementwise(x: Tensor, t: Tensor) -> Tensor:
+    xa, ta = x._array, t._array.astype(x._array.dtype, copy=False)
+    with xp.errstate(divide="ignore"):
+        lx = xp.maximum(xp.log(xa), -100.0)
+        l1x = xp.maximum(xp.log(1.0 - xa), -100.0)
+    out = (-(ta * lx + (1.0 - ta) * l1x)).astype(xa.dtype, copy=False)
+    if not needs_grad(x, t):
+        return _make(out)
+    node = BinaryCrossEntropyBackward0()
+    res = record(node, (x, t), out)
+    node.save(x, t)
+    return res
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor,
+                         weight: Tensor | None = None, size_average: bool | None = None,
+                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``-w * (t * log(x) + (1 - t) * log(1 - x))`` with the logs clamped at -100, like
+    torch (``input`` are probabilities in [0, 1]).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.binary_cross_entropy(gradsum.tensor([0.5, 1.0]), gradsum.tensor([1.0, 1.0]))
+        tensor(0.3466)
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({_size_str(target.shape)}) that is different to the input "
+            f"size ({_size_str(input.shape)}) is deprecated. Please ensure they have the same "
+            "size."
+        )
+    xa = input._array
+    if xa.size and (bool((xa < 0).any()) or bool((xa > 1).any())):
+        raise RuntimeError(
+            "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
+            "probabilities; for logits use binary_cross_entropy_with_logits)"
+        )
+    loss = _bce_elementwise(input, target)
+    if weight is not None:
+        loss = ops.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor, target: Tensor, weight: Tensor | None = None,
+    size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """``binary_cross_entropy(sigmoid(input), target)`` computed stably from logits:
+    ``(1 - t) * x - lw * log_sigmoid(x)`` with ``lw = 1 + (pos_weight - 1) * t``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.tensor([0.0, 2.0])
+        >>> F.binary_cross_entropy_with_logits(x, gradsum.tensor([1.0, 0.0]))
+        tensor(1.4100)
+    """
+    reduction = _resolve(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({_size_str(target.shape)}) must be the same as input size "
+            f"({_size_str(input.shape)})"
+        )
+    neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
+    one_minus_t = ops.rsub(target, 1.0)
+    if pos_weight is not None:
+        lw = ops.add(ops.mul(ops.sub(pos_weight, 1.0), target), 1.0)
+        loss = ops.add(ops.mul(one_minus_t, input), ops.mul(lw, neg_log_sig))
+    else:
+        loss = ops.add(ops.mul(one_minus_t, input), neg_log_sig)
+    if weight is not None:
+        loss = ops.mul(loss, weight)
+    return _reduce(loss, reduction)

@@ -1,0 +1,185 @@
+"""``gradsum.nn.init``: torch's initialisers, writing in place under ``no_grad``.
+
+Random values come from gradsum's generator (``gradsum.manual_seed`` makes them
+reproducible); the distributions and their parameters (bounds, gains, fans) are torch's.
+
+Example:
+    >>> import gradsum
+    >>> from gradsum.nn import init
+    >>> w = gradsum.empty(4, 3)
+    >>> _ = init.kaiming_uniform_(w, a=5 ** 0.5)
+    >>> bool((w.abs() <= 1 / 3 ** 0.5).all())       # bound = 1 / sqrt(fan_in)
+    True
+    >>> init.calculate_gain("relu") == 2 ** 0.5
+    True
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from gradsum._random import Generator, rng
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+
+__all__ = [
+    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
+    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+]
+
+
+def calculate_gain(nonlinearity: str, param: Any = None) -> float:
+    """The recommended gain for ``nonlinearity`` (torch's table).
+
+    Example:
+        >>> from gradsum.nn import init
+        >>> init.calculate_gain("tanh")
+        1.6666666666666667
+    """
+    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                  "conv_transpose2d", "conv_transpose3d"]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight: ``size(1) * receptive``, ``size(0) * receptive``."""
+    if tensor.ndim < 2:
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    valid = ["fan_in", "fan_out"]
+    if mode not in valid:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0,
+             generator: Generator | None = None) -> Tensor:
+    """Fill with values from U(a, b)."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0,
+            generator: Generator | None = None) -> Tensor:
+    """Fill with values from N(mean, std^2)."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Generator | None = None) -> Tensor:
+    """Fill with N(mean, std^2) values redrawn until they lie in [a, b] (a truncated normal;
+    torch samples the same distribution by inverting the CDF).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn import init
+        >>> t = init.trunc_normal_(gradsum.empty(1000), std=1.0, a=-0.5, b=0.5)
+        >>> bool((t.abs() <= 0.5).all())
+        True
+    """
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
+            "values may be incorrect.", UserWarning, stacklevel=2,
+        )
+    r = rng(generator)
+    arr = tensor._array
+    out = r.standard_normal(arr.shape) * std + mean
+    bad = (out < a) | (out > b)
+    for _ in range(1000):
+        if not bad.any():
+            break
+        out[bad] = r.standard_normal(int(bad.sum())) * std + mean
+        bad = (out < a) | (out > b)
+    out = out.clip(a, b)  # only reached if the interval has (almost) no mass
+    with no_grad():
+        arr[...] = out.astype(arr.dtype)
+        tensor._version[0] += 1
+    return tensor
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with ``val``."""
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
+    return constant_(tensor, 0.0)
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0,
+                    generator: Generator | None = None) -> Tensor:
+    """Glorot uniform: U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0,
+                   generator: Generator | None = None) -> Tensor:
+    """Glorot normal: N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                     nonlinearity: str = "leaky_relu",
+                     generator: Generator | None = None) -> Tensor:
+    """He uniform: U(-bound, bound), ``bound = gain * sqrt(3 / fan)``."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    bound = math.sqrt(3.0) * gain / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
+                    nonlinearity: str = "leaky_relu",
+                    generator: Generator | None = None) -> Tensor:
+    """He normal: N(0, std^2), ``std = gain / sqrt(fan)``."""
+    if 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)

@@ -1,0 +1,336 @@
+"""Layers with parameters (``Linear``, ``Embedding``, ``LayerNorm``, ``Conv2d``) and the
+shape/regularisation modules ``Dropout``, ``Identity``, ``Flatten``, with torch's default
+initialisation.
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn
+    >>> nn.Linear(4, 2)
+    Linear(in_features=4, out_features=2, bias=True)
+    >>> nn.Conv2d(3, 8, 3, padding=1)
+    Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gradsum import _creation
+from gradsum import _dtype as D
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import functional as F
+from gradsum.nn import init
+from gradsum.nn.module import Module
+from gradsum.nn.parameter import Parameter
+
+
+def _empty(*shape: int, dtype: D.dtype | None = None) -> Tensor:
+    return _creation.empty(*shape, dtype=dtype)
+
+
+class Identity(Module):
+    """Returns its input unchanged (constructor arguments are ignored, like torch)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias`` with ``weight`` of shape ``(out_features, in_features)``.
+
+    Initialised like torch: ``kaiming_uniform_(weight, a=sqrt(5))`` and ``bias`` from
+    U(-1/sqrt(in_features), 1/sqrt(in_features)).
+
+    Example:
+        >>> import gradsum
+        >>> lin = gradsum.nn.Linear(3, 2)
+        >>> lin(gradsum.ones(5, 3)).shape
+        (5, 2)
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device: Any = None, dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Embedding(Module):
+    """A lookup table: ``forward(indices)`` returns ``weight[indices]``.
+
+    ``weight`` is initialised from N(0, 1); the ``padding_idx`` row is zeroed and never gets
+    a gradient. Tie it to an output projection by assigning the same Parameter
+    (``head.weight = emb.weight``): it is then listed once and its gradient sums both uses.
+
+    Example:
+        >>> import gradsum
+        >>> emb = gradsum.nn.Embedding(10, 4, padding_idx=0)
+        >>> emb(gradsum.tensor([[1, 0]])).shape
+        (1, 2, 4)
+        >>> emb.weight[0].tolist()
+        [0.0, 0.0, 0.0, 0.0]
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
+                 dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(
+                    f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} "
+                    f"for {num_embeddings} embeddings"
+                )
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype),
+                                    requires_grad=not _freeze)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self) -> None:
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse is not False:
+            s += ", sparse=True"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
+        if embeddings.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx,
+                   max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class LayerNorm(Module):
+    """Normalise over the trailing ``normalized_shape`` dims, then ``* weight + bias``
+    (initialised to ones and zeros).
+
+    Example:
+        >>> import gradsum
+        >>> ln = gradsum.nn.LayerNorm(3)
+        >>> ln
+        LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
+        >>> ln(gradsum.tensor([[1.0, 2.0, 3.0]])).sum().abs().item() < 1e-6
+        True
+    """
+
+    def __init__(self, normalized_shape: Any, eps: float = 1e-5,
+                 elementwise_affine: bool = True, bias: bool = True, device: Any = None,
+                 dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_empty(*self.normalized_shape, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` while training (scaling the rest by
+    ``1 / (1 - p)``); the identity in ``eval()`` mode.
+
+    Example:
+        >>> import gradsum
+        >>> d = gradsum.nn.Dropout(0.5).eval()
+        >>> x = gradsum.ones(3)
+        >>> d(x) is x
+        True
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Flatten(Module):
+    """Flatten dims ``start_dim..end_dim`` (default: all but the batch dim)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+
+class Conv2d(Module):
+    """2-D convolution over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) inputs, initialised
+    like torch (``kaiming_uniform_(a=sqrt(5))``, bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))).
+
+    Example:
+        >>> import gradsum
+        >>> conv = gradsum.nn.Conv2d(1, 2, kernel_size=3, stride=2, padding=1)
+        >>> conv(gradsum.ones(1, 1, 5, 5)).shape
+        (1, 2, 3, 3)
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise ValueError(
+                f"padding_mode={padding_mode!r} is not supported by gradsum's Conv2d; only "
+                "'zeros' is"
+            )
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(stride)
+        self.dilation = _pair(dilation)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+                )
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding: Any = padding
+        else:
+            self.padding = _pair(padding)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size,
+                                       dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
+                        self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0, 0):
+            s += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s

@@ -1,0 +1,695 @@
+"""``Module``: the base class of layers, with torch's registration, traversal and state rules.
+
+Assigning a :class:`~gradsum.nn.Parameter`, a ``Module`` or (via :meth:`Module.register_buffer`)
+a buffer as an attribute registers it. Traversals (``parameters()``, ``named_modules()``, ...)
+visit registration order and, like torch's ``remove_duplicate``, yield an object shared by two
+owners once (weight tying): its ``.grad`` then sums both uses.
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn
+    >>> class Tiny(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = nn.Parameter(gradsum.ones(2))
+    ...         self.register_buffer("scale", gradsum.tensor(3.0))
+    ...     def forward(self, x):
+    ...         return (self.w * x).sum() * self.scale
+    >>> m = Tiny()
+    >>> [name for name, _ in m.named_parameters()], list(m.state_dict())
+    (['w'], ['w', 'scale'])
+    >>> m(gradsum.tensor([1.0, 2.0])).backward()
+    >>> m.w.grad
+    tensor([3., 6.])
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict, namedtuple
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from gradsum import _dtype as D
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.graph import RemovableHandle
+from gradsum.nn.parameter import Parameter
+
+
+def _typename(obj: object) -> str:
+    if isinstance(obj, Tensor):
+        return f"gradsum.{type(obj).__name__}"
+    return type(obj).__qualname__
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What :meth:`Module.load_state_dict` returns (torch's ``_IncompatibleKeys``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class _Hook:
+    """A registered forward (pre-)hook and its options; the handle removes this record."""
+
+    __slots__ = ("always_call", "fn", "with_kwargs")
+
+    def __init__(self, fn: Callable[..., Any], with_kwargs: bool, always_call: bool) -> None:
+        self.fn = fn
+        self.with_kwargs = with_kwargs
+        self.always_call = always_call
+
+
+class Module:
+    """Base class for all neural network modules (torch's ``nn.Module``).
+
+    Subclasses call ``super().__init__()`` first, assign parameters, buffers and submodules as
+    attributes, and define :meth:`forward`; calling the module runs the forward pre-hooks,
+    ``forward`` and the forward hooks.
+    """
+
+    training: bool
+    _version: int = 1
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments {args} {kwargs}: "
+                "Module.__init__ takes none"
+            )
+        sa = object.__setattr__
+        sa(self, "training", True)
+        sa(self, "_parameters", {})
+        sa(self, "_buffers", {})
+        sa(self, "_non_persistent_buffers_set", set())
+        sa(self, "_modules", {})
+        sa(self, "_forward_hooks", [])
+        sa(self, "_forward_pre_hooks", [])
+
+    forward: Callable[..., Any]
+
+    def _forward_unimplemented(self, *args: Any) -> Any:
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
+
+    forward = _forward_unimplemented
+
+    # -- calling -------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        for rec in list(self._forward_pre_hooks):
+            if rec.with_kwargs:
+                res = rec.fn(self, args, kwargs)
+                if res is not None:
+                    if isinstance(res, tuple) and len(res) == 2:
+                        args, kwargs = res
+                    else:
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of (new_args, "
+                            f"new_kwargs), but got {res}."
+                        )
+            else:
+                res = rec.fn(self, args)
+                if res is not None:
+                    args = res if isinstance(res, tuple) else (res,)
+        result = self.forward(*args, **kwargs)
+        for rec in list(self._forward_hooks):
+            res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
+                   else rec.fn(self, args, result))
+            if res is not None:
+                result = res
+        return result
+
+    def register_forward_pre_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, args)`` before :meth:`forward`; a returned value replaces the
+        positional arguments (a non-tuple is wrapped in a tuple). With ``with_kwargs=True`` the
+        hook is ``hook(module, args, kwargs)`` and may return ``(args, kwargs)``.
+
+        Example:
+            >>> import gradsum
+            >>> lin = gradsum.nn.Identity()
+            >>> h = lin.register_forward_pre_hook(lambda m, args: args[0] * 2)
+            >>> lin(gradsum.tensor([1.0]))
+            tensor([2.])
+            >>> h.remove()
+        """
+        rec = _Hook(hook, with_kwargs, False)
+        hooks = self._forward_pre_hooks
+        hooks.insert(0, rec) if prepend else hooks.append(rec)
+        return RemovableHandle(hooks, rec)
+
+    def register_forward_hook(
+        self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(module, args, output)`` after :meth:`forward`; a returned value replaces
+        the output. With ``with_kwargs=True`` the hook is ``hook(module, args, kwargs, output)``.
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Identity()
+            >>> seen = []
+            >>> h = m.register_forward_hook(lambda mod, args, out: seen.append(out.tolist()))
+            >>> _ = m(gradsum.tensor([1.0]))
+            >>> seen
+            [[1.0]]
+        """
+        rec = _Hook(hook, with_kwargs, always_call)
+        hooks = self._forward_hooks
+        hooks.insert(0, rec) if prepend else hooks.append(rec)
+        return RemovableHandle(hooks, rec)
+
+    # -- registration --------------------------------------------------------------------------
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register a tensor that is module state but not a parameter (it is in
+        ``state_dict()`` unless ``persistent=False``; ``to()`` converts it).
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Module()
+            >>> m.register_buffer("running", gradsum.zeros(2))
+            >>> [n for n, _ in m.named_buffers()]
+            ['running']
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('buffer name can\'t contain "."')
+        if name == "":
+            raise KeyError('buffer name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(gradsum Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` (a :class:`Parameter` or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError('parameter name can\'t contain "."')
+        if name == "":
+            raise KeyError('parameter name can\'t be empty string ""')
+        if hasattr(self, name) and name not in self._parameters:
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(gradsum.nn.Parameter or None required)"
+            )
+        if param.grad_fn is not None:
+            raise ValueError(
+                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
+                f"created explicitly. To express '{name}' as a function of another Tensor, "
+                "compute the value in the forward() method."
+            )
+        self._parameters[name] = param
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a child module under ``name`` (same as attribute assignment)."""
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path ``target`` (``""`` is ``self``)."""
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    # -- attribute protocol --------------------------------------------------------------------
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+
+        def remove_from(*stores: Any) -> None:
+            for s in stores:
+                if name in s:
+                    if isinstance(s, dict):
+                        del s[name]
+                    else:
+                        s.discard(name)
+
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(gradsum.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(gradsum.nn.Module or None expected)"
+                )
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if buffers is not None and name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(gradsum Tensor or None expected)"
+                )
+            buffers[name] = value
+            return
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        keys = list(super().__dir__())
+        keys += list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(set(k for k in keys if not k[0].isdigit()))
+
+    # -- traversal -----------------------------------------------------------------------------
+    def named_modules(
+        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Module]]:
+        """``(dotted_name, module)`` for this module and every descendant, each module once
+        (unless ``remove_duplicate=False``)."""
+        if memo is None:
+            memo = set()
+        if id(self) in memo:
+            return
+        if remove_duplicate:
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every descendant (each once)."""
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for the direct children (each module once)."""
+        memo: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in memo:
+                memo.add(id(module))
+                yield name, module
+
+    def children(self) -> Iterator[Module]:
+        """The direct children."""
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(
+        self, store: str, prefix: str, recurse: bool, remove_duplicate: bool
+    ) -> Iterator[tuple[str, Any]]:
+        memo: set[int] = set()
+        mods = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse
+                else [(prefix, self)])
+        for mod_prefix, mod in mods:
+            for k, v in getattr(mod, store).items():
+                if v is None or id(v) in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield mod_prefix + ("." if mod_prefix else "") + k, v
+
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted_name, parameter)``; a parameter shared by two modules appears once, under
+        the first name met (torch's ``remove_duplicate``)."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter once (tied parameters are not repeated).
+
+        Example:
+            >>> from gradsum import nn
+            >>> [tuple(p.shape) for p in nn.Linear(2, 3).parameters()]
+            [(3, 2), (3,)]
+        """
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
+        """``(dotted_name, buffer)`` for registered buffers (None entries skipped)."""
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    # -- modes and gradients -------------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode on this module and all descendants; returns ``self``."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> Module:
+        """``train(False)``: dropout becomes the identity."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Set ``requires_grad`` of every parameter; returns ``self``."""
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the parameters' gradients: ``p.grad = None`` (default), or with
+        ``set_to_none=False`` detach a grad that carries a graph and zero it in place (the
+        same tensor object, so a reference held elsewhere sees the zeros).
+
+        Example:
+            >>> import gradsum
+            >>> lin = gradsum.nn.Linear(2, 1)
+            >>> lin(gradsum.ones(1, 2)).sum().backward()
+            >>> g = lin.weight.grad
+            >>> lin.zero_grad(set_to_none=False)
+            >>> lin.weight.grad is g, g.tolist()
+            (True, [[0.0, 0.0]])
+            >>> lin.zero_grad()
+            >>> lin.weight.grad is None
+            True
+        """
+        for p in self.parameters():
+            _clear_grad(p, set_to_none)
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call ``fn`` on every child (recursively) and then on ``self``; returns ``self``."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # -- conversion ----------------------------------------------------------------------------
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                # Write the converted values into the same Parameter (identity survives, as
+                # torch's default param.data = fn(param)).
+                p.data = fn(p)
+                if p.grad is not None:
+                    p.grad.data = fn(p.grad)
+            for k, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[k] = fn(b)
+        return self
+
+    def to(self, *args: Any, **kwargs: Any) -> Module:
+        """Convert floating parameters and buffers to a dtype (``to(gradsum.float64)``) in
+        place; device arguments other than cpu are refused. Returns ``self``."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) or a is None:
+                device = a
+        if device not in (None, "cpu"):
+            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        if dtype is None:
+            return self
+        if not dtype.is_floating_point:
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={dtype}"
+            )
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> Module:
+        """Floating parameters and buffers to float32."""
+        return self.to(D.float32)
+
+    def double(self) -> Module:
+        """Floating parameters and buffers to float64."""
+        return self.to(D.float64)
+
+    def half(self) -> Module:
+        return self.to(D.float16)
+
+    def cpu(self) -> Module:
+        return self
+
+    def type(self, dst_type: D.dtype) -> Module:
+        return self._apply(lambda t: t.to(dst_type))
+
+    # -- state ---------------------------------------------------------------------------------
+    def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
+                            keep_vars: bool) -> None:
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(self, *args: Any, destination: dict[str, Any] | None = None,
+                   prefix: str = "", keep_vars: bool = False) -> dict[str, Any]:
+        """An ordered ``{dotted_name: tensor}`` of parameters and persistent buffers, detached
+        (sharing their buffers) unless ``keep_vars=True``. Tied parameters appear under every
+        name, like torch.
+
+        Example:
+            >>> from gradsum import nn
+            >>> list(nn.Sequential(nn.Linear(2, 2), nn.ReLU()).state_dict())
+            ['0.weight', '0.bias']
+        """
+        if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
+            destination = args[0]
+            if len(args) > 1:
+                prefix = args[1]
+            if len(args) > 2:
+                keep_vars = args[2]
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".",
+                                  keep_vars=keep_vars)
+        return destination
+
+    def _state_targets(self) -> dict[str, Tensor]:
+        out: dict[str, Tensor] = OrderedDict()
+        for prefix, mod in self.named_modules(remove_duplicate=False):
+            mod._save_to_state_dict(out, prefix + ("." if prefix else ""), True)
+        return out
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
+        """Copy ``state_dict``'s tensors into the parameters and buffers (in place, under
+        ``no_grad``; the Parameter objects keep their identity).
+
+        Every key and shape is checked before anything is written: on any error
+        (missing/unexpected keys with ``strict=True``, a shape mismatch, a non-tensor value)
+        a ``RuntimeError`` "Error(s) in loading state_dict for X:" lists them all and nothing
+        is loaded. Returns ``(missing_keys, unexpected_keys)``.
+
+        Example:
+            >>> from gradsum import nn
+            >>> a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+            >>> b.load_state_dict(a.state_dict())
+            <All keys matched successfully>
+            >>> bool((a.weight == b.weight).all())
+            True
+        """
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        targets = self._state_targets()
+        missing = [k for k in targets if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in targets]
+        errors: list[str] = []
+        for key, target in targets.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected gradsum Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(value)}"
+                )
+            elif tuple(value.shape) != tuple(target.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
+                    f"from checkpoint, the shape in current model is {tuple(target.shape)}."
+                )
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
+        with no_grad():
+            if assign:
+                self._assign_from(state_dict, targets)
+            else:
+                for key, target in targets.items():
+                    if key in state_dict:
+                        target.copy_(state_dict[key])
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _assign_from(self, state_dict: Mapping[str, Any], targets: dict[str, Tensor]) -> None:
+        for prefix, mod in self.named_modules(remove_duplicate=False):
+            pre = prefix + ("." if prefix else "")
+            for name, p in list(mod._parameters.items()):
+                if p is not None and pre + name in state_dict:
+                    mod._parameters[name] = Parameter(state_dict[pre + name], p.requires_grad)
+            for name, b in list(mod._buffers.items()):
+                if b is not None and pre + name in state_dict:
+                    mod._buffers[name] = state_dict[pre + name]
+
+    # -- repr ----------------------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The module-specific part of ``repr`` (override in subclasses)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [
+            "(" + key + "): " + _addindent(repr(module), 2)
+            for key, module in self._modules.items()
+        ]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+def _clear_grad(p: Tensor, set_to_none: bool) -> None:
+    """Shared by ``Module.zero_grad`` and ``Optimizer.zero_grad`` (SEMANTICS 2)."""
+    g = p.grad
+    if g is None:
+        return
+    if set_to_none:
+        p.grad = None
+        return
+    if g.grad_fn is not None:
+        g.detach_()
+    else:
+        g.requires_grad_(False)
+    g.zero_()
+
+
+_ = itertools

@@ -1,0 +1,270 @@
+"""``DistributedDataParallel``: one model replica per MPI rank, gradients averaged.
+
+Example:
+    >>> from gradsum.nn.parallel import DistributedDataParallel
+    >>> DistributedDataParallel.no_sync.__doc__.splitlines()[0]
+    'Accumulate gradients locally; the next synchronising backward averages the sum.'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
+from gradsum.distributed import _core
+from gradsum.nn.module import Module
+from gradsum.nn.parallel._reducer import Reducer
+
+
+def _describe(entry: tuple[str, tuple[int, ...], str] | None) -> str:
+    if entry is None:
+        return "nothing"
+    return f"{entry[0]!r} shape={entry[1]} dtype={entry[2]}"
+
+
+def _first_difference(a: list[Any], b: list[Any]) -> str:
+    names_a = {e[0]: e for e in a}
+    names_b = {e[0]: e for e in b}
+    for e in a:
+        other = names_b.get(e[0])
+        if other is None:
+            return f"rank 0 has {_describe(e)}, which that rank lacks"
+        if other != e:
+            return f"rank 0 has {_describe(e)}, that rank has {_describe(other)}"
+    for e in b:
+        if e[0] not in names_a:
+            return f"that rank has {_describe(e)}, which rank 0 lacks"
+    return "the parameters are registered in a different order"
+
+
+class DistributedDataParallel(Module):
+    """Data parallelism over MPI ranks (torch's ``nn.parallel.DistributedDataParallel``).
+
+    Each rank holds a replica of ``module``. At construction the ranks check that they have
+    the same parameters and buffers (names, shapes, dtypes; a ``RuntimeError`` names the first
+    difference) and copy rank 0's values into every replica. In every synchronising backward
+    the gradients are averaged over the ranks: parameters are grouped in buckets of about
+    ``bucket_cap_mb`` (reverse parameter order, the first bucket 1 MiB, like torch), each
+    bucket's non-blocking ``Iallreduce`` starts as soon as all its gradients have been
+    accumulated (post-accumulate-grad hooks) and overlaps the rest of the backward, and
+    ``backward()`` returns only when every ``.grad`` holds the average. So ``N`` ranks with a
+    mean loss over ``B/N`` examples each give the gradients of one process on all ``B``.
+
+    Which backward synchronises: one that starts outside :meth:`no_sync` after a forward of
+    this wrapper (with grad enabled) since the last synchronisation. Under ``no_sync()``
+    gradients accumulate locally, and the first such backward outside it averages the
+    *accumulated* ``.grad`` (``N`` ranks x ``k`` micro-batches equal one process on the whole
+    batch). A second backward through the same forward's graph outside ``no_sync`` raises a
+    ``RuntimeError`` (torch raises too) instead of silently leaving gradients unsynchronised.
+
+    Unused parameters (``find_unused_parameters`` is accepted and not needed): after each
+    synchronising backward the ranks exchange a one-byte-per-parameter usage bitmap (a
+    parameter is *used* on a rank if its ``.grad`` is not ``None`` there). A parameter used on
+    some rank but not on this one takes part in the reduction with zeros here, so every rank
+    ends with the same average (sum over the ranks that had a gradient, divided by the world
+    size, as if the others had computed a zero gradient - which is what one process on the
+    whole batch computes). A parameter used on no rank keeps ``.grad = None`` everywhere, so
+    the optimizers skip it exactly as they would in one process (None is not zero). We chose
+    this over torch's default (an error, or a hang, when ``find_unused_parameters=False``)
+    because it is always correct and costs one tiny allreduce per step; the data-dependent
+    case (a branch some micro-batches never take) just works.
+
+    Gradients live in the bucket buffers only for the duration of the sync: ``.grad`` is
+    copied in (divided by the world size) and the average copied back, so the ``.grad``
+    objects and buffers are the user's, as without DDP. ``gradient_as_bucket_view=True`` makes
+    a freshly created ``.grad`` a view of its bucket slot instead (torch's option): no copy
+    back, and with ``zero_grad(set_to_none=False)`` no copy at all, at the price that a
+    ``.grad`` kept across ``p.grad = None`` is overwritten by the next step.
+
+    Strict mode (``check_consistency=True``, or the environment variable ``GRADSUM_STRICT=1``):
+    after every optimizer step (through ``gradsum.optim``'s global step post hook when it
+    exists, otherwise at the start of the next forward) the parameters are checksummed across
+    ranks and a divergence raises a ``RuntimeError`` naming the parameter. Call
+    :meth:`check_parameters` yourself at any point, in any mode.
+
+    Args:
+        module: the model; its parameters must be identical in structure on every rank.
+        bucket_cap_mb: bucket size in MiB (default 25, like torch).
+        broadcast_buffers: copy rank 0's buffers to all ranks before each training forward.
+        gradient_as_bucket_view: see above.
+        check_consistency: strict mode (default: ``GRADSUM_STRICT``).
+        device_ids, output_device, dim, process_group, find_unused_parameters,
+            check_reduction, static_graph, init_sync: torch's; accepted (``device_ids`` must
+            be ``None`` or CPU) and, except ``init_sync=False`` (skip the initial broadcast),
+            without effect.
+
+    Raises:
+        ValueError: the default process group is not initialised.
+        RuntimeError: the ranks' models differ.
+    """
+
+    def __init__(
+        self,
+        module: Module,
+        device_ids: Any = None,
+        output_device: Any = None,
+        dim: int = 0,
+        broadcast_buffers: bool = True,
+        process_group: Any = None,
+        bucket_cap_mb: float | None = None,
+        find_unused_parameters: bool = False,
+        check_reduction: bool = False,
+        gradient_as_bucket_view: bool = False,
+        static_graph: bool = False,
+        init_sync: bool = True,
+        check_consistency: bool | None = None,
+    ) -> None:
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"module must be a gradsum.nn.Module, got {type(module).__name__}")
+        group = _core._group(process_group)
+        self.module = module
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        cap = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
+        if cap <= 0:
+            raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
+        self.bucket_bytes_cap = int(cap * 1024 * 1024)
+        self.check_consistency = (
+            _core._strict_env() if check_consistency is None else bool(check_consistency)
+        )
+        object.__setattr__(self, "_group", group)
+        self._verify_model_across_ranks(group)
+        if init_sync:
+            self._sync_states(group, [p for _, p in module.named_parameters()]
+                              + [b for _, b in module.named_buffers()])
+        named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        self._param_names = [n for n, _ in named]
+        object.__setattr__(self, "reducer", Reducer(
+            [p for _, p in named], self._param_names, group, self.bucket_bytes_cap,
+            gradient_as_bucket_view,
+        ))
+        object.__setattr__(self, "_ctrl", group.dup())
+        object.__setattr__(self, "_step_hook", self._install_step_hook())
+
+    # -- construction -------------------------------------------------------------------------
+    def _verify_model_across_ranks(self, group: _core._Comm) -> None:
+        def sig(items: Iterator[tuple[str, Any]]) -> list[tuple[str, tuple[int, ...], str]]:
+            return [(n, tuple(t._array.shape), t._array.dtype.name) for n, t in items]
+
+        mine = (sig(self.module.named_parameters()), sig(self.module.named_buffers()))
+        group.check(_core._signature("object", 3), "DistributedDataParallel")
+        everyone = group.allgather_object(mine)
+        for kind, idx in (("params", 0), ("buffers", 1)):
+            ref = everyone[0][idx]
+            for r, other in enumerate(everyone):
+                if other[idx] == ref:
+                    continue
+                if len(other[idx]) != len(ref):
+                    head = (f"DDP expects same model across all ranks, but Rank {r} has "
+                            f"{len(other[idx])} {kind}, while rank 0 has inconsistent "
+                            f"{len(ref)} {kind}")
+                else:
+                    head = f"DDP expects same model across all ranks, but rank {r} differs"
+                raise RuntimeError(
+                    f"{head}: {_first_difference(ref, other[idx])} (this is rank "
+                    f"{group.rank}). Build the same model on every rank before wrapping it."
+                )
+
+    @staticmethod
+    def _sync_states(group: _core._Comm, tensors: list[Any]) -> None:
+        """Copy rank 0's values into ``tensors`` on every rank (one Bcast per dtype)."""
+        if group.size == 1 or not tensors:
+            return
+        by_dtype: dict[Any, list[Any]] = {}
+        for t in tensors:
+            by_dtype.setdefault(t._array.dtype.name, []).append(t)
+        with no_grad():
+            for name in sorted(by_dtype):
+                ts = by_dtype[name]
+                flat = xp.concatenate([t._array.reshape(-1) for t in ts])
+                group.bcast_array(flat, 0)
+                if group.rank == 0:
+                    continue
+                off = 0
+                for t in ts:
+                    n = t._array.size
+                    t._array[...] = flat[off : off + n].reshape(t._array.shape)
+                    t._version[0] += 1
+                    off += n
+
+    def _install_step_hook(self) -> Any:
+        if not self.check_consistency:
+            return None
+        try:
+            from gradsum.optim.optimizer import register_optimizer_step_post_hook
+        except ImportError:
+            return None
+        ref = weakref.ref(self)
+        ids = {id(p) for p in self.reducer.params}
+
+        def hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+            ddp = ref()
+            if ddp is None:
+                return
+            groups = getattr(optimizer, "param_groups", [])
+            if any(id(p) in ids for g in groups for p in g.get("params", [])):
+                ddp.check_parameters()
+
+        return register_optimizer_step_post_hook(hook)
+
+    # -- API ----------------------------------------------------------------------------------
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        """Run the wrapped module (after the strict-mode check and the buffer broadcast)."""
+        group = self._group
+        if self.check_consistency and self._step_hook is None:
+            self.check_parameters()
+        if self.broadcast_buffers and self.module.training and group.size > 1:
+            bufs = [b for _, b in self.module.named_buffers()]
+            if bufs:
+                self._sync_states(self._ctrl, bufs)
+        if is_grad_enabled():
+            self.reducer.armed = True
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self) -> Iterator[None]:
+        """Accumulate gradients locally; the next synchronising backward averages the sum.
+
+        Example (in an MPI job)::
+
+            with ddp.no_sync():
+                for x, y in micro_batches[:-1]:
+                    loss_fn(ddp(x), y).backward()     # local accumulation only
+            loss_fn(ddp(x_last), y_last).backward()   # averages the accumulated .grad
+        """
+        old = self.reducer.require_sync
+        self.reducer.require_sync = False
+        try:
+            yield
+        finally:
+            self.reducer.require_sync = old
+
+    @property
+    def require_backward_grad_sync(self) -> bool:
+        """False inside :meth:`no_sync` (torch's attribute)."""
+        return self.reducer.require_sync
+
+    def check_parameters(self) -> None:
+        """Raise ``RuntimeError`` naming the first parameter whose bits differ across ranks.
+
+        Collective: every rank must call it. Costs a hash of every parameter and one
+        allgather of 8 bytes per parameter.
+        """
+        named = list(self.module.named_parameters())
+        _core._compare_checksums(self._ctrl, [n for n, _ in named],
+                                 [p._array for _, p in named], "DistributedDataParallel")
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """The wrapper's state: the module's entries under ``module.`` (torch's keys)."""
+        return super().state_dict(*args, **kwargs)
+
+    def __getstate__(self) -> Any:
+        raise TypeError("DistributedDataParallel cannot be pickled; save ddp.module instead")

@@ -1,0 +1,92 @@
+"""Gradient clipping in place: ``clip_grad_norm_`` and ``clip_grad_value_`` (torch's
+formulas; parameters whose ``.grad`` is ``None`` are skipped).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum.nn.utils import clip_grad_value_
+    >>> p = gradsum.nn.Parameter(gradsum.zeros(3))
+    >>> p.grad = gradsum.tensor([-2.0, 0.5, 9.0])
+    >>> clip_grad_value_([p], 1.0)
+    >>> p.grad.tolist()
+    [-1.0, 0.5, 1.0]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from gradsum import _dtype as D
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+
+_TensorOrTensors = Tensor | Iterable[Tensor]
+
+
+def _as_list(parameters: Any) -> list[Tensor]:
+    return [parameters] if isinstance(parameters, Tensor) else list(parameters)
+
+
+def _vector_norm(arr: Any, norm_type: float) -> Any:
+    """``torch.linalg.vector_norm`` of a whole array, in the array's dtype."""
+    a = xp.abs(arr)
+    if norm_type == math.inf:
+        return a.max() if a.size else xp.zeros((), arr.dtype)
+    if norm_type == -math.inf:
+        return a.min() if a.size else xp.full((), math.inf, arr.dtype)
+    if norm_type == 0:
+        return xp.asarray((a != 0).sum(), dtype=arr.dtype)
+    if norm_type == 1:
+        return a.sum(dtype=arr.dtype)
+    if norm_type == 2:
+        return xp.sqrt((a * a).sum(dtype=arr.dtype))
+    return ((a ** norm_type).sum(dtype=arr.dtype) ** (1.0 / norm_type)).astype(arr.dtype)
+
+
+def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Scale the gradients in place so that their total ``norm_type`` norm (the norm of the
+    per-gradient norms) is at most ``max_norm``; returns that total norm (before clipping) as
+    a tensor. The scale is ``min(max_norm / (total + 1e-6), 1)``, applied always, as torch.
+
+    ``foreach`` is accepted for torch compatibility and ignored.
+
+    Raises:
+        RuntimeError: the total norm is nan/inf and ``error_if_nonfinite=True`` (nothing is
+            changed then).
+    """
+    params = _as_list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    norm_type = float(norm_type)
+    max_norm = float(max_norm)
+    if not grads:
+        return Tensor._make(xp.zeros((), dtype=D.get_default_dtype().np))
+    with no_grad():
+        norms = [_vector_norm(g._array, norm_type) for g in grads]
+        dt = xp.result_type(*[n.dtype for n in norms])
+        total = _vector_norm(xp.stack([xp.asarray(n, dtype=dt) for n in norms]), norm_type)
+        total = xp.asarray(total, dtype=dt)
+        if error_if_nonfinite and not bool(xp.isfinite(total)):
+            raise RuntimeError(
+                f"The total norm of order {norm_type} for gradients from `parameters` is "
+                "non-finite, so it cannot be clipped. To disable this error and scale the "
+                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+            )
+        coef = xp.minimum(xp.asarray(max_norm, dtype=dt) / (total + dt.type(1e-6)), 1.0)
+        for g in grads:
+            arr = g._array
+            xp.multiply(arr, coef.astype(arr.dtype), out=arr)
+            g._version[0] += 1
+    return Tensor._make(total)
+
+
+def clip_grad_value_(parameters: _TensorOrTensors, clip_value: float,
+                     foreach: bool | None = None) -> None:
+    """Clamp every gradient in place to ``[-clip_value, clip_value]``."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad.clamp_(min=-clip_value, max=clip_value)

@@ -1,0 +1,29 @@
+"""``gradsum.optim``: optimizers and learning-rate schedulers with torch.optim's names,
+defaults, update formulas and state layout.
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> _ = gradsum.manual_seed(0)
+    >>> model = nn.Linear(2, 1)
+    >>> opt = optim.AdamW(model.parameters(), lr=1e-2)
+    >>> sched = optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> for _ in range(3):
+    ...     opt.zero_grad()
+    ...     model(gradsum.ones(4, 2)).pow(2).mean().backward()
+    ...     opt.step()
+    ...     sched.step()
+    >>> sched.get_last_lr()
+    [0.005]
+"""
+
+from __future__ import annotations
+
+from gradsum.optim import lr_scheduler
+from gradsum.optim.adagrad import Adagrad
+from gradsum.optim.adam import Adam, AdamW
+from gradsum.optim.optimizer import Optimizer
+from gradsum.optim.rmsprop import RMSprop
+from gradsum.optim.sgd import SGD
+
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]

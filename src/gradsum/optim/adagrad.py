@@ -1,0 +1,100 @@
+"""``Adagrad`` (torch's update; its state is created for every parameter at construction).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0]))
+    >>> opt = optim.Adagrad([w], lr=0.1, initial_accumulator_value=0.5)
+    >>> opt.state[w]
+    {'step': tensor(0.), 'sum': tensor([0.5000])}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_differentiable,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+)
+
+
+class Adagrad(Optimizer):
+    """Adagrad, torch's formulation::
+
+        step += 1
+        g = grad (negated if maximize) + weight_decay * p
+        clr = lr / (1 + (step - 1) * lr_decay)
+        sum += g * g
+        p -= clr * g / (sqrt(sum) + eps)
+    """
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0,
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not lr >= 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not lr_decay >= 0.0:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not initial_accumulator_value >= 0.0:
+            raise ValueError(
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
+            )
+        if not eps >= 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_differentiable(differentiable)
+        defaults = {
+            "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+            "maximize": maximize, "differentiable": differentiable, "fused": fused,
+        }
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, group)
+
+    def _init_state(self, p: Tensor, group: dict[str, Any]) -> None:
+        state = self.state[p]
+        state["step"] = _step_tensor()
+        state["sum"] = Tensor._make(
+            xp.full_like(p._array, group["initial_accumulator_value"])
+        )
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _scalar(group["lr"])
+                wd, lr_decay, eps = group["weight_decay"], group["lr_decay"], group["eps"]
+                for p in _params_with_grad(group):
+                    state = self.state[p]
+                    if len(state) == 0:  # a parameter added by add_param_group
+                        self._init_state(p, group)
+                    step_t = state["step"]
+                    step_t._array += 1
+                    step = float(step_t._array)
+                    g = _grad_array(p, group["maximize"])
+                    if wd != 0:
+                        g = g + wd * p._array
+                    clr = lr / (1 + (step - 1) * lr_decay)
+                    s = state["sum"]._array
+                    s += g * g
+                    std = xp.sqrt(s) + eps
+                    p._array += (-clr * g) / std
+                    _bump(p, step_t, state["sum"])
+        return loss

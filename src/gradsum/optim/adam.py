@@ -1,0 +1,142 @@
+"""``Adam`` and ``AdamW`` (torch's single-tensor update, amsgrad, maximize, weight decay).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.Adam([w], lr=0.1)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()                 # the first Adam step moves each weight by ~lr
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, -0.9]
+    >>> sorted(opt.state[w]), opt.state[w]["step"]
+    (['exp_avg', 'exp_avg_sq', 'step'], tensor(1.))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_differentiable,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class Adam(Optimizer):
+    """Adam (``decoupled_weight_decay=True`` gives AdamW), torch's formulation::
+
+        step += 1
+        p *= 1 - lr * wd   (decoupled)    |   g = g + wd * p   (otherwise)
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        v_hat = max(v_max, v) if amsgrad else v
+        p -= lr / (1 - beta1**step) * m / (sqrt(v_hat) / sqrt(1 - beta2**step) + eps)
+
+    State per parameter: ``step`` (float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`` and, with
+    amsgrad, ``max_exp_avg_sq``; created at the parameter's first gradient.
+    """
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
+                 decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not lr >= 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not eps >= 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_differentiable(differentiable)
+        betas = (_scalar(betas[0]), _scalar(betas[1]))
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+            "capturable": capturable, "differentiable": differentiable, "fused": fused,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        beta1, beta2 = group["betas"]
+        eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
+        decoupled = group.get("decoupled_weight_decay", False)
+        for p in _params_with_grad(group):
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = _zeros_like(p)
+                state["exp_avg_sq"] = _zeros_like(p)
+                if amsgrad:
+                    state["max_exp_avg_sq"] = _zeros_like(p)
+            g = _grad_array(p, group["maximize"])
+            step_t = state["step"]
+            step_t._array += 1
+            if wd != 0:
+                if decoupled:
+                    p._array *= 1 - lr * wd
+                else:
+                    g = g + wd * p._array
+            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+            m += (1 - beta1) * (g - m)  # torch's lerp for weight < 0.5
+            v *= beta2
+            v += (1 - beta2) * g * g
+            step = float(step_t._array)
+            bias_correction1 = 1 - beta1**step
+            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+            step_size = lr / bias_correction1
+            if amsgrad:
+                vmax = state["max_exp_avg_sq"]._array
+                xp.maximum(vmax, v, out=vmax)
+                denom = xp.sqrt(vmax) / bias_correction2_sqrt + eps
+                _bump(state["max_exp_avg_sq"])
+            else:
+                denom = xp.sqrt(v) / bias_correction2_sqrt + eps
+            p._array += (-step_size * m) / denom  # addcdiv order
+            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (``p *= 1 - lr * weight_decay`` before the update);
+    ``weight_decay`` defaults to 1e-2, like torch."""
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

@@ -1,0 +1,364 @@
+"""``Optimizer``: param groups, per-parameter state, ``zero_grad``, ``state_dict``, step hooks.
+
+The rule all optimizers share (SEMANTICS 3): a parameter whose ``.grad`` is ``None`` is
+skipped entirely (no state, no decay, no step count); a zero gradient is a real gradient.
+Updates are written into the parameters' own buffers under ``no_grad``, so a Parameter and
+its buffer keep their identity.
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, 2.0]))
+    >>> opt = optim.SGD([w], lr=0.1, momentum=0.9)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w.tolist()
+    [0.800000011920929, 1.600000023841858]
+    >>> sd = opt.state_dict()
+    >>> list(sd["state"]), sd["param_groups"][0]["params"]
+    ([0], [0])
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import warnings
+from collections import defaultdict
+from collections.abc import Callable
+from itertools import chain
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import enable_grad, no_grad
+from gradsum.autograd.graph import RemovableHandle
+
+
+class _RequiredParameter:
+    """Singleton marking a hyper-parameter that each param group must give."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj: object) -> str:
+    return f"gradsum.{type(obj).__name__}" if isinstance(obj, Tensor) else type(obj).__qualname__
+
+
+def _scalar(v: Any) -> float:
+    """A Python float for a hyper-parameter given as a number or a one-element tensor."""
+    return float(v.item()) if isinstance(v, Tensor) else float(v)
+
+
+def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(step)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        self: Optimizer = args[0]
+        for pre in list(self._optimizer_step_pre_hooks):
+            result = pre(self, args, kwargs)
+            if result is not None:
+                if isinstance(result, tuple) and len(result) == 2:
+                    args, kwargs = result
+                else:
+                    raise RuntimeError(
+                        f"{step} must return None or a tuple of (new_args, new_kwargs), but "
+                        f"got {result}."
+                    )
+        out = step(*args, **kwargs)
+        for post in list(self._optimizer_step_post_hooks):
+            post(self, args, kwargs)
+        return out
+
+    wrapper.hooked = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+class Optimizer:
+    """Base class of all optimizers (torch's ``torch.optim.Optimizer``).
+
+    Args:
+        params: an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter
+            groups, each a dict with ``"params"`` and per-group options).
+        defaults: default values of the options, used where a group does not set them.
+    """
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks: list[Callable[..., Any]] = []
+        self._optimizer_step_post_hooks: list[Callable[..., Any]] = []
+        self._patch_step_function()
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                f"dicts, but got {_typename(params)}"
+            )
+        self.state: defaultdict[Tensor, Any] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def _patch_step_function(self) -> None:
+        cls = type(self)
+        if not getattr(cls.step, "hooked", False):
+            cls.step = _run_step_hooks(cls.step)  # type: ignore[method-assign]
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_optimizer_step_pre_hooks", [])
+        self.__dict__.setdefault("_optimizer_step_post_hooks", [])
+
+    def __repr__(self) -> str:
+        s = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    # -- groups --------------------------------------------------------------------------------
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (missing options take
+        :attr:`defaults`). A parameter may belong to one group only.
+
+        Example:
+            >>> import gradsum
+            >>> from gradsum import nn, optim
+            >>> a, b = nn.Parameter(gradsum.ones(1)), nn.Parameter(gradsum.ones(1))
+            >>> opt = optim.SGD([a], lr=0.1)
+            >>> opt.add_param_group({"params": [b], "lr": 0.01})
+            >>> [g["lr"] for g in opt.param_groups]
+            [0.1, 0.01]
+        """
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        tensors: list[Any] = []
+        names: list[str] = []
+        for p in param_group["params"]:
+            if isinstance(p, tuple):
+                names.append(p[0])
+                tensors.append(p[1])
+            else:
+                tensors.append(p)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        for p in tensors:
+            if not isinstance(p, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(p)
+                )
+            if not self.defaults.get("differentiable", None) and not (
+                p.is_leaf or p.retains_grad
+            ):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization "
+                    f"parameter {name}"
+                )
+            param_group.setdefault(name, default)
+        ids = [id(p) for p in tensors]
+        if len(ids) != len(set(ids)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                "information", stacklevel=3,
+            )
+        seen: set[int] = set()
+        for group in self.param_groups:
+            seen.update(id(p) for p in group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                txt = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. cannot add param "
+                    f"group {txt} to the optimizer"
+                )
+        if not seen.isdisjoint(ids):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # -- gradients -----------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradients of every optimized parameter: ``p.grad = None`` (default), or
+        with ``set_to_none=False`` detach a grad that carries a graph, then zero it in place
+        (the same tensor object)."""
+        from gradsum.nn.module import _clear_grad
+
+        for group in self.param_groups:
+            for p in group["params"]:
+                _clear_grad(p, set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update the parameters once (subclasses implement it)."""
+        raise NotImplementedError
+
+    def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before each ``step``; it may return
+        ``(new_args, new_kwargs)``."""
+        self._optimizer_step_pre_hooks.append(hook)
+        return RemovableHandle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after each ``step``.
+
+        Example:
+            >>> import gradsum
+            >>> from gradsum import nn, optim
+            >>> w = nn.Parameter(gradsum.ones(1))
+            >>> opt = optim.SGD([w], lr=0.1)
+            >>> calls = []
+            >>> h = opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+            >>> opt.step(); calls
+            ['post']
+        """
+        self._optimizer_step_post_hooks.append(hook)
+        return RemovableHandle(self._optimizer_step_post_hooks, hook)
+
+    # -- state ---------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` with
+        parameters replaced by their position across all groups (torch's layout). Like
+        torch, the per-parameter state dicts are the live ones (not copies)."""
+        mapping: dict[int, int] = {}
+        start = 0
+
+        def pack(group: dict[str, Any]) -> dict[str, Any]:
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                mapping.setdefault(id(p), i)
+            packed["params"] = [mapping[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
+
+        groups = [pack(g) for g in self.param_groups]
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+                 for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a :meth:`state_dict`: the group options and a deep copy of the state, whose
+        tensors are cast to their parameter's dtype (``'step'`` is kept as saved).
+
+        Raises:
+            ValueError: the number of groups or a group's size differs (nothing is loaded).
+        """
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError(
+                "loaded state dict has a different number of parameter groups: "
+                f"{len(saved_groups)} saved, {len(groups)} in this optimizer"
+            )
+        for g, s in zip(groups, saved_groups):
+            if len(g["params"]) != len(s["params"]):
+                raise ValueError(
+                    "loaded state dict contains a parameter group that doesn't match the size "
+                    f"of optimizer's group ({len(s['params'])} saved, {len(g['params'])} here)"
+                )
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        def cast(param: Tensor, value: Any, key: Any = None) -> Any:
+            if isinstance(value, Tensor):
+                v = Tensor._make(value._array.copy())
+                if key != "step" and param.is_floating_point() and v._array.dtype != (
+                    param._array.dtype
+                ):
+                    v = Tensor._make(v._array.astype(param._array.dtype))
+                return v
+            if isinstance(value, dict):
+                return {k: cast(param, v, k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v) for v in value)
+            return copy.deepcopy(value)
+
+        state: defaultdict[Any, Any] = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
+            else:
+                state[k] = copy.deepcopy(v)
+
+        def update_group(group: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+            new["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new:
+                new["param_names"] = group["param_names"]
+            return new
+
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
+
+
+def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
+    """The group's parameters that have a gradient (the others are skipped: SEMANTICS 3)."""
+    return [p for p in group["params"] if p.grad is not None]
+
+
+def _grad_array(p: Tensor, maximize: bool) -> Any:
+    g = p.grad._array  # type: ignore[union-attr]
+    return -g if maximize else g
+
+
+def _bump(*tensors: Tensor) -> None:
+    """Count an in-place write into each tensor's buffer (version counters, SEMANTICS 7)."""
+    for t in tensors:
+        t._version[0] += 1
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    return Tensor._make(xp.zeros_like(p._array))
+
+
+def _step_tensor() -> Tensor:
+    """torch's ``state['step']``: a float32 0-d tensor."""
+    return Tensor._make(xp.zeros((), dtype=xp.float32))
+
+
+def _check_differentiable(differentiable: bool) -> None:
+    if differentiable:
+        raise NotImplementedError(
+            "gradsum optimizers do not support differentiable=True (updates run under "
+            "no_grad); use the default differentiable=False"
+        )
+
+
+__all__ = ["Optimizer", "no_grad", "required"]

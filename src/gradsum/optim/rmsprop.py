@@ -1,0 +1,111 @@
+"""``RMSprop`` (torch's update: alpha, eps, centered, momentum, weight decay, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0]))
+    >>> opt = optim.RMSprop([w], lr=0.01, centered=True, momentum=0.5)
+    >>> w.grad = gradsum.tensor([2.0])
+    >>> opt.step()
+    >>> sorted(opt.state[w])
+    ['grad_avg', 'momentum_buffer', 'square_avg', 'step']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_differentiable,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, torch's formulation::
+
+        g = grad (negated if maximize) + weight_decay * p
+        sq = alpha * sq + (1 - alpha) * g * g
+        avg = sqrt(sq - ga * ga) (centered, ga = lerp(ga, g, 1 - alpha)) or sqrt(sq), + eps
+        buf = momentum * buf + g / avg; p -= lr * buf    (momentum > 0)
+        p -= lr * g / avg                                 (otherwise)
+    """
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not lr >= 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not eps >= 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not momentum >= 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not alpha >= 0.0:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_differentiable(differentiable)
+        defaults = {
+            "lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
+            "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
+            "maximize": maximize, "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _scalar(group["lr"])
+                alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
+                momentum, centered = group["momentum"], group["centered"]
+                for p in _params_with_grad(group):
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = _step_tensor()
+                        state["square_avg"] = _zeros_like(p)
+                        if momentum > 0:
+                            state["momentum_buffer"] = _zeros_like(p)
+                        if centered:
+                            state["grad_avg"] = _zeros_like(p)
+                    g = _grad_array(p, group["maximize"])
+                    state["step"]._array += 1
+                    if wd != 0:
+                        g = g + wd * p._array
+                    sq = state["square_avg"]._array
+                    sq *= alpha
+                    sq += (1 - alpha) * g * g
+                    written = [state["step"], state["square_avg"]]
+                    if centered:
+                        ga = state["grad_avg"]._array
+                        ga += (1 - alpha) * (g - ga)
+                        avg = xp.sqrt(sq - ga * ga)
+                        written.append(state["grad_avg"])
+                    else:
+                        avg = xp.sqrt(sq)
+                    avg = avg + eps
+                    if momentum > 0:
+                        buf = state["momentum_buffer"]._array
+                        buf *= momentum
+                        buf += g / avg
+                        p._array += -lr * buf
+                        written.append(state["momentum_buffer"])
+                    else:
+                        p._array += (-lr * g) / avg
+                    _bump(p, *written)
+        return loss

@@ -1,0 +1,95 @@
+"""``SGD`` with momentum, dampening, Nesterov, weight decay and ``maximize`` (torch's update).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0]))
+    >>> opt = optim.SGD([w], lr=0.5, momentum=0.9)
+    >>> w.grad = gradsum.tensor([1.0])
+    >>> opt.step()                            # buffer = grad (first step: no dampening)
+    >>> opt.state[w]["momentum_buffer"].tolist(), w.tolist()
+    ([1.0], [0.5])
+    >>> w.grad = None
+    >>> opt.step()                            # no gradient: skipped, the buffer does not decay
+    >>> opt.state[w]["momentum_buffer"].tolist(), w.tolist()
+    ([1.0], [0.5])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_differentiable,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+)
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, torch's formulation::
+
+        g = grad (negated if maximize) + weight_decay * p
+        buf = g                                  (first step of p)
+        buf = momentum * buf + (1 - dampening) * g   (later steps)
+        g = g + momentum * buf if nesterov else buf
+        p -= lr * g
+
+    ``state[p]['momentum_buffer']`` exists only with ``momentum != 0``.
+    """
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
+                 maximize: bool = False, foreach: bool | None = None,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_differentiable(differentiable)
+        defaults = {
+            "lr": lr, "momentum": momentum, "dampening": dampening,
+            "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize,
+            "foreach": foreach, "differentiable": differentiable, "fused": fused,
+        }
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _scalar(group["lr"])
+                wd, momentum = group["weight_decay"], group["momentum"]
+                dampening, nesterov = group["dampening"], group["nesterov"]
+                for p in _params_with_grad(group):
+                    g = _grad_array(p, group["maximize"])
+                    if wd != 0:
+                        g = g + wd * p._array
+                    if momentum != 0:
+                        state = self.state[p]
+                        buf = state.get("momentum_buffer")
+                        if buf is None:
+                            buf = Tensor._make(g.copy())
+                            state["momentum_buffer"] = buf
+                        else:
+                            b = buf._array
+                            b *= momentum
+                            b += (1 - dampening) * g
+                            _bump(buf)
+                        g = g + momentum * buf._array if nesterov else buf._array
+                    p._array += -lr * g
+                    _bump(p)
+        return loss

@@ -1,0 +1,1 @@
+"""Utilities (torch's ``torch.utils`` names): :mod:`gradsum.utils.data`."""
