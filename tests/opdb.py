@@ -732,7 +732,8 @@ op("masked_fill", _t("masked_fill"), lambda rng: [
 ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), mask(rng, 4), 0.0), shapes=((4,),)),
                        ErrorCase((rnd(rng, 2, 3), ints(rng, 2, 3), 0.0))])
 op("one_hot", _tf("one_hot"), lambda rng: [
-    Sample((idx(0, 2, 1),)), Sample((idx(0, 2, 1), 4)), Sample((Fixed(np.array([[1, 0], [2, 2]])),)),
+    Sample((idx(0, 2, 1),)),
+    Sample((idx(0, 2, 1), 4)), Sample((Fixed(np.array([[1, 0], [2, 2]])),)),
 ], differentiable=False, errors=lambda rng: [ErrorCase((idx(0, 3), 2)),
                                               ErrorCase((idx(-1, 0),))])
 op("flip", _t("flip"), lambda rng: [
@@ -745,7 +746,8 @@ op("triu", _t("triu"), lambda rng: [
     Sample((rnd(rng, 3, 3),)), Sample((rnd(rng, 3, 4), 1)), Sample((rnd(rng, 2, 3, 3), -1)),
 ])
 op("repeat", _method("repeat"), lambda rng: [
-    Sample((rnd(rng, 2, 3), 2, 1)), Sample((rnd(rng, 3), (2, 2))), Sample((rnd(rng, 2, 1), 1, 3, 2)),
+    Sample((rnd(rng, 2, 3), 2, 1)),
+    Sample((rnd(rng, 3), (2, 2))), Sample((rnd(rng, 2, 1), 1, 3, 2)),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2))])
 
 
@@ -754,9 +756,11 @@ def _matmul_samples(rng: np.random.Generator) -> list[Sample]:
     return [
         Sample((rnd(rng, 2, 3), rnd(rng, 3, 4))), Sample((rnd(rng, 3), rnd(rng, 3))),
         Sample((rnd(rng, 2, 3), rnd(rng, 3))), Sample((rnd(rng, 3), rnd(rng, 3, 2))),
-        Sample((rnd(rng, 2, 2, 3), rnd(rng, 3, 2))), Sample((rnd(rng, 2, 1, 2, 3), rnd(rng, 3, 3, 1))),
+        Sample((rnd(rng, 2, 2, 3), rnd(rng, 3, 2))),
+        Sample((rnd(rng, 2, 1, 2, 3), rnd(rng, 3, 3, 1))),
         Sample((rnd(rng, 2, 2, 3), rnd(rng, 3))),
-        Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 3, 2)))), Sample((NoGrad(rnd(rng, 2, 3)), rnd(rng, 3))),
+        Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 3, 2)))),
+        Sample((NoGrad(rnd(rng, 2, 3)), rnd(rng, 3))),
         Sample((rnd(rng, 0, 3), rnd(rng, 3, 2))), Sample((rnd(rng, 2, 0), rnd(rng, 0, 2))),
         Sample((ints(rng, 2, 3), ints(rng, 3, 2))),
     ]
@@ -805,7 +809,7 @@ def _inplace_binary(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-_inplace_errors = lambda rng: [  # noqa: E731
+_inplace_errors = lambda rng: [
     ErrorCase((rnd(rng, 3), rnd(rng, 2, 3)), shapes=((3,), (2, 3))),
     ErrorCase((ints(rng, 3), rnd(rng, 3))),
 ]
@@ -824,7 +828,8 @@ _inplace_op("clamp_", lambda rng: [
     Sample((off_grid(rng, 2, 3), -0.5, 0.5)), Sample((off_grid(rng, 2, 3),), {"min": 0.0}),
 ], aliases=("clip_",), no_gradgrad="piecewise linear")
 _inplace_op("masked_fill_", lambda rng: [
-    Sample((rnd(rng, 2, 3), mask(rng, 2, 3), 0.5)), Sample((rnd(rng, 2, 3), mask(rng, 3), rnd(rng))),
+    Sample((rnd(rng, 2, 3), mask(rng, 2, 3), 0.5)),
+    Sample((rnd(rng, 2, 3), mask(rng, 3), rnd(rng))),
 ])
 OPINFOS.append(OpInfo("index_put", G.OPS["index_put"], _t_index_put, lambda rng: [
     Sample((rnd(rng, 3, 4), idx(0, 2), rnd(rng, 2, 4))),
@@ -832,6 +837,19 @@ OPINFOS.append(OpInfo("index_put", G.OPS["index_put"], _t_index_put, lambda rng:
     Sample((rnd(rng, 3, 4), (idx(0, 2), idx(1, 3)), rnd(rng, 2))),
     Sample((rnd(rng, 3, 4), idx(1), rnd(rng, 4))),
 ], notes="gradsum's index_put takes a __getitem__ key; torch's takes a tuple of index tensors"))
+
+
+def has_float_operand(sample: Sample) -> bool:
+    """Whether a sample has an operand that requires grad (a plain float64 array)."""
+
+    def walk(v: Any) -> bool:
+        if isinstance(v, np.ndarray):
+            return True
+        if isinstance(v, (list, tuple)):
+            return any(walk(x) for x in v)
+        return False
+
+    return walk(list(sample.args) + list(sample.kwargs.values()))
 
 
 def by_name() -> dict[str, OpInfo]:

@@ -131,3 +131,15 @@ def test_draw_writes_what_graphviz_renders(monkeypatch, tmp_path):
     with open(out, "rb") as f:
         assert f.read() == b"<svg/>" and seen["format"] == "png"
     assert seen["text"].startswith("digraph gradsum")
+
+
+def test_draw_renders_svg_with_real_graphviz(tmp_path):
+    pytest.importorskip("graphviz", reason="the graphviz package is not installed")
+    import shutil
+
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot program is not installed")
+    x = gradsum.ones(2, requires_grad=True)
+    out = draw((x * x).sum(), str(tmp_path / "g.svg"), params={"x": x})
+    text = (tmp_path / "g.svg").read_text()
+    assert out.endswith("g.svg") and "<svg" in text and "AccumulateGrad" in text

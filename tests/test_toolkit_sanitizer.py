@@ -294,3 +294,17 @@ def test_strict_mode_does_not_change_results():
         return [p.detach().numpy().tobytes() for p in model.parameters()]
 
     assert run(True) == run(False)
+
+
+def test_process_wide_mode_does_not_keep_optimizers_alive():
+    import weakref
+
+    model, opt, x, y = _setup()
+    with strict() as scope:
+        _loss(model, x, y).backward()
+        opt.step()
+        assert len(scope.sanitizers) == 1
+        ref = weakref.ref(opt)
+        del opt
+        gc.collect()
+        assert ref() is None and scope.sanitizers == []

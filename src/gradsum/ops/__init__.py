@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum._creation import (  # noqa: F401 - rules use F.zeros_like etc.
+from gradsum._backend import xp as _xp
+from gradsum._creation import (
     ones,
     ones_like,
     zeros,
     zeros_like,
 )
-from gradsum._backend import xp as _xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node as _Node
 from gradsum.ops import _core
 from gradsum.ops._core import OPS, as_tensor_like, register
 from gradsum.ops._core import wrap_dim as _wrap_dim
-from gradsum.ops.elementwise import *  # noqa: F403
-from gradsum.ops.elementwise import abs, pow, rdiv, round, rpow, rsub, to_dtype  # noqa: A004
-from gradsum.ops.inplace import *  # noqa: F403
+from gradsum.ops.elementwise import *
+from gradsum.ops.elementwise import abs, pow, rdiv, round, rpow, rsub, to_dtype
+from gradsum.ops.inplace import *
 from gradsum.ops.inplace import (
     add_,
     bernoulli_,
@@ -44,10 +44,10 @@ from gradsum.ops.inplace import (
     uniform_,
     zero_,
 )
-from gradsum.ops.linalg import *  # noqa: F403
-from gradsum.ops.reduction import *  # noqa: F403
-from gradsum.ops.reduction import all, any, max, min, sum  # noqa: A004
-from gradsum.ops.shape import *  # noqa: F403
+from gradsum.ops.linalg import *
+from gradsum.ops.reduction import *
+from gradsum.ops.reduction import all, any, max, min, sum
+from gradsum.ops.shape import *
 from gradsum.ops.shape import (
     expand_as,
     getitem,
@@ -69,9 +69,9 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     inplace._check_leaf(self, "masked_fill_")
     if inplace._recording(self, value):
         return inplace.apply_inplace(
-            self, "masked_fill_", lambda old: masked_fill(old, mask, value), value  # noqa: F405
+            self, "masked_fill_", lambda old: masked_fill(old, mask, value), value
         )
-    res = masked_fill(self.detach(), mask, value)  # noqa: F405
+    res = masked_fill(self.detach(), mask, value)
     inplace._write(self, res._array, "masked_fill_")
     return self
 
@@ -83,15 +83,15 @@ def type_as(a: Tensor, other: Tensor) -> Tensor:
 class RepeatBackward0(_Node):
     """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r's."""
 
-    __slots__ = ("reps", "in_shape")
+    __slots__ = ("in_shape", "reps")
 
     def backward(self, g: Tensor) -> Tensor:
         padded = (1,) * (len(self.reps) - len(self.in_shape)) + tuple(self.in_shape)
         inter: list[int] = []
         for r, s in zip(self.reps, padded):
             inter += [r, s]
-        tiles = reshape(g, tuple(inter))  # noqa: F405
-        return reshape(sum(tiles, tuple(range(0, len(inter), 2))), self.in_shape)  # noqa: F405
+        tiles = reshape(g, tuple(inter))
+        return reshape(sum(tiles, tuple(range(0, len(inter), 2))), self.in_shape)
 
 
 @register("repeat")
@@ -121,7 +121,7 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
 
 
 def _where_method(a: Tensor, condition: Tensor, other: Any) -> Tensor:
-    return where(condition, a, other)  # noqa: F405
+    return where(condition, a, other)
 
 
 def _max_method(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
@@ -136,23 +136,28 @@ _g = globals()
 METHODS: dict[str, Any] = {
     name: _g[name]
     for name in (
-        "add sub mul div pow neg exp log log1p sqrt rsqrt abs sin cos tanh sigmoid relu erf "
-        "sign floor ceil round trunc reciprocal gelu silu softplus leaky_relu "
-        "softmax log_softmax clamp maximum minimum sum mean var std amax amin logsumexp prod "
-        "norm argmax argmin all any cumsum reshape view flatten unflatten squeeze unsqueeze "
-        "expand expand_as permute transpose contiguous t index_select gather scatter_add "
-        "index_add masked_fill masked_fill_ split chunk unbind narrow select eq ne lt le gt ge "
-        "logical_and logical_or logical_xor logical_not isnan isinf isfinite "
-        "add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_ normal_ uniform_ bernoulli_ exponential_ "
-        "random_ matmul view_as reshape_as type_as repeat flip tril triu outer equal allclose "
-        "isclose count_nonzero remainder floor_divide"
-    ).split()
+        "add", "sub", "mul", "div", "pow", "neg", "exp", "log", "log1p", "sqrt", "rsqrt",
+        "abs", "sin", "cos", "tanh", "sigmoid", "relu", "erf", "sign", "floor", "ceil",
+        "round", "trunc", "reciprocal", "gelu", "silu", "softplus", "leaky_relu",
+        "softmax", "log_softmax", "clamp", "maximum", "minimum", "sum", "mean", "var",
+        "std", "amax", "amin", "logsumexp", "prod", "norm", "argmax", "argmin", "all",
+        "any", "cumsum", "reshape", "view", "flatten", "unflatten", "squeeze",
+        "unsqueeze", "expand", "expand_as", "permute", "transpose", "contiguous", "t",
+        "index_select", "gather", "scatter_add", "index_add", "masked_fill",
+        "masked_fill_", "split", "chunk", "unbind", "narrow", "select", "eq", "ne", "lt",
+        "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+        "isnan", "isinf", "isfinite", "add_", "sub_", "mul_", "div_", "zero_", "fill_",
+        "copy_", "clamp_", "normal_", "uniform_", "bernoulli_", "exponential_", "random_",
+        "matmul", "view_as", "reshape_as", "type_as", "repeat", "flip", "tril", "triu",
+        "outer", "equal", "allclose", "isclose", "count_nonzero", "remainder",
+        "floor_divide",
+    )
 }
 METHODS.update({
-    "multiply": mul, "subtract": sub, "divide": div, "true_divide": div,  # noqa: F405
-    "clip": clamp, "clip_": clamp_, "mm": matmul, "bmm": matmul, "mv": matmul,  # noqa: F405
-    "dot": matmul, "swapaxes": transpose, "max": _max_method, "min": _min_method,  # noqa: F405
-    "where": _where_method, "absolute": abs, "negative": neg,  # noqa: F405
+    "multiply": mul, "subtract": sub, "divide": div, "true_divide": div,
+    "clip": clamp, "clip_": clamp_, "mm": matmul, "bmm": matmul, "mv": matmul,
+    "dot": matmul, "swapaxes": transpose, "max": _max_method, "min": _min_method,
+    "where": _where_method, "absolute": abs, "negative": neg,
 })
 for _name, _fn in METHODS.items():
     if _fn is not None:

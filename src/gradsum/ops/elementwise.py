@@ -51,7 +51,7 @@ def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
 
 # -- add / sub ---------------------------------------------------------------------------------
 class AddBackward0(Node):
-    __slots__ = ("alpha", "a_shape", "b_shape")
+    __slots__ = ("a_shape", "alpha", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         ga = _sum_to(g, self.a_shape) if self.needs(0) else None
@@ -334,7 +334,7 @@ class PowBackward2(Node):
 
 
 @register("pow")
-def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - torch's name
+def pow(a: Any, b: Any) -> Tensor:
     """``a ** b`` with broadcasting; ``a`` or ``b`` may be a Python number."""
     if not isinstance(a, Tensor):
         return rpow(b, a)
@@ -547,7 +547,7 @@ class AbsBackward0(Node):
 
 
 @register("abs", "absolute")
-def abs(a: Tensor) -> Tensor:  # noqa: A001
+def abs(a: Tensor) -> Tensor:
     """Absolute value (its gradient at 0 is 0, as torch's)."""
     out = xp.abs(a._array)
     if not needs_grad(a):
@@ -731,7 +731,7 @@ def _rounding(name: str, fn: Any) -> Any:
 
 floor = _rounding("floor", xp.floor)
 ceil = _rounding("ceil", xp.ceil)
-round = _rounding("round", xp.round)  # noqa: A001
+round = _rounding("round", xp.round)
 trunc = _rounding("trunc", xp.trunc)
 
 
@@ -945,7 +945,7 @@ class ClampBackward0(Node):
 
 
 class ClampBackward1(Node):
-    __slots__ = ("lo", "hi")
+    __slots__ = ("hi", "lo")
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
@@ -959,7 +959,7 @@ class ClampBackward1(Node):
 
 
 @register("clamp", "clip")
-def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")

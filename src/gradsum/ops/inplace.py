@@ -177,7 +177,7 @@ def _other_array(self: Tensor, other: Any) -> Any:
 def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         _check_leaf(self, name)
-        _check_cast(self, other if not isinstance(other, Tensor) or other.ndim else other, name)
+        _check_cast(self, other, name)  # result_type ranks 0-d tensors below dimensioned ones
         if _recording(self, other):
             if alpha != 1:
                 return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other)
@@ -194,10 +194,11 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             ufunc(dst, y, out=dst, casting="unsafe")
         except ValueError:
             shp = xp.shape(y)
+            bshape = xp.broadcast_shapes(dst.shape, shp) if _bcast_ok(dst.shape, shp) else shp
             raise RuntimeError(
                 f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
-                f"{list(xp.broadcast_shapes(dst.shape, shp)) if _bcast_ok(dst.shape, shp) else list(shp)}"
-                f" in {name}. In-place ops cannot grow the tensor; use the out-of-place op."
+                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
+                "out-of-place op."
             ) from None
         self._version[0] += 1
         return self
@@ -287,7 +288,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 
 class CopyBackwards(Node):
-    __slots__ = ("src_shape", "src_dtype")
+    __slots__ = ("src_dtype", "src_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         gs = F.zeros_like(g) if self.needs(0) else None
@@ -330,7 +331,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
 
 
 @register("clamp_", "clip_")
-def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Clamp in place."""
     _check_leaf(self, "clamp_")
     if _recording(self, min, max):
@@ -341,7 +342,7 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A
 
 
 class IndexPutBackward0(Node):
-    __slots__ = ("key", "value_shape", "in_shape")
+    __slots__ = ("in_shape", "key", "value_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         gs = gv = None
@@ -354,7 +355,7 @@ class IndexPutBackward0(Node):
 
 
 def _is_basic(key: tuple[Any, ...]) -> bool:
-    return not any(isinstance(k, xp.ndarray) or isinstance(k, bool) for k in key)
+    return not any(isinstance(k, (xp.ndarray, bool)) for k in key)
 
 
 def _zero_index(g: Tensor, key: tuple[Any, ...]) -> Tensor:

@@ -76,9 +76,8 @@ class BmmBackward0(MmBackward0):
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
     if not isinstance(b, Tensor) or not isinstance(a, Tensor):
-        raise TypeError(
-            f"matmul(): argument must be Tensor, not {type(b if isinstance(a, Tensor) else a).__name__}"
-        )
+        bad = type(b if isinstance(a, Tensor) else a).__name__
+        raise TypeError(f"matmul(): argument must be Tensor, not {bad}. Wrap it with tensor().")
     x, y = a._array, b._array
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(

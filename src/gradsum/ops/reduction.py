@@ -57,7 +57,7 @@ class SumBackward1(SumBackward0):
 
 @register("sum")
 def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None
-        ) -> Tensor:  # noqa: A001
+        ) -> Tensor:
     """Sum over ``dim`` (all dimensions by default). Integers and bools sum to int64."""
     x = a._array
     dims = wrap_dims(dim, x.ndim) if x.ndim else ()
@@ -76,7 +76,7 @@ def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
 
 
 class MeanBackward0(Node):
-    __slots__ = ("dims", "in_shape", "keepdim", "count")
+    __slots__ = ("count", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
@@ -124,7 +124,7 @@ def _correction(unbiased: Any, correction: Any) -> float:
 
 
 class VarBackward0(Node):
-    __slots__ = ("dims", "in_shape", "keepdim", "correction")
+    __slots__ = ("correction", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
@@ -165,7 +165,7 @@ def var(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,
 
 
 class StdBackward0(Node):
-    __slots__ = ("dims", "in_shape", "keepdim", "correction")
+    __slots__ = ("correction", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         a, out = self.saved()
@@ -263,7 +263,7 @@ def amin(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 class MaxBackward0(Node):
     """max/min along a dim: the gradient goes to the returned index only."""
 
-    __slots__ = ("dim", "indices", "in_shape", "keepdim")
+    __slots__ = ("dim", "in_shape", "indices", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         if not self.in_shape:
@@ -307,7 +307,7 @@ def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices
 
 
 @register("max")
-def max(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def max(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """``max(a)``: the largest value; ``max(a, dim)``: (values, indices); ``max(a, b)``:
     elementwise maximum."""
     if isinstance(dim, Tensor):
@@ -318,7 +318,7 @@ def max(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
 
 
 @register("min")
-def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
+def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """``min(a)``, ``min(a, dim)`` -> (values, indices), or ``min(a, b)`` elementwise."""
     if isinstance(dim, Tensor):
         return F.minimum(a, dim)
@@ -532,14 +532,14 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
 
 
 @register("all")
-def all(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def all(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
     return _make(xp.asarray(x.all(axis=None if dim is None else wrap_dims(dim, x.ndim),
                                   keepdims=keepdim)))
 
 
 @register("any")
-def any(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def any(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
     return _make(xp.asarray(x.any(axis=None if dim is None else wrap_dims(dim, x.ndim),
                                   keepdims=keepdim)))

@@ -463,7 +463,7 @@ def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
 
 
 class IndexSelectBackward0(Node):
-    __slots__ = ("dim", "index", "in_shape")
+    __slots__ = ("dim", "in_shape", "index")
 
     def backward(self, g: Tensor) -> Tensor:
         return F.index_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
@@ -510,7 +510,7 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
 
 
 class IndexAddBackward0(Node):
-    __slots__ = ("dim", "index", "alpha")
+    __slots__ = ("alpha", "dim", "index")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         gs = g if self.needs(0) else None
@@ -552,7 +552,7 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
 
 
 class GatherBackward0(Node):
-    __slots__ = ("dim", "index", "in_shape")
+    __slots__ = ("dim", "in_shape", "index")
 
     def backward(self, g: Tensor) -> Tensor:
         return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)

@@ -203,7 +203,7 @@ def draw(tensors: Tensor | Sequence[Tensor], path: str, params: Any = None,
         >>> from gradsum.toolkit import draw
         >>> x = gradsum.ones(2, requires_grad=True)
         >>> try:
-        ...     draw(x * 2, "graph.svg")
+        ...     _ = draw(x * 2, "graph.svg")
         ... except (ImportError, RuntimeError) as e:
         ...     print("needs graphviz" if "graphviz" in str(e) else e)
         ... else:

@@ -244,6 +244,8 @@ class Ledger:
         self._touched: dict[int, list[_Track]] = {}
         self._undo: list[Any] = []
         self._watched: list[Any] = []
+        # which leaves an automatic ledger (params=None) adopts; None: every leaf
+        self._auto_filter: Any = None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def attach(self) -> Ledger:
@@ -358,7 +360,7 @@ class Ledger:
     def _on_accumulate(self, leaf: Tensor, grad: Tensor, frame: _Frame | None) -> None:
         tr = self._tracks.get(id(leaf))
         if tr is None or tr.param is not leaf:
-            if not self.auto:
+            if not self.auto or (self._auto_filter is not None and not self._auto_filter(leaf)):
                 return
             tr = self._tracks[id(leaf)] = _Track(f"leaf[{len(self._tracks)}]", leaf)
             self._sync(tr, "tracking began")

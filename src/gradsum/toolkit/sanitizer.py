@@ -219,7 +219,7 @@ class Sanitizer:
         if accumulate is not None and accumulate < 1:
             raise ValueError(f"accumulate must be a positive number of backward passes, "
                              f"got {accumulate}")
-        self.optimizer = optimizer
+        self._opt_ref: Any = (lambda o=optimizer: o)  # a weakref in the process-wide mode
         self.window = accumulate
         self.on_graph_grad = on_graph_grad
         self.allow_stale = allow_stale
@@ -244,6 +244,11 @@ class Sanitizer:
         self._undo: list[Callable[[], None]] = []
         self.attached = False
 
+    @property
+    def optimizer(self) -> Any:
+        """The optimizer checked."""
+        return self._opt_ref()
+
     # -- lifecycle ------------------------------------------------------------------------------
     def attach(self, hook_steps: bool = True) -> Sanitizer:
         """Start checking (idempotent). Returns ``self``.
@@ -254,8 +259,9 @@ class Sanitizer:
         if self.attached:
             return self
         self.ledger.attach()
-        self.ledger.watch(self.optimizer, count_steps=False)
-        if hook_steps:
+        if hook_steps:  # (the process-wide mode does not wrap zero_grad: it must not keep
+            # the optimizer alive; clears are still seen through the .grad objects)
+            self.ledger.watch(self.optimizer, count_steps=False)
             self._undo.append(_optim_hooks.watch_step(self.optimizer, self._pre, self._post))
         HUB.graph_watchers.append(self)
         HUB.refresh()
@@ -310,6 +316,8 @@ class Sanitizer:
 
     # -- hub callback ---------------------------------------------------------------------------
     def _saw_roots(self, roots: Any, frame: _Frame) -> None:
+        if len(self._graphs) > 256:  # many backward calls without a step: drop dead graphs
+            self._graphs = [g for g in self._graphs if g.alive() is not None]
         for t in roots:
             fn = t._grad_fn
             if fn is not None:
@@ -529,7 +537,8 @@ class _GlobalStrict:
         self.depth = 0
         self.kwargs: dict[str, Any] = {}
         self.names: list[tuple[str, Tensor]] = []
-        self.sanitizers: dict[int, Sanitizer] = {}
+        self.sanitizers: weakref.WeakKeyDictionary[Any, Sanitizer] = (
+            weakref.WeakKeyDictionary())
         self.ledger: Ledger | None = None
         self._undo: Callable[[], None] | None = None
 
@@ -539,7 +548,12 @@ class _GlobalStrict:
             return
         self.kwargs = kwargs
         self.names = named_params(params)
+        from gradsum.nn import Parameter
+
         self.ledger = Ledger(None, record_norms=False)
+        # Only parameters before an optimizer claims a leaf: inputs that require grad are
+        # not kept alive by a process-wide ledger.
+        self.ledger._auto_filter = lambda t: isinstance(t, Parameter)
         self.ledger._add_params(self.names)
         self.ledger.attach()
         self._undo = _install_global_hooks(self._on_pre, self._on_post)
@@ -551,7 +565,7 @@ class _GlobalStrict:
         if self._undo is not None:
             self._undo()
             self._undo = None
-        for s in self.sanitizers.values():
+        for s in list(self.sanitizers.values()):
             s.detach()
         self.sanitizers.clear()
         if self.ledger is not None:
@@ -559,15 +573,17 @@ class _GlobalStrict:
             self.ledger = None
 
     def _on_pre(self, optimizer: Any, *_: Any) -> None:
-        s = self.sanitizers.get(id(optimizer))
+        s = self.sanitizers.get(optimizer)
         if s is None:
             s = Sanitizer(optimizer, self.names or None, ledger=self.ledger, **self.kwargs)
+            s._opt_ref = weakref.ref(optimizer)
             s.attach(hook_steps=False)
-            self.sanitizers[id(optimizer)] = s
+            self.sanitizers[optimizer] = s
+            weakref.finalize(optimizer, s.detach)  # the optimizer is gone: stop watching
         s._pre()
 
     def _on_post(self, optimizer: Any, *_: Any) -> None:
-        s = self.sanitizers.get(id(optimizer))
+        s = self.sanitizers.get(optimizer)
         if s is not None:
             s._post()
 
