@@ -18,6 +18,7 @@ import enum
 import hashlib
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -223,13 +224,14 @@ def _abort_excepthook(tp: type[BaseException], value: BaseException, tb: Any) ->
     # wait forever in their next collective for the rank that died.
     try:
         rank = _state.group.rank if _state.group is not None else "?"
-        sys.stderr.write(f"[gradsum rank {rank}] uncaught exception, aborting the job:\n")
-        traceback.print_exception(tp, value, tb)
-        sys.stderr.flush()
+        text = "".join(traceback.format_exception(tp, value, tb))
         sys.stdout.flush()
+        sys.stderr.write(f"[gradsum rank {rank}] uncaught exception, aborting the job:\n{text}")
+        sys.stderr.flush()
     finally:
         world = _state.world
         if world is not None and world.Get_size() > 1:
+            time.sleep(0.3)  # let mpiexec forward the traceback before it tears the job down
             world.Abort(130 if issubclass(tp, KeyboardInterrupt) else 1)
         prev = _state.prev_excepthook
         if world is None or world.Get_size() == 1:

@@ -20,6 +20,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
@@ -33,6 +34,7 @@ from gradsum.ops._core import (
     scalar_value,
 )
 
+_ndarray = xp.ndarray
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -43,10 +45,19 @@ def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
 
 
 def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
-    if not isinstance(a, Tensor):
+    if isinstance(b, Tensor) and isinstance(a, Tensor):
+        x, y = a._array, b._array
+        if x.dtype is y.dtype:  # the common case: no promotion to compute
+            return a, b, x, y, True
+    elif not isinstance(a, Tensor):
         a = as_tensor_like(a, b)
     x, y, bt = binary_arrays(a, b)
     return a, b, x, y, bt
+
+
+def _rg(t: Any) -> bool:
+    """``t.requires_grad`` for a tensor, False for anything else (inlined by hot ops)."""
+    return isinstance(t, Tensor) and (t._grad_fn is not None or t._requires_grad)
 
 
 # -- add / sub ---------------------------------------------------------------------------------
@@ -80,7 +91,9 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         out = x + y if alpha == 1 else x + y * alpha
     except ValueError:
         raise broadcast_error(x, y) from None
-    if not needs_grad(a, b):
+    if not _state.enabled or not (
+        a._grad_fn is not None or a._requires_grad or (bt and _rg(b))
+    ):
         return _make(out)
     node = AddBackward0()
     node.alpha = alpha
@@ -180,7 +193,11 @@ def mul(a: Any, b: Any) -> Tensor:
         out = x * y
     except ValueError:
         raise broadcast_error(x, y) from None
-    if not needs_grad(a, b):
+    if not _state.enabled:
+        return _make(out)
+    a_rg = a._grad_fn is not None or a._requires_grad
+    b_rg = bt and (b._grad_fn is not None or b._requires_grad)
+    if not (a_rg or b_rg):
         return _make(out)
     if not bt:
         node1 = _MulScalar()
@@ -189,11 +206,9 @@ def mul(a: Any, b: Any) -> Tensor:
     node = MulBackward0()
     node.a_shape = x.shape
     node.b_shape = y.shape
-    # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a.
-    node_needs_a = b.requires_grad
-    node_needs_b = a.requires_grad
     out_t = record(node, (a, b), out)
-    node.save(a if node_needs_a else None, b if node_needs_b else None)
+    # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a.
+    node.save(a if b_rg else None, b if a_rg else None)
     return out_t
 
 
@@ -603,7 +618,34 @@ class TanhBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
-        return F.mul(g, F.rsub(F.mul(out, out), 1))
+        return tanh_backward(g, out)
+
+
+class TanhBackwardBackward0(Node):
+    """The rule of ``tanh_backward(g, y) = g * (1 - y**2)``, for double backward."""
+
+    __slots__ = ()
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, y = self.saved()
+        d_g = tanh_backward(gg, y) if self.needs(0) else None
+        d_y = F.mul(F.mul(gg, g), F.mul(y, -2.0)) if self.needs(1) else None
+        return d_g, d_y
+
+
+def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
+    """``g * (1 - y**2)`` in one op: tanh's backward given its output ``y`` (like torch's
+    ``tanh_backward``, a primitive with its own rule so double backward works)."""
+    ya = y._array
+    t = g._array * (1 - ya * ya)
+    if t.__class__ is not _ndarray:  # 0-d operands give NumPy scalars
+        t = xp.asarray(t)
+    if not _state.enabled or not (_rg(g) or _rg(y)):
+        return _make(t)
+    node = TanhBackwardBackward0()
+    out = record(node, (g, y), t)
+    node.save(g if y.requires_grad else None, y)
+    return out
 
 
 @register("tanh")
@@ -623,7 +665,33 @@ class SigmoidBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
-        return F.mul(g, F.mul(out, F.rsub(out, 1)))
+        return sigmoid_backward(g, out)
+
+
+class SigmoidBackwardBackward0(Node):
+    """The rule of ``sigmoid_backward(g, y) = g * y * (1 - y)``, for double backward."""
+
+    __slots__ = ()
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, y = self.saved()
+        d_g = sigmoid_backward(gg, y) if self.needs(0) else None
+        d_y = F.mul(F.mul(gg, g), F.rsub(F.mul(y, 2.0), 1)) if self.needs(1) else None
+        return d_g, d_y
+
+
+def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
+    """``g * y * (1 - y)`` in one op: sigmoid's backward given its output ``y``."""
+    ya = y._array
+    t = g._array * ya * (1 - ya)
+    if t.__class__ is not _ndarray:
+        t = xp.asarray(t)
+    if not _state.enabled or not (_rg(g) or _rg(y)):
+        return _make(t)
+    node = SigmoidBackwardBackward0()
+    out = record(node, (g, y), t)
+    node.save(g if y.requires_grad else None, y)
+    return out
 
 
 def _sigmoid_array(x: Any) -> Any:
@@ -796,7 +864,31 @@ class ReluBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
-        return F.mul(g, _make((out._array > 0).astype(out._array.dtype)))
+        return threshold_backward(g, out, 0)
+
+
+class ThresholdBackwardBackward0(Node):
+    """The rule of ``threshold_backward``: linear in ``g`` with a constant mask."""
+
+    __slots__ = ("threshold",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, None]:
+        (y,) = self.saved()
+        return threshold_backward(gg, y, self.threshold), None
+
+
+def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
+    """``g`` where ``y > threshold``, else 0, in one op (relu's backward, as torch's)."""
+    t = g._array * (y._array > threshold)
+    if t.__class__ is not _ndarray:
+        t = xp.asarray(t)
+    if not _state.enabled or not _rg(g):
+        return _make(t)
+    node = ThresholdBackwardBackward0()
+    node.threshold = threshold
+    out = record(node, (g, y), t)
+    node.save(y)
+    return out
 
 
 @register("relu")

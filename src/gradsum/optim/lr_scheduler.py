@@ -178,6 +178,9 @@ class LRScheduler:
         return _group_values(self.optimizer, "lr")
 
 
+_LRScheduler = LRScheduler  # torch's old name, kept for code that still uses it
+
+
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(epoch)`` (one lambda, or one per group).
 
