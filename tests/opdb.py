@@ -780,6 +780,20 @@ op("matmul", _t("matmul"), _matmul_samples, aliases=("mm", "bmm", "mv", "dot"),
        ErrorCase((rnd(rng), rnd(rng, 2))),
        ErrorCase((rnd(rng, 2, 3), Fixed(rnd(rng, 3, 2)))),  # float32 @ float64
    ])
+op("linear", _tf("linear"), lambda rng: [
+    Sample((rnd(rng, 4, 3), rnd(rng, 2, 3), rnd(rng, 2))),
+    Sample((rnd(rng, 4, 3), rnd(rng, 2, 3))),
+    Sample((rnd(rng, 2, 4, 3), rnd(rng, 2, 3), rnd(rng, 2))),
+    Sample((rnd(rng, 3), rnd(rng, 2, 3), rnd(rng, 2))),
+    Sample((NoGrad(rnd(rng, 4, 3)), rnd(rng, 2, 3), rnd(rng, 2))),
+    Sample((rnd(rng, 4, 3), NoGrad(rnd(rng, 2, 3)), rnd(rng, 2))),
+    Sample((rnd(rng, 0, 3), rnd(rng, 2, 3), rnd(rng, 2))),
+], grad_fn_map={"ViewBackward0": "LinearBackward0", "SqueezeBackward4": "AddBackward0"},
+   grad_fn_note="torch reshapes N-D inputs around addmm (the output shows a view node); "
+   "gradsum records one LinearBackward0; a 1-D input goes through matmul + add",
+   errors=lambda rng: [
+       ErrorCase((rnd(rng, 4, 3), rnd(rng, 2, 4), rnd(rng, 2)), shapes=((2, 4),)),
+   ])
 op("outer", _t("outer"), lambda rng: [
     Sample((rnd(rng, 3), rnd(rng, 2))), Sample((rnd(rng, 3), NoGrad(rnd(rng, 0)))),
 ], aliases=("ger",), check_grad_fn=True)

@@ -89,6 +89,7 @@ class DemoResult:
         files: names of the files written into ``out``.
         seconds: total wall time.
         ok: every check passed.
+        problems: what failed, when ``ok`` is ``False``.
     """
 
     out: str
@@ -166,6 +167,7 @@ def _rich() -> Any:
     """The ``rich`` package, or ``None`` when it is not installed."""
     try:
         import rich.console
+        import rich.padding
         import rich.progress
         import rich.table
     except ImportError:
@@ -236,8 +238,6 @@ def _table(title: str, heads: Sequence[str], rows: Sequence[Sequence[str]],
     """A rich table when rich is installed, else aligned plain text."""
     rich = _rich()
     if rich is not None:
-        import rich.padding
-
         table = rich.table.Table(title=title, title_justify="left")
         for i, h in enumerate(heads):
             table.add_column(h, justify="left" if i == 0 else "right")
@@ -313,29 +313,19 @@ def _grad_diffs(model: Any, xb: Any, yb: Any, k: int) -> tuple[float, float]:
     same for the naive mean of per-micro-batch means; ``autograd.grad`` touches no ``.grad``."""
     import gradsum
     import gradsum.nn.functional as F
+    from gradsum.toolkit import micro_batches
 
     params = list(model.parameters())
     full = gradsum.autograd.grad(F.cross_entropy(model(xb), yb), params)
     naive = [gradsum.zeros_like(p) for p in params]
-    for xs, ys in zip(_split(xb, k), _split(yb, k)):
-        gs = gradsum.autograd.grad(F.cross_entropy(model(xs), ys) / k, params)
+    for mb, _ in micro_batches(xb, yb, k):  # the same split, each mean loss divided by k
+        gs = gradsum.autograd.grad(F.cross_entropy(model(mb.x), mb.y) / k, params)
         naive = [a + b for a, b in zip(naive, gs)]
 
     def worst(gs: Sequence[Any]) -> float:
         return max(float((g - f).abs().max().item()) for g, f in zip(gs, full))
 
     return worst([p.grad for p in params]), worst(naive)
-
-
-def _split(t: Any, k: int) -> list[Any]:
-    n = t.shape[0]
-    base, extra = divmod(n, k)
-    out, start = [], 0
-    for i in range(k):
-        size = base + (1 if i < extra else 0)
-        out.append(t[start:start + size])
-        start += size
-    return out
 
 
 def _sizes(n: int, k: int) -> str:

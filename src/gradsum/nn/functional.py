@@ -101,8 +101,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> F.linear(gradsum.ones(1, 2), gradsum.tensor([[1.0, 2.0]]), gradsum.tensor([0.5]))
         tensor([[3.5000]])
     """
-    out = ops.matmul(input, ops.t(weight) if weight.ndim == 2 else weight)
-    return out if bias is None else ops.add(out, bias)
+    return ops.linear(input, weight, bias)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:

@@ -207,3 +207,84 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     t = record(node, (a,), out)
     node.save(outputs=(t,))
     return t
+
+
+# -- linear ------------------------------------------------------------------------------------
+class AddmmBackward0(Node):
+    """``x @ w.T + b`` as one node (torch's ``F.linear`` on a 2-D input with bias). Computing
+    ``dw = g.T @ x`` directly gives a contiguous, unshared buffer that the weight's sink can
+    take over (a transposed view of ``x.T @ g`` would have to be copied)."""
+
+    __slots__ = ("has_bias", "x_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        x, w = self.saved()
+        out_f = g.shape[-1]
+        gx = gw = gb = None
+        if self.needs(0):
+            gx = F.matmul(g, w)
+        if self.needs(1):
+            g2 = g if g.ndim == 2 else F.reshape(g, (-1, out_f))
+            x2 = x if x.ndim == 2 else F.reshape(x, (-1, x.shape[-1]))
+            gw = F.matmul(F.t(g2), x2)
+        if self.has_bias and self.needs(2):
+            gb = F.sum_to(g, (out_f,))
+        return gx, gw, gb
+
+
+class MmBackward1(AddmmBackward0):
+    """``F.linear`` without bias (torch shows ``MmBackward0``; named apart from matmul's)."""
+
+    __slots__ = ()
+
+    def name(self) -> str:
+        return "MmBackward0"
+
+
+class LinearBackward0(AddmmBackward0):
+    """``F.linear`` on an input of more than 2 dimensions."""
+
+    __slots__ = ()
+
+
+@register("linear")
+def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+    """``x @ w.T + b`` in one op (the core of ``nn.Linear``)."""
+    xa, wa = x._array, w._array
+    if wa.ndim != 2 or xa.ndim == 0:
+        out = matmul(x, F.t(w) if wa.ndim == 2 else w)
+        return out if b is None else F.add(out, b)
+    if xa.dtype != wa.dtype or (b is not None and b._array.dtype != xa.dtype):
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_dtype_name(xa.dtype)} and "
+            f"{_dtype_name(wa.dtype)}" + ("" if b is None else
+                                          f" (bias {_dtype_name(b._array.dtype)})")
+            + ". Convert with .to(dtype)."
+        )
+    if xa.shape[-1] != wa.shape[1]:
+        rows = 1
+        for s in xa.shape[:-1]:
+            rows *= s
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xa.shape[-1]} and "
+            f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
+            f"with the in_features of the weight of shape {tuple(wa.shape)}."
+        )
+    out = xp.matmul(xa, wa.T)
+    if b is not None:
+        ba = b._array
+        if ba.shape not in ((wa.shape[0],), (1,), ()):
+            out = out + ba  # let broadcasting raise or work as torch does
+        else:
+            out += ba
+    if not needs_grad(x, w, b):
+        return _make(out)
+    if b is None:
+        node: AddmmBackward0 = MmBackward1() if xa.ndim == 2 else LinearBackward0()
+    else:
+        node = AddmmBackward0() if xa.ndim == 2 else LinearBackward0()
+    node.has_bias = b is not None
+    node.x_shape = xa.shape
+    t = record(node, (x, w, b), out)
+    node.save(x if w.requires_grad else None, w if x.requires_grad else None)
+    return t
