@@ -13,15 +13,13 @@ Run: ``python benchmarks/bench_train.py [--repeats N] [--no-memory]``.
 
 from __future__ import annotations
 
-import _common  # noqa: F401 - single-thread env vars before numpy/torch load
-
 import argparse
 import json
 import subprocess
 import sys
 
+import _common  # noqa: F401 - single-thread env vars before numpy/torch load
 import numpy as np
-
 from _common import median, table, threads_info, time_interleaved
 
 

@@ -375,3 +375,33 @@ def test_deepcopy_optimizer_state_values() -> None:
     opt.step()
     sd = copy.deepcopy(opt.state_dict())
     assert sd["state"][0]["momentum_buffer"].tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.1, "nesterov": True}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.5}),
+    ("Adam", {"lr": 0.1, "weight_decay": 0.1, "amsgrad": True}),
+    ("AdamW", {"lr": 0.1}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}),
+    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01}),
+])
+def test_zero_dim_parameters_match_torch(name, kwargs):
+    """0-d parameters: NumPy turns 0-d arithmetic into scalars; state must stay 0-d tensors."""
+    torch = pytest.importorskip("torch", reason="torch (the reference oracle) is not installed")
+    out = {}
+    for lib in (gradsum, torch):
+        p = lib.tensor(1.0, requires_grad=True)
+        opt = getattr(lib.optim, name)([p], **kwargs)
+        traj = []
+        for k in range(5):
+            p.grad = None if k == 2 else lib.tensor([0.5, 0.0, 0.0, -0.25, 0.0][k])
+            opt.step()
+            traj.append(float(p.detach()))
+        state = {key: (tuple(v.shape), float(v)) for key, v in opt.state[p].items()}
+        out[lib.__name__] = (traj, state)
+    g, t = out["gradsum"], out["torch"]
+    np.testing.assert_allclose(g[0], t[0], rtol=1e-5, atol=1e-6)
+    assert g[1].keys() == t[1].keys()
+    for key in g[1]:
+        assert g[1][key][0] == t[1][key][0] == ()
+        np.testing.assert_allclose(g[1][key][1], t[1][key][1], rtol=1e-5, atol=1e-6)

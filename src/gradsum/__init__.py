@@ -77,8 +77,8 @@ from gradsum.autograd import (
     no_grad,
     set_grad_enabled,
 )
-from gradsum import ops as _ops  # noqa: I001 - ops bind Tensor methods on import
-from gradsum.ops import (  # noqa: A004 - torch's names shadow builtins on purpose
+from gradsum import ops as _ops
+from gradsum.ops import (
     abs,
     add,
     all,
@@ -176,17 +176,17 @@ from gradsum.ops import matmul as bmm
 from gradsum.ops import mul as multiply
 from gradsum.ops import one_hot as _one_hot
 
-bool = bool_  # noqa: A001 - gradsum.bool like torch.bool
-float = float32  # noqa: A001
-int = int32  # noqa: A001
+bool = bool_
+float = float32
+int = int32
 _tensor._F = _ops
 for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
     if not _name.endswith("_") and _name not in globals():
         globals()[_name] = _fn
 
-from gradsum import autograd  # noqa: E402
+from gradsum import autograd
 from gradsum import nn, optim  # after ops: they build on them
-from gradsum.serialization import load, save  # noqa: E402, F401
+from gradsum.serialization import load, save
 
 __version__ = "0.1.0"
 

@@ -54,11 +54,40 @@ def _scalar(v: Any) -> float:
     return float(v.item()) if isinstance(v, Tensor) else float(v)
 
 
+_global_step_pre_hooks: list[Callable[..., Any]] = []
+_global_step_post_hooks: list[Callable[..., Any]] = []
+
+
+def register_optimizer_step_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` before the ``step`` of every optimizer (before
+    each optimizer's own pre-hooks), like torch's global hook.
+
+    Example:
+        >>> import gradsum
+        >>> seen = []
+        >>> h = gradsum.optim.optimizer.register_optimizer_step_pre_hook(
+        ...     lambda opt, args, kwargs: seen.append(type(opt).__name__))
+        >>> p = gradsum.nn.Parameter(gradsum.ones(1))
+        >>> p.grad = gradsum.ones(1)
+        >>> _ = gradsum.optim.SGD([p], lr=0.1).step()
+        >>> h.remove(); seen
+        ['SGD']
+    """
+    _global_step_pre_hooks.append(hook)
+    return RemovableHandle(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` after the ``step`` of every optimizer."""
+    _global_step_post_hooks.append(hook)
+    return RemovableHandle(_global_step_post_hooks, hook)
+
+
 def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(step)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         self: Optimizer = args[0]
-        for pre in list(self._optimizer_step_pre_hooks):
+        for pre in [*_global_step_pre_hooks, *self._optimizer_step_pre_hooks]:
             result = pre(self, args, kwargs)
             if result is not None:
                 if isinstance(result, tuple) and len(result) == 2:
@@ -69,7 +98,7 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                         f"got {result}."
                     )
         out = step(*args, **kwargs)
-        for post in list(self._optimizer_step_post_hooks):
+        for post in [*self._optimizer_step_post_hooks, *_global_step_post_hooks]:
             post(self, args, kwargs)
         return out
 

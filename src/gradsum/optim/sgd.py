@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
@@ -82,7 +83,7 @@ class SGD(Optimizer):
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
                         if buf is None:
-                            buf = Tensor._make(g.copy())
+                            buf = Tensor._make(xp.array(g, dtype=p._array.dtype))
                             state["momentum_buffer"] = buf
                         else:
                             b = buf._array

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from gradsum.autograd.graph import Node
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+#: modules inside the package that are user programs (their frames are call sites)
+_USER_CODE_IN_PKG = (os.sep + "demo.py",)
 _CONTEXTLIB = os.sep + "contextlib.py"
 
 
@@ -48,7 +50,8 @@ def call_site(skip: int = 1) -> str:
     f: Any = sys._getframe(skip)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIR) and not fn.endswith(_CONTEXTLIB):
+        library = fn.startswith(_PKG_DIR) and not fn.endswith(_USER_CODE_IN_PKG)
+        if not library and not fn.endswith(_CONTEXTLIB):
             return f"{os.path.basename(fn) if fn.startswith('<') else _short(fn)}:{f.f_lineno}"
         f = f.f_back
     return "<unknown>"
