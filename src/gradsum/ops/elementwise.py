@@ -60,6 +60,32 @@ def _rg(t: Any) -> bool:
     return isinstance(t, Tensor) and (t._grad_fn is not None or t._requires_grad)
 
 
+def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
+    """Wrap the result of a one-input op; when recording, save the input or the output."""
+    if not needs_grad(a):
+        return _make(out)
+    node = node_cls()
+    t = record(node, (a,), out)
+    if save == "input":
+        node.save(a)
+    else:
+        node.save(outputs=(t,))
+    return t
+
+
+def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
+    """Wrap ``t = f(g, y)``, the fused backward of an activation given its output ``y``;
+    recorded with ``g`` and ``y`` saved so that its own rule gives double backward."""
+    if t.__class__ is not _ndarray:  # 0-d operands give NumPy scalars
+        t = xp.asarray(t)
+    if not _state.enabled or not (_rg(g) or _rg(y)):
+        return _make(t)
+    node = node_cls()
+    out = record(node, (g, y), t)
+    node.save(g if y.requires_grad else None, y)
+    return out
+
+
 # -- add / sub ---------------------------------------------------------------------------------
 class AddBackward0(Node):
     __slots__ = ("a_shape", "alpha", "b_shape")
@@ -438,12 +464,7 @@ class ExpBackward0(Node):
 def exp(a: Tensor) -> Tensor:
     """Elementwise ``e ** a``."""
     out = xp.exp(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = ExpBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, ExpBackward0, "output")
 
 
 class LogBackward0(Node):
@@ -459,12 +480,7 @@ def log(a: Tensor) -> Tensor:
     """Natural logarithm."""
     with xp.errstate(divide="ignore", invalid="ignore"):
         out = xp.log(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = LogBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, LogBackward0, "input")
 
 
 class Log1PBackward0(Node):
@@ -480,12 +496,7 @@ def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
     with xp.errstate(divide="ignore", invalid="ignore"):
         out = xp.log1p(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = Log1PBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, Log1PBackward0, "input")
 
 
 class SqrtBackward0(Node):
@@ -501,12 +512,7 @@ def sqrt(a: Tensor) -> Tensor:
     """Elementwise square root."""
     with xp.errstate(invalid="ignore"):
         out = xp.sqrt(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = SqrtBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, SqrtBackward0, "output")
 
 
 class RsqrtBackward0(Node):
@@ -523,12 +529,7 @@ def rsqrt(a: Tensor) -> Tensor:
     x = _unary_float(a)
     with xp.errstate(divide="ignore", invalid="ignore"):
         out = (1.0 / xp.sqrt(x)).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = RsqrtBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, RsqrtBackward0, "output")
 
 
 class ReciprocalBackward0(Node):
@@ -545,12 +546,7 @@ def reciprocal(a: Tensor) -> Tensor:
     x = _unary_float(a)
     with xp.errstate(divide="ignore"):
         out = (1.0 / x).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = ReciprocalBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, ReciprocalBackward0, "output")
 
 
 class AbsBackward0(Node):
@@ -565,12 +561,7 @@ class AbsBackward0(Node):
 def abs(a: Tensor) -> Tensor:
     """Absolute value (its gradient at 0 is 0, as torch's)."""
     out = xp.abs(a._array)
-    if not needs_grad(a):
-        return _make(out)
-    node = AbsBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, AbsBackward0, "input")
 
 
 class SinBackward0(Node):
@@ -585,12 +576,7 @@ class SinBackward0(Node):
 def sin(a: Tensor) -> Tensor:
     """Elementwise sine."""
     out = xp.sin(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = SinBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, SinBackward0, "input")
 
 
 class CosBackward0(Node):
@@ -605,12 +591,7 @@ class CosBackward0(Node):
 def cos(a: Tensor) -> Tensor:
     """Elementwise cosine."""
     out = xp.cos(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = CosBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, CosBackward0, "input")
 
 
 class TanhBackward0(Node):
@@ -638,26 +619,14 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     ``tanh_backward``, a primitive with its own rule so double backward works)."""
     ya = y._array
     t = g._array * (1 - ya * ya)
-    if t.__class__ is not _ndarray:  # 0-d operands give NumPy scalars
-        t = xp.asarray(t)
-    if not _state.enabled or not (_rg(g) or _rg(y)):
-        return _make(t)
-    node = TanhBackwardBackward0()
-    out = record(node, (g, y), t)
-    node.save(g if y.requires_grad else None, y)
-    return out
+    return _fused_backward(g, y, t, TanhBackwardBackward0)
 
 
 @register("tanh")
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     out = xp.tanh(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = TanhBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, TanhBackward0, "output")
 
 
 class SigmoidBackward0(Node):
@@ -684,14 +653,7 @@ def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * y * (1 - y)`` in one op: sigmoid's backward given its output ``y``."""
     ya = y._array
     t = g._array * ya * (1 - ya)
-    if t.__class__ is not _ndarray:
-        t = xp.asarray(t)
-    if not _state.enabled or not (_rg(g) or _rg(y)):
-        return _make(t)
-    node = SigmoidBackwardBackward0()
-    out = record(node, (g, y), t)
-    node.save(g if y.requires_grad else None, y)
-    return out
+    return _fused_backward(g, y, t, SigmoidBackwardBackward0)
 
 
 def _sigmoid_array(x: Any) -> Any:
@@ -704,12 +666,7 @@ def _sigmoid_array(x: Any) -> Any:
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function ``1 / (1 + exp(-a))``."""
     out = _sigmoid_array(_unary_float(a))
-    if not needs_grad(a):
-        return _make(out)
-    node = SigmoidBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, SigmoidBackward0, "output")
 
 
 class ErfBackward0(Node):
@@ -758,12 +715,7 @@ def erf(a: Tensor) -> Tensor:
     """The error function."""
     x = _unary_float(a)
     out = _erf_array(x).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = ErfBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, ErfBackward0, "input")
 
 
 class SignBackward0(Node):
@@ -896,12 +848,7 @@ def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``."""
     x = a._array
     out = xp.maximum(x, 0).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = ReluBackward0()
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
+    return _unary(a, out, ReluBackward0, "output")
 
 
 class GeluBackward0(Node):
@@ -958,12 +905,7 @@ def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)``."""
     x = _unary_float(a)
     out = (x * _sigmoid_array(x)).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = SiluBackward0()
-    t = record(node, (a,), out)
-    node.save(a)
-    return t
+    return _unary(a, out, SiluBackward0, "input")
 
 
 class LeakyReluBackward0(Node):

@@ -21,6 +21,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
     _check_differentiable,
+    _check_hyper,
     _grad_array,
     _params_with_grad,
     _scalar,
@@ -42,20 +43,8 @@ class Adagrad(Optimizer):
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
                  eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not lr >= 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not lr_decay >= 0.0:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not initial_accumulator_value >= 0.0:
-            raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
-            )
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hyper(lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                     initial_accumulator_value=initial_accumulator_value, eps=eps)
         _check_differentiable(differentiable)
         defaults = {
             "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,

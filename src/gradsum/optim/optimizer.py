@@ -357,6 +357,19 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": param_groups})
 
 
+def _check_hyper(lr: Any, **nonnegative: Any) -> None:
+    """torch's argument checks: a one-element ``lr`` and non-negative options, in order, each
+    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...")."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not lr >= 0.0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    for name, value in nonnegative.items():
+        if not value >= 0.0:
+            label = "epsilon" if name == "eps" else name
+            raise ValueError(f"Invalid {label} value: {value}")
+
+
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
     """The group's parameters that have a gradient (the others are skipped: SEMANTICS 3)."""
     return [p for p in group["params"] if p.grad is not None]

@@ -23,6 +23,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
     _check_differentiable,
+    _check_hyper,
     _grad_array,
     _params_with_grad,
     _scalar,
@@ -46,18 +47,7 @@ class RMSprop(Optimizer):
                  centered: bool = False, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not lr >= 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not eps >= 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not momentum >= 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not weight_decay >= 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not alpha >= 0.0:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_hyper(lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         _check_differentiable(differentiable)
         defaults = {
             "lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,

@@ -27,6 +27,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
     _check_differentiable,
+    _check_hyper,
     _grad_array,
     _params_with_grad,
     _scalar,
@@ -49,14 +50,7 @@ class SGD(Optimizer):
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
                  maximize: bool = False, foreach: bool | None = None,
                  differentiable: bool = False, fused: bool | None = None) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hyper(lr, momentum=momentum, weight_decay=weight_decay)
         _check_differentiable(differentiable)
         defaults = {
             "lr": lr, "momentum": momentum, "dampening": dampening,
