@@ -1,9 +1,8 @@
 """``gradsum demo``: runs (subprocess and in-process), prints its checks, writes its files,
-is deterministic, degrades without the optional extras; docs/demo.md's snippets run."""
+is deterministic and degrades without the optional extras (the tour: tests/test_readme.py)."""
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import subprocess
@@ -141,11 +140,3 @@ def test_load_digits():
     data = Path(gradsum.__file__).parent / "data"
     assert "CC BY 4.0" in (data / "LICENSE-digits.txt").read_text()
     assert (data / "digits.npz").stat().st_size < 64_000
-
-
-def test_docs_demo_md_snippets():
-    path = ROOT / "docs" / "demo.md"
-    result = doctest.testfile(str(path), module_relative=False,
-                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
-    assert result.attempted >= 10

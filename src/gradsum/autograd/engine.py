@@ -222,16 +222,33 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
     path every training step takes.
     """
     pop, push = _heappop, _heappush
+    acc_cls = AccumulateGrad
     while heap:
         node = pop(heap)[2]
-        grads = buffers.pop(node, None) or [None] * node.num_outputs
+        grads = buffers.pop(node, None)
+        if grads is None:
+            grads = [None] * node.num_outputs
         hooks = node._hooks
         if hooks is not None:
             grads = _run_tensor_hooks(node, hooks, grads, shared)
-        if node.__class__ is AccumulateGrad:
+        if node.__class__ is acc_cls:
             _sink(node, grads[0], {}, [], None, accumulate, create_graph, shared)
             continue
-        outs = _apply(node, hooks, grads, shared, retain_graph)
+        if hooks is None and len(grads) == 1 and grads[0] is not None:
+            # The common node: one gradient in, no hooks (inlined _apply).
+            g0 = grads[0]
+            outs = node.backward(g0)
+            if outs.__class__ is not tuple:
+                outs = (outs,)
+            if not retain_graph and node._saved:
+                node._release()
+            if len(outs) == 1:
+                if outs[0] is g0:
+                    shared.add(id(g0))
+            else:
+                _mark_shared(outs, grads, shared)
+        else:
+            outs = _apply(node, hooks, grads, shared, retain_graph)
         for (child, cnr), g in zip(node._next, outs):
             if child is None:
                 continue
@@ -273,26 +290,24 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
                 outs = tuple(r)
     if not retain_graph and node._saved:
         node._release()
-    # A gradient passed through unchanged, or handed to several inputs, has a shared buffer:
-    # never take it over or add into it in place.
-    if len(outs) == 1:
-        o = outs[0]
-        if o is not None:
-            for x in grads:
-                if o is x:
-                    shared.add(id(o))
-    else:
-        seen_ids: set[int] = set()
-        for o in outs:
-            if o is not None:
-                if id(o) in seen_ids:
-                    shared.add(id(o))
-                else:
-                    for x in grads:
-                        if o is x:
-                            shared.add(id(o))
-                seen_ids.add(id(o))
+    _mark_shared(outs, grads, shared)
     return outs
+
+
+def _mark_shared(outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
+                 shared: set[int]) -> None:
+    """A gradient passed through unchanged, or handed to several inputs, has a shared
+    buffer: record it so that nobody takes it over or adds into it in place."""
+    seen_ids: set[int] = set()
+    for o in outs:
+        if o is not None:
+            if id(o) in seen_ids:
+                shared.add(id(o))
+            else:
+                for x in grads:
+                    if o is x:
+                        shared.add(id(o))
+            seen_ids.add(id(o))
 
 
 def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,

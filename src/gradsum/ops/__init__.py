@@ -162,3 +162,13 @@ METHODS.update({
 for _name, _fn in METHODS.items():
     if _fn is not None:
         setattr(Tensor, _name, _fn)
+
+# Operators whose Python signature is the op's own: bind them directly (one call frame less on
+# the hottest path). The reflected forms of + and * are the same op (both are commutative and
+# torch's type promotion is symmetric).
+for _name, _fn in {
+    "__add__": add, "__radd__": add, "__sub__": sub, "__mul__": mul, "__rmul__": mul,
+    "__truediv__": div, "__neg__": neg, "__matmul__": matmul, "__pow__": pow,
+    "__getitem__": getitem,
+}.items():
+    setattr(Tensor, _name, _fn)

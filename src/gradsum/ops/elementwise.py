@@ -112,7 +112,10 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         >>> gradsum.add(gradsum.tensor([1.0, 2.0]), 1.0, alpha=2).tolist()
         [3.0, 4.0]
     """
-    a, b, x, y, bt = _binary(a, b)
+    if isinstance(b, Tensor) and isinstance(a, Tensor) and a._array.dtype is b._array.dtype:
+        x, y, bt = a._array, b._array, True  # the common case, inlined
+    else:
+        a, b, x, y, bt = _binary(a, b)
     try:
         out = x + y if alpha == 1 else x + y * alpha
     except ValueError:
@@ -214,7 +217,10 @@ def mul(a: Any, b: Any) -> Tensor:
         >>> (gradsum.tensor([1.0, 2.0]) * 3).tolist()
         [3.0, 6.0]
     """
-    a, b, x, y, bt = _binary(a, b)
+    if isinstance(b, Tensor) and isinstance(a, Tensor) and a._array.dtype is b._array.dtype:
+        x, y, bt = a._array, b._array, True  # the common case, inlined
+    else:
+        a, b, x, y, bt = _binary(a, b)
     try:
         out = x * y
     except ValueError:
