@@ -157,10 +157,12 @@ class Node:
     def save(self, *tensors: Tensor | None, outputs: tuple[Tensor, ...] = ()) -> None:
         """Save input tensors (and this node's own outputs) for backward, with their versions."""
         if outputs:
-            self._saved = tuple([SavedTensor(t, False) for t in tensors]
+            self._saved = tuple([_saved_input(t) for t in tensors]
                                 + [SavedTensor(t, True) for t in outputs])
+        elif len(tensors) == 2:
+            self._saved = (_saved_input(tensors[0]), _saved_input(tensors[1]))
         else:
-            self._saved = tuple([SavedTensor(t, False) for t in tensors])
+            self._saved = tuple([_saved_input(t) for t in tensors])
 
     def saved(self) -> list[Tensor | None]:
         """Unpack saved tensors, checking that none was freed or modified in place."""
@@ -187,6 +189,13 @@ class Node:
         hooks = self._get_hooks().tensor.setdefault(output_nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
+
+
+_NOTHING_SAVED = SavedTensor(None, False)  # shared by every "saved None" slot (immutable)
+
+
+def _saved_input(t: Tensor | None) -> SavedTensor:
+    return _NOTHING_SAVED if t is None else SavedTensor(t, False)
 
 
 class AccumulateGrad(Node):

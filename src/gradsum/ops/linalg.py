@@ -16,6 +16,7 @@ from typing import Any
 import gradsum.ops as F
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
 
@@ -75,6 +76,22 @@ class BmmBackward0(MmBackward0):
 @register("matmul", "mm", "bmm", "mv", "dot")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
+    if isinstance(b, Tensor) and isinstance(a, Tensor):
+        x, y = a._array, b._array
+        if x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]:
+            # the common 2-D case, checks done: no promotion, no broadcasting
+            out = xp.matmul(x, y)
+            if not _state.enabled:
+                return _make(out)
+            a_rg = a._grad_fn is not None or a._requires_grad
+            b_rg = b._grad_fn is not None or b._requires_grad
+            if not (a_rg or b_rg):
+                return _make(out)
+            node = MmBackward0()
+            node.a_shape, node.b_shape = x.shape, y.shape
+            t = record(node, (a, b), out)
+            node.save(a if b_rg else None, b if a_rg else None)
+            return t
     if not isinstance(b, Tensor) or not isinstance(a, Tensor):
         bad = type(b if isinstance(a, Tensor) else a).__name__
         raise TypeError(f"matmul(): argument must be Tensor, not {bad}. Wrap it with tensor().")

@@ -154,22 +154,21 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
 def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_view: bool
              ) -> Tensor:
     x = a._array
-    shape = _infer_shape(shape, x.size)
-    if shape == x.shape:
-        out = x.view()
-    elif must_view:
-        try:
-            out = xp.reshape(x, shape, copy=False)
-        except ValueError:
-            raise RuntimeError(
-                f"view size is not compatible with input tensor's size and stride (at least "
-                f"one dimension spans across two contiguous subspaces): input shape "
-                f"{tuple(x.shape)}, requested {shape}. Use .reshape(...) instead."
-            ) from None
-    else:
-        out = x.reshape(shape)
-    # (an empty array shares no memory, but numpy still returns a view of it)
-    is_view = out.base is not None and (x.size == 0 or xp.shares_memory(out, x))
+    if -1 in shape or any(s < 0 for s in shape):
+        shape = _infer_shape(shape, x.size)
+    try:
+        out = x.reshape(shape) if not must_view else xp.reshape(x, shape, copy=False)
+    except ValueError:
+        shape = _infer_shape(shape, x.size)  # raises torch's message for a bad shape
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least "
+            f"one dimension spans across two contiguous subspaces): input shape "
+            f"{tuple(x.shape)}, requested {shape}. Use .reshape(...) instead."
+        ) from None
+    shape = out.shape
+    # (an empty array shares no memory, but numpy still returns a view of it; a reshape
+    # that had to copy returns a fresh array whose bounds do not overlap x's)
+    is_view = out.base is not None and (x.size == 0 or xp.may_share_memory(out, x))
     if not needs_grad(a):
         t = _make(out)
         return mark_view(t, a, None) if is_view else t
@@ -579,13 +578,27 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(
             f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}"
         )
-    sub = x[tuple(slice(0, s) if i != d else slice(None) for i, s in enumerate(idx.shape))]
-    out = xp.take_along_axis(sub, idx, axis=d)
+    out = x[_along(idx, d)]
     if not needs_grad(a):
         return _make(out)
     node = GatherBackward0()
     node.dim, node.index, node.in_shape = d, _make(idx), x.shape
     return record(node, (a,), out)
+
+
+def _along(idx: Any, d: int) -> tuple[Any, ...]:
+    """The fancy index that picks ``idx`` along dimension ``d`` (and position i elsewhere):
+    what ``take_along_axis`` builds, without its overhead for small arrays."""
+    nd = idx.ndim
+    key: list[Any] = []
+    for i in range(nd):
+        if i == d:
+            key.append(idx)
+        else:
+            shape = [1] * nd
+            shape[i] = idx.shape[i]
+            key.append(xp.arange(idx.shape[i]).reshape(shape))
+    return tuple(key)
 
 
 class ScatterAddBackward0(Node):
@@ -623,10 +636,13 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     out = x.copy()
-    grids = list(xp.indices(idx.shape, sparse=True))
-    grids[d] = idx
-    s = src._array[tuple(slice(0, n) for n in idx.shape)]
-    xp.add.at(out, tuple(grids), s.astype(x.dtype, copy=False))
+    key = _along(idx, d)
+    s = sa if sa.shape == idx.shape else sa[tuple(slice(0, n) for n in idx.shape)]
+    s = s.astype(x.dtype, copy=False)
+    if x.ndim and idx.shape[d] == 1:
+        out[key] += s  # one index per position: no repeats, plain fancy-index add is exact
+    else:
+        xp.add.at(out, key, s)  # repeated indices add up
     if not needs_grad(a, src):
         return _make(out)
     node = ScatterAddBackward0()
