@@ -775,3 +775,26 @@ def test_function_custom_double_backward_and_needs_input_grad():
     x = gradsum.tensor([1.0], dtype=gradsum.float64, requires_grad=True)
     assert gradsum.autograd.gradcheck(lambda t: Cube.apply(t, 1.5), (x,))
     assert gradsum.autograd.gradgradcheck(lambda t: Cube.apply(t, 1.5), (x,))
+
+
+def test_hook_changing_size_raises():
+    for lib in LIBS:
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        x.register_hook(lambda g, lib=lib: lib.ones(3))
+        with pytest.raises(RuntimeError, match="has changed the size of value"):
+            (x * 2).sum().backward()
+        y = x * 1
+        y.register_hook(lambda g, lib=lib: lib.ones(1))
+        with pytest.raises(RuntimeError, match="has changed the size of value"):
+            (y * 2).sum().backward()
+
+
+def test_backward_inputs_retained_nonleaf_counted_once():
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        (y * y).sum().backward(inputs=[y])
+        return arr(y.grad), x.grad is None
+
+    assert_same(*both(prog))

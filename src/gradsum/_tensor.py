@@ -641,9 +641,15 @@ def _format(t: Tensor) -> str:
             opts["formatter"] = {"float_kind": lambda v: f"{v:.0f}." if xp.isfinite(v)
                                  else str(v)}
         else:
-            opts["precision"] = 4
-            opts["floatmode"] = "fixed"
-            opts["suppress_small"] = True
+            nz = xp.abs(finite[finite != 0]) if finite.size else finite
+            if nz.size and (float(nz.max()) / float(nz.min()) > 1000.0
+                            or float(nz.max()) > 1e8 or float(nz.min()) < 1e-4):
+                # torch switches to scientific notation for a wide or extreme range
+                opts["formatter"] = {"float_kind": lambda v: f"{v:.4e}"}
+            else:
+                opts["precision"] = 4
+                opts["floatmode"] = "fixed"
+                opts["suppress_small"] = True
     body = xp.array2string(arr, **opts) if arr.ndim else _scalar_str(arr, opts)
     if kind == "b":
         body = body.replace("True", "True").replace("False", "False")

@@ -118,7 +118,7 @@ def nonleaf_requires_grad() -> str:
 
 def int_requires_grad(dtype_name: str) -> str:
     return (
-        "only Tensors of floating point dtype can require gradients, got "
+        "Only Tensors of floating point and complex dtype can require gradients, got "
         f"{dtype_name}. Convert first, e.g. t.float().requires_grad_()."
     )
 

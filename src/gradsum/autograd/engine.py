@@ -189,8 +189,10 @@ def run_backward(
                     idx = targets.get((node, nr))
                     if idx is not None:
                         captured[idx] = grads[nr]
-                        if accumulate and grads[nr] is not None:
-                            _accumulate_nonleaf(inputs[idx], grads[nr], create_graph)  # type: ignore[index]
+                        t_in = inputs[idx]  # type: ignore[index]
+                        if accumulate and grads[nr] is not None and not t_in._retains_grad:
+                            # (a retained non-leaf was already filled by its retain hook)
+                            _accumulate_nonleaf(t_in, grads[nr], create_graph)
                 if needed is not None and node not in needed:
                     continue
             outs = _apply(node, hooks, grads, shared, retain_graph)
@@ -335,7 +337,7 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
         for fn in list(fns):
             r = fn(g)
             if r is not None:
-                g = r
+                g = _checked_hook_result(fn, g, r)
                 shared.add(id(g))
         grads[nr] = g
     for nr, ref in list(hooks.retains.items()):
@@ -343,6 +345,25 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
         if t is not None and grads[nr] is not None:
             t._accumulate_retained(grads[nr])
     return grads
+
+
+def _checked_hook_result(hook: Any, g: Tensor, r: Any) -> Tensor:
+    """A tensor hook may replace the gradient, but not with another size or a non-tensor."""
+    from gradsum._tensor import Tensor
+
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(r, Tensor):
+        raise TypeError(
+            f"hook '{name}' returned {type(r).__name__}: a tensor hook must return a Tensor "
+            "(the replacement gradient) or None."
+        )
+    if r._array.shape != g._array.shape:
+        raise RuntimeError(
+            f"hook '{name}' has changed the size of value: the gradient has shape "
+            f"{tuple(g.shape)} but the hook returned shape {tuple(r.shape)}. Return a tensor "
+            "of the gradient's shape."
+        )
+    return r
 
 
 def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
@@ -356,7 +377,7 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
             for hook in list(hooks):
                 r = hook(g)
                 if r is not None:
-                    g = r
+                    g = _checked_hook_result(hook, g, r)
                     shared.add(id(g))
         if g._array.dtype != var._array.dtype:
             g = g.to(var.dtype)
