@@ -621,7 +621,9 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """Dimensions reversed (for 2-D: the transpose)."""
-        return _F.permute(self, tuple(range(self._array.ndim - 1, -1, -1)))
+        shape_ops = _F.shape  # (gradsum.ops.shape: permute with dims known to be valid)
+        return shape_ops._permute(self, tuple(range(self._array.ndim - 1, -1, -1)),
+                                  shape_ops.PermuteBackward0, True)
 
     @property
     def mT(self) -> Tensor:

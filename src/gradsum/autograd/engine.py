@@ -49,8 +49,13 @@ def _target_of(t: Tensor) -> tuple[Node | None, int]:
 def _is_owned(g: Tensor, shared: set[int]) -> bool:
     # See graph.AccumulateGrad, note "Taking over a gradient buffer": a gradient may be
     # taken over (or added into in place) only if no one else can hold its buffer.
+    if id(g) in shared:
+        return False
     a = g._array
-    return id(g) not in shared and a.base is None and a.flags.writeable and a.flags.owndata
+    if a.base is not None:
+        return False
+    flags = a.flags
+    return flags.writeable and flags.owndata
 
 
 def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
@@ -108,9 +113,13 @@ def run_backward(
                 stack.append(node)
         while stack:
             n = stack.pop()
-            if n._saved:
-                n._check_saved()
-            elif n._saved is None:
+            saved = n._saved
+            if saved:
+                for s in saved:  # Node._check_saved, inlined
+                    ver = s._version
+                    if ver is not None and ver[0] != s._version_at_save:
+                        s.check(n)  # raises
+            elif saved is None:
                 raise RuntimeError(_messages.freed_graph(n.name()))
             for child, _ in n._next:
                 if child is not None:
@@ -225,8 +234,16 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
     """
     pop, push = _heappop, _heappush
     acc_cls = AccumulateGrad
-    while heap:
-        node = pop(heap)[2]
+    # ``nxt``: a ready node known to come before everything in the heap (the next to run),
+    # kept out of the heap; in a chain every node hands over to its input this way.
+    nxt: Node | None = None
+    while True:
+        if nxt is not None:
+            node, nxt = nxt, None
+        elif heap:
+            node = pop(heap)[2]
+        else:
+            break
         grads = buffers.pop(node, None)
         if grads is None:
             grads = [None] * node.num_outputs
@@ -234,7 +251,13 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
         if hooks is not None:
             grads = _run_tensor_hooks(node, hooks, grads, shared)
         if node.__class__ is acc_cls:
-            _sink(node, grads[0], {}, [], None, accumulate, create_graph, shared)
+            g0 = grads[0]
+            var = node.variable  # _sink, inlined for a leaf without hooks
+            if (g0 is not None and accumulate and not var._hooks
+                    and g0._array.dtype == var._array.dtype):
+                node.accumulate(g0, _is_owned(g0, shared), create_graph)
+            else:
+                _sink(node, g0, {}, [], None, accumulate, create_graph, shared)
             continue
         if hooks is None and len(grads) == 1 and grads[0] is not None:
             # The common node: one gradient in, no hooks (inlined _apply).
@@ -244,13 +267,21 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                 outs = (outs,)
             if not retain_graph and node._saved:
                 node._release()
-            if len(outs) == 1:
+            n_out = len(outs)
+            if n_out == 1:
                 if outs[0] is g0:
                     shared.add(id(g0))
+            elif n_out == 2:  # _mark_shared, inlined
+                o0, o1 = outs
+                if o0 is not None and (o0 is g0 or o0 is o1):
+                    shared.add(id(o0))
+                if o1 is not None and o1 is g0:
+                    shared.add(id(o1))
             else:
                 _mark_shared(outs, grads, shared)
         else:
             outs = _apply(node, hooks, grads, shared, retain_graph)
+        ready: Node | None = None
         for (child, cnr), g in zip(node._next, outs):
             if child is None:
                 continue
@@ -263,7 +294,15 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             d = deps[child] - 1
             deps[child] = d
             if d == 0:
-                push(heap, (-child._seq, id(child), child))
+                if ready is None:
+                    ready = child
+                else:
+                    push(heap, (-child._seq, id(child), child))
+        if ready is not None:
+            if heap and -heap[0][0] >= ready._seq:  # (ties: the heap orders them by id)
+                push(heap, (-ready._seq, id(ready), ready))
+            else:
+                nxt = ready
 
 
 def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
@@ -409,7 +448,7 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
         if g is None:
             if o._array.size != 1:
                 raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
-            if not o.dtype.is_floating_point:
+            if o._array.dtype.kind != "f" and not o.dtype.is_floating_point:
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got "
                     f"{o.dtype.name}. Compute the output in a floating dtype."

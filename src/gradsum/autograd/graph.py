@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.saved import SavedTensor
 
 if TYPE_CHECKING:
@@ -157,10 +158,15 @@ class Node:
     def save(self, *tensors: Tensor | None, outputs: tuple[Tensor, ...] = ()) -> None:
         """Save input tensors (and this node's own outputs) for backward, with their versions."""
         if outputs:
-            self._saved = tuple([_saved_input(t) for t in tensors]
-                                + [SavedTensor(t, True) for t in outputs])
+            if not tensors and len(outputs) == 1:
+                self._saved = (_saved_output(outputs[0]),)
+            else:
+                self._saved = tuple([_saved_input(t) for t in tensors]
+                                    + [_saved_output(t) for t in outputs])
         elif len(tensors) == 2:
-            self._saved = (_saved_input(tensors[0]), _saved_input(tensors[1]))
+            a, b = tensors
+            self._saved = (_NOTHING_SAVED if a is None else _saved_input(a),
+                           _NOTHING_SAVED if b is None else _saved_input(b))
         else:
             self._saved = tuple([_saved_input(t) for t in tensors])
 
@@ -169,21 +175,33 @@ class Node:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
-        return [s.unpack(self) for s in saved]
+        out: list[Tensor | None] = []
+        for s in saved:  # SavedTensor.unpack, inlined for the common saved input
+            t = s._tensor
+            if t is not None and t._version[0] == s._version_at_save:
+                out.append(t)
+            elif s._version is None:  # a "saved None" slot
+                out.append(None)
+            else:
+                out.append(s.unpack(self))
+        return out
 
     def _check_saved(self) -> None:
         saved = self._saved
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
         for s in saved:
-            s.check(self)
+            ver = s._version
+            if ver is not None and ver[0] != s._version_at_save:
+                s.check(self)  # raises
 
     def _release(self) -> None:
         saved = self._saved
         if saved:
             self._saved = None
-            for s in saved:
-                s.release()
+            for s in saved:  # SavedTensor.release, inlined (a holder of one sees it freed)
+                s._tensor = None
+                s._array = None
 
     def _add_tensor_hook(self, output_nr: int, fn: Callable[..., Any]) -> RemovableHandle:
         hooks = self._get_hooks().tensor.setdefault(output_nr, [])
@@ -194,8 +212,33 @@ class Node:
 _NOTHING_SAVED = SavedTensor(None, False)  # shared by every "saved None" slot (immutable)
 
 
+_new = object.__new__
+
+
 def _saved_input(t: Tensor | None) -> SavedTensor:
-    return _NOTHING_SAVED if t is None else SavedTensor(t, False)
+    """``SavedTensor(t, False)`` without the generic constructor (the hot path of ``save``)."""
+    if t is None:
+        return _NOTHING_SAVED
+    s = _new(SavedTensor)
+    s._is_output = False
+    s._tensor = t
+    s._array = None
+    s._output_nr = 0
+    s._version = v = t._version
+    s._version_at_save = v[0]
+    return s
+
+
+def _saved_output(t: Tensor) -> SavedTensor:
+    """``SavedTensor(t, True)``: a node's own output, kept as buffer + counter only."""
+    s = _new(SavedTensor)
+    s._is_output = True
+    s._tensor = None
+    s._array = t._array
+    s._output_nr = t._output_nr
+    s._version = v = t._version
+    s._version_at_save = v[0]
+    return s
 
 
 class AccumulateGrad(Node):
@@ -216,8 +259,6 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def accumulate(self, grad: Tensor, owned: bool, create_graph: bool) -> None:
-        from gradsum.autograd.grad_mode import _state
-
         var = self.variable
         if accumulate_observers:
             for obs in list(accumulate_observers):

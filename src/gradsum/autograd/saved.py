@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from gradsum.autograd.graph import Node
 
 
+_make: Any = None  # Tensor._make
+
+
 class SavedTensor:
     """One tensor saved by a node, with the version it had when saved."""
 
@@ -83,11 +86,14 @@ class SavedTensor:
             self.check(node)
         if not self._is_output:
             return self._tensor
-        from gradsum._tensor import Tensor
+        global _make
+        if _make is None:
+            from gradsum._tensor import Tensor  # (import cycle: bound on first use)
 
+            _make = Tensor._make
         # Rebuild the output tensor so that differentiating through it (double backward)
         # reaches this node, without the node ever holding the output object itself.
-        out = Tensor._make(self._array, False, node, self._output_nr)
+        out = _make(self._array, False, node, self._output_nr)
         out._version = ver
         return out
 

@@ -1,9 +1,10 @@
 """``gradsum.nn.functional``: torch.nn.functional's names, composed from differentiable ops.
 
-Everything here is built from gradsum's primitives (so double backward works), except two
-small primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im``
-for convolution (:mod:`gradsum.nn._conv`) and the elementwise binary cross entropy (torch's
-clamped gradient formula).
+Everything here is built from gradsum's primitives (so double backward works), except a few
+primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im`` for
+convolution (:mod:`gradsum.nn._conv`), the elementwise binary cross entropy (torch's clamped
+gradient formula) and ``nll_loss`` (one ``NllLossBackward0`` node, like torch's, whose rule is
+the primitive ``_nll_backward``; that one's rule is ``nll_loss`` again).
 
 Example:
     >>> import gradsum
@@ -507,38 +508,139 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
                 f"0D target tensor expected for a 1D input, got a target of shape "
                 f"{list(t.shape)}"
             )
-        input = ops.unsqueeze(input, 0)
         t = t.reshape(1)
-    n, c = input.shape[0], input.shape[1]
+    shape = (1,) + tuple(input.shape) if one_d else tuple(input.shape)
+    n, c = shape[0], shape[1]
     if t.ndim == 0 or t.shape[0] != n:
         raise ValueError(
             f"Expected input batch_size ({n}) to match target batch_size "
             f"({t.shape[0] if t.ndim else 0})."
         )
-    expected = (n,) + tuple(input.shape[2:])
+    expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
     _class_weight_check(weight, c)
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= c))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
-    safe = xp.where(valid, t, 0).astype(xp.int64)
-    picked = ops.squeeze(ops.gather(input, 1, _make(xp.expand_dims(safe, 1))), 1)
     dt = input._array.dtype
-    w_arr = valid.astype(dt)
+    if t.size and t.min() >= 0 and t.max() < c and not 0 <= ignore_index < c:
+        # the common case: every target counts and is in range (nothing to mask)
+        safe = t.astype(xp.int64, copy=False)
+        w_arr = xp.ones(t.shape, dtype=dt)
+        plain = weight is None
+    else:
+        valid = t != ignore_index
+        bad = valid & ((t < 0) | (t >= c))
+        if bad.any():
+            raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+        safe = xp.where(valid, t, 0).astype(xp.int64)
+        w_arr = valid.astype(dt)
+        plain = False
     if weight is not None:  # class weights are constants (torch does not differentiate them)
         w_arr = weight._array.astype(dt)[safe] * w_arr
-    w = _make(w_arr)
-    loss = ops.neg(ops.mul(picked, w))
-    if reduction == "none":
-        return ops.reshape(loss, ()) if one_d else loss
-    if reduction == "sum":
-        return ops.sum(loss)
+    if dt.kind != "f":  # (integer log-probabilities: composed, promoting like mul does)
+        x2 = ops.unsqueeze(input, 0) if one_d else input
+        picked = ops.squeeze(ops.gather(x2, 1, _make(xp.expand_dims(safe, 1))), 1)
+        loss = ops.neg(ops.mul(picked, _make(w_arr)))
+        if reduction == "none":
+            return ops.reshape(loss, ()) if one_d else loss
+        if reduction == "sum":
+            return ops.sum(loss)
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            return ops.div(ops.sum(loss), _make(xp.asarray(w_arr.sum(), dtype=dt)))
     # 'mean' divides by the total weight of the targets that count (not by their number);
     # all ignored: 0 / 0 = nan, like torch
-    with xp.errstate(invalid="ignore", divide="ignore"):
-        return ops.div(ops.sum(loss), _make(xp.asarray(w_arr.sum(), dtype=dt)))
+    denom = xp.asarray(w_arr.sum(), dtype=dt) if reduction == "mean" else None
+    # key: input[key] is the target's entry for each position, shaped like the target
+    key: list[Any] = []
+    for i, size in enumerate(safe.shape):
+        dims = [1] * safe.ndim
+        dims[i] = size
+        key.append(xp.arange(size).reshape(dims))
+    key.insert(1, safe)
+    # (all weights 1: the multiplications by w are skipped, x * 1.0 == x exactly)
+    plan = _NllPlan(tuple(key), None if plain else w_arr, reduction, denom,
+                    tuple(input.shape), one_d)
+    return _nll_forward(input, plan)
+
+
+class _NllPlan:
+    """What ``nll_loss`` and its backward share: the picked positions (a fancy index of the
+    (N, C, ...) input), the per-target weights (0 where ignored; None when all are 1), the
+    reduction and, for 'mean', the total weight (``nonzero`` False: 0 / 0 gives nan)."""
+
+    __slots__ = ("denom", "key", "nonzero", "one_d", "reduction", "shape", "w")
+
+    def __init__(self, key: tuple[Any, ...], w: Any, reduction: str, denom: Any,
+                 shape: tuple[int, ...], one_d: bool) -> None:
+        self.key, self.w, self.reduction, self.denom = key, w, reduction, denom
+        self.shape, self.one_d = shape, one_d
+        self.nonzero = denom is not None and bool(denom != 0)
+
+    def divide(self, a: Any) -> Any:
+        """``a / denom`` (nan for 0 / 0, like torch, without NumPy's warning)."""
+        if self.nonzero:
+            return a / self.denom
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            return a / self.denom
+
+
+class NllLossBackward0(Node):
+    """``nll_loss`` as one node (torch's): its rule is :func:`_nll_backward`, a primitive."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return _nll_backward(g, self.plan)
+
+
+class NllLossBackwardBackward0(Node):
+    """The rule of ``_nll_backward``: it is linear in ``g`` and its adjoint is ``nll_loss``
+    itself (picking and weighting ``gg`` at the targets, then reducing)."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, gg: Tensor) -> Tensor:
+        return _nll_forward(gg, self.plan)
+
+
+def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
+    """``-w * x[targets]``, reduced; ``x`` of shape ``plan.shape`` (``(C,)`` or (N, C, ...))."""
+    arr = x._array
+    if plan.one_d:
+        arr = arr.reshape((1,) + arr.shape)
+    picked = arr[plan.key]
+    loss = -picked if plan.w is None else -(picked * plan.w)
+    if plan.reduction == "none":
+        out = loss.reshape(()) if plan.one_d else loss
+    else:
+        out = xp.asarray(loss.sum(axis=tuple(range(loss.ndim))))
+        if plan.denom is not None:
+            out = xp.asarray(plan.divide(out))
+    if not needs_grad(x):
+        return _make(out)
+    node = NllLossBackward0()
+    node.plan = plan
+    return record(node, (x,), out)
+
+
+def _nll_backward(g: Tensor, plan: _NllPlan) -> Tensor:
+    """The gradient of ``nll_loss`` for the output gradient ``g``: ``-w * g`` (divided by the
+    total weight for 'mean') at each target's position, zeros elsewhere (torch's formula)."""
+    ga = g._array
+    if plan.denom is not None:
+        ga = plan.divide(ga)
+    coef = -ga if plan.w is None else -ga * plan.w
+    shape = (1,) + plan.shape if plan.one_d else plan.shape
+    out = xp.zeros(shape, dtype=coef.dtype)
+    if coef.ndim:
+        coef = coef.reshape(plan.key[1].shape)
+    out[plan.key] += coef  # += into zeros: an ignored target adds +0.0, not -0.0
+    if plan.one_d:
+        out = out.reshape(plan.shape)
+    if not needs_grad(g):
+        return _make(out)
+    node = NllLossBackwardBackward0()
+    node.plan = plan
+    return record(node, (g,), out)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,

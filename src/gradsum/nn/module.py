@@ -112,7 +112,10 @@ class Module:
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        for rec in list(self._forward_pre_hooks):
+        pre, post = self._forward_pre_hooks, self._forward_hooks
+        if not pre and not post:  # no hooks: just forward
+            return self.forward(*args, **kwargs)
+        for rec in list(pre):
             if rec.with_kwargs:
                 res = rec.fn(self, args, kwargs)
                 if res is not None:
@@ -128,7 +131,7 @@ class Module:
                 if res is not None:
                     args = res if isinstance(res, tuple) else (res,)
         result = self.forward(*args, **kwargs)
-        for rec in list(self._forward_hooks):
+        for rec in list(post):
             res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
                    else rec.fn(self, args, result))
             if res is not None:

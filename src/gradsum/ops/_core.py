@@ -36,6 +36,7 @@ def register(*names: str) -> Callable[[FnT], FnT]:
 
 
 _make = Tensor._make
+_new = object.__new__
 
 
 _NO_EDGE: tuple[None, int] = (None, 0)
@@ -66,12 +67,24 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
     """Attach ``node`` (edges to ``inputs``) and return the output tensor for array ``out``."""
     n = len(inputs)
     if n == 1:
-        node._next = (edge(inputs[0]),)
+        t = inputs[0]  # edge(t), inlined for the common input: a tensor with a grad_fn
+        fn = t._grad_fn if isinstance(t, Tensor) else None
+        node._next = ((fn, t._output_nr),) if fn is not None else (edge(t),)
     elif n == 2:
-        node._next = (edge(inputs[0]), edge(inputs[1]))
+        a, b = inputs
+        fa = a._grad_fn if isinstance(a, Tensor) else None
+        fb = b._grad_fn if isinstance(b, Tensor) else None
+        node._next = ((fa, a._output_nr) if fa is not None else edge(a),
+                      (fb, b._output_nr) if fb is not None else edge(b))
     else:
         node._next = tuple([edge(t) for t in inputs])
-    return _make(out, False, node, output_nr)
+    t = _new(Tensor)  # _make(out, False, node, output_nr), inlined
+    t._array = out
+    t._requires_grad = False
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._version = [0]
+    return t
 
 
 def wrap_dim(dim: int, ndim: int) -> int:

@@ -91,9 +91,10 @@ class AddBackward0(Node):
     __slots__ = ("a_shape", "alpha", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        ga = _sum_to(g, self.a_shape) if self.needs(0) else None
+        nxt = self._next
+        ga = _sum_to(g, self.a_shape) if nxt[0][0] is not None else None
         gb = None
-        if self.needs(1):
+        if nxt[1][0] is not None:
             gb = g if self.alpha == 1 else F.mul(g, self.alpha)
             gb = _sum_to(gb, self.b_shape)
         return ga, gb
@@ -181,8 +182,9 @@ class MulBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
-        ga = _sum_to(F.mul(g, b), self.a_shape) if self.needs(0) else None
-        gb = _sum_to(F.mul(g, a), self.b_shape) if self.needs(1) else None
+        nxt = self._next
+        ga = _sum_to(F.mul(g, b), self.a_shape) if nxt[0][0] is not None else None
+        gb = _sum_to(F.mul(g, a), self.b_shape) if nxt[1][0] is not None else None
         return ga, gb
 
 
@@ -837,7 +839,8 @@ class ThresholdBackwardBackward0(Node):
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     """``g`` where ``y > threshold``, else 0, in one op (relu's backward, as torch's)."""
-    t = g._array * (y._array > threshold)
+    ga = g._array
+    t = ga * (y._array > threshold).astype(ga.dtype)  # (faster than a bool operand; same bits)
     if t.__class__ is not _ndarray:
         t = xp.asarray(t)
     if not _state.enabled or not _rg(g):

@@ -36,6 +36,11 @@ class MmBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
         a_shape, b_shape = self.a_shape, self.b_shape
+        nxt = self._next
+        if len(a_shape) == 2 and len(b_shape) == 2:  # mm: no promotion, nothing to sum
+            ga = F.matmul(g, F.t(b)) if nxt[0][0] is not None else None
+            gb = F.matmul(F.t(a), g) if nxt[1][0] is not None else None
+            return ga, gb
         a1, b1 = len(a_shape) == 1, len(b_shape) == 1
         if a1 and b1:  # dot product: g is a scalar
             ga = F.mul(g, b) if self.needs(0) else None
@@ -200,7 +205,42 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
-        return F.sub(g, F.mul(F.exp(out), F.sum(g, self.dim, keepdim=True)))
+        return log_softmax_backward(g, out, self.dim)
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    """The rule of ``log_softmax_backward(g, y) = g - exp(y) * sum(g, dim)``, for double
+    backward: ``d/dg = gg - sum(gg * exp(y), dim)``, ``d/dy = -sum(g, dim) * exp(y) * gg``
+    (torch's formulas)."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, y = self.saved()
+        e = F.exp(y)
+        d_g = d_y = None
+        if self._next[0][0] is not None:
+            d_g = F.sub(gg, F.sum(F.mul(gg, e), self.dim, keepdim=True))
+        if self._next[1][0] is not None:
+            # (torch's order: -sum(g) * exp(y) * gg)
+            d_y = F.mul(F.mul(F.neg(F.sum(g, self.dim, keepdim=True)), e), gg)
+        return d_g, d_y
+
+
+def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
+    """``g - exp(y) * sum(g, dim)`` in one op: log_softmax's backward given its output ``y``
+    (torch's ``_log_softmax_backward_data``, a primitive with its own rule)."""
+    ga = g._array
+    t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
+    if t.__class__ is not xp.ndarray:  # 0-d operands give NumPy scalars
+        t = xp.asarray(t)
+    if not _state.enabled or not (g.requires_grad or y.requires_grad):
+        return _make(t)
+    node = LogSoftmaxBackwardDataBackward0()
+    node.dim = dim
+    out = record(node, (g, y), t)
+    node.save(g if y.requires_grad else None, y)
+    return out
 
 
 @register("log_softmax")

@@ -40,7 +40,7 @@ from gradsum.ops._core import (
 def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    return tuple(int(s) for s in args)
+    return tuple(map(int, args))
 
 
 # -- sum_to / expand ---------------------------------------------------------------------------
@@ -54,9 +54,19 @@ class SumToBackward0(Node):
 def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``a`` down to ``shape`` (the reverse of broadcasting): the one unbroadcast helper."""
     x = a._array
-    if x.shape == tuple(shape):
+    xs = x.shape
+    if xs == shape or xs == tuple(shape):
         return a
     lead = x.ndim - len(shape)
+    if lead > 0 and xs[lead:] == tuple(shape):  # only leading dimensions to sum (a bias)
+        out = x.sum(axis=tuple(range(lead)))
+        if out.__class__ is not xp.ndarray:  # (a 0-d result is a NumPy scalar)
+            out = xp.asarray(out)
+        if not needs_grad(a):
+            return _make(out)
+        node = SumToBackward0()
+        node.in_shape = xs
+        return record(node, (a,), out)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
     )
@@ -89,7 +99,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
             f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
             f"the number of dimensions in the tensor ({x.ndim})"
         )
-    target = tuple(
+    target = shape if -1 not in shape else tuple(
         (x.shape[i - lead] if s == -1 else s) for i, s in enumerate(shape)
     )
     if target == x.shape:
@@ -154,10 +164,10 @@ def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
 def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_view: bool
              ) -> Tensor:
     x = a._array
-    if -1 in shape or any(s < 0 for s in shape):
+    if shape and min(shape) < 0:
         shape = _infer_shape(shape, x.size)
     try:
-        out = x.reshape(shape) if not must_view else xp.reshape(x, shape, copy=False)
+        out = x.reshape(shape)
     except ValueError:
         shape = _infer_shape(shape, x.size)  # raises torch's message for a bad shape
         raise RuntimeError(
@@ -165,10 +175,19 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
             f"one dimension spans across two contiguous subspaces): input shape "
             f"{tuple(x.shape)}, requested {shape}. Use .reshape(...) instead."
         ) from None
-    shape = out.shape
     # (an empty array shares no memory, but numpy still returns a view of it; a reshape
-    # that had to copy returns a fresh array whose bounds do not overlap x's)
-    is_view = out.base is not None and (x.size == 0 or xp.may_share_memory(out, x))
+    # that had to copy returns a fresh array whose bounds do not overlap x's; a view's base
+    # is x or x's own base, the quick test)
+    b = out.base
+    is_view = b is not None and (b is x or b is x.base or x.size == 0
+                                 or xp.may_share_memory(out, x))
+    if must_view and not is_view:
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least "
+            f"one dimension spans across two contiguous subspaces): input shape "
+            f"{tuple(x.shape)}, requested {tuple(out.shape)}. Use .reshape(...) instead."
+        )
+    shape = out.shape
     if not needs_grad(a):
         t = _make(out)
         return mark_view(t, a, None) if is_view else t
@@ -255,15 +274,18 @@ class TBackward0(PermuteBackward0):
     __slots__ = ()
 
 
-def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0]) -> Tensor:
+def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0],
+             checked: bool = False) -> Tensor:
+    """``checked``: ``dims`` is already a permutation of ``range(ndim)`` (t, transpose)."""
     x = a._array
-    if len(dims) != x.ndim:
-        raise RuntimeError(
-            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
-            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
-            f"equal to len(dims) = {len(dims)}"
-        )
-    dims = wrap_dims(dims, x.ndim)
+    if not checked:
+        if len(dims) != x.ndim:
+            raise RuntimeError(
+                f"permute(sparse_coo): number of dimensions in the tensor input does not match "
+                f"the length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} "
+                f"is not equal to len(dims) = {len(dims)}"
+            )
+        dims = wrap_dims(dims, x.ndim)
     out = x.transpose(dims)
     if not needs_grad(a):
         return mark_view(_make(out), a, None)
@@ -290,7 +312,7 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
-    return _permute(a, tuple(dims), TransposeBackward0)
+    return _permute(a, tuple(dims), TransposeBackward0, True)
 
 
 @register("t")
@@ -302,7 +324,10 @@ def t(a: Tensor) -> Tensor:
             f"t() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
             f"{tuple(a.shape)}). Use transpose(dim0, dim1) or permute for more dimensions."
         )
-    return _permute(a, tuple(range(nd - 1, -1, -1)), TBackward0)
+    return _permute(a, _REVERSED[nd], TBackward0, True)
+
+
+_REVERSED = {0: (), 1: (0,), 2: (1, 0)}  # t()'s dims by rank
 
 
 @register("contiguous")
@@ -445,12 +470,47 @@ class IndexGradBackward0(Node):
         return F.getitem(g, self.key)
 
 
+_ROWS_BY_PASS_MIN = 64  # below this many indices np.add.at is as fast
+
+
+def add_rows_at(out: Any, idx: Any, src: Any) -> None:
+    """``out[idx[i]] += src[i]`` along axis 0 for every i, repeats accumulated in index order:
+    bitwise what ``xp.add.at(out, idx, src)`` gives (and torch's sequential index_add), but
+    ``add.at`` adds one row at a time. Here pass r adds the r-th occurrence of every index at
+    once (unique within a pass, so a plain fancy ``+=`` is exact)."""
+    n = idx.shape[0]
+    if n < _ROWS_BY_PASS_MIN or src.ndim < 2 or src.shape[0] != n:
+        xp.add.at(out, idx, src)
+        return
+    if idx.min() < 0:  # -1 and size-1 name the same row: make repeats visible to the sort
+        idx = idx % out.shape[0]
+    order = xp.argsort(idx, kind="stable")
+    sidx = idx[order]
+    first = xp.empty(n, dtype=bool)
+    first[0] = True
+    xp.not_equal(sidx[1:], sidx[:-1], out=first[1:])
+    pos = xp.arange(n)
+    rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))  # occurrence number
+    if not rank.any():
+        out[idx] += src
+        return
+    by_rank = order[xp.argsort(rank, kind="stable")]
+    start = 0
+    for count in xp.bincount(rank).tolist():
+        sel = by_rank[start : start + count]
+        start += count
+        out[idx[sel]] += src[sel]
+
+
 def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
     """Scatter-add ``g`` into zeros of ``shape`` at ``key`` (the backward of indexing);
     repeated indices add up."""
     ga = g._array
     out = xp.zeros(shape, dtype=ga.dtype)
-    if builtins.any(isinstance(kk, xp.ndarray) and kk.dtype.kind != "b" for kk in key):
+    k0 = key[0] if len(key) == 1 else None
+    if isinstance(k0, xp.ndarray) and k0.dtype.kind in "iu" and k0.ndim >= 1:
+        add_rows_at(out, k0.reshape(-1), ga.reshape((-1,) + tuple(shape[1:])))
+    elif builtins.any(isinstance(kk, xp.ndarray) and kk.dtype.kind != "b" for kk in key):
         xp.add.at(out, key, ga)
     else:
         out[key] = ga
@@ -465,7 +525,9 @@ class IndexSelectBackward0(Node):
     __slots__ = ("dim", "in_shape", "index")
 
     def backward(self, g: Tensor) -> Tensor:
-        return F.index_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
+        # index_add into zeros, without re-checking the index index_select already checked
+        zeros = _make(xp.zeros(self.in_shape, dtype=g._array.dtype))
+        return _index_add(zeros, self.dim, self.index, g, 1, copy=False)
 
 
 def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
@@ -540,21 +602,35 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
             f"{tuple(src.shape)}. The source must match self except along dim."
         )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    out = x.copy()
-    moved = xp.moveaxis(out, d, 0)
-    xp.add.at(moved, idx.reshape(-1), xp.moveaxis(src.astype(x.dtype, copy=False), d, 0))
+    return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
+
+
+def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
+               copy: bool = True) -> Tensor:
+    """index_add once its arguments are checked (``index`` 1-D). ``copy=False`` adds into
+    ``a``'s own buffer: only for a fresh ``a`` nobody else sees (a backward's zeros)."""
+    x = a._array
+    src = source._array if alpha == 1 else source._array * alpha
+    out = x.copy() if copy else x
+    src = src.astype(x.dtype, copy=False)
+    if d == 0 and x.ndim:
+        add_rows_at(out, index._array, src)
+    else:
+        add_rows_at(xp.moveaxis(out, d, 0), index._array, xp.moveaxis(src, d, 0))
     if not needs_grad(a, source):
         return _make(out)
     node = IndexAddBackward0()
-    node.dim, node.index, node.alpha = d, _make(idx.reshape(-1)), alpha
+    node.dim, node.index, node.alpha = d, index, alpha
     return record(node, (a, source), out)
 
 
 class GatherBackward0(Node):
-    __slots__ = ("dim", "in_shape", "index")
+    __slots__ = ("dim", "in_shape", "index", "key")
 
     def backward(self, g: Tensor) -> Tensor:
-        return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.index, g)
+        # scatter_add into zeros, without re-checking the index gather already checked
+        zeros = _make(xp.zeros(self.in_shape, dtype=g._array.dtype))
+        return _scatter_add(zeros, self.dim, self.index, g, self.key)
 
 
 @register("gather")
@@ -578,11 +654,12 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(
             f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}"
         )
-    out = x[_along(idx, d)]
+    key = _along(idx, d)
+    out = x[key]
     if not needs_grad(a):
         return _make(out)
     node = GatherBackward0()
-    node.dim, node.index, node.in_shape = d, _make(idx), x.shape
+    node.dim, node.index, node.in_shape, node.key = d, _make(idx), x.shape, key
     return record(node, (a,), out)
 
 
@@ -635,8 +712,14 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
             f"from dimension {d} and to be no larger size than src {list(sa.shape)}"
         )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    return _scatter_add(a, d, _make(idx), src, _along(idx, d))
+
+
+def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: tuple[Any, ...]
+                 ) -> Tensor:
+    """scatter_add once its arguments are checked; ``key`` is ``_along(index, d)``."""
+    x, idx, sa = a._array, index._array, src._array
     out = x.copy()
-    key = _along(idx, d)
     s = sa if sa.shape == idx.shape else sa[tuple(slice(0, n) for n in idx.shape)]
     s = s.astype(x.dtype, copy=False)
     if x.ndim and idx.shape[d] == 1:
@@ -646,7 +729,7 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     if not needs_grad(a, src):
         return _make(out)
     node = ScatterAddBackward0()
-    node.dim, node.index, node.src_shape = d, _make(idx), sa.shape
+    node.dim, node.index, node.src_shape = d, index, sa.shape
     return record(node, (a, src), out)
 
 

@@ -30,6 +30,7 @@ from gradsum.optim.optimizer import (
     _params_with_grad,
     _scalar,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -98,9 +99,11 @@ class Adam(Optimizer):
                 else:
                     g = g + wd * p._array
             m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-            m += (1 - beta1) * (g - m)  # torch's lerp for weight < 0.5
+            # The arithmetic of the comments, in the same order, through scratch buffers.
+            t = _work(self, 0, m)
+            m += xp.multiply(xp.subtract(g, m, out=t), 1 - beta1, out=t)  # (1-b1) * (g - m)
             v *= beta2
-            v += (1 - beta2) * g * g
+            v += xp.multiply(xp.multiply(g, 1 - beta2, out=t), g, out=t)  # (1-b2) * g * g
             step = float(step_t._array)
             bias_correction1 = 1 - beta1**step
             bias_correction2_sqrt = (1 - beta2**step) ** 0.5
@@ -108,11 +111,14 @@ class Adam(Optimizer):
             if amsgrad:
                 vmax = state["max_exp_avg_sq"]._array
                 xp.maximum(vmax, v, out=vmax)
-                denom = xp.sqrt(vmax) / bias_correction2_sqrt + eps
                 _bump(state["max_exp_avg_sq"])
             else:
-                denom = xp.sqrt(v) / bias_correction2_sqrt + eps
-            p._array += (-step_size * m) / denom  # addcdiv order
+                vmax = v
+            denom = xp.sqrt(vmax, out=t)  # sqrt(v_hat) / bias_correction2_sqrt + eps
+            denom /= bias_correction2_sqrt
+            denom += eps
+            u = _work(self, 1, m)
+            p._array += xp.divide(xp.multiply(m, -step_size, out=u), denom, out=u)  # addcdiv
             _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
 
 

@@ -386,6 +386,27 @@ def _bump(*tensors: Tensor) -> None:
         t._version[0] += 1
 
 
+_WORK_MIN = 1 << 15  # elements: below this a fresh temporary is as cheap as a cached one
+
+
+def _work(opt: Optimizer, slot: int, like: Any) -> Any:
+    """A scratch array shaped like ``like`` for ``out=`` arithmetic in ``step``.
+
+    Large buffers are cached on the optimizer (one per slot and dtype, grown to the largest
+    parameter) because a fresh multi-megabyte temporary page-faults on every step. They hold
+    no state: they are not in ``state``/``state_dict`` nor pickled, and are overwritten freely.
+    """
+    n = like.size
+    if n < _WORK_MIN:
+        return xp.empty(like.shape, dtype=like.dtype)
+    work = opt.__dict__.setdefault("_work", {})
+    key = (slot, like.dtype)
+    buf = work.get(key)
+    if buf is None or buf.size < n:
+        buf = work[key] = xp.empty(n, dtype=like.dtype)
+    return buf[:n].reshape(like.shape)
+
+
 def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(xp.zeros_like(p._array))
 

@@ -31,6 +31,7 @@ from gradsum.optim.optimizer import (
     _grad_array,
     _params_with_grad,
     _scalar,
+    _work,
 )
 
 
@@ -82,9 +83,9 @@ class SGD(Optimizer):
                         else:
                             b = buf._array
                             b *= momentum
-                            b += (1 - dampening) * g
+                            b += g if dampening == 0 else (1 - dampening) * g  # 1.0 * g is g
                             _bump(buf)
                         g = g + momentum * buf._array if nesterov else buf._array
-                    p._array += -lr * g
+                    p._array += xp.multiply(g, -lr, out=_work(self, 0, g))  # -lr * g
                     _bump(p)
         return loss
