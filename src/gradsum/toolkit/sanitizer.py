@@ -239,7 +239,7 @@ class Sanitizer:
         self.last_report: StepReport | None = None
         self.max_reports = 1000
         self._graphs: list[_GraphRef] = []
-        self._before: list[Any] | None = None
+        self._before: dict[int, Any] | None = None
         self._warned_zero: set[str] = set()
         self._undo: list[Callable[[], None]] = []
         self.attached = False
@@ -366,7 +366,13 @@ class Sanitizer:
                 raise StaleGradientError(self._stale_message(step, stale))
         # 3. snapshot values for the None-versus-zero report
         if self.check_moves:
-            self._before = [p._array.copy() for _, p in self.params]
+            # Only a parameter without a gradient or with an all-zero one can be reported as
+            # "moved anyway": snapshot just those (a full copy of every parameter per step
+            # would dominate the cost of strict mode on large models).
+            self._before = {
+                i: p._array.copy() for i, (_, p) in enumerate(self.params)
+                if p._grad is None or not p._grad._array.any()
+            }
 
     def _stale_message(self, step: int, stale: list[tuple[str, list[Contribution]]]) -> str:
         names = [n for n, _ in stale]
@@ -408,14 +414,15 @@ class Sanitizer:
         self._before = None
         for i, (n, p) in enumerate(self.params):
             g = p._grad
-            moved = before is not None and not bool(xp.array_equal(before[i], p._array))
+            snap = before.get(i) if before is not None else None
+            moved = snap is not None and not bool(xp.array_equal(snap, p._array))
             if g is None:
                 rep.skipped.append(n)
                 if moved:
                     rep.moved_without_grad.append(n)
                 continue
             rep.updated.append(n)
-            if before is not None and not g._array.any():
+            if snap is not None and not g._array.any():
                 (rep.zero_grad_moved if moved else rep.zero_grad_still).append(n)
         # accumulation window
         if self.window is not None and rep.backward_calls != self.window:
