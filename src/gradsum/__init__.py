@@ -174,7 +174,6 @@ from gradsum.ops import (
 from gradsum.ops import matmul as mm
 from gradsum.ops import matmul as bmm
 from gradsum.ops import mul as multiply
-from gradsum.ops import one_hot as _one_hot
 
 bool = bool_
 float = float32
@@ -187,11 +186,8 @@ for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
 from gradsum import autograd
 from gradsum import nn, optim  # after ops: they build on them
 from gradsum.serialization import load, save
+from gradsum import toolkit  # last: it builds on autograd, nn and optim
 
 __version__ = "0.1.0"
 
 __all__ = [name for name in dir() if not name.startswith("_")]
-
-from gradsum import toolkit  # last: it builds on autograd, nn and optim
-
-__all__.append("toolkit")
