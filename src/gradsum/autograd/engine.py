@@ -265,8 +265,13 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             outs = node.backward(g0)
             if outs.__class__ is not tuple:
                 outs = (outs,)
-            if not retain_graph and node._saved:
-                node._release()
+            if not retain_graph:
+                saved = node._saved
+                if saved:  # Node._release, inlined
+                    node._saved = None
+                    for s in saved:
+                        s._tensor = None
+                        s._array = None
             n_out = len(outs)
             if n_out == 1:
                 if outs[0] is g0:
@@ -360,8 +365,14 @@ def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: i
     old = buf[cnr]
     if old is None:
         buf[cnr] = g
-    elif not create_graph and _is_owned(old, shared) and old._array.shape == g._array.shape:
+    elif create_graph:
+        buf[cnr] = old + g
+    elif _is_owned(old, shared) and old._array.shape == g._array.shape:
         old._array += g._array
+    elif (_is_owned(g, shared) and old._array.shape == g._array.shape
+          and old._array.dtype == g._array.dtype):
+        g._array += old._array  # (addition commutes: the same bits as old + g)
+        buf[cnr] = g
     else:
         buf[cnr] = old + g
 

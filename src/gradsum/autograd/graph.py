@@ -32,6 +32,15 @@ if TYPE_CHECKING:
     from gradsum._tensor import Tensor
 
 _seq = itertools.count()
+_Tensor: Any = None  # gradsum._tensor.Tensor, bound on first use (import cycle)
+
+
+def _bind_tensor() -> Any:
+    global _Tensor
+    from gradsum._tensor import Tensor
+
+    _Tensor = Tensor
+    return Tensor
 
 #: ``fn(leaf, grad)`` callables run by every sink just before it updates ``leaf.grad`` during
 #: backward (the accumulation toolkit's ledger uses this). Empty, and so free, by default.
@@ -176,12 +185,23 @@ class Node:
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
         out: list[Tensor | None] = []
-        for s in saved:  # SavedTensor.unpack, inlined for the common saved input
+        for s in saved:  # SavedTensor.unpack, inlined for the common cases
             t = s._tensor
-            if t is not None and t._version[0] == s._version_at_save:
-                out.append(t)
-            elif s._version is None:  # a "saved None" slot
+            ver = s._version
+            if ver is None:  # a "saved None" slot
                 out.append(None)
+            elif ver[0] != s._version_at_save:
+                out.append(s.unpack(self))  # raises
+            elif t is not None:
+                out.append(t)
+            elif s._array is not None:  # this node's own output, rebuilt (see unpack)
+                t = _new(_Tensor if _Tensor is not None else _bind_tensor())
+                t._array = s._array
+                t._requires_grad = False
+                t._grad_fn = self
+                t._output_nr = s._output_nr
+                t._version = ver
+                out.append(t)
             else:
                 out.append(s.unpack(self))
         return out

@@ -33,6 +33,7 @@ from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
 from gradsum.nn import _conv
 from gradsum.ops import inplace as _inplace
+from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, needs_grad, record
 
 __all__ = [
@@ -267,10 +268,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
             f"[{int(idx.min())}, {int(idx.max())}]"
         )
+    if weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}")
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
-    flat = idx.reshape(-1).astype(xp.int64)
-    rows = ops.index_select(weight, 0, _make(flat))
+    flat = idx.reshape(-1).astype(xp.int64)  # (a copy: backward must not see later writes)
+    rows = _shape._index_select(weight, 0, flat)  # (indices checked above)
     if rows.requires_grad and (padding_idx is not None or scale_grad_by_freq):
         # Scale only the gradient: value = const + (rows - const) * s == rows exactly.
         scale = xp.ones(flat.shape, dtype=weight._array.dtype)
@@ -547,8 +550,11 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         with xp.errstate(invalid="ignore", divide="ignore"):
             return ops.div(ops.sum(loss), _make(xp.asarray(w_arr.sum(), dtype=dt)))
     # 'mean' divides by the total weight of the targets that count (not by their number);
-    # all ignored: 0 / 0 = nan, like torch
-    denom = xp.asarray(w_arr.sum(), dtype=dt) if reduction == "mean" else None
+    # all ignored: 0 / 0 = nan, like torch. (All weights 1: their sum is the count, exactly
+    # below 2**24, without summing.)
+    denom = None
+    if reduction == "mean":
+        denom = xp.asarray(t.size if plain and t.size < 1 << 24 else w_arr.sum(), dtype=dt)
     # key: input[key] is the target's entry for each position, shaped like the target
     key: list[Any] = []
     for i, size in enumerate(safe.shape):

@@ -74,8 +74,10 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
         a, b = inputs
         fa = a._grad_fn if isinstance(a, Tensor) else None
         fb = b._grad_fn if isinstance(b, Tensor) else None
+        # (a constant operand, e.g. a weight without grad: no call to edge())
         node._next = ((fa, a._output_nr) if fa is not None else edge(a),
-                      (fb, b._output_nr) if fb is not None else edge(b))
+                      (fb, b._output_nr) if fb is not None else
+                      edge(b) if b.__class__ is not Tensor or b._requires_grad else _NO_EDGE)
     else:
         node._next = tuple([edge(t) for t in inputs])
     t = _new(Tensor)  # _make(out, False, node, output_nr), inlined

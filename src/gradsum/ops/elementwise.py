@@ -21,7 +21,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import Node, _saved_input, _saved_output
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -62,15 +62,27 @@ def _rg(t: Any) -> bool:
 
 def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
     """Wrap the result of a one-input op; when recording, save the input or the output."""
-    if not needs_grad(a):
+    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):
         return _make(out)
     node = node_cls()
     t = record(node, (a,), out)
-    if save == "input":
-        node.save(a)
-    else:
-        node.save(outputs=(t,))
+    # (Node.save, inlined: one saved tensor)
+    node._saved = (_saved_input(a),) if save == "input" else (_saved_output(t),)
     return t
+
+
+_ONE: dict[Any, Any] = {}
+
+
+def _one(dt: Any) -> Any:
+    """A read-only 0-d array 1 of dtype ``dt``: ``one - x`` is then an array-array op, half
+    the cost of ``1 - x`` for a small array (NumPy converts a Python scalar on every call)
+    and the same bits (1 is exact in every float dtype)."""
+    c = _ONE.get(dt)
+    if c is None:
+        c = _ONE[dt] = xp.ones((), dtype=dt)
+        c.flags.writeable = False
+    return c
 
 
 def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
@@ -242,7 +254,8 @@ def mul(a: Any, b: Any) -> Tensor:
     node.b_shape = y.shape
     out_t = record(node, (a, b), out)
     # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a.
-    node.save(a if b_rg else None, b if a_rg else None)
+    # (Node.save, inlined; _saved_input(None) is the shared "saved None" slot)
+    node._saved = (_saved_input(a if b_rg else None), _saved_input(b if a_rg else None))
     return out_t
 
 
@@ -626,7 +639,7 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * (1 - y**2)`` in one op: tanh's backward given its output ``y`` (like torch's
     ``tanh_backward``, a primitive with its own rule so double backward works)."""
     ya = y._array
-    t = g._array * (1 - ya * ya)
+    t = g._array * (_one(ya.dtype) - ya * ya)
     return _fused_backward(g, y, t, TanhBackwardBackward0)
 
 
@@ -660,7 +673,7 @@ class SigmoidBackwardBackward0(Node):
 def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * y * (1 - y)`` in one op: sigmoid's backward given its output ``y``."""
     ya = y._array
-    t = g._array * ya * (1 - ya)
+    t = g._array * ya * (_one(ya.dtype) - ya)
     return _fused_backward(g, y, t, SigmoidBackwardBackward0)
 
 

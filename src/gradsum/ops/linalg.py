@@ -31,15 +31,22 @@ class MmBackward0(Node):
     """Backward of ``a @ b`` for any ranks: 1-D operands are promoted as matmul does, the
     batch dimensions broadcast, and gradients are summed back to each operand's shape."""
 
-    __slots__ = ("a_shape", "b_shape")
+    __slots__ = ("a_shape", "b_shape", "transposed")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
         a_shape, b_shape = self.a_shape, self.b_shape
         nxt = self._next
         if len(a_shape) == 2 and len(b_shape) == 2:  # mm: no promotion, nothing to sum
-            ga = F.matmul(g, F.t(b)) if nxt[0][0] is not None else None
-            gb = F.matmul(F.t(a), g) if nxt[1][0] is not None else None
+            # Each gradient in its operand's layout (torch's mm_mat1/mat2_backward): for a
+            # transposed operand (``w.T``) the product is computed transposed, so the
+            # transpose's own backward hands a contiguous gradient on (no strided add or copy).
+            ta, tb = self.transposed
+            ga = gb = None
+            if nxt[0][0] is not None:
+                ga = F.t(F.matmul(b, F.t(g))) if ta else F.matmul(g, F.t(b))
+            if nxt[1][0] is not None:
+                gb = F.t(F.matmul(F.t(g), a)) if tb else F.matmul(F.t(a), g)
             return ga, gb
         a1, b1 = len(a_shape) == 1, len(b_shape) == 1
         if a1 and b1:  # dot product: g is a scalar
@@ -94,6 +101,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                 return _make(out)
             node = MmBackward0()
             node.a_shape, node.b_shape = x.shape, y.shape
+            node.transposed = (_is_transposed(x), _is_transposed(y))
             t = record(node, (a, b), out)
             node.save(a if b_rg else None, b if a_rg else None)
             return t
@@ -146,9 +154,18 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     else:
         node = BmmBackward0()
     node.a_shape, node.b_shape = x.shape, y.shape
+    node.transposed = (_is_transposed(x), _is_transposed(y))
     t = record(node, (a, b), out)
     node.save(a if b.requires_grad else None, b if a.requires_grad else None)
     return t
+
+
+def _is_transposed(x: Any) -> bool:
+    """Whether 2-D array ``x`` is laid out as the transpose of a contiguous matrix."""
+    if x.ndim != 2:
+        return False
+    flags = x.flags
+    return flags.f_contiguous and not flags.c_contiguous
 
 
 @register("outer", "ger")
@@ -227,13 +244,36 @@ class LogSoftmaxBackwardDataBackward0(Node):
         return d_g, d_y
 
 
+_ONES: dict[tuple[int, Any], Any] = {}
+
+
+def _sum_along(x: Any, d: int) -> Any:
+    """``x.sum(axis=d, keepdims=True)``; along the last axis of a float32/float64 array as a
+    matrix-vector product (BLAS), several times faster than NumPy's row reduction for the
+    short rows of a softmax (the summation order differs: results may differ in the last
+    bit, as between any two libraries)."""
+    n = x.shape[-1] if x.ndim else 0
+    if d != x.ndim - 1 or n < 2 or x.dtype.char not in "fd" or not x.flags.c_contiguous:
+        return x.sum(axis=d, keepdims=True)
+    ones = _ONES.get((n, x.dtype.char))
+    if ones is None:
+        ones = _ONES[(n, x.dtype.char)] = xp.ones(n, dtype=x.dtype)
+        ones.flags.writeable = False
+    return xp.matmul(x, ones)[..., None]
+
+
 def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
     """``g - exp(y) * sum(g, dim)`` in one op: log_softmax's backward given its output ``y``
     (torch's ``_log_softmax_backward_data``, a primitive with its own rule)."""
     ga = g._array
-    t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
-    if t.__class__ is not xp.ndarray:  # 0-d operands give NumPy scalars
-        t = xp.asarray(t)
+    if ga.ndim and ga.dtype == y._array.dtype:
+        t = xp.exp(y._array)  # a fresh temporary: the other passes write into it
+        t *= _sum_along(ga, dim)
+        xp.subtract(ga, t, out=t)
+    else:
+        t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
+        if t.__class__ is not xp.ndarray:  # 0-d operands give NumPy scalars
+            t = xp.asarray(t)
     if not _state.enabled or not (g.requires_grad or y.requires_grad):
         return _make(t)
     node = LogSoftmaxBackwardDataBackward0()
@@ -254,9 +294,10 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = xp.zeros_like(x)
     else:
         m = x.max(axis=d, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, 0)
-        z = x - m
-        out = z - xp.log(xp.exp(z).sum(axis=d, keepdims=True))
+        # A slice whose max is +-inf (or nan) becomes all nan, as in torch (inf - inf).
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            out = x - m  # fresh: the last pass subtracts the log-sum in place
+            out -= xp.log(_sum_along(xp.exp(out), d))
     if not needs_grad(a):
         return _make(out)
     node = LogSoftmaxBackward0()

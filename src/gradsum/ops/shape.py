@@ -473,33 +473,64 @@ class IndexGradBackward0(Node):
 _ROWS_BY_PASS_MIN = 64  # below this many indices np.add.at is as fast
 
 
-def add_rows_at(out: Any, idx: Any, src: Any) -> None:
+def _small_key(a: Any, bound: int) -> Any:
+    """``a`` (values in ``[0, bound)``) as int16 when it fits: NumPy's stable argsort is a
+    radix sort for 16-bit keys, several times faster than its merge sort of int64."""
+    return a.astype(xp.int16) if bound <= 32767 else a
+
+
+def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
     """``out[idx[i]] += src[i]`` along axis 0 for every i, repeats accumulated in index order:
     bitwise what ``xp.add.at(out, idx, src)`` gives (and torch's sequential index_add), but
     ``add.at`` adds one row at a time. Here pass r adds the r-th occurrence of every index at
-    once (unique within a pass, so a plain fancy ``+=`` is exact)."""
+    once (unique within a pass, so a plain fancy ``+=`` is exact). ``zeros``: ``out`` is
+    known to be all zeros, so the first pass is a plain store."""
     n = idx.shape[0]
     if n < _ROWS_BY_PASS_MIN or src.ndim < 2 or src.shape[0] != n:
         xp.add.at(out, idx, src)
         return
+    size = out.shape[0]
+    if idx.dtype != xp.intp:
+        idx = idx.astype(xp.intp)  # (bincount refuses uint64)
     if idx.min() < 0:  # -1 and size-1 name the same row: make repeats visible to the sort
-        idx = idx % out.shape[0]
-    order = xp.argsort(idx, kind="stable")
-    sidx = idx[order]
-    first = xp.empty(n, dtype=bool)
-    first[0] = True
-    xp.not_equal(sidx[1:], sidx[:-1], out=first[1:])
-    pos = xp.arange(n)
-    rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))  # occurrence number
-    if not rank.any():
-        out[idx] += src
-        return
-    by_rank = order[xp.argsort(rank, kind="stable")]
+        idx = idx % size
+    rank = order = None
+    if size <= 8 * n:  # (few NumPy calls: after a large matmul each runs with cold caches)
+        counts = xp.bincount(idx, minlength=size)
+        if counts.max() > 1:
+            order = xp.argsort(_small_key(idx, size), kind="stable")
+            starts = xp.cumsum(counts)
+            starts -= counts  # first sorted position of each value
+            rank = xp.arange(n)
+            rank -= starts[idx[order]]  # occurrence number of each sorted position
+    else:  # a large table: compare sorted neighbours instead of counting every row
+        order = xp.argsort(idx, kind="stable")
+        sidx = idx[order]
+        first = xp.empty(n, dtype=bool)
+        first[0] = True
+        xp.not_equal(sidx[1:], sidx[:-1], out=first[1:])
+        if not first.all():
+            pos = xp.arange(n)
+            rank = pos - xp.maximum.accumulate(xp.where(first, pos, 0))
+    if rank is None:  # no repeats: one pass
+        passes = [n]
+        by_rank = None
+    else:
+        by_rank = order[xp.argsort(_small_key(rank, n), kind="stable")]
+        passes = xp.bincount(rank).tolist()
+        idx = idx[by_rank]  # one gather each, then every pass is a slice
+        src = src[by_rank]
     start = 0
-    for count in xp.bincount(rank).tolist():
-        sel = by_rank[start : start + count]
-        start += count
-        out[idx[sel]] += src[sel]
+    for count in passes:
+        end = start + count
+        if zeros and start == 0:
+            rows = src[:end]
+            if rows.dtype.kind in "fc":  # (+ 0 first: 0 + -0.0 is +0.0, as add.at gives)
+                rows = rows + 0 if by_rank is None else xp.add(rows, 0, out=rows)
+            out[idx[:end]] = rows
+        else:
+            out[idx[start:end]] += src[start:end]
+        start = end
 
 
 def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
@@ -509,7 +540,7 @@ def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
     out = xp.zeros(shape, dtype=ga.dtype)
     k0 = key[0] if len(key) == 1 else None
     if isinstance(k0, xp.ndarray) and k0.dtype.kind in "iu" and k0.ndim >= 1:
-        add_rows_at(out, k0.reshape(-1), ga.reshape((-1,) + tuple(shape[1:])))
+        add_rows_at(out, k0.reshape(-1), ga.reshape((-1,) + tuple(shape[1:])), zeros=True)
     elif builtins.any(isinstance(kk, xp.ndarray) and kk.dtype.kind != "b" for kk in key):
         xp.add.at(out, key, ga)
     else:
@@ -562,6 +593,12 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
             f"index out of range in self: index_select on dimension {d} of size {size} with "
             f"indices in [{int(idx.min())}, {int(idx.max())}]"
         )
+    return _index_select(a, d, idx)
+
+
+def _index_select(a: Tensor, d: int, idx: Any) -> Tensor:
+    """index_select once its arguments are checked (``d`` wrapped, ``idx`` in range)."""
+    x = a._array
     out = xp.take(x, idx.reshape(-1), axis=d) if x.ndim else x.reshape(1)[idx].reshape(())
     if not needs_grad(a):
         return _make(out)
@@ -614,9 +651,9 @@ def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
     out = x.copy() if copy else x
     src = src.astype(x.dtype, copy=False)
     if d == 0 and x.ndim:
-        add_rows_at(out, index._array, src)
+        add_rows_at(out, index._array, src, zeros=not copy)
     else:
-        add_rows_at(xp.moveaxis(out, d, 0), index._array, xp.moveaxis(src, d, 0))
+        add_rows_at(xp.moveaxis(out, d, 0), index._array, xp.moveaxis(src, d, 0), not copy)
     if not needs_grad(a, source):
         return _make(out)
     node = IndexAddBackward0()
