@@ -2,17 +2,23 @@
 
 Workload: MLP 784-2048-2048-10 (float32, 5.8 M parameters, 23.3 MB of gradients), global
 batch 256 split over the ranks. For each world size (1, 2, 4) the script starts itself with
-the launcher and reports, on rank 0, medians of:
+the launcher and reports, on rank 0, medians of (``raw``, ``ddp comm`` and both ``ddp
+sync`` are timed interleaved, one of each per round, so that a noisy machine drifts them
+together and the ratios stay meaningful):
 
 - ``raw``: one mpi4py ``Allreduce`` (in place) of a flat buffer of all the gradient bytes;
-- ``ddp comm``: DDP's bucketed part alone: the buckets' ``Iallreduce`` started one by one in
-  the reducer's order and waited for (what overlaps the backward in a real step);
-- ``ddp sync``: the whole synchronisation as a backward drives it (post-accumulate hooks copy
-  each ``.grad`` / world into its bucket and start the buckets, then ``end`` exchanges the
-  usage bitmap, waits, and writes the averages into ``.grad``), default mode
-  (``.grad`` buffers are the user's: one copy in, one copy out);
+- ``raw pieces``: the same bytes as ``raw``, all-reduced in consecutive pieces of at most
+  ``PIECE_BYTES`` (8 MiB), one after another: what the reducer's message size alone is worth;
+- ``ddp comm``: DDP's collectives alone: the buckets in the reducer's order, each in pieces of
+  at most 8 MiB, one ``Iallreduce`` in flight at a time (what overlaps the backward in a real
+  step); the two large weights are buckets of their own ("direct": reduced in their
+  ``.grad`` buffer), the small parameters share a flat bucket;
+- ``ddp sync``: the whole synchronisation as a backward drives it (post-accumulate hooks scale
+  each ``.grad`` by 1/world - in place for a direct bucket, into the flat bucket for a small
+  parameter - and start the buckets, then ``end`` exchanges the usage bitmap, waits, and
+  copies the small parameters' averages back into ``.grad``), default mode;
 - ``ddp sync (views)``: the same with ``gradient_as_bucket_view=True`` in the steady state
-  (``zero_grad(set_to_none=False)``: the grads already live in the buckets; one scaling pass);
+  (``zero_grad(set_to_none=False)``: the small grads already live in their buckets);
 - ``check``: the mismatch check each public collective does first (a 16-int64 allgather),
   as ``all_reduce`` of 1 float minus a raw ``Allreduce`` of 1 float;
 - ``step``: forward + cross-entropy + backward (with DDP sync) + SGD step, and the same
@@ -34,6 +40,7 @@ import _common  # noqa: F401 - sets single-thread env vars before numpy loads
 from _common import fmt, median
 
 import gradsum
+from gradsum.nn.parallel._reducer import PIECE_BYTES
 
 SIZES = (784, 2048, 2048, 10)
 BATCH = 256
@@ -77,6 +84,24 @@ def worker(repeats: int) -> None:
         # the slowest rank defines a collective's time
         return median([max(col) for col in zip(*times)]) if rank == 0 else 0.0
 
+    def timeit_rounds(fns: dict, n: int = 3 * repeats, warmup: int = 2) -> dict[str, float]:
+        """Like timeit, for several functions timed in rounds (one call of each per round)."""
+        for _ in range(warmup):
+            for fn in fns.values():
+                fn()
+        ts: dict[str, list[float]] = {k: [] for k in fns}
+        for _ in range(n):
+            for k, fn in fns.items():
+                comm.Barrier()
+                t0 = time.perf_counter()
+                fn()
+                ts[k].append(time.perf_counter() - t0)
+        out = {}
+        for k, mine in ts.items():
+            times = comm.gather(mine, root=0)
+            out[k] = median([max(col) for col in zip(*times)]) if rank == 0 else 0.0
+        return out
+
     gen = gradsum.Generator()
     gen.manual_seed(1)
     X = gradsum.randn(BATCH, SIZES[0], generator=gen)
@@ -89,33 +114,60 @@ def worker(repeats: int) -> None:
     nbytes = sum(p._array.nbytes for p in params)
     res["bytes"] = nbytes
     flat = xp.ones(nbytes // 4, dtype=xp.float32)
-    res["raw"] = timeit(lambda: comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM))
 
-    for as_view in (False, True):
-        ddp = DDP(net, gradient_as_bucket_view=as_view)
-        red = ddp.reducer
-        net.zero_grad()
-        F.cross_entropy(ddp(x), y).backward()  # fresh grads: with views they move to buckets
+    def raw() -> None:
+        comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
 
-        def sync(red=red) -> None:
-            red.armed = True
-            red._begin(True)
-            for i in reversed(range(len(red.params))):  # as the engine would (reverse order)
-                red._ready(i)
-            red._end(None)
+    def in_pieces(bufs: list) -> list:
+        n = PIECE_BYTES // 4
+        return [f[s : s + n] for f in bufs for s in range(0, max(f.size, 1), n)]
 
-        if world > 1:
+    flat_pieces = in_pieces([flat])
+
+    def raw_pieces() -> None:
+        for f in flat_pieces:
+            comm.Allreduce(MPI.IN_PLACE, f, op=MPI.SUM)
+
+    if world == 1:
+        res["raw"] = timeit(raw)
+    else:
+        fns = {"raw": raw, "raw pieces": raw_pieces}
+        reducers = []
+        for as_view in (False, True):
+            m = _model()  # a replica per mode, so both can be timed round by round
+            ddp = DDP(m, gradient_as_bucket_view=as_view)
+            red = ddp.reducer
+            reducers.append(red)
+            m.zero_grad()
+            F.cross_entropy(ddp(x), y).backward()  # fresh grads (views: small ones move)
+
+            def sync(red=red) -> None:
+                red.armed = True
+                red._begin(True)
+                for i in reversed(range(len(red.params))):  # as the engine would (reverse)
+                    red._ready(i)
+                red._end(None)
+
             if as_view:
-                assert all(p.grad._array.base is not None for p in params)
-            res["ddp sync (views)" if as_view else "ddp sync"] = timeit(sync)
-            if not as_view:
-                def comm_only(red=red) -> None:
-                    red.comm.waitall([red.comm.iallreduce_sum(b.flat) for b in red.buckets])
+                small = [red.params[b.members[0]] for b in red.buckets if not b.direct]
+                assert all(p.grad._array.base is not None for p in small)
+                fns["ddp sync (views)"] = sync
+            else:
+                # the reducer's collectives alone, on buffers of its buckets' sizes, in order
+                bufs = in_pieces([xp.zeros(sum(red.params[i]._array.size for i in b.members),
+                                           dtype=b.dtype) for b in red.buckets])
 
-                res["ddp comm"] = timeit(comm_only)
+                def comm_only(red=red, bufs=bufs) -> None:
+                    for f in bufs:
+                        red.comm.waitall([red.comm.iallreduce_sum(f)])
+
+                fns["ddp comm"] = comm_only
+                fns["ddp sync"] = sync
                 res["buckets"] = len(red.buckets)
-        red.close()
-        net.zero_grad()
+                res["direct"] = sum(b.direct for b in red.buckets)
+        res.update(timeit_rounds(fns))
+        for red in reducers:
+            red.close()
 
     one = xp.ones(1, dtype=xp.float32)
     t_one = gradsum.ones(1)
@@ -169,15 +221,17 @@ def main() -> None:
     print(f"MLP {'-'.join(map(str, SIZES))}, global batch {BATCH}, "
           f"{results[args.ranks[0]]['bytes'] / 1e6:.1f} MB of float32 gradients, "
           f"{os.cpu_count()} CPU cores, medians of {args.repeats}\n")
-    print("| ranks | raw Allreduce | ddp comm (buckets) | ddp sync | ddp sync (views) | "
-          "raw/comm | raw/sync | raw/sync (views) | check | step | plain 1-process step |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| ranks | raw Allreduce | raw in 8 MiB pieces | ddp comm (buckets, direct) | ddp sync "
+          "| ddp sync (views) | raw/comm | raw/sync | raw/sync (views) | check | step | "
+          "plain 1-process step |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n, r in results.items():
         if n == 1:
-            print(f"| 1 | - | - | - | - | - | - | - | - | {fmt(r['step'])} | "
+            print(f"| 1 | - | - | - | - | - | - | - | - | - | {fmt(r['step'])} | "
                   f"{fmt(r['plain step'])} |")
             continue
-        print(f"| {n} | {fmt(r['raw'])} | {fmt(r['ddp comm'])} ({r['buckets']}) | "
+        print(f"| {n} | {fmt(r['raw'])} | {fmt(r['raw pieces'])} | {fmt(r['ddp comm'])} "
+              f"({r['buckets']}, {r['direct']} direct) | "
               f"{fmt(r['ddp sync'])} | {fmt(r['ddp sync (views)'])} | "
               f"{r['raw'] / r['ddp comm']:.2f} | {r['raw'] / r['ddp sync']:.2f} | "
               f"{r['raw'] / r['ddp sync (views)']:.2f} | {fmt(max(r['check'], 0.0))} | "

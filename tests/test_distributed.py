@@ -90,6 +90,11 @@ def test_bucket_assignment() -> None:
     ps = [gradsum.zeros(n) for n in (10, 300, 5, 1000)]  # float32: 40, 1200, 20, 4000 bytes
     assert assign_buckets(ps, cap_bytes=2000, first_bytes=100) == [[3], [2, 1, 0]]
     assert assign_buckets(ps, cap_bytes=10**6) == [[3, 2, 1, 0]]
+    # a large parameter gets its own bucket at its place; the small ones keep filling theirs
+    assert assign_buckets(ps, cap_bytes=10**6, direct_bytes=1000) == [[3], [1], [2, 0]]
+    # a direct bucket does not count as the (smaller) first bucket
+    assert assign_buckets(ps, cap_bytes=2000, first_bytes=100, direct_bytes=4000) == [
+        [3], [2, 1], [0]]
     mixed = [gradsum.zeros(4), gradsum.zeros(4, dtype=gradsum.float64), gradsum.zeros(4)]
     assert sorted(map(sorted, assign_buckets(mixed, cap_bytes=10**6))) == [[0, 2], [1]]
 
@@ -149,6 +154,14 @@ def test_collectives(n: int) -> None:
 def test_ddp_gradients_match_single_process(n: int) -> None:
     """Full-batch equality, no_sync accumulation, unused params, several buckets, views."""
     assert_ok(launch(n, "ddp_grads.py"), n, "ddp grads OK")
+
+
+@needs_mpi
+@pytest.mark.parametrize("n", [2, 4])
+def test_ddp_large_gradients_reduced_in_place(n: int) -> None:
+    """Large .grad buffers are all-reduced where they are: mixed large/small parameters,
+    pieces, no_sync, set_to_none both ways, identity, kept .grad untouched, fallback."""
+    assert_ok(launch(n, "ddp_direct.py"), n, "ddp direct OK")
 
 
 @needs_mpi

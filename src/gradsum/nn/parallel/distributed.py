@@ -48,11 +48,14 @@ class DistributedDataParallel(Module):
     the same parameters and buffers (names, shapes, dtypes; a ``RuntimeError`` names the first
     difference) and copy rank 0's values into every replica. In every synchronising backward
     the gradients are averaged over the ranks: parameters are grouped in buckets of about
-    ``bucket_cap_mb`` (reverse parameter order, the first bucket 1 MiB, like torch), each
-    bucket's non-blocking ``Iallreduce`` starts as soon as all its gradients have been
-    accumulated (post-accumulate-grad hooks) and overlaps the rest of the backward, and
-    ``backward()`` returns only when every ``.grad`` holds the average. So ``N`` ranks with a
-    mean loss over ``B/N`` examples each give the gradients of one process on all ``B``.
+    ``bucket_cap_mb`` (reverse parameter order, the first bucket 1 MiB, like torch); a
+    parameter whose gradient alone has at least ``min(1 MiB, bucket_cap_mb)`` is a bucket of
+    its own, reduced in its ``.grad`` buffer (see below). Buckets are reduced in order, in
+    pieces of at most 8 MiB, one non-blocking ``Iallreduce`` in flight at a time; the first
+    starts as soon as its gradients have been accumulated (post-accumulate-grad hooks) and
+    the rest follow during the backward, and ``backward()`` returns only when every ``.grad``
+    holds the average. So ``N`` ranks with a mean loss over ``B/N`` examples each give the
+    gradients of one process on all ``B``.
 
     Which backward synchronises: one that starts outside :meth:`no_sync` after a forward of
     this wrapper (with grad enabled) since the last synchronisation. Under ``no_sync()``
@@ -73,12 +76,19 @@ class DistributedDataParallel(Module):
     because it is always correct and costs one tiny allreduce per step; the data-dependent
     case (a branch some micro-batches never take) just works.
 
-    Gradients live in the bucket buffers only for the duration of the sync: ``.grad`` is
-    copied in (divided by the world size) and the average copied back, so the ``.grad``
-    objects and buffers are the user's, as without DDP. ``gradient_as_bucket_view=True`` makes
-    a freshly created ``.grad`` a view of its bucket slot instead (torch's option): no copy
-    back, and with ``zero_grad(set_to_none=False)`` no copy at all, at the price that a
-    ``.grad`` kept across ``p.grad = None`` is overwritten by the next step.
+    The ``.grad`` objects and buffers stay the user's, as without DDP: an existing ``.grad``
+    keeps its identity and receives the average in place, and nothing DDP does writes into a
+    ``.grad`` the user kept across ``p.grad = None``. A large gradient (a bucket of its own)
+    is all-reduced where it is, in its ``.grad`` buffer, and scaled by ``1 / world_size``
+    piece by piece as the sums come back: no copy at all (while the backward runs, that
+    ``.grad`` holds partial sums). If that buffer is not a plain array of its own
+    (non-contiguous, read-only, a view of another array, another dtype, or a ``.grad`` with
+    a graph) it goes through a private buffer instead. The small gradients are copied into
+    their bucket (divided by the world size) and the averages copied back.
+    ``gradient_as_bucket_view=True`` makes a freshly created small ``.grad`` a view of its
+    bucket slot instead (torch's option): no copy back, and with
+    ``zero_grad(set_to_none=False)`` no copy at all, at the price that such a ``.grad`` kept
+    across ``p.grad = None`` is overwritten by the next step.
 
     Strict mode (``check_consistency=True``, or the environment variable ``GRADSUM_STRICT=1``):
     after every optimizer step (through ``gradsum.optim``'s global step post hook when it
