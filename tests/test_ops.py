@@ -559,3 +559,39 @@ def test_broadcast_grad_shape_linearity_and_accumulation(name: str, shapes: Any,
     ca, cb = gradsum.autograd.grad(y, (a, b), g * c)
     np.testing.assert_allclose(ca.numpy(), c * ga.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(cb.numpy(), c * gb.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- no gradient buffer aliasing (SEMANTICS 1: the sink takes over only unshared buffers) -------
+@pytest.mark.parametrize(("info", "i", "sample"), DIFF_CASES)
+def test_accumulation_never_aliases(info: OpInfo, i: int, sample: Sample) -> None:
+    """Two backwards accumulate to twice one, in place into .grad, and never write into an
+    input, another leaf's .grad, or the seed gradient (a rule returning a tensor it shares
+    must not have that buffer taken over)."""
+    args, kwargs = convert(sample, "g", "float64", True)
+    leaves = _leaves(args, kwargs, gradsum.Tensor)
+    if not leaves:
+        pytest.skip("no floating operand requires grad")
+    every = _walk(list(args) + list(kwargs.values()), gradsum.Tensor)
+    before = [t.detach().numpy().copy() for t in every]
+    outs = _diff_outputs(flat_outputs(info.op(*args, **kwargs)), gradsum.Tensor)
+    if not outs:
+        pytest.skip("no differentiable output")
+    seeds = [gradsum.ones_like(o) for o in outs]
+    gradsum.autograd.backward(outs, seeds, retain_graph=True)
+    first = [None if t.grad is None else t.grad.numpy().copy() for t in leaves]
+    grads = [t.grad for t in leaves]
+    gradsum.autograd.backward(outs, seeds)
+    for t, g0, f in zip(leaves, grads, first):
+        if f is None:
+            assert t.grad is None
+            continue
+        assert t.grad is g0  # updated in place
+        np.testing.assert_allclose(t.grad.numpy(), 2 * f, rtol=1e-12, atol=1e-12)
+    for t, b in zip(every, before):
+        np.testing.assert_array_equal(t.detach().numpy(), b)
+    for s in seeds:
+        np.testing.assert_array_equal(s.numpy(), 1.0)
+    arrays = [t.grad.numpy() for t in leaves if t.grad is not None]
+    for k, a in enumerate(arrays):
+        for other in arrays[k + 1:]:
+            assert not np.shares_memory(a, other)

@@ -798,3 +798,42 @@ def test_backward_inputs_retained_nonleaf_counted_once():
         return arr(y.grad), x.grad is None
 
     assert_same(*both(prog))
+
+
+def test_zero_dim_results_accumulate_in_place():
+    """NumPy returns scalars from 0-d arithmetic; tensors must still hold writable buffers."""
+    def prog(lib):
+        x = lib.tensor(1.5, requires_grad=True)
+        y = x.sin() * 2
+        y.backward(retain_graph=True)
+        g = x.grad
+        y.backward()
+        z = lib.tensor(1.0) * 2
+        z.add_(1)
+        return x.grad is g, arr(x.grad), arr(z)
+
+    g, t = both(prog)
+    assert g[0] is t[0] is True
+    assert_same(g[1:], t[1:])
+
+
+def test_function_returning_a_kept_tensor_is_not_aliased():
+    def prog(lib):
+        class Pass(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(w)
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                (w,) = ctx.saved_tensors
+                return w, None
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([5.0, 5.0])
+        Pass.apply(x, w).sum().backward()
+        (x * 1).sum().backward()
+        return arr(x.grad), arr(w)
+
+    assert_same(*both(prog))

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 _F: Any = None  # gradsum.ops, bound at the end of gradsum/__init__.py (import cycle)
 _new = object.__new__
+_ndarray = xp.ndarray
+_as_array = xp.asarray
 
 Size = tuple
 
@@ -79,9 +81,11 @@ class Tensor:
         cls, array: Any, requires_grad: bool = False, grad_fn: Node | None = None,
         output_nr: int = 0,
     ) -> Tensor:
-        """Wrap a backend array without copying or checking (internal fast path)."""
+        """Wrap a backend array without copying (internal fast path). A NumPy scalar (what
+        arithmetic on 0-d arrays returns) becomes a 0-d array: a tensor's buffer must be
+        writable in place."""
         t = _new(cls)
-        t._array = array
+        t._array = array if array.__class__ is _ndarray else _as_array(array)
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._output_nr = output_nr

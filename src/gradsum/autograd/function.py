@@ -138,6 +138,11 @@ class BackwardCFunction(Node):
             from gradsum import _dtype as D
 
             g = g.to(D.from_numpy_dtype(dt))
+        if g._grad_fn is None:
+            # A user backward may return a tensor it also keeps (a saved tensor, a global):
+            # hand the engine a view, which no sink takes over or adds into in place (see
+            # graph.AccumulateGrad, note "Taking over a gradient buffer"). No data is copied.
+            g = Tensor._make(g._array.view())
         return g
 
 

@@ -37,6 +37,8 @@ def register(*names: str) -> Callable[[FnT], FnT]:
 
 _make = Tensor._make
 _new = object.__new__
+_ndarray = xp.ndarray
+_as_array = xp.asarray
 
 
 _NO_EDGE: tuple[None, int] = (None, 0)
@@ -81,7 +83,7 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
     else:
         node._next = tuple([edge(t) for t in inputs])
     t = _new(Tensor)  # _make(out, False, node, output_nr), inlined
-    t._array = out
+    t._array = out if out.__class__ is _ndarray else _as_array(out)
     t._requires_grad = False
     t._grad_fn = node
     t._output_nr = output_nr
