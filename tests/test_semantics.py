@@ -837,3 +837,19 @@ def test_function_returning_a_kept_tensor_is_not_aliased():
         return arr(x.grad), arr(w)
 
     assert_same(*both(prog))
+
+
+def test_setitem_of_grad_value_into_plain_tensor_rebases_it():
+    def prog(lib):
+        w = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.zeros(3)
+        b[1:] = w  # b becomes part of the graph (CopySlices)
+        (b * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        c = lib.zeros(2, 2)
+        c.t()[0].copy_(w)  # through a view of a view
+        (c * lib.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        return b.requires_grad, type(b.grad_fn).__name__, arr(w.grad)
+
+    g, t = both(prog)
+    assert g[:2] == t[:2]
+    assert_same(g[2], t[2])

@@ -24,6 +24,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
@@ -112,7 +113,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
             f"dimensions: cannot expand shape {tuple(x.shape)} to {target}."
         ) from None
     if not needs_grad(a):
-        return mark_view(_make(out), a, None)
+        return mark_view(_make(out), a, (lambda b: expand(b, target)) if _state.enabled else None)
     node = ExpandBackward0()
     node.in_shape = x.shape
     return mark_view(record(node, (a,), out), a, lambda b: expand(b, target))
@@ -190,7 +191,9 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
     shape = out.shape
     if not needs_grad(a):
         t = _make(out)
-        return mark_view(t, a, None) if is_view else t
+        if not is_view:
+            return t
+        return mark_view(t, a, (lambda b: reshape(b, shape)) if _state.enabled else None)
     node = cls() if is_view or cls is not ViewBackward0 else UnsafeViewBackward0()
     node.in_shape = x.shape
     t = record(node, (a,), out)
@@ -288,7 +291,7 @@ def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0],
         dims = wrap_dims(dims, x.ndim)
     out = x.transpose(dims)
     if not needs_grad(a):
-        return mark_view(_make(out), a, None)
+        return mark_view(_make(out), a, (lambda b: permute(b, dims)) if _state.enabled else None)
     node = cls()
     inv = [0] * len(dims)
     for i, d in enumerate(dims):
@@ -453,7 +456,11 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     is_view = not advanced
     if not needs_grad(a):
         t = _make(out)
-        return mark_view(t, a, None) if is_view else t
+        if not is_view:
+            return t
+        # Grad mode on: remember how to recompute the view, so an in-place write through it
+        # that brings in a tensor requiring grad rebases the base (torch's CopySlices).
+        return mark_view(t, a, (lambda b: getitem(b, key)) if _state.enabled else None)
     node = IndexBackward0() if advanced else _basic_index_node(k, x.shape, key)
     node.key = k
     node.in_shape = x.shape
