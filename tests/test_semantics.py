@@ -853,3 +853,40 @@ def test_setitem_of_grad_value_into_plain_tensor_rebases_it():
     g, t = both(prog)
     assert g[:2] == t[:2]
     assert_same(g[2], t[2])
+
+
+def test_function_node_class_names_dirty_inputs_and_invalid_gradients():
+    def prog(lib):
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g[:1]
+
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        x = a * 1
+        y = Double.apply(x)
+        y.sum().backward()
+        err = raises_type(lambda: Bad.apply(a).sum().backward())
+        leaf_err = raises_type(lambda: Double.apply(lib.tensor([1.0], requires_grad=True)))
+        return type(y.grad_fn).__name__, y is x, arr(a.grad), err, leaf_err
+
+    g, t = both(prog)
+    assert g[0] == t[0] == "DoubleBackward" and g[1] is t[1] is True
+    assert_same(g[2], t[2])
+    assert g[3] is t[3] is RuntimeError
+    assert g[4] is t[4] is RuntimeError

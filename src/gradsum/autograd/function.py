@@ -127,7 +127,7 @@ class BackwardCFunction(Node):
             from gradsum.ops import sum_to
 
             try:
-                if len(g._array.shape) < len(shape):
+                if not _expandable(shape, g._array.shape):
                     raise ValueError
                 g = sum_to(g, shape)
             except ValueError:
@@ -146,8 +146,22 @@ class BackwardCFunction(Node):
         return g
 
 
+def _expandable(shape: tuple[int, ...], to: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``to`` (then a gradient of shape ``to`` sums back)."""
+    if len(shape) > len(to):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(to)))
+
+
 class Function:
     """Base class for differentiable ops defined by the user (see the module example)."""
+
+    #: the node class of this Function, named ``<Name>Backward`` like torch's
+    _backward_cls: type[BackwardCFunction] = BackwardCFunction
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardCFunction,), {})
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
@@ -163,7 +177,7 @@ class Function:
         from gradsum._tensor import Tensor
         from gradsum.ops._core import edge
 
-        node = BackwardCFunction()
+        node = cls._backward_cls()
         node._fn_cls = cls
         node.needs_input_grad = tuple(
             isinstance(a, Tensor) and a.requires_grad and _state.enabled for a in args
@@ -177,6 +191,20 @@ class Function:
         single = not isinstance(raw, tuple)
         outs = (raw,) if single else raw
         record = _state.enabled and any(node.needs_input_grad)
+        if record:
+            # Edges first: an input modified in place and returned (mark_dirty) is about to
+            # get this node as its grad_fn, and its edge must point to its previous history.
+            for a in args:
+                if isinstance(a, Tensor) and id(a) in node.dirty and a.is_leaf and (
+                    a._requires_grad
+                ):
+                    raise RuntimeError(_messages.leaf_inplace(f"{cls.__name__}.forward"))
+            node._next = tuple(edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
+            node._in_meta = [
+                (a._array.shape, a._array.dtype)
+                if isinstance(a, Tensor) and node._next[i][0] is not None else None
+                for i, a in enumerate(args)
+            ]
         node._out_meta = [
             (o._array.shape, o._array.dtype) if isinstance(o, Tensor) else ((), None)
             for o in outs
@@ -201,12 +229,6 @@ class Function:
                 o._requires_grad = False
             results.append(o)
         if record:
-            node._next = tuple(edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
-            node._in_meta = [
-                (a._array.shape, a._array.dtype)
-                if isinstance(a, Tensor) and node._next[i][0] is not None else None
-                for i, a in enumerate(args)
-            ]
             out_ids = {id(r): r for r in results if isinstance(r, Tensor)}
             raw_ids = {id(o): k for k, o in enumerate(outs)}
             saved = []
