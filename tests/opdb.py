@@ -705,8 +705,7 @@ op("cat", _t("cat"), lambda rng: [
 op("stack", _t("stack"), lambda rng: [
     Sample(([rnd(rng, 2, 3), rnd(rng, 2, 3)],)), Sample(([rnd(rng, 2, 3), rnd(rng, 2, 3)], -1)),
     Sample(([rnd(rng), rnd(rng), rnd(rng)],)),
-], check_grad_fn=False, notes="stack is a composite (unsqueeze + cat): CatBackward0 where "
-   "torch has StackBackward0", errors=lambda rng: [
+], errors=lambda rng: [
     ErrorCase(([rnd(rng, 2, 3), rnd(rng, 3, 2)],))])
 op("narrow", _t("narrow"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, 1, 2)), Sample((rnd(rng, 3, 4), -1, 0, 3)),

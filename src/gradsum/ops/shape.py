@@ -847,7 +847,24 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
                 f"and {list(t.shape)} at entry {i}"
             )
     d = wrap_dim(dim, len(shp) + 1)
-    return cat([unsqueeze(t, d) for t in ts], d)
+    if len({t._array.dtype for t in ts}) > 1:  # mixed dtypes: cat promotes like torch
+        return cat([unsqueeze(t, d) for t in ts], d)
+    out = xp.stack([t._array for t in ts], axis=d)
+    if not needs_grad(*ts):
+        return _make(out)
+    node = StackBackward0()
+    node.dim = d
+    return record(node, ts, out)
+
+
+class StackBackward0(Node):
+    """Each input's gradient is its slice of the output's gradient."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        return tuple(F.select(g, self.dim, i) if self.needs(i) else None
+                     for i in range(len(self._next)))
 
 
 @register("narrow")
@@ -979,8 +996,10 @@ class FlipBackward0(Node):
 
 
 @register("flip")
-def flip(a: Tensor, dims: Sequence[int]) -> Tensor:
-    """Reverse the order of elements along ``dims`` (a copy, like torch's)."""
+def flip(a: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order of elements along ``dims`` (a copy, like torch's); ``flip(t, (0, 1))``
+    and ``t.flip(0, 1)`` both work."""
+    dims = _sizes(dims)
     nd = a._array.ndim
     wd = wrap_dims(tuple(dims), nd) if nd else ()
     out = xp.flip(a._array, wd).copy() if wd else a._array.copy()
