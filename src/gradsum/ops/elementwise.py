@@ -749,7 +749,8 @@ class SignBackward0(Node):
 @register("sign")
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by sign (gradient zero everywhere)."""
-    out = xp.sign(a._array)
+    x = a._array
+    out = x.copy() if x.dtype.kind == "b" else xp.sign(x)  # sign of a bool is itself
     if not needs_grad(a):
         return _make(out)
     return record(SignBackward0(), (a,), out)
@@ -1024,8 +1025,10 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     x = a._array
     lo = None if min is None else scalar_value(min)
     hi = None if max is None else scalar_value(max)
-    if x.dtype.kind != "f" and (isinstance(lo, float) or isinstance(hi, float)):
-        x = x.astype(D.get_default_dtype().np)
+    if x.dtype.kind != "f":  # integer/bool tensors promote with the bounds, as in torch
+        rt = D.result_type(a, *[v for v in (lo, hi) if v is not None]).np
+        if rt != x.dtype:
+            x = x.astype(rt)
     out = xp.clip(x, lo, hi)
     if out.dtype != x.dtype:
         out = out.astype(x.dtype)
