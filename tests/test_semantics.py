@@ -890,3 +890,23 @@ def test_function_node_class_names_dirty_inputs_and_invalid_gradients():
     assert_same(g[2], t[2])
     assert g[3] is t[3] is RuntimeError
     assert g[4] is t[4] is RuntimeError
+
+
+def test_backward_restores_the_cyclic_collector_state():
+    import gc as _gc
+
+    x = gradsum.ones(2, requires_grad=True)
+    assert _gc.isenabled()
+    (x * 2).sum().backward()
+    assert _gc.isenabled()
+    h = x.register_hook(lambda g: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        (x * 2).sum().backward()
+    h.remove()
+    assert _gc.isenabled()
+    _gc.disable()
+    try:
+        (x * 2).sum().backward()
+        assert not _gc.isenabled()  # a caller's choice is left alone
+    finally:
+        _gc.enable()

@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 #: transactional backward register here; empty by default.
 backward_observers: list[Any] = []
 
+_gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 _heappush = heapq.heappush
 _heappop = heapq.heappop
 
@@ -180,6 +182,13 @@ def run_backward(
     failed: BaseException | None = None
     prev_mode = _state.enabled
     _state.enabled = create_graph
+    # The walk allocates many short-lived objects that reference counting frees; Python's
+    # cyclic collector would otherwise keep traversing them (and the whole heap, with torch
+    # or a big model loaded), which costs up to a fifth of a small backward. Paused here
+    # only, restored below (and left alone if the caller had disabled it).
+    gc_was_enabled = _gc_isenabled()
+    if gc_was_enabled:
+        _gc_disable()
     try:
         if needed is None and not targets:
             _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate)
@@ -218,6 +227,8 @@ def run_backward(
         failed = e
         raise
     finally:
+        if gc_was_enabled:
+            _gc_enable()
         _state.enabled = prev_mode
         for obs in reversed(observers):
             obs.end(failed)
