@@ -640,25 +640,34 @@ def _format(t: Tensor) -> str:
     opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": 1000,
                             "edgeitems": 3}
     if kind == "f" and arr.size:
+        # torch's rules: scientific notation for a wide (max/min > 1000) or extreme range of
+        # the nonzero finite magnitudes; integral values print as "3."; else 4 decimals.
         finite = arr[xp.isfinite(arr)]
-        if finite.size and bool(xp.all(finite == xp.round(finite))) and (
-            float(xp.abs(finite).max()) < 1e8
-        ):
-            opts["formatter"] = {"float_kind": lambda v: f"{v:.0f}." if xp.isfinite(v)
-                                 else str(v)}
+        nz = xp.abs(finite[finite != 0]) if finite.size else finite
+        sci = bool(nz.size) and (float(nz.max()) / float(nz.min()) > 1000.0
+                                 or float(nz.max()) > 1e8 or float(nz.min()) < 1e-4)
+        integral = finite.size and bool(xp.all(finite == xp.round(finite)))
+        if sci or integral:
+            def fmt(v: Any) -> str:
+                if not xp.isfinite(v):
+                    return str(v)
+                return f"{v:.4e}" if sci else f"{v:.0f}."
+
+            # torch right-aligns elements to the widest nonzero finite value
+            vals = finite[finite != 0]
+            if vals.size > 2000:
+                vals = xp.concatenate([vals[:1000], vals[-1000:]])
+            width = max((len(fmt(v)) for v in vals.tolist()), default=0)
+            opts["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
         else:
-            nz = xp.abs(finite[finite != 0]) if finite.size else finite
-            if nz.size and (float(nz.max()) / float(nz.min()) > 1000.0
-                            or float(nz.max()) > 1e8 or float(nz.min()) < 1e-4):
-                # torch switches to scientific notation for a wide or extreme range
-                opts["formatter"] = {"float_kind": lambda v: f"{v:.4e}"}
-            else:
-                opts["precision"] = 4
-                opts["floatmode"] = "fixed"
-                opts["suppress_small"] = True
+            opts["precision"] = 4
+            opts["floatmode"] = "fixed"
+            opts["suppress_small"] = True
+    elif kind == "b" and arr.size:
+        pad = " " if (not arr.all()) and arr.any() else ""  # align only when both appear
+        opts["formatter"] = {"bool": lambda v: ("True" if v else "False").rjust(
+            5 if pad else 0)}
     body = xp.array2string(arr, **opts) if arr.ndim else _scalar_str(arr, opts)
-    if kind == "b":
-        body = body.replace("True", "True").replace("False", "False")
     extras = []
     default = D.get_default_dtype().np
     if (kind == "f" and arr.dtype != default) or (kind in "iu" and arr.dtype != xp.int64):
