@@ -910,3 +910,12 @@ def test_backward_restores_the_cyclic_collector_state():
         assert not _gc.isenabled()  # a caller's choice is left alone
     finally:
         _gc.enable()
+
+
+@pytest.mark.parametrize("values", [
+    [float("nan"), float("inf"), 1.0], [-0.0, 1.0], [1e-10, 0.0], [-1.0, 2000.0],
+    [0.0, 5000.0], [3.0], [1e9, -2e9], [[1.0, -20.0], [300.0, 4.0]], [float("nan"), 5.0],
+    [0.5, -10.25], [1e-5, -2.0], [[True]], [True, False], [[1, 2], [3, 4]], [0.1, 0.2],
+])
+def test_repr_matches_torch(values):
+    assert repr(gradsum.tensor(values)).replace("gradsum", "torch") == repr(torch.tensor(values))
