@@ -60,11 +60,15 @@ class Tensor:
     _retains_grad: bool = False
     _acc_ref: Any = None
 
-    def __init__(self, data: Any = None, *, requires_grad: bool = False) -> None:
+    def __init__(self, data: Any = None, *sizes: int, requires_grad: bool = False) -> None:
         if data is None:
             data = []
-        arr = data._array if isinstance(data, Tensor) else xp.asarray(data)
-        arr = xp.array(arr, dtype=D.get_default_dtype().np)
+        if sizes or (isinstance(data, int) and not isinstance(data, bool)):
+            # torch.Tensor(2, 3): a tensor of that size (gradsum fills it with zeros)
+            arr = xp.zeros((data, *sizes), dtype=D.get_default_dtype().np)
+        else:
+            arr = data._array if isinstance(data, Tensor) else xp.asarray(data)
+            arr = xp.array(arr, dtype=D.get_default_dtype().np)
         self._init(arr, False, None, 0)
         if requires_grad:
             self.requires_grad_(True)
