@@ -919,3 +919,14 @@ def test_backward_restores_the_cyclic_collector_state():
 ])
 def test_repr_matches_torch(values):
     assert repr(gradsum.tensor(values)).replace("gradsum", "torch") == repr(torch.tensor(values))
+
+
+def test_inputs_named_twice():
+    def prog(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        g1, g2 = lib.autograd.grad((x * x).sum(), (x, x))
+        y = (x * x).sum()
+        y.backward(inputs=[x, x])
+        return arr(g1), arr(g2), arr(x.grad)
+
+    assert_same(*both(prog))

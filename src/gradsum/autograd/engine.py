@@ -101,7 +101,9 @@ def run_backward(
     """
     root_edges = [_target_of(t) for t in roots]
     deps: dict[Node, int] = {}
-    targets: dict[tuple[Node, int], int] = {}  # (node, slot) -> index in inputs
+    # (node, slot) -> the index of that input in ``inputs`` (the first one: an input named
+    # twice gets the same gradient, copied at the end of run_backward)
+    targets: dict[tuple[Node, int], int] = {}
     target_nodes: set[Node] = set()
     needed: set[Node] | None = None
 
@@ -232,6 +234,11 @@ def run_backward(
         _state.enabled = prev_mode
         for obs in reversed(observers):
             obs.end(failed)
+    if inputs is not None and len(targets) < len(inputs):
+        for i, t in enumerate(inputs):  # inputs named more than once share the capture
+            node, nr = _target_of(t)
+            if node is not None and targets.get((node, nr), i) != i:
+                captured[i] = captured[targets[(node, nr)]]
     return captured
 
 
