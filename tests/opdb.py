@@ -844,6 +844,20 @@ _inplace_op("masked_fill_", lambda rng: [
     Sample((rnd(rng, 2, 3), mask(rng, 2, 3), 0.5)),
     Sample((rnd(rng, 2, 3), mask(rng, 3), rnd(rng))),
 ])
+_inplace_unary = lambda rng: [Sample((away(rng, 2, 3),)), Sample((away(rng),))]
+_inplace_positive = lambda rng: [Sample((pos(rng, 2, 3),)), Sample((pos(rng),))]
+for _name in ("exp_", "sin_", "cos_", "tanh_", "sigmoid_", "neg_", "erf_"):
+    _inplace_op(_name, _inplace_unary)
+for _name in ("log_", "log1p_", "sqrt_", "rsqrt_", "reciprocal_"):
+    _inplace_op(_name, _inplace_positive)
+for _name in ("relu_", "abs_"):
+    _inplace_op(_name, _inplace_unary, no_gradgrad="piecewise linear")
+for _name in ("sign_", "floor_", "ceil_", "round_", "trunc_"):
+    _inplace_op(_name, lambda rng: [Sample((off_grid(rng, 2, 3),))],
+                no_gradgrad="piecewise constant")
+_inplace_op("pow_", lambda rng: [Sample((pos(rng, 2, 3), 2.0)), Sample((pos(rng, 2, 3), 0.5)),
+                                 Sample((pos(rng, 2, 3), pos(rng, 3)))],
+            errors=lambda rng: [ErrorCase((ints(rng, 3), 0.5))])
 OPINFOS.append(OpInfo("index_put", G.OPS["index_put"], _t_index_put, lambda rng: [
     Sample((rnd(rng, 3, 4), idx(0, 2), rnd(rng, 2, 4))),
     Sample((rnd(rng, 3, 4), mask(rng, 3, 4), NoGrad(np.array(1.5)))),

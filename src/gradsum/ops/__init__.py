@@ -148,7 +148,10 @@ METHODS: dict[str, Any] = {
         "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
         "isnan", "isinf", "isfinite", "add_", "sub_", "mul_", "div_", "zero_", "fill_",
         "copy_", "clamp_", "normal_", "uniform_", "bernoulli_", "exponential_", "random_",
-        "matmul", "view_as", "reshape_as", "type_as", "repeat", "flip", "tril", "triu",
+        "relu_", "exp_", "log_", "log1p_", "sqrt_", "rsqrt_", "abs_", "neg_", "sin_", "cos_",
+        "tanh_", "sigmoid_", "sign_", "floor_", "ceil_", "round_", "trunc_", "reciprocal_",
+        "erf_", "pow_", "matmul", "view_as", "reshape_as", "type_as", "repeat", "flip",
+        "tril", "triu",
         "outer", "equal", "allclose", "isclose", "count_nonzero", "remainder",
         "floor_divide",
     )

@@ -440,3 +440,53 @@ uniform_ = _random_fill("uniform_")
 bernoulli_ = _random_fill("bernoulli_")
 exponential_ = _random_fill("exponential_")
 random_ = _random_fill("random_")
+
+
+def _op_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
+    in-place op: the tensor's grad_fn becomes the op's node)."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _check_leaf(self, name)
+        if _recording(self, *args, *kwargs.values()):
+            res_dtype = None
+        else:
+            res = op(self.detach(), *args, **kwargs)
+            res_dtype = res.dtype
+        if res_dtype is None:
+            probe = op(self.detach()[(0,) * self.ndim] if self.ndim else self.detach(), *args,
+                       **kwargs) if self.numel() else None
+            res_dtype = probe.dtype if probe is not None else self.dtype
+        if not D.can_cast(res_dtype, self.dtype):
+            raise RuntimeError(_messages.cast_inplace(res_dtype.name, self.dtype.name, name))
+        if _recording(self, *args, *kwargs.values()):
+            return apply_inplace(self, name, lambda old: op(old, *args, **kwargs),
+                                 *args, *kwargs.values())
+        _write(self, res._array, name)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
+    return register(name)(method)
+
+
+relu_ = _op_inplace("relu_", F.relu)
+exp_ = _op_inplace("exp_", F.exp)
+log_ = _op_inplace("log_", F.log)
+log1p_ = _op_inplace("log1p_", F.log1p)
+sqrt_ = _op_inplace("sqrt_", F.sqrt)
+rsqrt_ = _op_inplace("rsqrt_", F.rsqrt)
+abs_ = _op_inplace("abs_", F.abs)
+neg_ = _op_inplace("neg_", F.neg)
+sin_ = _op_inplace("sin_", F.sin)
+cos_ = _op_inplace("cos_", F.cos)
+tanh_ = _op_inplace("tanh_", F.tanh)
+sigmoid_ = _op_inplace("sigmoid_", F.sigmoid)
+sign_ = _op_inplace("sign_", F.sign)
+floor_ = _op_inplace("floor_", F.floor)
+ceil_ = _op_inplace("ceil_", F.ceil)
+round_ = _op_inplace("round_", F.round)
+trunc_ = _op_inplace("trunc_", F.trunc)
+reciprocal_ = _op_inplace("reciprocal_", F.reciprocal)
+erf_ = _op_inplace("erf_", F.erf)
+pow_ = _op_inplace("pow_", F.pow)
