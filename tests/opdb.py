@@ -807,6 +807,33 @@ op("log_softmax", _t("log_softmax"), lambda rng: [
 ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), -3))])
 
 
+# everyday composites ---------------------------------------------------------------------------
+op("square", _t("square"), lambda rng: [Sample((rnd(rng, 2, 3),)), Sample((rnd(rng),))])
+op("argsort", _t("argsort"), lambda rng: [
+    Sample((distinct(rng, 2, 4),)), Sample((distinct(rng, 2, 4), 0)),
+    Sample((distinct(rng, 5),), {"descending": True}), Sample((ints(rng, 6),), {"stable": True}),
+], differentiable=False)
+op("sort", _t("sort"), lambda rng: [
+    Sample((distinct(rng, 2, 4),)), Sample((distinct(rng, 3, 2), 0)),
+    Sample((distinct(rng, 5),), {"descending": True}),
+], grad_fn_map={"SortBackward0": "GatherBackward0"},
+   grad_fn_note="sort is a composite (argsort + gather)")
+op("topk", _t("topk"), lambda rng: [
+    Sample((distinct(rng, 2, 5), 2)), Sample((distinct(rng, 4, 3), 2, 0)),
+    Sample((distinct(rng, 6), 3), {"largest": False}),
+], grad_fn_map={"TopkBackward0": "GatherBackward0"},
+   grad_fn_note="topk is a composite (argsort + narrow + gather)",
+   errors=lambda rng: [ErrorCase((rnd(rng, 3), 4))])
+op("nonzero", _t("nonzero"), lambda rng: [
+    Sample((mask(rng, 3, 4),)), Sample((ints(rng, 5),)), Sample((mask(rng, 2, 3),),
+                                                                {"as_tuple": True}),
+], differentiable=False)
+op("masked_select", _t("masked_select"), lambda rng: [
+    Sample((rnd(rng, 3, 4), mask(rng, 3, 4))), Sample((rnd(rng, 3, 4), mask(rng, 4))),
+], grad_fn_map={"MaskedSelectBackward0": "IndexBackward0"},
+   grad_fn_note="masked_select is a composite (expand + boolean indexing)")
+
+
 # in-place (applied to a non-leaf clone of the first operand) ---------------------------------
 def _inplace_op(name: str, samples: Callable[..., list[Sample]], **kw: Any) -> OpInfo:
     info = OpInfo(name, _g_inplace(name), _t_inplace(name), samples, **kw)

@@ -175,3 +175,86 @@ for _name, _fn in {
     "__getitem__": getitem,
 }.items():
     setattr(Tensor, _name, _fn)
+
+
+# -- a few everyday composites (built from primitives above; torch names) ---------------------
+@register("square")
+def square(a: Tensor) -> Tensor:
+    """``a ** 2`` (torch records it as ``PowBackward0`` too)."""
+    return pow(a, 2)
+
+
+@register("argsort")
+def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
+            ) -> Tensor:
+    """Indices that sort ``a`` along ``dim`` (int64, not differentiable; stable order)."""
+    from gradsum._backend import xp
+
+    x = a._array
+    if x.ndim == 0:
+        return Tensor._make(xp.zeros((), dtype=xp.int64))
+    d = _wrap_dim(dim, x.ndim)
+    key = -x if descending and x.dtype.kind != "b" else (~x if descending else x)
+    return Tensor._make(xp.argsort(key, axis=d, kind="stable").astype(xp.int64))
+
+
+@register("sort")
+def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """``(values, indices)`` sorted along ``dim``; values are differentiable (a gather)."""
+    from gradsum.ops.reduction import values_indices
+
+    idx = argsort(a, dim, descending)
+    if a.ndim == 0:
+        return values_indices(a.clone(), idx)
+    return values_indices(gather(a, dim, idx), idx)
+
+
+@register("topk")
+def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    from gradsum.ops.reduction import values_indices
+
+    d = _wrap_dim(dim, a.ndim) if a.ndim else 0
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(
+            f"selected index k out of range: k={k} for a dimension of size {n}. Use a k "
+            "between 0 and the size of the dimension."
+        )
+    idx = argsort(a, d, descending=largest)
+    if a.ndim:
+        idx = narrow(idx, d, 0, k)
+        return values_indices(gather(a, d, idx), idx)
+    return values_indices(a.clone(), idx)
+
+
+@register("nonzero")
+def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
+    """Indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or a tuple per dim."""
+    from gradsum._backend import xp
+
+    idx = xp.nonzero(a._array.reshape(1) if a.ndim == 0 else a._array)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
+    return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64) if idx
+                        else xp.zeros((0, 0), dtype=xp.int64))
+
+
+@register("masked_select")
+def masked_select(a: Tensor, mask: Tensor) -> Tensor:
+    """The entries of ``a`` where the (broadcast) bool ``mask`` holds, as a 1-D tensor."""
+    from gradsum._backend import xp
+
+    m = mask._array
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}. Compare first "
+            "(mask = t > 0)."
+        )
+    shape = xp.broadcast_shapes(a._array.shape, m.shape)
+    return getitem(expand(a, shape), Tensor._make(xp.broadcast_to(m, shape)))
+
+
+for _name, _fn in {"square": square, "argsort": argsort, "sort": sort, "topk": topk,
+                   "nonzero": nonzero, "masked_select": masked_select}.items():
+    setattr(Tensor, _name, _fn)
