@@ -930,3 +930,12 @@ def test_inputs_named_twice():
         return arr(g1), arr(g2), arr(x.grad)
 
     assert_same(*both(prog))
+
+
+def test_negative_slice_steps_are_refused_like_torch():
+    for lib in LIBS:
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            lib.arange(5.0)[::-1]
+        x = lib.ones(3)
+        with pytest.raises(ValueError, match="step must be greater than zero"):
+            x[::-1] = 0.0

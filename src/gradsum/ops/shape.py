@@ -368,6 +368,11 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
             out.append(k)
             advanced = True
         else:
+            if isinstance(k, slice) and k.step is not None and k.step <= 0:
+                raise ValueError(
+                    f"step must be greater than zero (got slice step {k.step}): gradsum, like "
+                    "torch, has no negative strides. Use flip() to reverse."
+                )
             out.append(k)
     return tuple(out), advanced
 
