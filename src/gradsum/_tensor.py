@@ -579,9 +579,13 @@ class Tensor:
         return _F.remainder(self, other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:  # torch: a tensor never equals None (a Python bool)
+            return False  # type: ignore[return-value]
         return _F.eq(self, other)
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
+        if other is None:
+            return True  # type: ignore[return-value]
         return _F.ne(self, other)
 
     def __lt__(self, other: Any) -> Tensor:
