@@ -939,3 +939,16 @@ def test_negative_slice_steps_are_refused_like_torch():
         x = lib.ones(3)
         with pytest.raises(ValueError, match="step must be greater than zero"):
             x[::-1] = 0.0
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.clamp_(2.5), lambda t: t.sqrt_(), lambda t: t.exp_(), lambda t: t.pow_(0.5),
+])
+def test_inplace_result_that_does_not_fit_raises_and_changes_nothing(call):
+    for lib in LIBS:
+        x = lib.tensor([1, 5])
+        v = x._version[0] if isinstance(x._version, list) else x._version
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            call(x)
+        assert x.tolist() == [1, 5]
+        assert (x._version[0] if isinstance(x._version, list) else x._version) == v

@@ -30,6 +30,16 @@ def _empty(*shape: int, dtype: D.dtype | None = None) -> Tensor:
     return _creation.empty(*shape, dtype=dtype)
 
 
+
+def _reset_weight_and_bias(weight: Parameter, bias: Parameter | None) -> None:
+    """torch's default for Linear and Conv2d: kaiming_uniform_(a=sqrt(5)) on the weight and
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on the bias."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
 class Identity(Module):
     """Returns its input unchanged (constructor arguments are ignored, like torch)."""
 
@@ -66,11 +76,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -311,12 +317,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _reset_weight_and_bias(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,

@@ -30,7 +30,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, edge, record, register, scalar_value
+from gradsum.ops._core import OPS, _make, edge, record, register, scalar_value
 from gradsum.ops.shape import _convert_key
 
 
@@ -330,17 +330,6 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return self
 
 
-@register("clamp_", "clip_")
-def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    """Clamp in place."""
-    _check_leaf(self, "clamp_")
-    if _recording(self, min, max):
-        return apply_inplace(self, "clamp_", lambda old: F.clamp(old, min, max), min, max)
-    res = F.clamp(self.detach(), min, max)
-    _write(self, res._array, "clamp_")
-    return self
-
-
 class IndexPutBackward0(Node):
     __slots__ = ("in_shape", "key", "value_shape")
 
@@ -444,25 +433,22 @@ random_ = _random_fill("random_")
 
 def _op_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
-    in-place op: the tensor's grad_fn becomes the op's node)."""
+    in-place op: the tensor's grad_fn becomes the op's node). A result that ``t``'s dtype
+    cannot hold (``int_tensor.sqrt_()``) raises before anything is written."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_leaf(self, name)
-        if _recording(self, *args, *kwargs.values()):
-            res_dtype = None
-        else:
-            res = op(self.detach(), *args, **kwargs)
-            res_dtype = res.dtype
-        if res_dtype is None:
-            probe = op(self.detach()[(0,) * self.ndim] if self.ndim else self.detach(), *args,
-                       **kwargs) if self.numel() else None
-            res_dtype = probe.dtype if probe is not None else self.dtype
-        if not D.can_cast(res_dtype, self.dtype):
-            raise RuntimeError(_messages.cast_inplace(res_dtype.name, self.dtype.name, name))
-        if _recording(self, *args, *kwargs.values()):
-            return apply_inplace(self, name, lambda old: op(old, *args, **kwargs),
-                                 *args, *kwargs.values())
-        _write(self, res._array, name)
+
+        def fn(old: Tensor) -> Tensor:
+            res = op(old, *args, **kwargs)
+            if not D.can_cast(res.dtype, self.dtype):
+                raise RuntimeError(_messages.cast_inplace(res.dtype.name, self.dtype.name, name))
+            return res
+
+        others = (*args, *kwargs.values())
+        if _recording(self, *others):
+            return apply_inplace(self, name, fn, *others)
+        _write(self, fn(self.detach())._array, name)
         return self
 
     method.__name__ = name
@@ -490,3 +476,5 @@ trunc_ = _op_inplace("trunc_", F.trunc)
 reciprocal_ = _op_inplace("reciprocal_", F.reciprocal)
 erf_ = _op_inplace("erf_", F.erf)
 pow_ = _op_inplace("pow_", F.pow)
+clamp_ = _op_inplace("clamp_", F.clamp)
+OPS["clip_"] = clamp_
