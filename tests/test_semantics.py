@@ -952,3 +952,31 @@ def test_inplace_result_that_does_not_fit_raises_and_changes_nothing(call):
             call(x)
         assert x.tolist() == [1, 5]
         assert (x._version[0] if isinstance(x._version, list) else x._version) == v
+
+
+@pytest.mark.parametrize("owner", ["optimizer", "module"])
+def test_zero_grad_both_ways_side_by_side(owner):
+    """SEMANTICS 2: set_to_none=True (default) drops .grad; False keeps the object, and a grad
+    that carries a graph is detached first, then zeroed in place."""
+    def prog(lib):
+        m = lib.nn.Linear(2, 1)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        clear = opt.zero_grad if owner == "optimizer" else m.zero_grad
+        p = m.weight
+        (m(lib.ones(1, 2)) * 2).sum().backward()
+        held = p.grad
+        clear(set_to_none=False)
+        out = [p.grad is held, arr(held)]
+        (m(lib.ones(1, 2)) ** 2).sum().backward(create_graph=True)
+        g = p.grad
+        out.append(g.grad_fn is not None)
+        clear(set_to_none=False)
+        out += [p.grad is g, g.grad_fn is None, g.requires_grad, arr(g)]
+        clear()
+        out.append(p.grad is None)
+        return out
+
+    g, t = both(prog)
+    assert [x for x in g if isinstance(x, bool)] == [x for x in t if isinstance(x, bool)]
+    assert_same([x for x in g if not isinstance(x, bool)],
+                [x for x in t if not isinstance(x, bool)])
