@@ -670,6 +670,10 @@ op("index_select", _t("index_select"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, idx(0, 2, 2))), Sample((rnd(rng, 3, 4), -1, idx(3, 0, 3, 1))),
     Sample((rnd(rng, 3, 4), 1, idx())),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, idx(3))),
+                       ErrorCase((rnd(rng, 3, 4), 0, idx(-1))),  # no wrapping (IndexError)
+                       ErrorCase((rnd(rng, 3, 4), 1, idx(-1))),  # dim 1: RuntimeError
+                       ErrorCase((rnd(rng, 2, 3, 4), 1, idx(5))),
+                       ErrorCase((rnd(rng, 2, 3, 4), 2, idx(-2))),
                        ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([0.0]))))])
 op("index_add", _t("index_add"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, idx(0, 2, 0), rnd(rng, 3, 4))),
@@ -682,6 +686,7 @@ op("gather", _t("gather"), lambda rng: [
     Sample((rnd(rng, 3, 4), 1, Fixed(np.array([[3, 3], [0, 1], [2, 2]])))),
     Sample((rnd(rng, 3, 4), -1, Fixed(np.array([[0], [1]])))),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([[5, 0]])))),
+                       ErrorCase((rnd(rng, 3, 4), 1, Fixed(np.array([[-1], [0]])))),
                        ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([0]))))])
 op("scatter_add", _t("scatter_add"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, Fixed(np.array([[0, 2, 2, 1], [0, 1, 0, 0]])), rnd(rng, 2, 4))),
@@ -690,6 +695,7 @@ op("scatter_add", _t("scatter_add"), lambda rng: [
 ], notes="a src larger than index gets zeros outside the index region in gradsum; torch "
    "refuses that backward ('invalid gradient'), so it is not sampled here",
    errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([[3, 0]])), rnd(rng, 1, 2))),
+                       ErrorCase((rnd(rng, 3, 4), 1, Fixed(np.array([[-1]])), rnd(rng, 1, 1))),
                        ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([[0, 0]])), rnd(rng, 1, 1)))])
 op("cat", _t("cat"), lambda rng: [
     Sample(([rnd(rng, 2, 3), rnd(rng, 1, 3)],)), Sample(([rnd(rng, 2, 3), rnd(rng, 2, 2)], 1)),

@@ -37,6 +37,9 @@ from gradsum.ops._core import (
     wrap_dims,
 )
 
+_max_reduce = xp.maximum.reduce
+_min_reduce = xp.minimum.reduce
+
 
 def _sizes(args: Sequence[Any]) -> tuple[int, ...]:
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
@@ -574,11 +577,15 @@ class IndexSelectBackward0(Node):
 
 
 def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        bad = int(idx.max()) if idx.max() >= size else int(idx.min())
-        raise RuntimeError(
-            f"index {bad} is out of bounds for dimension {dim} with size {size}"
-        )
+    """torch's check for gather/scatter indices: ``0 <= index < size`` (no wrapping)."""
+    if idx.size:
+        hi, lo = _max_reduce(idx, None), _min_reduce(idx, None)
+        if hi >= size or lo < 0:
+            bad = int(hi) if hi >= size else int(lo)
+            raise RuntimeError(
+                f"index {bad} is out of bounds for dimension {dim} with size {size}: "
+                f"indices must lie in [0, {size - 1}] (negative indices are not wrapped)"
+            )
 
 
 def _index_array(index: Any, name: str) -> Any:
@@ -600,10 +607,14 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     x = a._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
-    if idx.size and (idx.max() >= size or idx.min() < -size):
-        raise IndexError(
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
+        # the others IndexError
+        err = RuntimeError if d == 1 and x.ndim >= 2 else IndexError
+        raise err(
             f"index out of range in self: index_select on dimension {d} of size {size} with "
-            f"indices in [{int(idx.min())}, {int(idx.max())}]"
+            f"indices in [{int(idx.min())}, {int(idx.max())}]; valid indices are 0 to "
+            f"{size - 1} (negative indices are not wrapped)"
         )
     return _index_select(a, d, idx)
 
@@ -699,10 +710,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"Size does not match at dimension {i} expected index {tuple(idx.shape)} to be "
                 f"no larger than self {tuple(x.shape)} apart from dimension {d}"
             )
-    if idx.size and (idx.max() >= x.shape[d] or idx.min() < -x.shape[d]):
-        raise RuntimeError(
-            f"index {int(idx.max())} is out of bounds for dimension {d} with size {x.shape[d]}"
-        )
+    _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     key = _along(idx, d)
     out = x[key]
     if not needs_grad(a):
@@ -721,10 +729,22 @@ def _along(idx: Any, d: int) -> tuple[Any, ...]:
         if i == d:
             key.append(idx)
         else:
-            shape = [1] * nd
-            shape[i] = idx.shape[i]
-            key.append(xp.arange(idx.shape[i]).reshape(shape))
+            n = idx.shape[i]
+            r = _RANGES.get((n, i, nd))
+            if r is None:
+                if len(_RANGES) >= 256:
+                    _RANGES.clear()
+                shape = [1] * nd
+                shape[i] = n
+                r = _RANGES[(n, i, nd)] = xp.arange(n).reshape(shape)
+                r.flags.writeable = False
+            key.append(r)
     return tuple(key)
+
+
+#: read-only ``arange`` index columns of ``_along`` by (length, axis, ndim): a training step
+#: gathers with the same shapes every time
+_RANGES: dict[tuple[int, int, int], Any] = {}
 
 
 class ScatterAddBackward0(Node):
