@@ -233,6 +233,7 @@ _NOTHING_SAVED = SavedTensor(None, False)  # shared by every "saved None" slot (
 
 
 _new = object.__new__
+_weakref = weakref.ref
 
 
 def _saved_input(t: Tensor | None) -> SavedTensor:
@@ -322,6 +323,13 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     ref = t._acc_ref
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(t)
-        t._acc_ref = weakref.ref(acc)
+        # AccumulateGrad(t), inlined: a training step makes one per parameter (the sink
+        # lives as long as the graph that reaches it, as in torch)
+        acc = _new(AccumulateGrad)
+        acc._seq = _ACC_SEQ
+        acc._next = ()
+        acc._saved = ()
+        acc._hooks = None
+        acc.variable = t
+        t._acc_ref = _weakref(acc)
     return acc
