@@ -64,3 +64,30 @@ def threads_info() -> str:
         )
     except ImportError:
         return "threadpoolctl not installed"
+
+
+def blas_name() -> str:
+    """Which GEMM gradsum's large products use in this environment."""
+    import gradsum
+
+    if gradsum.backends.mkl.is_available():
+        return "MKL (the mkl extra)"
+    return f"NumPy's BLAS ({gradsum.backends.mkl.unavailable_reason()})"
+
+
+def with_blas_variants(fns: dict[str, Callable[[], object]],
+                       make: Callable[[], Callable[[], object]]) -> dict[str, Callable[[], object]]:
+    """Add ``gradsum (NumPy BLAS)``: a second gradsum program (from ``make``) run with MKL
+    switched off, when MKL is in use; torch uses MKL, so both rows show what the BLAS is
+    worth."""
+    import gradsum
+
+    if not gradsum.backends.mkl.is_available():
+        return fns
+    inner = make()
+
+    def numpy_blas() -> object:
+        with gradsum.backends.mkl.flags(enabled=False):
+            return inner()
+
+    return {**fns, "gradsum (NumPy BLAS)": numpy_blas}

@@ -15,7 +15,14 @@ import argparse
 import _common  # noqa: F401 - sets single-thread env vars before numpy/torch load
 import numpy as np
 import torch
-from _common import median, table, threads_info, time_interleaved
+from _common import (
+    blas_name,
+    median,
+    table,
+    threads_info,
+    time_interleaved,
+    with_blas_variants,
+)
 
 import gradsum
 
@@ -79,13 +86,18 @@ def main() -> None:
     g, t = median(r["gradsum"]), median(r["torch"])
     rows.append(("chain of 1,000 elementwise ops, fwd+bwd", g, t, "<= 1.0"))
     print(f"per op (fwd+bwd): gradsum {g / 1000 * 1e6:.2f} us, torch {t / 1000 * 1e6:.2f} us")
+    big = [784, 2048, 2048, 10]
     r = time_interleaved(
-        {"gradsum": mlp_program(gradsum, [784, 2048, 2048, 10], 256),
-         "torch": mlp_program(torch, [784, 2048, 2048, 10], 256)},
+        with_blas_variants({"gradsum": mlp_program(gradsum, big, 256),
+                            "torch": mlp_program(torch, big, 256)},
+                           lambda: mlp_program(gradsum, big, 256)),
         max(5, args.repeats // 2),
     )
     rows.append(("MLP 784-2048-2048-10, batch 256, fwd+bwd", median(r["gradsum"]),
                  median(r["torch"]), "<= 1.05"))
+    if "gradsum (NumPy BLAS)" in r:
+        rows.append(("same, gradsum on NumPy's OpenBLAS (MKL off)",
+                     median(r["gradsum (NumPy BLAS)"]), median(r["torch"]), "(reference)"))
     r = time_interleaved(
         {"gradsum": mlp_program(gradsum, [64, 128, 128, 10], 32),
          "torch": mlp_program(torch, [64, 128, 128, 10], 32)},
@@ -93,7 +105,8 @@ def main() -> None:
     )
     rows.append(("MLP 64-128-128-10, batch 32, fwd+bwd", median(r["gradsum"]),
                  median(r["torch"]), "<= 0.8"))
-    print(f"threads: {threads_info()}; torch {torch.__version__}, numpy {np.__version__}")
+    print(f"threads: {threads_info()}; torch {torch.__version__}, numpy {np.__version__}; "
+          f"gradsum GEMM: {blas_name()}")
     print(table(rows))
 
 

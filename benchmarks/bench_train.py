@@ -20,7 +20,14 @@ import sys
 
 import _common  # noqa: F401 - single-thread env vars before numpy/torch load
 import numpy as np
-from _common import median, table, threads_info, time_interleaved
+from _common import (
+    blas_name,
+    median,
+    table,
+    threads_info,
+    time_interleaved,
+    with_blas_variants,
+)
 
 
 def build_mlp(lib, sizes, seed=0):
@@ -156,14 +163,20 @@ def main() -> None:
     for kind, label, inner, target in plan:
         for opt_name in ("sgd", "adamw"):
             reps = args.repeats if kind != "large" else max(5, args.repeats // 2)
-            r = time_interleaved(
-                {"gradsum": step_program(gradsum, kind, opt_name),
-                 "torch": step_program(torch, kind, opt_name)},
-                reps, inner=inner,
-            )
+            fns = {"gradsum": step_program(gradsum, kind, opt_name),
+                   "torch": step_program(torch, kind, opt_name)}
+            if kind == "large":
+                fns = with_blas_variants(
+                    fns, lambda kind=kind, o=opt_name: step_program(gradsum, kind, o))
+            r = time_interleaved(fns, reps, inner=inner)
             name = f"{label}, {'SGD-momentum' if opt_name == 'sgd' else 'AdamW'} step"
             rows.append((name, median(r["gradsum"]), median(r["torch"]), target))
-    print(f"threads: {threads_info()}; torch {torch.__version__}, numpy {np.__version__}")
+            if "gradsum (NumPy BLAS)" in r:
+                rows.append(("same, gradsum on NumPy's OpenBLAS (MKL off)",
+                             median(r["gradsum (NumPy BLAS)"]), median(r["torch"]),
+                             "(reference)"))
+    print(f"threads: {threads_info()}; torch {torch.__version__}, numpy {np.__version__}; "
+          f"gradsum GEMM: {blas_name()}")
     print(table(rows))
     if not args.no_memory:
         mem = measure_memory()

@@ -183,7 +183,7 @@ for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
     if not _name.endswith("_") and _name not in globals():
         globals()[_name] = _fn
 
-from gradsum import autograd
+from gradsum import autograd, backends
 from gradsum import nn, optim  # after ops: they build on them
 from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim

@@ -15,6 +15,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum._backend import xp
+from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
@@ -92,7 +93,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         x, y = a._array, b._array
         if x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]:
             # the common 2-D case, checks done: no promotion, no broadcasting
-            out = xp.matmul(x, y)
+            out = _mm(x, y)
             if not _state.enabled:
                 return _make(out)
             a_rg = a._grad_fn is not None or a._requires_grad
@@ -135,7 +136,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"{k_a} and {k_b} must agree. Transpose or reshape one operand."
         )
     try:
-        out = xp.matmul(x, y)
+        out = _mm(x, y)
     except ValueError:
         raise RuntimeError(
             f"matmul: batch dimensions of shapes {tuple(x.shape)} and {tuple(y.shape)} cannot "
@@ -368,7 +369,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
             f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
             f"with the in_features of the weight of shape {tuple(wa.shape)}."
         )
-    out = xp.matmul(xa, wa.T)
+    out = _mm(xa, wa.T)
     if b is not None:
         ba = b._array
         if ba.shape not in ((wa.shape[0],), (1,), ()):
