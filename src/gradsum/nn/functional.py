@@ -34,7 +34,10 @@ from gradsum.autograd.graph import Node
 from gradsum.nn import _conv
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import shape as _shape
-from gradsum.ops._core import _make, needs_grad, record
+from gradsum.ops._core import _make, index_range, needs_grad, record
+
+_min_reduce = xp.minimum.reduce
+_max_reduce = xp.maximum.reduce
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy",
@@ -524,10 +527,11 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
     _class_weight_check(weight, c)
     dt = input._array.dtype
-    if t.size and t.min() >= 0 and t.max() < c and not 0 <= ignore_index < c:
+    if (t.size and _min_reduce(t, None) >= 0 and _max_reduce(t, None) < c
+            and not 0 <= ignore_index < c):
         # the common case: every target counts and is in range (nothing to mask)
         safe = t.astype(xp.int64, copy=False)
-        w_arr = xp.ones(t.shape, dtype=dt)
+        w_arr = None  # all ones
         plain = weight is None
     else:
         valid = t != ignore_index
@@ -538,7 +542,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         w_arr = valid.astype(dt)
         plain = False
     if weight is not None:  # class weights are constants (torch does not differentiate them)
-        w_arr = weight._array.astype(dt)[safe] * w_arr
+        cw = weight._array.astype(dt)[safe]
+        w_arr = cw if w_arr is None else cw * w_arr
+    elif w_arr is None and (dt.kind != "f" or t.size >= 1 << 24):
+        w_arr = xp.ones(t.shape, dtype=dt)  # (summed below, or multiplied by an integer x)
     if dt.kind != "f":  # (integer log-probabilities: composed, promoting like mul does)
         x2 = ops.unsqueeze(input, 0) if one_d else input
         picked = ops.squeeze(ops.gather(x2, 1, _make(xp.expand_dims(safe, 1))), 1)
@@ -558,9 +565,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     # key: input[key] is the target's entry for each position, shaped like the target
     key: list[Any] = []
     for i, size in enumerate(safe.shape):
-        dims = [1] * safe.ndim
-        dims[i] = size
-        key.append(xp.arange(size).reshape(dims))
+        key.append(index_range(size, i, safe.ndim))
     key.insert(1, safe)
     # (all weights 1: the multiplications by w are skipped, x * 1.0 == x exactly)
     plan = _NllPlan(tuple(key), None if plain else w_arr, reduction, denom,

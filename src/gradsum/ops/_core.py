@@ -208,6 +208,25 @@ def float_dtype_for(a: Tensor) -> Any:
     return dt if dt.kind == "f" else D.get_default_dtype().np
 
 
+#: read-only ``arange`` index columns by (length, axis, ndim), see :func:`index_range`
+_RANGES: dict[tuple[int, int, int], Any] = {}
+
+
+def index_range(n: int, axis: int, ndim: int) -> Any:
+    """``arange(n)`` shaped to run along ``axis`` of an ``ndim``-D fancy index (ones
+    elsewhere); read-only and cached, since a training step indexes with the same shapes
+    every time."""
+    r = _RANGES.get((n, axis, ndim))
+    if r is None:
+        if len(_RANGES) >= 256:
+            _RANGES.clear()
+        shape = [1] * ndim
+        shape[axis] = n
+        r = _RANGES[(n, axis, ndim)] = xp.arange(n).reshape(shape)
+        r.flags.writeable = False
+    return r
+
+
 def broadcast_view(x: Any, shape: tuple[int, ...]) -> Any:
     """A read-only broadcast view of array ``x`` with ``shape`` (like ``xp.broadcast_to``,
     which is ten times slower for the small arrays of a training step)."""

@@ -29,6 +29,7 @@ from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
     broadcast_view,
+    index_range,
     mark_view,
     needs_grad,
     record,
@@ -729,22 +730,8 @@ def _along(idx: Any, d: int) -> tuple[Any, ...]:
         if i == d:
             key.append(idx)
         else:
-            n = idx.shape[i]
-            r = _RANGES.get((n, i, nd))
-            if r is None:
-                if len(_RANGES) >= 256:
-                    _RANGES.clear()
-                shape = [1] * nd
-                shape[i] = n
-                r = _RANGES[(n, i, nd)] = xp.arange(n).reshape(shape)
-                r.flags.writeable = False
-            key.append(r)
+            key.append(index_range(idx.shape[i], i, nd))
     return tuple(key)
-
-
-#: read-only ``arange`` index columns of ``_along`` by (length, axis, ndim): a training step
-#: gathers with the same shapes every time
-_RANGES: dict[tuple[int, int, int], Any] = {}
 
 
 class ScatterAddBackward0(Node):
