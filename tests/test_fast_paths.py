@@ -5,6 +5,7 @@
 - ``mm`` with a transposed operand computes that gradient transposed (torch's layout rule):
   same values as torch, and a contiguous ``.grad`` for the weight-tied ``h @ E.T``.
 - ``log_softmax`` and its backward (BLAS row sums) match torch, also on an all -inf row.
+- ``sum_to`` over leading dimensions (a bias's gradient, as BLAS column sums) matches torch.
 """
 
 from __future__ import annotations
@@ -105,3 +106,29 @@ def test_log_softmax_matches_torch_with_an_all_minus_inf_row():
         res.append((y.detach().numpy(), x.grad.numpy()))
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,lead", [((64, 128), 1), ((4, 5, 6), 2), ((2, 3, 4), 1),
+                                        ((7,), 1), ((256, 10), 1), ((1, 8), 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bias_gradient_column_sums_match_torch(shape, lead, dtype):
+    """``sum_to`` over leading dims (a broadcast bias's gradient) is a BLAS vector-matrix
+    product on contiguous floats: torch's values to rounding, the shape and dtype exact."""
+    from gradsum.ops.shape import _sum_leading
+
+    rng = np.random.default_rng(sum(shape))
+    g = rng.standard_normal(shape).astype(dtype)
+    ours = _sum_leading(g, lead)
+    ref = torch.from_numpy(g).sum(dim=tuple(range(lead))).numpy()
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype
+    np.testing.assert_allclose(ours, ref, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+    # through autograd: the bias of a broadcast add
+    b = gradsum.zeros(shape[lead:], dtype=gradsum.float32 if dtype == np.float32
+                      else gradsum.float64, requires_grad=True)
+    (gradsum.tensor(np.zeros(shape, dtype)) + b).backward(gradsum.tensor(g))
+    np.testing.assert_allclose(b.grad.numpy(), ref, rtol=1e-5, atol=1e-5)
+    # a non-contiguous gradient takes NumPy's reduction, with NumPy's bits
+    gt = np.asfortranarray(g)
+    if gt.ndim > 1 and not gt.flags.c_contiguous:
+        np.testing.assert_array_equal(_sum_leading(gt, lead), gt.sum(axis=tuple(range(lead))))

@@ -56,6 +56,31 @@ class SumToBackward0(Node):
         return F.expand(g, self.in_shape)
 
 
+_ONES: dict[tuple[int, Any], Any] = {}
+
+
+def _sum_leading(x: Any, lead: int) -> Any:
+    """``x.sum(axis=range(lead))``. For a C-contiguous float array it is the vector-matrix
+    product ``ones @ x`` (BLAS), which on the column sums of a bias gradient is 2-3 times
+    faster than NumPy's reduction across rows (the summation order differs: the result may
+    differ in the last bit, as between any two libraries)."""
+    rows = 1
+    for s in x.shape[:lead]:
+        rows *= s
+    if rows < 2 or x.dtype.char not in "fd" or not x.flags.c_contiguous or x.size == 0:
+        out = x.sum(axis=tuple(range(lead)))
+        return out if out.__class__ is xp.ndarray else xp.asarray(out)
+    ones = _ONES.get((rows, x.dtype.char))
+    if ones is None:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        ones = _ONES[(rows, x.dtype.char)] = xp.ones(rows, dtype=x.dtype)
+        ones.flags.writeable = False
+    tail = x.shape[lead:]
+    out = xp.matmul(ones, x.reshape(rows, -1))
+    return out.reshape(tail) if len(tail) != 1 else out
+
+
 def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``a`` down to ``shape`` (the reverse of broadcasting): the one unbroadcast helper."""
     x = a._array
@@ -64,9 +89,7 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
         return a
     lead = x.ndim - len(shape)
     if lead > 0 and xs[lead:] == tuple(shape):  # only leading dimensions to sum (a bias)
-        out = x.sum(axis=tuple(range(lead)))
-        if out.__class__ is not xp.ndarray:  # (a 0-d result is a NumPy scalar)
-            out = xp.asarray(out)
+        out = _sum_leading(x, lead)
         if not needs_grad(a):
             return _make(out)
         node = SumToBackward0()
