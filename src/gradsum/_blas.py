@@ -12,8 +12,9 @@ MKL and OpenBLAS add the same products in different orders, so results can diffe
 last bits (as between NumPy and PyTorch). ``GRADSUM_BLAS=numpy`` in the environment turns
 the MKL path off; ``gradsum.backends.mkl.enabled = False`` does so at run time.
 
-MKL uses as many threads as NumPy's BLAS would be asked for: ``MKL_NUM_THREADS`` or
-``OMP_NUM_THREADS`` when set, otherwise MKL's default. With one thread MKL runs its
+MKL uses as many threads as NumPy's BLAS would be asked for: ``MKL_NUM_THREADS``,
+``OMP_NUM_THREADS`` or ``OPENBLAS_NUM_THREADS`` (the first one set), otherwise MKL's
+default. With one thread MKL runs its
 sequential layer (no OpenMP runtime is loaded at all).
 
 Example:
@@ -69,7 +70,7 @@ def _find_mkl() -> str | None:
 
 
 def _threads() -> int | None:
-    for var in ("MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    for var in ("MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         v = os.environ.get(var, "").split(",")[0].strip()
         if v.isdigit() and int(v) > 0:
             return int(v)
