@@ -518,6 +518,38 @@ def _small_key(a: Any, bound: int) -> Any:
     return a.astype(xp.int16) if bound <= 32767 else a
 
 
+def _sum_rows_into_zeros(out: Any, idx: Any, src: Any, counts: Any) -> None:
+    """``add_rows_at`` into an all-zero ``out`` when indices repeat (``counts``: the bincount
+    of ``idx``), bitwise the same. The used rows are summed in a compact accumulator, one row
+    per used index, ordered by count (most first) so that the indices with more than r
+    occurrences are a prefix of it: pass r is then a contiguous slice add of the r-th
+    occurrences (gathered once, in that layout), and one fancy store writes the sums."""
+    n, size = idx.shape[0], out.shape[0]
+    cmax = int(counts.max())
+    seg = xp.argsort(_small_key(cmax - counts, cmax + 1), kind="stable")
+    nuniq = int(xp.count_nonzero(counts))
+    seg = seg[:nuniq]  # the used indices, by count descending (ties: index ascending)
+    segpos = xp.empty(size, dtype=xp.intp)
+    segpos[seg] = xp.arange(nuniq)
+    order = xp.argsort(_small_key(idx, size), kind="stable")  # rows by index, stable
+    sidx = idx[order]
+    starts = xp.cumsum(counts)
+    starts -= counts
+    rank = xp.arange(n)
+    rank -= starts[sidx]  # occurrence number of each sorted row
+    key = rank * nuniq + segpos[sidx]  # pass first, then the accumulator's row
+    perm = order[xp.argsort(_small_key(key, cmax * nuniq), kind="stable")]
+    rows = src[perm]
+    passes = xp.bincount(rank).tolist()
+    first = passes[0]  # == nuniq
+    acc = rows[:first] + 0  # (+ 0: 0 + -0.0 is +0.0, as add.at into zeros gives)
+    off = first
+    for count in passes[1:]:
+        acc[:count] += rows[off : off + count]
+        off += count
+    out[seg] = acc
+
+
 def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
     """``out[idx[i]] += src[i]`` along axis 0 for every i, repeats accumulated in index order:
     bitwise what ``xp.add.at(out, idx, src)`` gives (and torch's sequential index_add), but
@@ -536,6 +568,9 @@ def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
     rank = order = None
     if size <= 8 * n:  # (few NumPy calls: after a large matmul each runs with cold caches)
         counts = xp.bincount(idx, minlength=size)
+        if zeros and counts.max() > 1 and out.flags.c_contiguous:
+            _sum_rows_into_zeros(out, idx, src, counts)
+            return
         if counts.max() > 1:
             order = xp.argsort(_small_key(idx, size), kind="stable")
             starts = xp.cumsum(counts)
