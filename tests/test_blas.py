@@ -5,7 +5,9 @@
 - everything else (small products, other dtypes, batched, reversed or doubly strided
   operands, mixed dtypes) goes to NumPy, with NumPy's exact bits;
 - the switches (``enabled``, ``flags``, ``GRADSUM_BLAS=numpy``) turn it off;
-- a large linear layer trained through it matches torch (forward and gradients).
+- a large linear layer trained through it matches torch (forward and gradients);
+- the one-pass ``axpy``/``axpby`` that SGD uses give torch's update, and refuse what BLAS
+  cannot take (NumPy then does it).
 """
 
 from __future__ import annotations
@@ -160,3 +162,48 @@ def test_large_linear_training_matches_torch(use_mkl, calls):
     assert (len(calls) > 0) == use_mkl
     for g, t in zip(*results):
         np.testing.assert_allclose(g, t, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 5000])
+def test_axpy_and_axpby_match_torch(dtype, n):
+    """One pass each with MKL (torch's add_/mul_ results, to the last bit or one ulp); with
+    MKL off they return False and leave ``y`` alone."""
+    torch = pytest.importorskip("torch", reason="torch (the reference oracle) is not installed")
+    rng = np.random.default_rng(n)
+    x, y0 = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+    ty = torch.from_numpy(y0.copy())
+    ty.mul_(0.9).add_(torch.from_numpy(x), alpha=0.7)
+    ty.add_(torch.from_numpy(x), alpha=-0.01)
+    y = y0.copy()
+    if not _blas.available():
+        assert not _blas.axpby_(0.7, x, 0.9, y) and not _blas.axpy_(-0.01, x, y)
+        np.testing.assert_array_equal(y, y0)
+        return
+    assert _blas.axpby_(0.7, x, 0.9, y) and _blas.axpy_(-0.01, x, y)
+    np.testing.assert_array_max_ulp(y, ty.numpy(), maxulp=1)
+    with gradsum.backends.mkl.flags(enabled=False):
+        y2 = y0.copy()
+        assert not _blas.axpy_(1.0, x, y2)
+        np.testing.assert_array_equal(y2, y0)
+
+
+def test_axpy_refuses_what_blas_cannot_take():
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal((6, 8)).astype(np.float32)
+    y0 = y.copy()
+    read_only = np.ones(8, np.float32)
+    read_only.flags.writeable = False
+    cases = [
+        (rng.standard_normal((6, 8)), y),  # mixed dtypes
+        (rng.standard_normal((8, 6)).astype(np.float32).T, y),  # x not C-contiguous
+        (rng.standard_normal((6, 4)).astype(np.float32), y[:, ::2]),  # y not C-contiguous
+        (rng.standard_normal(47).astype(np.float32), y),  # sizes differ
+        (np.float32(2.0), y[0, :1]),  # a NumPy scalar
+        (np.ones(8, np.int64), np.ones(8, np.int64)),  # not a float dtype
+        (np.ones(8, np.float32), read_only),
+    ]
+    for x, target in cases:
+        assert not _blas.axpy_(1.0, x, target)
+        assert not _blas.axpby_(1.0, x, 2.0, target)
+    np.testing.assert_array_equal(y, y0)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradsum import _blas
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -82,10 +83,12 @@ class SGD(Optimizer):
                             state["momentum_buffer"] = buf
                         else:
                             b = buf._array
-                            b *= momentum
-                            b += g if dampening == 0 else (1 - dampening) * g  # 1.0 * g is g
+                            if not _blas.axpby_(1 - dampening, g, momentum, b):  # one pass
+                                b *= momentum
+                                b += g if dampening == 0 else (1 - dampening) * g  # 1.0*g is g
                             _bump(buf)
                         g = g + momentum * buf._array if nesterov else buf._array
-                    p._array += xp.multiply(g, -lr, out=_work(self, 0, g))  # -lr * g
+                    if not _blas.axpy_(-lr, g, p._array):  # one pass with MKL
+                        p._array += xp.multiply(g, -lr, out=_work(self, 0, g))  # -lr * g
                     _bump(p)
         return loss
