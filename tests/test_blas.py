@@ -22,16 +22,27 @@ import pytest
 import gradsum
 from gradsum import _blas
 
-mkl_only = pytest.mark.skipif(
-    not _blas.available(), reason=f"MKL is not usable here: {_blas.unavailable_reason()}"
-)
+
+@pytest.fixture
+def mkl(monkeypatch):
+    """MKL loaded as a one-BLAS-thread process loads it (its sequential layer), for this test
+    only; skipped where the mkl package is not installed or GRADSUM_BLAS=numpy."""
+    if os.environ.get("GRADSUM_BLAS", "").lower() == "numpy":
+        pytest.skip("GRADSUM_BLAS=numpy turns MKL off")
+    if _blas._find_mkl() is None:
+        pytest.skip("the mkl package is not installed (pip install -e '.[mkl]')")
+    monkeypatch.setattr(_blas, "_threads", lambda: 1)
+    monkeypatch.setattr(_blas, "_gemm", None)
+    monkeypatch.setattr(_blas, "_load_error", None)
+    monkeypatch.setattr(_blas, "_level1", {})
+    assert _blas.available(), _blas.unavailable_reason()
 
 
 @pytest.fixture
 def calls(monkeypatch):
-    """Counts the MKL GEMM calls (wraps the loaded cblas functions)."""
+    """Counts the MKL GEMM calls (wraps the loaded cblas functions, if any)."""
     seen: list[str] = []
-    if _blas.available():
+    if _blas._gemm is not None:
         wrapped = {}
         for dt, (fn, one, zero) in _blas._gemm.items():
             def counting(*args, _fn=fn, _dt=dt):
@@ -59,11 +70,10 @@ def _operand(rng, shape, layout, dtype):
 LAYOUTS = ["c", "t", "rows", "t-rows"]
 
 
-@mkl_only
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("la", LAYOUTS)
 @pytest.mark.parametrize("lb", LAYOUTS)
-def test_mkl_layouts_match_numpy(dtype, la, lb, calls):
+def test_mkl_layouts_match_numpy(dtype, la, lb, mkl, calls):
     rng = np.random.default_rng(0)
     m, k, n = 130, 140, 150  # above MIN_FLOPS
     assert m * k * n >= _blas.MIN_FLOPS
@@ -79,7 +89,7 @@ def test_mkl_layouts_match_numpy(dtype, la, lb, calls):
     "case",
     ["small", "int", "batched", "reversed", "strided", "mixed", "vector"],
 )
-def test_other_products_use_numpy_bits(case, calls):
+def test_other_products_use_numpy_bits(case, mkl, calls):
     rng = np.random.default_rng(1)
     big = (130, 140), (140, 150)
     if case == "small":
@@ -106,8 +116,7 @@ def test_other_products_use_numpy_bits(case, calls):
     assert out.dtype == np.matmul(x, y).dtype
 
 
-@mkl_only
-def test_switches_turn_mkl_off(calls):
+def test_switches_turn_mkl_off(mkl, calls):
     rng = np.random.default_rng(2)
     x = rng.standard_normal((200, 200)).astype(np.float32)
     with gradsum.backends.mkl.flags(enabled=False):
@@ -141,9 +150,8 @@ def test_unavailable_reason_is_consistent():
     )
 
 
-@mkl_only
 @pytest.mark.parametrize("use_mkl", [True, False])
-def test_large_linear_training_matches_torch(use_mkl, calls):
+def test_large_linear_training_matches_torch(use_mkl, mkl, calls):
     torch = pytest.importorskip("torch", reason="torch (the reference oracle) is not installed")
     rng = np.random.default_rng(3)
     x = rng.standard_normal((64, 300)).astype(np.float32)
@@ -165,8 +173,8 @@ def test_large_linear_training_matches_torch(use_mkl, calls):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [1, 7, 5000])
-def test_axpy_and_axpby_match_torch(dtype, n):
+@pytest.mark.parametrize("n", [7, 5000, 40000])
+def test_axpy_and_axpby_match_torch(dtype, n, mkl, monkeypatch):
     """One pass each with MKL (torch's add_/mul_ results, to the last bit or one ulp); with
     MKL off they return False and leave ``y`` alone."""
     torch = pytest.importorskip("torch", reason="torch (the reference oracle) is not installed")
@@ -176,10 +184,9 @@ def test_axpy_and_axpby_match_torch(dtype, n):
     ty.mul_(0.9).add_(torch.from_numpy(x), alpha=0.7)
     ty.add_(torch.from_numpy(x), alpha=-0.01)
     y = y0.copy()
-    if not _blas.available():
-        assert not _blas.axpby_(0.7, x, 0.9, y) and not _blas.axpy_(-0.01, x, y)
-        np.testing.assert_array_equal(y, y0)
-        return
+    if n < _blas.MIN_VECTOR:  # short vectors: NumPy's few calls are cheaper
+        assert not _blas.axpy_(1.0, x, y)
+        monkeypatch.setattr(_blas, "MIN_VECTOR", 1)
     assert _blas.axpby_(0.7, x, 0.9, y) and _blas.axpy_(-0.01, x, y)
     np.testing.assert_array_max_ulp(y, ty.numpy(), maxulp=1)
     with gradsum.backends.mkl.flags(enabled=False):
@@ -188,12 +195,13 @@ def test_axpy_and_axpby_match_torch(dtype, n):
         np.testing.assert_array_equal(y2, y0)
 
 
-def test_axpy_refuses_what_blas_cannot_take():
+def test_axpy_refuses_what_blas_cannot_take(mkl, monkeypatch):
     rng = np.random.default_rng(4)
     y = rng.standard_normal((6, 8)).astype(np.float32)
     y0 = y.copy()
     read_only = np.ones(8, np.float32)
     read_only.flags.writeable = False
+    monkeypatch.setattr(_blas, "MIN_VECTOR", 1)  # (these are short on purpose)
     cases = [
         (rng.standard_normal((6, 8)), y),  # mixed dtypes
         (rng.standard_normal((8, 6)).astype(np.float32).T, y),  # x not C-contiguous
@@ -207,3 +215,41 @@ def test_axpy_refuses_what_blas_cannot_take():
         assert not _blas.axpy_(1.0, x, target)
         assert not _blas.axpby_(1.0, x, 2.0, target)
     np.testing.assert_array_equal(y, y0)
+
+
+_CHECK = """
+import numpy as np
+{first}
+from gradsum import _blas
+rng = np.random.default_rng(0)
+a = rng.standard_normal((256, 784)).astype(np.float32)
+b = rng.standard_normal((784, 2048)).astype(np.float32)
+x, y = rng.standard_normal(50000).astype(np.float32), rng.standard_normal(50000).astype(np.float32)
+err = float(np.abs(_blas.matmul(a, b) - a @ b).max() / np.abs(a @ b).max())
+y2 = y.copy()
+used = _blas.axpy_(0.5, x, y2)
+if not used:
+    y2 += 0.5 * x
+print(_blas.available(), err < 1e-5, bool(np.allclose(y2, y + 0.5 * x, rtol=1e-6)))
+"""
+
+
+@pytest.mark.parametrize("threads", [None, "1"])
+@pytest.mark.parametrize("first", ["import torch", "pass"])
+def test_correct_products_next_to_torch(threads, first):
+    """Regression: MKL's threaded layer (Intel OpenMP) gave wrong products once PyTorch had
+    put GNU OpenMP in the process. MKL is used with one BLAS thread only (its sequential
+    layer); with more threads NumPy computes. Either way the products are right."""
+    if first == "import torch":
+        pytest.importorskip("torch", reason="torch is not installed")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = threads
+    out = subprocess.run([sys.executable, "-c", _CHECK.format(first=first)], env=env,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out[1:] == ["True", "True"], out
+    one_cpu = threads == "1" or len(os.sched_getaffinity(0)) == 1
+    expect_mkl = one_cpu and _blas._find_mkl() is not None and (
+        os.environ.get("GRADSUM_BLAS", "").lower() != "numpy")
+    assert out[0] == str(expect_mkl)

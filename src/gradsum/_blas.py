@@ -12,10 +12,11 @@ MKL and OpenBLAS add the same products in different orders, so results can diffe
 last bits (as between NumPy and PyTorch). ``GRADSUM_BLAS=numpy`` in the environment turns
 the MKL path off; ``gradsum.backends.mkl.enabled = False`` does so at run time.
 
-MKL uses as many threads as NumPy's BLAS would be asked for: ``MKL_NUM_THREADS``,
-``OMP_NUM_THREADS`` or ``OPENBLAS_NUM_THREADS`` (the first one set), otherwise MKL's
-default. With one thread MKL runs its
-sequential layer (no OpenMP runtime is loaded at all).
+MKL runs its sequential layer only, so it is used only in a process whose BLAS is asked for
+one thread (``MKL_NUM_THREADS``, ``OMP_NUM_THREADS`` or ``OPENBLAS_NUM_THREADS`` set to 1, or
+one CPU): MKL's threaded layers bring Intel's OpenMP runtime, which computes wrong results
+next to the GNU OpenMP that PyTorch loads into the same process. With more threads, NumPy's
+multi-threaded OpenBLAS does the products.
 
 Example:
     >>> from gradsum._backend import xp
@@ -36,10 +37,14 @@ from gradsum._backend import xp
 #: call is cheaper than the ctypes call (about 3 us)
 MIN_FLOPS = 1 << 21
 
+#: vectors with at least this many elements use MKL's one-pass ``?axpy``/``?axpby``; below
+#: it a few NumPy calls cost less than the ctypes call
+MIN_VECTOR = 1 << 15
+
 enabled = True  # the switch behind gradsum.backends.mkl.enabled
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-_SEQUENTIAL, _INTEL = 1, 0
+_SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL
 _np_matmul = xp.matmul
 _ptr = ctypes.c_void_p
 _ndarray = xp.ndarray
@@ -71,12 +76,18 @@ def _find_mkl() -> str | None:
     return None
 
 
-def _threads() -> int | None:
+def _threads() -> int:
+    """How many threads one process's BLAS is asked to use: ``MKL_NUM_THREADS``,
+    ``OMP_NUM_THREADS`` or ``OPENBLAS_NUM_THREADS`` (the first one set), otherwise the CPUs
+    this process may run on."""
     for var in ("MKL_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         v = os.environ.get(var, "").split(",")[0].strip()
         if v.isdigit() and int(v) > 0:
             return int(v)
-    return None
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not on every platform)
+        return os.cpu_count() or 1
 
 
 def _load() -> dict[Any, Any] | None:
@@ -87,17 +98,25 @@ def _load() -> dict[Any, Any] | None:
     if os.environ.get("GRADSUM_BLAS", "auto").lower() == "numpy":
         _load_error = "disabled by GRADSUM_BLAS=numpy"
         return None
+    n = _threads()
+    if n != 1:
+        # MKL's threaded layers need an OpenMP runtime, and PyTorch puts GNU OpenMP in the
+        # process's global scope: Intel OpenMP mixed with it computes wrong products (seen,
+        # not just feared). The sequential layer has no OpenMP at all, so MKL serves only
+        # processes that ask their BLAS for one thread (benchmarks, MPI ranks); with more,
+        # NumPy's multi-threaded OpenBLAS does the products.
+        _load_error = (
+            f"MKL is used only with one BLAS thread per process, and this one may use {n} "
+            "(set OMP_NUM_THREADS=1 to use MKL's sequential GEMM; NumPy's BLAS runs threaded)"
+        )
+        return None
     path = _find_mkl()
     if path is None:
         _load_error = "the mkl package is not installed (pip install 'gradsum[mkl]')"
         return None
     try:
         lib = ctypes.CDLL(path)
-        n = _threads()
-        # before any other MKL call: one thread needs no OpenMP runtime at all
-        lib.MKL_Set_Threading_Layer(_SEQUENTIAL if n == 1 else _INTEL)
-        if n is not None:
-            lib.MKL_Set_Num_Threads(n)
+        lib.MKL_Set_Threading_Layer(_SEQUENTIAL)  # before any other MKL call
         gemms = {}
         for dt, fn, scalar in ((_float32, lib.cblas_sgemm, ctypes.c_float),
                                (_float64, lib.cblas_dgemm, ctypes.c_double)):
@@ -170,6 +189,8 @@ def _vector_ok(x: Any, y: Any) -> Any:
         return None
     if x.__class__ is not _ndarray or y.__class__ is not _ndarray:  # (NumPy scalars)
         return None
+    if y.size < MIN_VECTOR:
+        return None
     fns = _level1.get(y.dtype)
     if (fns is None or x.dtype != y.dtype or x.size != y.size or not x.flags.c_contiguous
             or not y.flags.c_contiguous or not y.flags.writeable or y.size == 0):
@@ -180,7 +201,7 @@ def _vector_ok(x: Any, y: Any) -> Any:
 def axpy_(alpha: float, x: Any, y: Any) -> bool:
     """``y += alpha * x`` in place, in one pass (MKL's ``?axpy``: the bits of torch's
     ``y.add_(x, alpha=alpha)``). Returns False, doing nothing, when MKL cannot take these
-    arrays; the caller then uses NumPy."""
+    arrays (or they are shorter than ``MIN_VECTOR``); the caller then uses NumPy."""
     fns = _vector_ok(x, y)
     if fns is None:
         return False

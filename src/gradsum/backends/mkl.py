@@ -1,8 +1,10 @@
 """Intel MKL for large matrix products (the optional ``mkl`` extra).
 
-With ``pip install "gradsum[mkl]"``, 2-D float32/float64 products of at least
-``MIN_FLOPS`` multiply-adds run in MKL's GEMM (PyTorch's CPU build uses the same library)
-instead of NumPy's OpenBLAS; see :mod:`gradsum._blas` for what is routed where. Results can
+With ``pip install "gradsum[mkl]"``, in a process whose BLAS is asked for one thread
+(``OMP_NUM_THREADS=1``), 2-D float32/float64 products of at least ``MIN_FLOPS``
+multiply-adds run in MKL's sequential GEMM (PyTorch's CPU build uses the same library)
+instead of NumPy's OpenBLAS, and SGD's updates use MKL's one-pass ``axpy``/``axpby``; see
+:mod:`gradsum._blas` for what is routed where and why only with one thread. Results can
 differ from the NumPy path in the last bits, as two BLAS libraries sum in different orders.
 
 Example:
