@@ -6,6 +6,7 @@
   same values as torch, and a contiguous ``.grad`` for the weight-tied ``h @ E.T``.
 - ``log_softmax`` and its backward (BLAS row sums) match torch, also on an all -inf row.
 - ``sum_to`` over leading dimensions (a bias's gradient, as BLAS column sums) matches torch.
+- the row max of softmax/log_softmax (``maximum.reduceat``) is NumPy's max, nan and -inf too.
 """
 
 from __future__ import annotations
@@ -132,3 +133,23 @@ def test_bias_gradient_column_sums_match_torch(shape, lead, dtype):
     gt = np.asfortranarray(g)
     if gt.ndim > 1 and not gt.flags.c_contiguous:
         np.testing.assert_array_equal(_sum_leading(gt, lead), gt.sum(axis=tuple(range(lead))))
+
+
+@pytest.mark.parametrize("shape", [(5,), (32, 10), (64, 256), (2, 3, 4), (7, 1), (0, 3)])
+def test_row_max_is_numpys_max(shape):
+    """softmax/log_softmax take the row max with ``maximum.reduceat`` on contiguous rows:
+    the very values of ``max(axis=-1, keepdims=True)``, nan and -inf rows included."""
+    from gradsum.ops.linalg import _max_along
+
+    rng = np.random.default_rng(len(shape))
+    x = rng.standard_normal(shape).astype(np.float32)
+    if x.size > 3:
+        x.reshape(-1)[1] = np.nan
+        x.reshape(-1)[-x.shape[-1]:] = -np.inf
+    got = _max_along(x, x.ndim - 1)
+    want = x.max(axis=-1, keepdims=True) if x.size else np.empty(shape[:-1] + (1,), x.dtype)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    if x.size and x.ndim == 2:  # not the last axis, or not contiguous: NumPy's own max
+        np.testing.assert_array_equal(_max_along(x.T, 0), x.T.max(axis=0, keepdims=True))
+        np.testing.assert_array_equal(_max_along(x.T, 1), x.T.max(axis=1, keepdims=True))

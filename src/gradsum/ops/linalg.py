@@ -207,7 +207,7 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if x.ndim == 0:
         out = xp.ones_like(x)
     else:
-        e = xp.exp(x - x.max(axis=d, keepdims=True))
+        e = xp.exp(x - _max_along(x, d))
         out = e / e.sum(axis=d, keepdims=True)
     if not needs_grad(a):
         return _make(out)
@@ -246,6 +246,24 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
 
 _ONES: dict[tuple[int, Any], Any] = {}
+_STARTS: dict[tuple[int, int], Any] = {}
+
+
+def _max_along(x: Any, d: int) -> Any:
+    """``x.max(axis=d, keepdims=True)`` (the same values: a max is exact). Along the last
+    axis of a C-contiguous array it is ``maximum.reduceat`` over the flat rows, which NumPy
+    runs 1.5-2 times faster than its reduction along short rows."""
+    n = x.shape[-1] if x.ndim else 0
+    if d != x.ndim - 1 or n < 2 or x.size == 0 or not x.flags.c_contiguous:
+        return x.max(axis=d, keepdims=True)
+    rows = x.size // n
+    starts = _STARTS.get((rows, n))
+    if starts is None:
+        if len(_STARTS) >= 64:
+            _STARTS.clear()
+        starts = _STARTS[(rows, n)] = xp.arange(0, rows * n, n)
+        starts.flags.writeable = False
+    return xp.maximum.reduceat(x.reshape(-1), starts).reshape(x.shape[:-1] + (1,))
 
 
 def _sum_along(x: Any, d: int) -> Any:
@@ -294,7 +312,7 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if x.ndim == 0:
         out = xp.zeros_like(x)
     else:
-        m = x.max(axis=d, keepdims=True)
+        m = _max_along(x, d)
         # A slice whose max is +-inf (or nan) becomes all nan, as in torch (inf - inf).
         with xp.errstate(invalid="ignore", divide="ignore"):
             out = x - m  # fresh: the last pass subtracts the log-sum in place
