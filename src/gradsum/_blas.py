@@ -47,6 +47,21 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL
 _np_matmul = xp.matmul
 _ptr = ctypes.c_void_p
+_char = ctypes.c_char
+_addressof = ctypes.addressof
+
+
+def _addr(a: Any) -> Any:
+    """The data address of ``a`` as a ``c_void_p``. ``a.ctypes.data`` builds a helper object
+    per call (about 0.8 us); a writable array whose memory is one contiguous block can lend it
+    as a buffer instead, for a third of that."""
+    flags = a.flags
+    if flags.writeable:
+        if flags.c_contiguous:
+            return _ptr(_addressof(_char.from_buffer(a)))
+        if flags.f_contiguous:
+            return _ptr(_addressof(_char.from_buffer(a.T)))
+    return _ptr(a.ctypes.data)
 _ndarray = xp.ndarray
 _empty = xp.empty
 _float32 = xp.dtype("float32")
@@ -176,8 +191,8 @@ def matmul(x: Any, y: Any) -> Any:
                 n = y.shape[1]
                 out = _empty((m, n), x.dtype)
                 fn, one, zero = gemm
-                fn(_ROW_MAJOR, la[0], lb[0], m, n, k, one, _ptr(x.ctypes.data), la[1],
-                   _ptr(y.ctypes.data), lb[1], zero, _ptr(out.ctypes.data), max(n, 1))
+                fn(_ROW_MAJOR, la[0], lb[0], m, n, k, one, _addr(x), la[1], _addr(y), lb[1],
+                   zero, _addr(out), max(n, 1))
                 return out
     return _np_matmul(x, y)
 
@@ -206,7 +221,7 @@ def axpy_(alpha: float, x: Any, y: Any) -> bool:
     if fns is None:
         return False
     axpy, _, scalar = fns
-    axpy(y.size, scalar(alpha), _ptr(x.ctypes.data), 1, _ptr(y.ctypes.data), 1)
+    axpy(y.size, scalar(alpha), _addr(x), 1, _addr(y), 1)
     return True
 
 
@@ -217,5 +232,5 @@ def axpby_(alpha: float, x: Any, beta: float, y: Any) -> bool:
     if fns is None:
         return False
     _, axpby, scalar = fns
-    axpby(y.size, scalar(alpha), _ptr(x.ctypes.data), 1, scalar(beta), _ptr(y.ctypes.data), 1)
+    axpby(y.size, scalar(alpha), _addr(x), 1, scalar(beta), _addr(y), 1)
     return True
