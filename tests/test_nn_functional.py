@@ -5,6 +5,7 @@ error parity."""
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -353,6 +354,27 @@ def test_nll_mean_divides_by_weight_of_counted_targets() -> None:
     assert got.item() == pytest.approx(1.0)  # (2 * 1) / 2, the ignored ones weigh nothing
     all_ignored = F.nll_loss(logp, gradsum.tensor([1, 1, 1]), ignore_index=1)
     assert np.isnan(all_ignored.item())
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted,ls", [(False, 0.0), (True, 0.0), (False, 0.2), (True, 0.2)])
+@pytest.mark.parametrize("tshape", [(), (3,), (2, 3)])
+def test_every_target_ignored_gives_torchs_gradient(reduction, weighted, ls, tshape) -> None:
+    """Every target ignored: 'mean' is 0 / 0 (nan) and the gradient is exactly zero (torch
+    skips ignored targets; -g / 0 * 0 would be nan)."""
+    c = 4
+    x = randn(*(tshape[:1] + (c,) + tshape[1:])) if tshape else randn(c)
+    t = np.full(tshape, 2, dtype=np.int64)
+    w = RNG.uniform(0.2, 2.0, (c,)).astype(np.float32)
+    kw: dict[str, Any] = dict(reduction=reduction, label_smoothing=ls, ignore_index=2)
+
+    def run(mod: Any, x_: Any, t_: Any, w_: Any) -> Any:
+        return mod.cross_entropy(x_, t_, weight=w_ if weighted else None, **kw)
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (NumPy's 0/0 notes)
+        compare(torch, lambda *a: run(F, *a), lambda *a: run(TF, *a), [x, t, w],
+                [True, False, False], rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

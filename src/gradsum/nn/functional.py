@@ -533,6 +533,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         safe = t.astype(xp.int64, copy=False)
         w_arr = None  # all ones
         plain = weight is None
+        ignored = None
     else:
         valid = t != ignore_index
         bad = valid & ((t < 0) | (t >= c))
@@ -541,6 +542,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         safe = xp.where(valid, t, 0).astype(xp.int64)
         w_arr = valid.astype(dt)
         plain = False
+        ignored = None if valid.all() else ~valid
     if weight is not None:  # class weights are constants (torch does not differentiate them)
         cw = weight._array.astype(dt)[safe]
         w_arr = cw if w_arr is None else cw * w_arr
@@ -570,6 +572,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     # (all weights 1: the multiplications by w are skipped, x * 1.0 == x exactly)
     plan = _NllPlan(tuple(key), None if plain else w_arr, reduction, denom,
                     tuple(input.shape), one_d)
+    plan.ignored = ignored
     return _nll_forward(input, plan)
 
 
@@ -578,12 +581,15 @@ class _NllPlan:
     (N, C, ...) input), the per-target weights (0 where ignored; None when all are 1), the
     reduction and, for 'mean', the total weight (``nonzero`` False: 0 / 0 gives nan)."""
 
-    __slots__ = ("denom", "key", "nonzero", "one_d", "reduction", "shape", "w")
+    __slots__ = ("denom", "ignored", "key", "nonzero", "one_d", "reduction", "shape", "w")
 
     def __init__(self, key: tuple[Any, ...], w: Any, reduction: str, denom: Any,
                  shape: tuple[int, ...], one_d: bool) -> None:
         self.key, self.w, self.reduction, self.denom = key, w, reduction, denom
         self.shape, self.one_d = shape, one_d
+        #: where targets equal ignore_index (None if none do): their gradient is exactly 0,
+        #: even when 'mean' divides by a total weight of 0 (torch skips them)
+        self.ignored: Any = None
         self.nonzero = denom is not None and bool(denom != 0)
 
     def divide(self, a: Any) -> Any:
@@ -639,11 +645,19 @@ def _nll_backward(g: Tensor, plan: _NllPlan) -> Tensor:
     ga = g._array
     if plan.denom is not None:
         ga = plan.divide(ga)
-    coef = -ga if plan.w is None else -ga * plan.w
+    if plan.w is None:
+        coef = -ga
+    elif plan.denom is None or plan.nonzero:
+        coef = -ga * plan.w
+    else:  # total weight 0: inf * 0 where a weight is 0 gives nan, as in torch, silently
+        with xp.errstate(invalid="ignore"):
+            coef = -ga * plan.w
     shape = (1,) + plan.shape if plan.one_d else plan.shape
     out = xp.zeros(shape, dtype=coef.dtype)
     if coef.ndim:
         coef = coef.reshape(plan.key[1].shape)
+    if plan.ignored is not None:  # (not -g/0 * 0 = nan: an ignored target gets nothing)
+        coef = xp.where(plan.ignored, 0, coef)
     out[plan.key] += coef  # += into zeros: an ignored target adds +0.0, not -0.0
     if plan.one_d:
         out = out.reshape(plan.shape)
