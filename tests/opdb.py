@@ -331,7 +331,9 @@ op("sub", _t("sub"), lambda rng: [s for s in _add_samples(rng)
                                           and s.args[0].array.dtype == bool)],
    np_ref=lambda a, b, alpha=1: a - alpha * b,
    errors=lambda rng: _broadcast_errors(rng) + [
-       ErrorCase((Fixed(np.array([True])), Fixed(np.array([False]))))])
+       ErrorCase((Fixed(np.array([True])), Fixed(np.array([False])))),
+       ErrorCase((rnd(rng, 2), True)), ErrorCase((Fixed(np.array([True])), 1)),
+       ErrorCase((ints(rng, 2), Fixed(np.array([True, False]))))])
 op("mul", _t("mul"), lambda rng: _binary_samples(rnd)(rng) + [
     Sample((rnd(rng, 2, 3), 2.5)), Sample((rnd(rng, 3), 3)),
     Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 2, 3)))),
@@ -352,6 +354,9 @@ op("div", _t("div"), lambda rng: _binary_samples(rnd, away)(rng) + [
     Sample((ints(rng, 4), Fixed(np.array([2, -3, 4, -5]))), {"rounding_mode": "trunc"}),
 ], aliases=("true_divide", "divide"), np_ref=None, errors=lambda rng: _broadcast_errors(rng) + [
     ErrorCase((rnd(rng, 2), rnd(rng, 2)), {"rounding_mode": "round"}),
+    ErrorCase((ints(rng, 2), Fixed(np.array([0, 1]))), {"rounding_mode": "floor"}),
+    ErrorCase((ints(rng, 2), 0), {"rounding_mode": "trunc"}),
+    ErrorCase((Fixed(np.array([True])), Fixed(np.array([True]))), {"rounding_mode": "floor"}),
 ])
 
 
@@ -371,21 +376,28 @@ def _pow_samples(rng: np.random.Generator) -> list[Sample]:
 op("pow", _t("pow"), _pow_samples, np_ref=None, errors=lambda rng: [
     ErrorCase((pos(rng, 2, 3), pos(rng, 4)), shapes=((2, 3), (4,))),
     ErrorCase((ints(rng, 3, lo=1, hi=3), -1)),
+    ErrorCase((Fixed(np.array([True])), Fixed(np.array([False])))),
 ])
 op("maximum", _t("maximum"), _binary_samples(distinct), np_ref=np.maximum,
-   errors=_broadcast_errors)
+   errors=lambda rng: _broadcast_errors(rng) + [ErrorCase((rnd(rng, 2), 1.0))])
 op("minimum", _t("minimum"), _binary_samples(distinct), np_ref=np.minimum,
-   errors=_broadcast_errors)
+   errors=lambda rng: _broadcast_errors(rng) + [ErrorCase((1.0, rnd(rng, 2)))])
 op("remainder", _t("remainder"), lambda rng: [
     Sample((off_grid(rng, 2, 3), 0.5)), Sample((off_grid(rng, 2, 3), -0.5)),
     Sample((ints(rng, 5), 3)), Sample((ints(rng, 4), Fixed(np.array([2, -3, 4, -5])))),
     Sample((off_grid(rng, 2, 3) * 3, NoGrad(np.full(3, 0.5)))),
-], no_gradgrad="piecewise linear", errors=_broadcast_errors)
+], no_gradgrad="piecewise linear", errors=lambda rng: _broadcast_errors(rng) + [
+    ErrorCase((ints(rng, 3), Fixed(np.array([1, 0, 2])))), ErrorCase((ints(rng, 3), 0)),
+    ErrorCase((Fixed(np.array([True])), Fixed(np.array([True])))),
+])
 op("floor_divide", _t("floor_divide"), lambda rng: [
     Sample((off_grid(rng, 2, 3), 0.5)), Sample((ints(rng, 5), 3)),
     Sample((ints(rng, 4), Fixed(np.array([2, -3, 4, -5])))),
     Sample((off_grid(rng, 2, 3), away(rng, 3))),
-], differentiable=False, np_ref=np.floor_divide, errors=_broadcast_errors)
+], differentiable=False, np_ref=np.floor_divide, errors=lambda rng: _broadcast_errors(rng) + [
+    ErrorCase((ints(rng, 3), 0)), ErrorCase((ints(rng, 2), Fixed(np.array([0, 3])))),
+    ErrorCase((Fixed(np.array([True])), Fixed(np.array([True])))),
+])
 op("where", _t("where"), lambda rng: [
     Sample((mask(rng, 2, 3), rnd(rng, 2, 3), rnd(rng, 2, 3))),
     Sample((mask(rng, 2, 3), rnd(rng, 3), rnd(rng, 2, 1))),
@@ -416,30 +428,35 @@ _unary("log1p", pos, np.log1p)
 _unary("sqrt", pos, np.sqrt)
 _unary("rsqrt", pos, lambda a: 1 / np.sqrt(a))
 _unary("reciprocal", away, np.reciprocal, ints_ok=False)
-_unary("abs", away, np.abs, aliases=("absolute",))
+_BOOL_ERROR = {"errors": lambda rng: [ErrorCase((Fixed(np.array([True, False])),))]}
+_unary("abs", away, np.abs, aliases=("absolute",), **_BOOL_ERROR)
 _unary("sin", rnd, np.sin)
 _unary("cos", rnd, np.cos)
 _unary("tanh", rnd, np.tanh)
 _unary("sigmoid", rnd, lambda a: 1 / (1 + np.exp(-a)))
 _unary("erf", rnd, None)
 _unary("sign", away, np.sign, no_gradgrad="zero derivative")
-_unary("floor", off_grid, np.floor, no_gradgrad="zero derivative")
-_unary("ceil", off_grid, np.ceil, no_gradgrad="zero derivative")
-_unary("round", off_grid, np.round, no_gradgrad="zero derivative")
-_unary("trunc", off_grid, np.trunc, no_gradgrad="zero derivative")
-_unary("relu", away, lambda a: np.maximum(a, 0), no_gradgrad="piecewise linear")
+_unary("floor", off_grid, np.floor, no_gradgrad="zero derivative", **_BOOL_ERROR)
+_unary("ceil", off_grid, np.ceil, no_gradgrad="zero derivative", **_BOOL_ERROR)
+_unary("round", off_grid, np.round, no_gradgrad="zero derivative", **_BOOL_ERROR)
+_unary("trunc", off_grid, np.trunc, no_gradgrad="zero derivative", **_BOOL_ERROR)
+_unary("relu", away, lambda a: np.maximum(a, 0), no_gradgrad="piecewise linear",
+       **_BOOL_ERROR)
 op("gelu", _tf("gelu"), lambda rng: _unary_samples(rnd)(rng) + [
     Sample((rnd(rng, 2, 3),), {"approximate": "tanh"}),
     Sample((rnd(rng, 5) * 4,), {"approximate": "none"}),
-], errors=lambda rng: [ErrorCase((rnd(rng, 2),), {"approximate": "fast"})])
-op("silu", _tf("silu"), _unary_samples(rnd))
+], errors=lambda rng: [ErrorCase((rnd(rng, 2),), {"approximate": "fast"}),
+                       ErrorCase((ints(rng, 3),)), ErrorCase((mask(rng, 3),))])
+# torch's activation kernels are floating only (NotImplementedError for integers and bools)
+_INT_ERRORS = {"errors": lambda rng: [ErrorCase((ints(rng, 3),)), ErrorCase((mask(rng, 3),))]}
+op("silu", _tf("silu"), _unary_samples(rnd), **_INT_ERRORS)
 op("leaky_relu", _tf("leaky_relu"), lambda rng: _unary_samples(away)(rng) + [
     Sample((away(rng, 2, 3), 0.2)), Sample((away(rng, 2, 3),), {"negative_slope": 0.5}),
-], no_gradgrad="piecewise linear")
+], no_gradgrad="piecewise linear", **_INT_ERRORS)
 op("softplus", _tf("softplus"), lambda rng: _unary_samples(rnd)(rng) + [
     Sample((rnd(rng, 2, 3) * 3,), {"beta": 2.0}),
     Sample((off_grid(rng, 2, 3) * 4,), {"beta": 2.0, "threshold": 3.0}),
-])
+], **_INT_ERRORS)
 
 
 def _clamp_samples(rng: np.random.Generator) -> list[Sample]:
@@ -457,7 +474,8 @@ def _clamp_samples(rng: np.random.Generator) -> list[Sample]:
 
 
 op("clamp", _t("clamp"), _clamp_samples, aliases=("clip",), no_gradgrad="piecewise linear",
-   errors=lambda rng: [ErrorCase((rnd(rng, 2),))])
+   errors=lambda rng: [ErrorCase((rnd(rng, 2),)),
+                       ErrorCase((rnd(rng, 3), NoGrad(rnd(rng, 3)), 0.5))])
 op("clone", _t("clone"), _unary_samples(rnd))
 op("contiguous", _method("contiguous"), lambda rng: [
     Sample((rnd(rng, 2, 3),)),
@@ -524,8 +542,10 @@ op("sum", _t("sum"), lambda rng: _reduce_samples(rnd)(rng) + [
     Sample((ints(rng, 2, 3),)), Sample((Fixed(np.array([True, True, False])),)),
     Sample((Fixed(np.array([1, 2], dtype=np.int32)), 0)),
     Sample((rnd(rng, 2, 3),), {"dtype": DT("float64")}),
+    Sample((rnd(rng, 2, 3), ())), Sample((rnd(rng, 2, 3), [], True)),  # () / []: all dims
 ], np_ref=None, errors=lambda rng: [
-    ErrorCase((rnd(rng, 2, 3), 2)), ErrorCase((rnd(rng, 2, 3), (0, 0)))])
+    ErrorCase((rnd(rng, 2, 3), 2)), ErrorCase((rnd(rng, 2, 3), (0, 0))),
+    ErrorCase((rnd(rng), 1)), ErrorCase((rnd(rng), (0, -1)))])  # a 0-d tensor's dims
 op("mean", _t("mean"), lambda rng: _reduce_samples(rnd)(rng) + [
     Sample((rnd(rng, 2, 0), 0)),
     Sample((ints(rng, 2, 3),), {"dtype": DT("float32")}, forward_only=True),
@@ -557,9 +577,12 @@ def _ext_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-op("amax", _t("amax"), _ext_samples, errors=lambda rng: [
-    ErrorCase((rnd(rng, 0, 3),)), ErrorCase((rnd(rng, 2, 3), 5))])
-op("amin", _t("amin"), _ext_samples, errors=lambda rng: [ErrorCase((rnd(rng, 0, 3),))])
+op("amax", _t("amax"), lambda rng: _ext_samples(rng) + [Sample((rnd(rng, 2, 0), 0))],
+   errors=lambda rng: [
+       ErrorCase((rnd(rng, 0, 3),)), ErrorCase((rnd(rng, 2, 3), 5)),
+       ErrorCase((rnd(rng, 2, 0), 1)), ErrorCase((rnd(rng), 1))])
+op("amin", _t("amin"), lambda rng: _ext_samples(rng) + [Sample((rnd(rng, 0, 3), 1))],
+   errors=lambda rng: [ErrorCase((rnd(rng, 0, 3),)), ErrorCase((rnd(rng, 0, 3), -2))])
 
 
 def _max_samples(rng: np.random.Generator) -> list[Sample]:
@@ -580,20 +603,23 @@ for _name in ("argmax", "argmin"):
         Sample((distinct(rng, 2, 3), -1, True)), Sample((distinct(rng, 2, 3),), {"keepdim": True}),
         Sample((distinct(rng),)), Sample((ints(rng, 2, 4), 0)),
         Sample((NoGrad(np.array([1.0, 3.0, 3.0])),)),   # ties: first index
-    ], differentiable=False, errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2))])
+        Sample((distinct(rng), 0)), Sample((distinct(rng), -1, True)),  # 0-d with a dim
+    ], differentiable=False, errors=lambda rng: [
+        ErrorCase((rnd(rng, 2, 3), 2)), ErrorCase((rnd(rng, 0),)),
+        ErrorCase((rnd(rng, 2, 0), 1)), ErrorCase((mask(rng, 3),))])
 op("logsumexp", _t("logsumexp"), lambda rng: [
     Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), -1, True)),
     Sample((rnd(rng, 2, 3, 2), (0, 2))), Sample((rnd(rng), 0)),
     Sample((rnd(rng, 3) * 100, 0)),
-    Sample((rnd(rng, 2, 0), 1)),
-], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 3))])
+    Sample((rnd(rng, 2, 0), 1)), Sample((rnd(rng, 2, 3), ()), {"keepdim": True}),
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 3)), ErrorCase((rnd(rng), 1))])
 op("prod", _t("prod"), lambda rng: [
     Sample((away(rng, 2, 3),)), Sample((away(rng, 2, 3), 1)), Sample((away(rng, 2, 3), -1, True)),
     Sample((away(rng),)), Sample((ints(rng, 2, 3),)), Sample((ints(rng, 2, 3), 0)),
     Sample((NoGrad(np.array([[1.0, 0.0, 3.0], [2.0, 0.0, 0.0]])), 1), forward_only=True),
     Sample((np.array([[1.5, 0.0, 3.0], [2.0, -1.0, 0.5]]), 1), no_gradcheck="zeros (first "
            "order checked by parity)"),
-])
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), (0,))), ErrorCase((rnd(rng), 1))])
 
 
 def _norm_samples(rng: np.random.Generator) -> list[Sample]:
@@ -610,7 +636,12 @@ def _norm_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-op("norm", _t("norm"), _norm_samples, errors=lambda rng: [ErrorCase((ints(rng, 3),))])
+op("norm", _t("norm"), lambda rng: _norm_samples(rng) + [
+    Sample((rnd(rng, 2, 0),), {"p": math.inf, "dim": 0}),
+    Sample((away(rng, 2, 3),), {"dim": ()}),
+], errors=lambda rng: [
+    ErrorCase((ints(rng, 3),)), ErrorCase((rnd(rng, 2, 0),), {"p": math.inf, "dim": 1}),
+    ErrorCase((rnd(rng, 2, 0),), {"p": -math.inf})])
 for _name in ("all", "any"):
     op(_name, _t(_name), lambda rng: [
         Sample((mask(rng, 2, 3),)), Sample((mask(rng, 2, 3), 1)),
@@ -784,6 +815,7 @@ op("matmul", _t("matmul"), _matmul_samples, aliases=("mm", "bmm", "mv", "dot"),
        ErrorCase((rnd(rng, 2, 2, 3), rnd(rng, 3, 3, 2)), shapes=((2, 2, 3), (3, 3, 2))),
        ErrorCase((rnd(rng), rnd(rng, 2))),
        ErrorCase((rnd(rng, 2, 3), Fixed(rnd(rng, 3, 2)))),  # float32 @ float64
+       ErrorCase((mask(rng, 2, 3), mask(rng, 3, 2))),
    ])
 op("linear", _tf("linear"), lambda rng: [
     Sample((rnd(rng, 4, 3), rnd(rng, 2, 3), rnd(rng, 2))),
@@ -806,11 +838,13 @@ op("softmax", _t("softmax"), lambda rng: [
     Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), 0)), Sample((rnd(rng, 2, 3, 2), -1)),
     Sample((rnd(rng), 0)), Sample((rnd(rng, 3) * 50, 0)),
     Sample((rnd(rng, 2, 3), 1), {"dtype": DT("float64")}),
-], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2))])
+    Sample((rnd(rng, 2, 0), 1)), Sample((rnd(rng, 0, 3), 0)),
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2)), ErrorCase((ints(rng, 3), 0)),
+                       ErrorCase((ints(rng, 2, 3), 0))])
 op("log_softmax", _t("log_softmax"), lambda rng: [
     Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), 0)), Sample((rnd(rng, 2, 3, 2), -1)),
-    Sample((rnd(rng), 0)), Sample((rnd(rng, 3) * 50, 0)),
-], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), -3))])
+    Sample((rnd(rng), 0)), Sample((rnd(rng, 3) * 50, 0)), Sample((rnd(rng, 2, 0), -1)),
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), -3)), ErrorCase((ints(rng, 3), 0))])
 
 
 # everyday composites ---------------------------------------------------------------------------

@@ -175,6 +175,28 @@ def result_type(*operands: Any) -> dtype:
     return out
 
 
+#: torch's C++ scalar-type names, as its "not implemented for 'Long'" errors spell them
+_TORCH_SCALAR_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+}
+
+
+def not_implemented(kernel: str, np_dtype: Any, fix: str = "") -> NotImplementedError:
+    """torch's error for a kernel that has no implementation for a dtype, e.g.
+    ``"silu_cpu" not implemented for 'Long'``, followed by the fix when one is given.
+
+    Example:
+        >>> import numpy as np
+        >>> from gradsum._dtype import not_implemented
+        >>> print(not_implemented("silu_cpu", np.dtype("int64")))
+        "silu_cpu" not implemented for 'Long'
+    """
+    name = _TORCH_SCALAR_NAMES.get(str(np_dtype), str(np_dtype))
+    return NotImplementedError(f'"{kernel}" not implemented for \'{name}\'' + (
+        f". {fix}" if fix else ""))
+
+
 def can_cast(from_: dtype, to: dtype) -> bool:
     """Whether an in-place op may write a ``from_`` result into a ``to`` tensor (torch rule)."""
     return from_._category <= to._category

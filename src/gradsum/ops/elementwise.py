@@ -44,6 +44,25 @@ def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
     return g if g._array.shape == shape else F.sum_to(g, shape)
 
 
+def _wrap_int(v: int, dt: Any) -> int:
+    """A Python int cast to integer dtype ``dt`` as torch casts a scalar operand: modulo
+    ``2**bits`` (``uint8 tensor - 3`` subtracts 253), where NumPy raises OverflowError."""
+    info = xp.iinfo(dt)
+    if info.min <= v <= info.max:
+        return v
+    v &= (1 << info.bits) - 1
+    return v - (1 << info.bits) if v > info.max else v
+
+
+def _arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
+    """``binary_arrays``, with an out-of-range Python int operand wrapped to the integer
+    result dtype (torch's cast) instead of NumPy's OverflowError."""
+    x, y, bt = binary_arrays(a, b)
+    if not bt and y.__class__ is int and x.dtype.kind in "iu":
+        y = _wrap_int(y, x.dtype)
+    return x, y, bt
+
+
 def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         x, y = a._array, b._array
@@ -51,8 +70,46 @@ def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
             return a, b, x, y, True
     elif not isinstance(a, Tensor):
         a = as_tensor_like(a, b)
-    x, y, bt = binary_arrays(a, b)
+    x, y, bt = _arrays(a, b)
     return a, b, x, y, bt
+
+
+def _is_bool(v: Any) -> bool:
+    """Whether an operand is a bool tensor or a Python/NumPy bool (torch wraps it as one)."""
+    if isinstance(v, Tensor):
+        return v._array.dtype.kind == "b"
+    return isinstance(v, (bool, xp.bool_))
+
+
+def _sub_check(a: Any, b: Any) -> None:
+    """torch's ``sub_check``: subtraction is refused when either operand is bool."""
+    a_bool, b_bool = _is_bool(a), _is_bool(b)
+    if a_bool and b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
+    if a_bool or b_bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+
+
+def _no_bool(x: Any, kernel: str) -> None:
+    """torch has no bool kernel for ``kernel`` (floor division, remainder, pow, ...)."""
+    if x.dtype.kind == "b":
+        raise D.not_implemented(kernel, x.dtype, "Convert the operands with .long() first.")
+
+
+def _check_int_divisor(x: Any, y: Any, name: str) -> None:
+    """torch raises for an integer division by zero, where NumPy returns 0 with a warning."""
+    if x.dtype.kind in "iu" and not xp.all(y):
+        zeros = int(xp.size(y) - xp.count_nonzero(y))
+        raise RuntimeError(
+            f"ZeroDivisionError: integer {name} by zero ({zeros} zero divisor(s)). Convert to "
+            "a floating dtype (t.float()) or mask the zero divisors out first."
+        )
 
 
 def _rg(t: Any) -> bool:
@@ -147,13 +204,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 @register("sub")
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a - alpha * b`` with broadcasting."""
-    if isinstance(a, Tensor) and a._array.dtype.kind == "b" and isinstance(b, Tensor) and (
-        b._array.dtype.kind == "b"
-    ):
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-            "`^` or `logical_xor()` operator instead."
-        )
+    _sub_check(a, b)
     a, b, x, y, bt = _binary(a, b)
     try:
         out = x - y if alpha == 1 else x - y * alpha
@@ -181,7 +232,8 @@ def rsub(a: Tensor, b: Any) -> Tensor:
         return sub(b, a)
     if not isinstance(b, (int, float)) and hasattr(b, "shape"):
         return sub(as_tensor_like(b, a), a)
-    x, y, _ = binary_arrays(a, b)
+    _sub_check(b, a)
+    x, y, _ = _arrays(a, b)
     out = y - x
     if not needs_grad(a):
         return _make(out)
@@ -323,6 +375,8 @@ def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
             f"'{rounding_mode}'"
         )
     a, b, x, y, bt = _binary(a, b)
+    _no_bool(x, f"div_{rounding_mode}_cpu")
+    _check_int_divisor(x, y, "division")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
             if rounding_mode == "floor":
@@ -401,6 +455,7 @@ def pow(a: Any, b: Any) -> Tensor:
     if not isinstance(a, Tensor):
         return rpow(b, a)
     x, y, bt = binary_arrays(a, b)
+    _no_bool(x, "pow")
     try:
         if not bt and x.dtype.kind in "iu" and isinstance(y, int) and y < 0:
             raise RuntimeError(
@@ -433,7 +488,8 @@ def rpow(a: Tensor, base: Any) -> Tensor:
     if not isinstance(base, (int, float)) and hasattr(base, "shape"):
         return pow(as_tensor_like(base, a), a)
     s = scalar_value(base)
-    x, sv, _ = binary_arrays(a, s)
+    x, sv, _ = _arrays(a, s)
+    _no_bool(x, "pow")
     out = xp.power(xp.asarray(sv, dtype=x.dtype), x)
     if not needs_grad(a):
         return _make(out)
@@ -449,6 +505,14 @@ def _unary_float(a: Tensor) -> Any:
     x = a._array
     if x.dtype.kind != "f":
         x = x.astype(D.get_default_dtype().np)
+    return x
+
+
+def _float_only(a: Tensor, kernel: str) -> Any:
+    """The input array of an activation that torch implements for floating dtypes only."""
+    x = a._array
+    if x.dtype.kind != "f":
+        raise D.not_implemented(kernel, x.dtype, "Convert the input with .float() first.")
     return x
 
 
@@ -581,6 +645,7 @@ class AbsBackward0(Node):
 @register("abs", "absolute")
 def abs(a: Tensor) -> Tensor:
     """Absolute value (its gradient at 0 is 0, as torch's)."""
+    _no_bool(a._array, "abs_cpu")
     out = xp.abs(a._array)
     return _unary(a, out, AbsBackward0, "input")
 
@@ -750,7 +815,11 @@ class SignBackward0(Node):
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by sign (gradient zero everywhere)."""
     x = a._array
-    out = x.copy() if x.dtype.kind == "b" else xp.sign(x)  # sign of a bool is itself
+    out = x.copy() if x.dtype.kind == "b" else xp.asarray(xp.sign(x))  # (bool: itself)
+    if x.dtype.kind == "f":
+        # torch computes (0 < x) - (x < 0): 0 for nan, where NumPy gives nan. abs and the
+        # 1-norm take their gradient from sign, so it is 0 at a nan input there too.
+        xp.copyto(out, 0, where=xp.isnan(out))
     if not needs_grad(a):
         return _make(out)
     return record(SignBackward0(), (a,), out)
@@ -761,6 +830,7 @@ def _rounding(name: str, fn: Any) -> Any:
 
     def op(a: Tensor) -> Tensor:
         x = a._array
+        _no_bool(x, f"{name}_vml_cpu")
         out = fn(x) if x.dtype.kind == "f" else x.copy()
         if not needs_grad(a):
             return _make(out)
@@ -781,6 +851,8 @@ trunc = _rounding("trunc", xp.trunc)
 def floor_divide(a: Any, b: Any) -> Tensor:
     """Division rounded down (not differentiable, like torch's)."""
     a, b, x, y, _ = _binary(a, b)
+    _no_bool(x, "div_floor_cpu")
+    _check_int_divisor(x, y, "division")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
             return _make(xp.asarray(xp.floor_divide(x, y)))
@@ -816,6 +888,8 @@ class RemainderBackward1(Node):
 def remainder(a: Any, b: Any) -> Tensor:
     """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
     a, b, x, y, bt = _binary(a, b)
+    _no_bool(x, "remainder_cpu")
+    _check_int_divisor(x, y, "remainder")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
             out = xp.asarray(xp.remainder(x, y)).astype(x.dtype, copy=False)
@@ -852,9 +926,10 @@ class ThresholdBackwardBackward0(Node):
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
-    """``g`` where ``y > threshold``, else 0, in one op (relu's backward, as torch's)."""
+    """``g`` unless ``y <= threshold`` (then 0), in one op (relu's backward, as torch's: a nan
+    ``y`` passes the gradient)."""
     ga = g._array
-    t = ga * (y._array > threshold).astype(ga.dtype)  # (faster than a bool operand; same bits)
+    t = ga * (~(y._array <= threshold)).astype(ga.dtype)  # (faster than a bool operand)
     if t.__class__ is not _ndarray:
         t = xp.asarray(t)
     if not _state.enabled or not _rg(g):
@@ -870,6 +945,10 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``."""
     x = a._array
+    if x.dtype.kind == "b":
+        raise RuntimeError(
+            "Boolean inputs not supported for relu. Convert the mask with .float() first."
+        )
     out = xp.maximum(x, 0).astype(x.dtype, copy=False)
     return _unary(a, out, ReluBackward0, "output")
 
@@ -895,7 +974,7 @@ class GeluBackward0(Node):
 @register("gelu")
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula."""
-    x = _unary_float(a)
+    x = _float_only(a, "GeluKernelImpl")
     if approximate == "none":
         out = (0.5 * x * (1.0 + _erf_array(x / _SQRT_2))).astype(x.dtype, copy=False)
     elif approximate == "tanh":
@@ -926,7 +1005,7 @@ class SiluBackward0(Node):
 @register("silu")
 def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)``."""
-    x = _unary_float(a)
+    x = _float_only(a, "silu_cpu")
     out = (x * _sigmoid_array(x)).astype(x.dtype, copy=False)
     return _unary(a, out, SiluBackward0, "input")
 
@@ -944,7 +1023,7 @@ class LeakyReluBackward0(Node):
 @register("leaky_relu")
 def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``a`` where positive, ``negative_slope * a`` elsewhere."""
-    x = a._array
+    x = _float_only(a, "leaky_relu_cpu")
     out = xp.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
     if not needs_grad(a):
         return _make(out)
@@ -968,7 +1047,7 @@ class SoftplusBackward0(Node):
 @register("softplus")
 def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * a)) / beta``, linear above ``threshold``."""
-    x = _unary_float(a)
+    x = _float_only(a, "softplus_cpu")
     z = x * beta
     with xp.errstate(over="ignore"):
         soft = (xp.maximum(z, 0) + xp.log1p(xp.exp(-xp.abs(z)))) / beta
@@ -983,19 +1062,27 @@ def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 
 class ClampBackward0(Node):
-    """clamp with tensor bounds: ``a`` gets the gradient where ``min <= a <= max``, a bound
-    where ``a`` is beyond it (torch's rule); each gradient is summed to its operand's shape."""
+    """clamp with tensor bounds, torch's ``clamp_backward_min_max``: ``a`` gets the gradient
+    where ``min <= a <= max``, ``min`` where ``a < min < max``, ``max`` where ``a > max`` or
+    ``max < min`` (an inverted pair returns ``max``). A nan ``a`` passes no gradient at all;
+    each gradient is summed to its operand's shape."""
 
     __slots__ = ("shapes",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         a, lo, hi = self.saved()
         x = a._array
-        lo_ok = x >= lo._array if lo is not None else xp.ones((), dtype=bool)
-        hi_ok = x <= hi._array if hi is not None else xp.ones((), dtype=bool)
+        yes = xp.ones((), dtype=bool)
+        lo_ok = x >= lo._array if lo is not None else yes
+        hi_ok = x <= hi._array if hi is not None else yes
+        lo_wins = x < lo._array if lo is not None else ~yes
+        hi_wins = x > hi._array if hi is not None else ~yes
+        if lo is not None and hi is not None:
+            lo_wins = lo_wins & (lo._array < hi._array)
+            hi_wins = hi_wins | (hi._array < lo._array)
         zero = F.zeros((), dtype=g.dtype)
         out: list[Tensor | None] = []
-        for i, m in enumerate((lo_ok & hi_ok, ~lo_ok, ~hi_ok)):
+        for i, m in enumerate((lo_ok & hi_ok, lo_wins, hi_wins)):
             out.append(_sum_to(F.where(_make(m), g, zero), self.shapes[i])
                        if self.needs(i) else None)
         return out[0], out[1], out[2]
@@ -1021,6 +1108,14 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if not (min is None or isinstance(min, Tensor)) or not (
+            max is None or isinstance(max, Tensor)
+        ):
+            raise TypeError(
+                "clamp() received an invalid combination of arguments: min and max must both "
+                f"be Tensors or both numbers, got {type(min).__name__} and "
+                f"{type(max).__name__}. Wrap the number with tensor()."
+            )
         return _clamp_tensor(a, min, max)
     x = a._array
     lo = None if min is None else scalar_value(min)
@@ -1071,15 +1166,16 @@ class MaximumBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
         x, y = a._array, b._array
-        tie = x == y
-        wins = (x > y) if self.sign > 0 else (x < y)
+        # torch's rule: where(a == b, g / 2, g), zeroed where the operand loses. A nan on
+        # either side is no tie and loses nowhere: both operands get the whole gradient.
+        share = 1.0 - 0.5 * (x == y)
+        a_loses, b_loses = (x < y, x > y) if self.sign > 0 else (x > y, x < y)
         dt = g._array.dtype
-        wa = _make((wins + 0.5 * tie).astype(dt))
-        ga = _sum_to(F.mul(g, wa), self.a_shape) if self.needs(0) else None
-        gb = None
+        ga = gb = None
+        if self.needs(0):
+            ga = _sum_to(F.mul(g, _make((share * ~a_loses).astype(dt))), self.a_shape)
         if self.needs(1):
-            wb = _make(((~wins & ~tie) + 0.5 * tie).astype(dt))
-            gb = _sum_to(F.mul(g, wb), self.b_shape)
+            gb = _sum_to(F.mul(g, _make((share * ~b_loses).astype(dt))), self.b_shape)
         return ga, gb
 
 
@@ -1088,10 +1184,14 @@ class MinimumBackward0(MaximumBackward0):
 
 
 def _extremum(a: Any, b: Any, sign: int) -> Tensor:
-    if not isinstance(b, Tensor):
-        b = as_tensor_like(b, a) if isinstance(a, Tensor) else b
-    if not isinstance(a, Tensor):
-        a = as_tensor_like(a, b)
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        name = "maximum" if sign > 0 else "minimum"
+        pos, bad = (2, b) if isinstance(a, Tensor) else (1, a)
+        raise TypeError(
+            f"{name}(): argument '{'other' if pos == 2 else 'input'}' (position {pos}) must be "
+            f"Tensor, not {type(bad).__name__}. Wrap it with tensor(), or use clamp() for a "
+            "number."
+        )
     x, y, _ = binary_arrays(a, b)
     try:
         out = xp.maximum(x, y) if sign > 0 else xp.minimum(x, y)
@@ -1166,7 +1266,7 @@ def _compare(name: str, fn: Any) -> Any:
     def op(a: Any, b: Any) -> Tensor:
         if not isinstance(a, Tensor):
             a = as_tensor_like(a, b)
-        x, y, _ = binary_arrays(a, b)
+        x, y, _ = _arrays(a, b)
         try:
             return _make(fn(x, y))
         except ValueError:

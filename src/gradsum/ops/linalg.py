@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import gradsum.ops as F
+from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
@@ -91,7 +92,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         x, y = a._array, b._array
-        if x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]:
+        if (x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]
+                and x.dtype.kind != "b"):
             # the common 2-D case, checks done: no promotion, no broadcasting
             out = _mm(x, y)
             if not _state.enabled:
@@ -120,6 +122,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
             f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
         )
+    if x.dtype.kind == "b":
+        raise D.not_implemented("addmm_impl_cpu_", x.dtype, "Convert with .float() first.")
     k_a = x.shape[-1]
     k_b = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if k_a != k_b:
@@ -185,14 +189,15 @@ class SoftmaxBackward0(Node):
         return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
 
 
-def _float_array(a: Tensor, dtype: Any) -> Any:
+def _float_array(a: Tensor, name: str, dim: int) -> Any:
+    """The input array of softmax/log_softmax: floating only, as torch's kernels (whose names
+    its error spells: ``softmax_lastdim_kernel_impl`` along the last dim)."""
     x = a._array
-    if dtype is not None:
-        return x.astype(dtype.np)
     if x.dtype.kind != "f":
-        raise RuntimeError(
-            f"softmax/log_softmax: expected a floating tensor, got {a.dtype.name}; convert "
-            "with .float() first"
+        last = "lastdim_" if dim in (-1, x.ndim - 1) else ""
+        raise D.not_implemented(
+            f"{name}_{last}kernel_impl", x.dtype,
+            f"Convert with .float() first, or pass dtype=gradsum.float32 to {name}()."
         )
     return x
 
@@ -202,10 +207,12 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(a) / sum(exp(a), dim)``, computed stably."""
     if dtype is not None:
         a = a.to(dtype)
-    x = _float_array(a, None)
+    x = _float_array(a, "softmax", dim)
     d = wrap_dim(dim, x.ndim)
     if x.ndim == 0:
         out = xp.ones_like(x)
+    elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
+        out = x.copy()
     else:
         e = xp.exp(x - _max_along(x, d))
         out = e / e.sum(axis=d, keepdims=True)
@@ -307,10 +314,12 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``a - logsumexp(a, dim)``, computed stably."""
     if dtype is not None:
         a = a.to(dtype)
-    x = _float_array(a, None)
+    x = _float_array(a, "log_softmax", dim)
     d = wrap_dim(dim, x.ndim)
     if x.ndim == 0:
         out = xp.zeros_like(x)
+    elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
+        out = x.copy()
     else:
         m = _max_along(x, d)
         # A slice whose max is +-inf (or nan) becomes all nan, as in torch (inf - inf).

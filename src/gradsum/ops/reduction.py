@@ -40,6 +40,22 @@ def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], ke
     return F.expand(g, in_shape)
 
 
+def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The dims a reduction reduces: all for ``None`` or an empty tuple/list (torch's rule),
+    validated even on a 0-d tensor (which accepts only 0 and -1, and reduces nothing)."""
+    if dim is not None and not isinstance(dim, (int, xp.integer)) and len(dim) == 0:
+        dim = None
+    dims = wrap_dims(dim, ndim)
+    if not ndim:
+        if len(dims) > 1:  # (0 and -1 both name the one dim of a 0-d tensor)
+            raise RuntimeError(
+                f"dim 0 appears multiple times in the list of dims: {tuple(dim)} for a 0-d "
+                "tensor. Pass each dim once."
+            )
+        return ()
+    return dims
+
+
 def _numel(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     n = 1
     for d in dims:
@@ -63,7 +79,7 @@ def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
         ) -> Tensor:
     """Sum over ``dim`` (all dimensions by default). Integers and bools sum to int64."""
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     if dtype is not None:
         x = x.astype(dtype.np)
     elif x.dtype.kind in "biu":
@@ -105,7 +121,7 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
         a = a.to(dtype)
     _require_float(a, "mean")
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     count = _numel(x.shape, dims)
     # NumPy's own ``mean`` is this sum and division (same bits) behind a Python wrapper
     # that costs five times the arithmetic on a small tensor.
@@ -134,16 +150,28 @@ def _correction(unbiased: Any, correction: Any) -> float:
     return 0.0
 
 
+def _var_backward(g: Tensor, a: Tensor, node: VarBackward0 | StdBackward0) -> Tensor:
+    """torch's ``var_backward``: ``2 / (n - correction) * g * (a - mean)``. Over all elements
+    (or a 0-d input) with ``n <= correction`` the factor is infinite, and torch returns
+    ``g * where(a == mean, nan, inf)`` rather than the signed infinities of the formula."""
+    n = _numel(node.in_shape, node.dims)
+    dof = n - node.correction
+    ge = _expand_back(g, node.in_shape, node.dims, node.keepdim)
+    x = a._array
+    if node.full and dof <= 0:
+        with xp.errstate(invalid="ignore"):
+            w = xp.where(x == x.mean(), math.nan, math.inf).astype(ge._array.dtype)
+        return F.mul(ge, _make(w))  # (a constant factor: its derivative is zero)
+    centered = F.sub(a, F.mean(a, node.dims, keepdim=True))
+    return F.mul(F.mul(ge, centered), 2.0 / dof if dof else math.inf)
+
+
 class VarBackward0(Node):
-    __slots__ = ("correction", "dims", "in_shape", "keepdim")
+    __slots__ = ("correction", "dims", "full", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
-        n = _numel(self.in_shape, self.dims)
-        centered = F.sub(a, F.mean(a, self.dims, keepdim=True))
-        scale = 2.0 / (n - self.correction) if n > self.correction else math.inf
-        return F.mul(F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), centered),
-                     scale)
+        return _var_backward(g, a, self)
 
 
 def _var_array(x: Any, dims: tuple[int, ...], corr: float, keepdim: bool) -> Any:
@@ -164,27 +192,30 @@ def var(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,
     _require_float(a, "var")
     corr = _correction(unbiased, correction)
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     out = _var_array(x, dims, corr, keepdim)
     if not needs_grad(a):
         return _make(out)
     node = VarBackward0()
     node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
+    node.full = dim is None or x.ndim == 0
     t = record(node, (a,), out)
     node.save(a)
     return t
 
 
 class StdBackward0(Node):
-    __slots__ = ("correction", "dims", "in_shape", "keepdim")
+    """torch's ``std_backward``: var's rule applied to ``g / (2 * std)``, which is set to 0
+    where the std is 0 (constant input: a zero gradient, not nan)."""
+
+    __slots__ = ("correction", "dims", "full", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
         a, out = self.saved()
-        n = _numel(self.in_shape, self.dims)
-        centered = F.sub(a, F.mean(a, self.dims, keepdim=True))
-        denom = F.mul(out, n - self.correction)
-        gd = F.div(g, denom)
-        return F.mul(_expand_back(gd, self.in_shape, self.dims, self.keepdim), centered)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            g_var = F.div(g, F.mul(out, 2))
+        g_var = F.where(_make(out._array == 0), F.zeros((), dtype=g.dtype), g_var)
+        return _var_backward(g_var, a, self)
 
 
 @register("std")
@@ -196,12 +227,13 @@ def std(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False,
     _require_float(a, "std")
     corr = _correction(unbiased, correction)
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     out = xp.sqrt(_var_array(x, dims, corr, keepdim))
     if not needs_grad(a):
         return _make(out)
     node = StdBackward0()
     node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
+    node.full = dim is None or x.ndim == 0
     t = record(node, (a,), out)
     node.save(a, outputs=(t,))
     return t
@@ -213,6 +245,10 @@ class AmaxBackward0(Node):
 
     __slots__ = ("dims", "in_shape", "keepdim")
 
+    #: whether a nan result counts the nan inputs as its ties: torch's rule for the full
+    #: max()/min() (evenly_distribute_backward); amax/amin compare with ``==`` only
+    nan_ties = False
+
     def backward(self, g: Tensor) -> Tensor:
         a, out = self.saved()
         o = out._array
@@ -222,6 +258,8 @@ class AmaxBackward0(Node):
                 shape[d] = 1
             o = o.reshape(shape)
         mask = a._array == o
+        if self.nan_ties:
+            mask |= xp.isnan(a._array) & xp.isnan(o)
         count = mask.sum(axis=self.dims, keepdims=True)
         w = _make((mask / count).astype(g._array.dtype))
         return F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
@@ -233,21 +271,31 @@ class AminBackward0(AmaxBackward0):
 
 class MaxBackward1(AmaxBackward0):
     __slots__ = ()
+    nan_ties = True
 
 
 class MinBackward1(AmaxBackward0):
     __slots__ = ()
+    nan_ties = True
 
 
 def _extreme(a: Tensor, dim: Any, keepdim: bool, is_max: bool, cls: type[AmaxBackward0],
              name: str) -> Tensor:
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     if x.size == 0:
-        raise RuntimeError(
-            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-            "Specify the reduction dim with the 'dim' argument."
-        )
+        if dim is None:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        # Reducing only non-empty dims of an empty tensor is fine (an empty result).
+        for d_given, d in zip(_as_tuple(dim), dims):
+            if x.shape[d] == 0:
+                raise IndexError(
+                    f"{name}(): Expected reduction dim {d_given} to have non-zero size. "
+                    "Reduce over non-empty dims only, or check the input's shape."
+                )
     fn = xp.max if is_max else xp.min
     out = xp.asarray(fn(x, axis=dims, keepdims=keepdim))
     if not needs_grad(a):
@@ -259,16 +307,25 @@ def _extreme(a: Tensor, dim: Any, keepdim: bool, is_max: bool, cls: type[AmaxBac
     return t
 
 
+def _given(dim: Any) -> bool:
+    """Whether ``dim`` names dims (an int or a non-empty sequence), not "all of them"."""
+    return dim is not None and (isinstance(dim, (int, xp.integer)) or len(dim) > 0)
+
+
+def _as_tuple(dim: Any) -> tuple[Any, ...]:
+    return (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
+
+
 @register("amax")
 def amax(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
-    return _extreme(a, None if dim == () else dim, keepdim, True, AmaxBackward0, "amax")
+    return _extreme(a, dim if _given(dim) else None, keepdim, True, AmaxBackward0, "amax")
 
 
 @register("amin")
 def amin(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly."""
-    return _extreme(a, None if dim == () else dim, keepdim, False, AminBackward0, "amin")
+    return _extreme(a, dim if _given(dim) else None, keepdim, False, AminBackward0, "amin")
 
 
 class MaxBackward0(Node):
@@ -338,28 +395,42 @@ def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _max_dim(a, dim, keepdim, False)
 
 
-@register("argmax")
-def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the maximum (first one on ties), int64, not differentiable."""
+def _arg_extreme(a: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor:
     x = a._array
+    fn = xp.argmax if name == "argmax" else xp.argmin
+    if x.dtype.kind == "b":
+        raise RuntimeError(f"{name}(): does not support bool input. Convert with .long() first.")
     if dim is None:
-        out = xp.asarray(xp.argmax(x))
+        if x.size == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Pass dim, or check the input's shape."
+            )
+        out = xp.asarray(fn(x))
         if keepdim:
             out = out.reshape((1,) * x.ndim)
         return _make(out.astype(xp.int64))
-    return _make(xp.argmax(x, axis=wrap_dim(dim, x.ndim), keepdims=keepdim).astype(xp.int64))
+    d = wrap_dim(dim, x.ndim)
+    if x.ndim == 0:  # a 0-d tensor is its own extreme along dim 0 (index 0)
+        return _make(xp.zeros((), dtype=xp.int64))
+    if x.shape[d] == 0:
+        raise IndexError(
+            f"{name}(): Expected reduction dim {d} to have non-zero size. Reduce over a "
+            "non-empty dim, or check the input's shape."
+        )
+    return _make(fn(x, axis=d, keepdims=keepdim).astype(xp.int64))
+
+
+@register("argmax")
+def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the maximum (first one on ties), int64, not differentiable."""
+    return _arg_extreme(a, dim, keepdim, "argmax")
 
 
 @register("argmin")
 def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (first one on ties), int64, not differentiable."""
-    x = a._array
-    if dim is None:
-        out = xp.asarray(xp.argmin(x))
-        if keepdim:
-            out = out.reshape((1,) * x.ndim)
-        return _make(out.astype(xp.int64))
-    return _make(xp.argmin(x, axis=wrap_dim(dim, x.ndim), keepdims=keepdim).astype(xp.int64))
+    return _arg_extreme(a, dim, keepdim, "argmin")
 
 
 class LogsumexpBackward0(Node):
@@ -383,7 +454,7 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     x = a._array
     if x.dtype.kind != "f":
         x = x.astype(D.get_default_dtype().np)
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
     with xp.errstate(divide="ignore"):
@@ -404,6 +475,8 @@ class ProdBackward0(Node):
     __slots__ = ("dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
+        if not self.in_shape:  # torch: a 0-d input's gradient is g itself (even at inf/nan)
+            return g
         a, out = self.saved()
         x = a._array
         ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
@@ -446,10 +519,15 @@ def _prod_others(a: Tensor, dims: tuple[int, ...]) -> Tensor:
 def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: D.dtype | None = None) -> Tensor:
     """Product over ``dim`` (all elements by default)."""
+    if dim is not None and not isinstance(dim, (int, xp.integer)):
+        raise TypeError(
+            f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}. "
+            "Reduce one dim at a time."
+        )
     x = a._array if dtype is None else a._array.astype(dtype.np)
     if dtype is None and x.dtype.kind in "biu":
         x = x.astype(xp.int64)
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     out = xp.asarray(x.prod(axis=dims, keepdims=keepdim))
     if not needs_grad(a):
         return _make(out)
@@ -468,16 +546,18 @@ class LinalgVectorNormBackward0(Node):
     __slots__ = ("dims", "in_shape", "keepdim", "p")
 
     def backward(self, g: Tensor) -> Tensor:
-        a, out = self.saved()
         p = self.p
-        if p == 0:
-            return F.zeros_like(a)
+        if p == 0:  # torch returns an undefined gradient: the input's .grad stays None
+            return None
+        a, out = self.saved()
         ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
         if p == 1:
             return F.mul(ge, F.sign(a))
         oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
         if p in (math.inf, -math.inf):
-            mask = xp.abs(a._array) == oe._array
+            # torch's mask: |a| == norm, or |a| is nan (whose sign() is 0: no gradient)
+            abs_a = xp.abs(a._array)
+            mask = (abs_a == oe._array) | xp.isnan(abs_a)
             count = mask.sum(axis=self.dims, keepdims=True)
             w = _make((mask / count).astype(g._array.dtype))
             return F.mul(F.mul(ge, F.sign(a)), w)
@@ -525,12 +605,22 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
         p = 2
     p = float(p)
     x = a._array
-    dims = wrap_dims(dim, x.ndim) if x.ndim else ()
+    dims = _dims(dim, x.ndim)
     if x.size == 0 and p in (math.inf, -math.inf):
-        raise RuntimeError(
-            f"linalg.vector_norm: Expected a non-empty tensor for p={p}, got shape "
-            f"{tuple(x.shape)}. Use a finite p or a non-empty tensor."
-        )
+        name = "inf" if p > 0 else "-inf"
+        if not _given(dim):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because "
+                f"the operation does not have an identity (shape {tuple(x.shape)}). Use a "
+                "finite p or a non-empty tensor."
+            )
+        for d in dims:
+            if x.shape[d] == 0:
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}"
+                    f"because this dimension is empty and the operation does not have an "
+                    f"identity (shape {tuple(x.shape)}). Reduce over non-empty dims only."
+                )
     with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = xp.asarray(_norm_array(x, p, dims, keepdim)).astype(x.dtype, copy=False)
     if not needs_grad(a):
