@@ -74,6 +74,59 @@ class Sequential(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential of ``self``'s modules then ``other``'s (the same objects)."""
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        ret = Sequential()
+        for layer in list(self) + list(other):
+            ret.append(layer)
+        return ret
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
+        offset = len(self)
+        for i, module in enumerate(list(other)):
+            self.add_module(str(i + offset), module)
+        return self
+
+    def _check_factor(self, other: Any) -> None:
+        if not isinstance(other, int):
+            raise TypeError(
+                f"unsupported operand type(s) for *: {type(self)} and {type(other)}"
+            )
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+
+    def __mul__(self, other: int) -> Sequential:
+        """A new Sequential repeating ``self``'s modules (the same objects) ``other`` times."""
+        self._check_factor(other)
+        combined = Sequential()
+        mods = list(self)
+        for offset, module in enumerate(mods * other):
+            combined.add_module(str(offset), module)
+        return combined
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        self._check_factor(other)
+        mods = list(self._modules.values())
+        offset = len(mods)
+        for _ in range(other - 1):
+            for i, module in enumerate(mods):
+                self.add_module(str(i + offset), module)
+            offset += len(mods)
+        return self
+
     def append(self, module: Module) -> Sequential:
         """Add ``module`` at the end; returns ``self``."""
         self.add_module(str(len(self)), module)
@@ -170,11 +223,11 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        """Insert ``module`` before position ``index``: torch's key shifting, kept as is (a
+        negative ``index`` raises ``KeyError``, one past the end leaves a gap, like torch)."""
+        for i in range(len(self._modules), index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
 
     def pop(self, key: int | slice) -> Module:
         v = self[key]

@@ -29,7 +29,7 @@ import gradsum.ops as ops
 from gradsum import _random
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.nn import _conv
 from gradsum.ops import inplace as _inplace
@@ -90,6 +90,32 @@ def _run_inplace(x: Tensor, name: str, fn: Any) -> Tensor:
     res = fn(x.detach())
     _inplace._write(x, res._array, name)
     return x
+
+
+class _ArgAssertionError(AssertionError, ValueError):
+    """An argument error that torch raises with ``assert`` (so an AssertionError); also a
+    ValueError, which is what gradsum raised before and what callers may catch."""
+
+
+_TORCH_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}
+
+
+def _torch_name(dtype: Any) -> str:
+    """torch's ScalarType name of a dtype ("Float", "Long", ...), as its messages print it."""
+    return _TORCH_NAMES.get(dtype.name, dtype.name)
+
+
+def _check_no_grad(t: Tensor | None, arg: str, fn: str, end: str = ".") -> None:
+    """torch's autograd refusal of an input it does not differentiate (class weights)."""
+    if t is not None and t.requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
+            f"This input cannot have requires_grad True{end} (pass {arg}.detach() instead)"
+        )
 
 
 def _size_str(shape: Sequence[int]) -> str:
@@ -178,6 +204,10 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         >>> F.one_hot(gradsum.tensor([0, 2]), 3).tolist()
         [[1, 0, 0], [0, 0, 1]]
     """
+    if num_classes == -1 and tensor.numel() == 0:  # (no largest index to count from)
+        raise RuntimeError(
+            "Can not infer total number of classes from empty tensor: pass num_classes"
+        )
     return ops.one_hot(tensor, num_classes)
 
 
@@ -250,17 +280,19 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     """
     if sparse:
         raise ValueError("gradsum has no sparse gradients: use embedding(..., sparse=False)")
-    n = weight.shape[0]
+    n = weight.shape[0] if weight.ndim else 0
     if padding_idx is not None:
-        if padding_idx >= n or padding_idx < -n:
-            raise ValueError(
+        if padding_idx >= n or padding_idx < -n:  # (torch asserts this)
+            raise _ArgAssertionError(
                 f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
                 f"{n} embeddings"
             )
         if padding_idx < 0:
             padding_idx += n
+    if weight.ndim != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}")
     idx = input._array if isinstance(input, Tensor) else xp.asarray(input)
-    if idx.dtype.kind not in "iu":
+    if idx.dtype != xp.int64 and idx.dtype != xp.int32:
         name = input.dtype.name if isinstance(input, Tensor) else str(idx.dtype)
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
@@ -271,8 +303,6 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
             f"[{int(idx.min())}, {int(idx.max())}]"
         )
-    if weight.ndim != 2:
-        raise RuntimeError(f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}")
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
     flat = idx.reshape(-1).astype(xp.int64)  # (a copy: backward must not see later writes)
@@ -304,8 +334,25 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
         >>> [round(v, 3) for v in y[0].tolist()]
         [-1.0, 1.0]
     """
-    ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if isinstance(normalized_shape, int):  # (nn.LayerNorm takes an int; F.layer_norm doesn't)
+        raise TypeError(
+            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"int: pass ({normalized_shape},)"
+        )
+    ns = tuple(normalized_shape)
     k = len(ns)
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"LayerNormKernelImpl\" not implemented for '{_torch_name(input.dtype)}': "
+            "convert the input with .float()"
+        )
+    for t in (weight, bias):
+        if t is not None and t.dtype != input.dtype:
+            raise RuntimeError(
+                "mixed dtype (CPU): all inputs must share same datatype. Got input "
+                f"{input.dtype.name}, weight {None if weight is None else weight.dtype.name}, "
+                f"bias {None if bias is None else bias.dtype.name}"
+            )
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
         raise RuntimeError(
             f"Given normalized_shape={list(ns)}, expected input with shape "
@@ -392,6 +439,12 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
             f"0, but got weight of size {list(weight.shape)} instead"
         )
     stride_, dilation_ = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if min(stride_) <= 0:
+        raise RuntimeError(f"non-positive stride is not supported: got stride={list(stride_)}")
+    if min(dilation_) <= 0:
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {list(dilation_)}"
+        )
     pads = _padding4(padding, (kh, kw), dilation_, stride_)
     geo = _conv.Geometry.make(tuple(input.shape), (kh, kw), dilation_, pads, stride_)
     oh, ow = geo.out_hw
@@ -502,19 +555,26 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     t = target._array
-    if t.dtype.kind not in "iu":
+    # torch's kernels take int64 (Long) targets, and uint8 (Byte) ones for inputs of <= 2 dims
+    if t.dtype != xp.int64 and t.dtype != xp.uint8:
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {target.dtype.name}: class "
-            "indices must be integers (use probabilities of the input's shape for soft targets)"
+            f"expected target dtype to be Long or Byte, but got {_torch_name(target.dtype)}: "
+            "class indices must be int64 (use probabilities of the input's shape for soft "
+            "targets)"
         )
+    kernel = "nll_loss2d_forward" if input.ndim > 2 else "nll_loss_forward"
     one_d = input.ndim == 1
     if one_d:
-        if t.ndim != 0:
+        if t.ndim > 1:
             raise RuntimeError(
-                f"0D target tensor expected for a 1D input, got a target of shape "
-                f"{list(t.shape)}"
+                "0D or 1D target tensor expected, multi-target not supported: got a target of "
+                f"shape {list(t.shape)} for a 1D input"
             )
-        t = t.reshape(1)
+        if t.ndim == 1 and t.shape[0] != 1:
+            raise ValueError(
+                f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}"
+            )
+        t = t.reshape(1)  # (a target of shape (1,) counts as the 0-d one, like torch)
     shape = (1,) + tuple(input.shape) if one_d else tuple(input.shape)
     n, c = shape[0], shape[1]
     if t.ndim == 0 or t.shape[0] != n:
@@ -525,7 +585,25 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
+    if not input.is_floating_point():
+        frame = "nll_loss2d_forward_out_frame" if input.ndim > 2 else "nll_loss_out_frame"
+        raise NotImplementedError(
+            f"\"{frame}\" not implemented for '{_torch_name(input.dtype)}': nll_loss takes "
+            "floating-point log-probabilities, convert them with .float()"
+        )
+    if input.ndim > 2 and t.dtype == xp.uint8:
+        raise RuntimeError(
+            "expected scalar type Long but found Byte: targets of inputs with more than 2 dims "
+            "must be int64"
+        )
     _class_weight_check(weight, c)
+    if weight is not None:
+        if weight.dtype != input.dtype:
+            raise RuntimeError(
+                f"expected scalar type {_torch_name(input.dtype)} but found "
+                f"{_torch_name(weight.dtype)}: the class weight must have the input's dtype"
+            )
+        _check_no_grad(weight, "weight", kernel, ".")
     dt = input._array.dtype
     if (t.size and _min_reduce(t, None) >= 0 and _max_reduce(t, None) < c
             and not 0 <= ignore_index < c):
@@ -544,20 +622,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         plain = False
         ignored = None if valid.all() else ~valid
     if weight is not None:  # class weights are constants (torch does not differentiate them)
-        cw = weight._array.astype(dt)[safe]
+        cw = weight._array[safe]
         w_arr = cw if w_arr is None else cw * w_arr
-    elif w_arr is None and (dt.kind != "f" or t.size >= 1 << 24):
-        w_arr = xp.ones(t.shape, dtype=dt)  # (summed below, or multiplied by an integer x)
-    if dt.kind != "f":  # (integer log-probabilities: composed, promoting like mul does)
-        x2 = ops.unsqueeze(input, 0) if one_d else input
-        picked = ops.squeeze(ops.gather(x2, 1, _make(xp.expand_dims(safe, 1))), 1)
-        loss = ops.neg(ops.mul(picked, _make(w_arr)))
-        if reduction == "none":
-            return ops.reshape(loss, ()) if one_d else loss
-        if reduction == "sum":
-            return ops.sum(loss)
-        with xp.errstate(invalid="ignore", divide="ignore"):
-            return ops.div(ops.sum(loss), _make(xp.asarray(w_arr.sum(), dtype=dt)))
+    elif w_arr is None and t.size >= 1 << 24:
+        w_arr = xp.ones(t.shape, dtype=dt)  # (summed below)
     # 'mean' divides by the total weight of the targets that count (not by their number);
     # all ignored: 0 / 0 = nan, like torch. (All weights 1: their sum is the count, exactly
     # below 2**24, without summing.)
@@ -718,17 +786,27 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """
     reduction = _resolve(size_average, reduce, reduction)
     class_dim = 0 if input.ndim == 1 else 1
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
-    c = input.shape[class_dim]
+    # torch decides between soft and class-index targets by the shapes alone, first
     if tuple(input.shape) == tuple(target.shape):
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
                                     label_smoothing, class_dim)
+    if input.ndim < 1:
+        raise IndexError(
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+            "cross_entropy needs an input with a class dimension, (C,) or (N, C, ...)"
+        )
+    c = input.shape[class_dim]
     logp = ops.log_softmax(input, class_dim)
     if label_smoothing <= 0.0:
         return _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing > 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.ndim == 1 and target.ndim == 1:
+        # torch's smoothing term of a (C,) input is 0-d and cannot take the (1,) target's shape
+        raise RuntimeError(
+            "output with shape [] doesn't match the broadcast shape [1]: with "
+            "label_smoothing, give a 1D input a 0-d target"
+        )
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if weight is not None:
         smooth = ops.neg(ops.sum(ops.mul(logp, _class_view(weight.detach(), logp.ndim)),
@@ -762,6 +840,11 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
         )
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
+    if input.ndim < 1:
+        raise IndexError(
+            "Dimension specified as 1 but tensor has no dimensions: cross_entropy needs an "
+            "input with a class dimension, (C,) or (N, C, ...)"
+        )
     c = input.shape[class_dim]
     _class_weight_check(weight, c, "cross_entropy: ")
     logp = ops.log_softmax(input, class_dim)
@@ -772,8 +855,8 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
             )
         target = ops.add(ops.mul(target, 1.0 - label_smoothing), label_smoothing / c)
     prod = ops.mul(logp, target)
-    if weight is not None:
-        prod = ops.mul(prod, _class_view(weight.detach(), logp.ndim))
+    if weight is not None:  # (composed in torch: the weight is differentiated here)
+        prod = ops.mul(prod, _class_view(weight, logp.ndim))
     if reduction == "none":
         return ops.neg(ops.sum(prod, class_dim))
     total = ops.neg(ops.sum(prod))
@@ -784,7 +867,7 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
 
 class BinaryCrossEntropyBackward0(Node):
     """Elementwise BCE with torch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the
-    input and ``log(1 - x) - log(x)`` (each clamped at -100) for the target."""
+    input and ``-logit(x)`` for the target (not clamped: +-inf at x = 0 and 1, like torch)."""
 
     __slots__ = ()
 
@@ -794,10 +877,9 @@ class BinaryCrossEntropyBackward0(Node):
         if self.needs(0):
             den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=1e-12)
             gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
-        if self.needs(1):
-            lx = ops.clamp(ops.log(x), min=-100.0)
-            l1x = ops.clamp(ops.log(ops.rsub(x, 1.0)), min=-100.0)
-            gt = ops.mul(g, ops.sub(l1x, lx))
+        if self.needs(1):  # torch: grad * -logit(x) = grad * -log(x / (1 - x))
+            with xp.errstate(divide="ignore"):  # (x = 0 or 1: +-inf, as in torch, silently)
+                gt = ops.mul(g, ops.neg(ops.log(ops.div(x, ops.rsub(x, 1.0)))))
         return gx, gt
 
 
@@ -834,15 +916,22 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
             f"size ({_size_str(input.shape)}) is deprecated. Please ensure they have the same "
             "size."
         )
+    if target.dtype != input.dtype:
+        raise RuntimeError(
+            f"Found dtype {_torch_name(target.dtype)} but expected {_torch_name(input.dtype)}: "
+            "binary_cross_entropy needs a target of the input's dtype"
+        )
+    _check_no_grad(weight, "weight", "binary_cross_entropy")
     xa = input._array
-    if xa.size and (bool((xa < 0).any()) or bool((xa > 1).any())):
+    # (written so that nan fails too, as torch's check does)
+    if xa.size and not bool(((xa >= 0) & (xa <= 1)).all()):
         raise RuntimeError(
             "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
             "probabilities; for logits use binary_cross_entropy_with_logits)"
         )
     loss = _bce_elementwise(input, target)
-    if weight is not None:
-        loss = ops.mul(loss, weight)
+    if weight is not None:  # (torch multiplies in place: the loss keeps the input's dtype)
+        loss = ops.mul(loss, weight.to(input.dtype))
     return _reduce(loss, reduction)
 
 
@@ -867,6 +956,19 @@ def binary_cross_entropy_with_logits(
             f"Target size ({_size_str(target.shape)}) must be the same as input size "
             f"({_size_str(input.shape)})"
         )
+    if not target.is_floating_point():
+        if target.dtype.name == "bool":
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead. "
+                "(binary_cross_entropy_with_logits computes 1 - target: give a float target)"
+            )
+        raise RuntimeError(
+            f"result type {_torch_name(input.dtype)} can't be cast to the desired output type "
+            f"{_torch_name(target.dtype)}: binary_cross_entropy_with_logits needs a float target"
+        )
+    _check_no_grad(weight, "weight", "binary_cross_entropy_with_logits")
+    _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
     neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
     one_minus_t = ops.rsub(target, 1.0)
     if pos_weight is not None:
@@ -876,4 +978,7 @@ def binary_cross_entropy_with_logits(
         loss = ops.add(ops.mul(one_minus_t, input), neg_log_sig)
     if weight is not None:
         loss = ops.mul(loss, weight)
+    if loss.dtype != target.dtype:
+        # torch computes in place into ``1 - target``: the loss has the target's dtype
+        loss = loss.to(target.dtype)
     return _reduce(loss, reduction)

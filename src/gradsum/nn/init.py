@@ -23,6 +23,7 @@ from typing import Any
 from gradsum._random import Generator, rng
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn.functional import _torch_name
 
 __all__ = [
     "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
@@ -106,6 +107,11 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         >>> bool((t.abs() <= 0.5).all())
         True
     """
+    if not tensor.is_floating_point():  # (torch's normal_ kernel refuses integer tensors)
+        raise NotImplementedError(
+            f"\"normal_kernel_cpu\" not implemented for '{_torch_name(tensor.dtype)}': "
+            "trunc_normal_ fills floating-point tensors only"
+        )
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "

@@ -111,8 +111,8 @@ class Embedding(Module):
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(
+            if not -num_embeddings <= padding_idx < num_embeddings:  # (torch asserts this)
+                raise F._ArgAssertionError(
                     f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} "
                     f"for {num_embeddings} embeddings"
                 )
@@ -129,7 +129,10 @@ class Embedding(Module):
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+                raise F._ArgAssertionError(  # (torch asserts this)
+                    "Shape of weight does not match num_embeddings and embedding_dim: got "
+                    f"{list(_weight.shape)}, expected [{num_embeddings}, {embedding_dim}]"
+                )
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:

@@ -280,6 +280,25 @@ class Module:
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``.
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Sequential(gradsum.nn.Module())
+            >>> m[0].register_buffer("count", gradsum.zeros(1))
+            >>> m.get_buffer("0.count")
+            tensor([0.])
+        """
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        buffer = getattr(mod, name)
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
+
     # -- attribute protocol --------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__

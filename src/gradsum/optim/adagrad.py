@@ -45,13 +45,13 @@ class Adagrad(Optimizer):
                  differentiable: bool = False, fused: bool | None = None) -> None:
         _check_hyper(lr, lr_decay=lr_decay, weight_decay=weight_decay,
                      initial_accumulator_value=initial_accumulator_value, eps=eps)
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
             "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
             "maximize": maximize, "differentiable": differentiable, "fused": fused,
         }
         super().__init__(params, defaults)
+        _check_differentiable(differentiable, fused, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(p, group)
@@ -59,8 +59,10 @@ class Adagrad(Optimizer):
     def _init_state(self, p: Tensor, group: dict[str, Any]) -> None:
         state = self.state[p]
         state["step"] = _step_tensor()
+        # torch fills from the constructor's value (self.defaults), even for a param group
+        # that sets its own initial_accumulator_value
         state["sum"] = Tensor._make(
-            xp.full_like(p._array, group["initial_accumulator_value"])
+            xp.full_like(p._array, self.defaults["initial_accumulator_value"])
         )
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:

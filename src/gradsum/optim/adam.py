@@ -54,13 +54,33 @@ class Adam(Optimizer):
                  foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True"
+            )
         _check_hyper(lr, eps=eps)
-        for i, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        for i in range(2):  # (betas[1] of a 1-tuple: IndexError, like torch)
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
         _check_hyper(lr, weight_decay=weight_decay)
-        _check_differentiable(differentiable)
-        betas = (_scalar(betas[0]), _scalar(betas[1]))
+        if not (all(isinstance(b, float) for b in betas[:2])
+                or all(isinstance(b, Tensor) for b in betas[:2])):
+            raise ValueError(
+                "betas must be either both floats or both Tensors: got "
+                f"({type(betas[0]).__name__}, {type(betas[1]).__name__}), write 0.9, not 0.9 "
+                "as an int or a mix"
+            )
+        for i, beta in enumerate(betas[:2]):
+            if isinstance(beta, Tensor):
+                if foreach and not capturable:
+                    raise ValueError(
+                        f"betas[{i}] as a Tensor is not supported for capturable=False and "
+                        "foreach=True"
+                    )
+                if beta.numel() != 1:
+                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+        # (tensors stay tensors, one-element ones made 0-d: torch's _to_scalar)
+        betas = tuple(b.reshape(()) if isinstance(b, Tensor) and b.ndim else b for b in betas)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
@@ -68,6 +88,7 @@ class Adam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
+        _check_differentiable(differentiable, fused, foreach)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""
@@ -79,7 +100,7 @@ class Adam(Optimizer):
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
-        beta1, beta2 = group["betas"]
+        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
         eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
         for p in _params_with_grad(group):

@@ -357,15 +357,19 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": param_groups})
 
 
-def _check_hyper(lr: Any, **nonnegative: Any) -> None:
+def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     """torch's argument checks: a one-element ``lr`` and non-negative options, in order, each
-    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...")."""
+    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...").
+
+    ``nan_ok``: the test is ``value < 0`` (torch's SGD), which lets nan through, instead of
+    ``not 0 <= value`` (the other optimizers), which refuses it.
+    """
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
-    if not lr >= 0.0:
+    if (lr < 0.0) if nan_ok else not lr >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
     for name, value in nonnegative.items():
-        if not value >= 0.0:
+        if (value < 0.0) if nan_ok else not value >= 0.0:
             label = "epsilon" if name == "eps" else name
             raise ValueError(f"Invalid {label} value: {value}")
 
@@ -416,7 +420,18 @@ def _step_tensor() -> Tensor:
     return Tensor._make(xp.zeros((), dtype=xp.float32))
 
 
-def _check_differentiable(differentiable: bool) -> None:
+def _check_differentiable(differentiable: bool, fused: bool | None = None,
+                          foreach: bool | None = None) -> None:
+    """torch's checks of ``fused`` (after the param groups are built, like torch), then
+    gradsum's refusal of ``differentiable=True``."""
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError(
+                "`fused` and `foreach` cannot be `True` together. (gradsum ignores both: "
+                "leave them at None)"
+            )
     if differentiable:
         raise NotImplementedError(
             "gradsum optimizers do not support differentiable=True (updates run under "

@@ -48,13 +48,13 @@ class RMSprop(Optimizer):
                  foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False) -> None:
         _check_hyper(lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
-        _check_differentiable(differentiable)
         defaults = {
             "lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps, "centered": centered,
             "weight_decay": weight_decay, "capturable": capturable, "foreach": foreach,
             "maximize": maximize, "differentiable": differentiable,
         }
         super().__init__(params, defaults)
+        _check_differentiable(differentiable)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient; returns the closure's loss."""

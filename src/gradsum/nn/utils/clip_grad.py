@@ -32,10 +32,16 @@ def _as_list(parameters: Any) -> list[Tensor]:
 def _vector_norm(arr: Any, norm_type: float) -> Any:
     """``torch.linalg.vector_norm`` of a whole array, in the array's dtype."""
     a = xp.abs(arr)
+    if abs(norm_type) == math.inf and not a.size:  # (max/min of nothing: torch refuses too)
+        raise RuntimeError(
+            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+            "operation does not have an identity: give the empty parameter no .grad (None) "
+            "or use a finite norm_type"
+        )
     if norm_type == math.inf:
-        return a.max() if a.size else xp.zeros((), arr.dtype)
+        return a.max()
     if norm_type == -math.inf:
-        return a.min() if a.size else xp.full((), math.inf, arr.dtype)
+        return a.min()
     if norm_type == 0:
         return xp.asarray((a != 0).sum(), dtype=arr.dtype)
     if norm_type == 1:
