@@ -235,8 +235,12 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """A detached tensor sharing this tensor's buffer (changes to it are not tracked)."""
-        return self.detach()
+        """A detached tensor sharing this tensor's buffer (changes to it are not tracked).
+
+        Unlike :meth:`detach`, it has its own version counter (as torch's): an in-place change
+        through it is invisible to the saved-tensor checks.
+        """
+        return Tensor._make(self._array)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -257,11 +261,8 @@ class Tensor:
 
     def detach_(self) -> Tensor:
         """Detach in place: this tensor becomes a leaf that does not require grad."""
-        if self._base is not None and self._base.requires_grad:
-            raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead: this tensor is a view of "
-                "another tensor that requires grad."
-            )
+        if self._base is not None:  # (torch refuses every view, requiring grad or not)
+            raise RuntimeError(_messages.detach_view_inplace(tuple(self._base.shape)))
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -395,9 +396,13 @@ class Tensor:
         return self._array.tolist()
 
     def __float__(self) -> float:
+        if self._array.size != 1:
+            raise ValueError(_messages.not_one_element(tuple(self.shape)))
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._array.size != 1:
+            raise ValueError(_messages.not_one_element(tuple(self.shape)))
         return int(self.item())
 
     def __index__(self) -> int:
@@ -471,8 +476,9 @@ class Tensor:
         return _F.to_dtype(self, dtype)
 
     def type(self, dtype: Any = None) -> Any:
+        """Without ``dtype``: torch's legacy type name (``'gradsum.FloatTensor'``)."""
         if dtype is None:
-            return f"gradsum.{self.dtype.name}"
+            return f"gradsum.{_LEGACY_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
         return self.to(dtype)
 
     def float(self) -> Tensor:
@@ -581,12 +587,18 @@ class Tensor:
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         if other is None:  # torch: a tensor never equals None (a Python bool)
             return False  # type: ignore[return-value]
-        return _F.eq(self, other)
+        try:
+            return _F.eq(self, other)
+        except TypeError:  # torch: NotImplemented, so Python compares identities (False)
+            return NotImplemented
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         if other is None:
             return True  # type: ignore[return-value]
-        return _F.ne(self, other)
+        try:
+            return _F.ne(self, other)
+        except TypeError:
+            return NotImplemented
 
     def __lt__(self, other: Any) -> Tensor:
         return _F.lt(self, other)
@@ -640,6 +652,14 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         return _F.transpose(self, -2, -1)
+
+
+#: dtype name -> torch's legacy tensor type name (what ``Tensor.type()`` says)
+_LEGACY_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
+}
 
 
 def _format(t: Tensor) -> str:

@@ -181,3 +181,97 @@ def no_hook_without_grad() -> str:
         "cannot register a hook on a tensor that doesn't require gradient. Call "
         "requires_grad_() first, or compute it from tensors that require grad."
     )
+
+
+def detach_view_inplace(base_shape: tuple[int, ...]) -> str:
+    return (
+        "Can't detach views in-place. Use detach() instead: this tensor is a view of a tensor "
+        f"of shape {_shape(base_shape)}. x = x.detach() gives a tensor outside the graph "
+        "that shares the buffer."
+    )
+
+
+def hook_not_tensor(name: str, got: Any) -> str:
+    return (
+        f"expected Variable, but hook returned '{type(got).__name__}': hook '{name}' must "
+        "return a Tensor (the replacement gradient) or None."
+    )
+
+
+def hook_changed_size(name: str, was: tuple[int, ...], got: tuple[int, ...]) -> str:
+    return (
+        f"hook '{name}' has changed the size of value: the gradient has shape {_shape(was)} "
+        f"but the hook returned shape {_shape(got)}. Return a tensor of the gradient's shape."
+    )
+
+
+def hook_changed_type(name: str, was: str, got: str) -> str:
+    return (
+        f"hook '{name}' has changed the type of value (was {was} got {got}). Return a "
+        f"gradient of the same dtype (convert it with .to({was}))."
+    )
+
+
+def hook_not_tuple(name: str, got: Any) -> str:
+    return (
+        f"expected tuple, but hook returned '{type(got).__name__}': node hook '{name}' must "
+        "return a tuple of gradients (or None)."
+    )
+
+
+def hook_wrong_count(name: str, got: int, want: int) -> str:
+    return (
+        f"hook '{name}' has returned an incorrect number of values (got {got}, but expected "
+        f"{want}). Return one gradient (or None) per slot of the tuple it received."
+    )
+
+
+def hook_replaced_none(name: str, index: int) -> str:
+    return (
+        f"can't replace a None gradient with a non-None value: hook '{name}' returned a "
+        f"tensor at index {index}, where the gradient was None. Return None there."
+    )
+
+
+def post_acc_hook_result(name: str) -> str:
+    return (
+        f"Tensor post accumulate grad hooks should return None: hook '{name}' returned a "
+        "value. Modify tensor.grad inside the hook instead."
+    )
+
+
+def save_non_tensor(index: int, got: Any) -> str:
+    return (
+        f"save_for_backward can only save variables, but argument {index} is of type "
+        f"{type(got).__name__}. Keep non-tensors as attributes of ctx instead (ctx.k = k)."
+    )
+
+
+def function_grad_not_tensor(node: str, index: int, got: Any) -> str:
+    return (
+        f"expected Variable or None (got {type(got).__name__}): {node}.backward returned it "
+        f"at index {index}. Return a tuple with one Tensor (or None) per input of forward()."
+    )
+
+
+def legacy_function_call(name: str) -> str:
+    return (
+        "Legacy autograd function with non-static forward method is deprecated. Please use "
+        f"new-style autograd function with static forward method: call {name}.apply(...) "
+        "instead of an instance."
+    )
+
+
+def grad_for_non_tensor(node: str, index: int) -> str:
+    return (
+        f"function {node} returned a gradient different than None at position {index + 1}, "
+        "but the corresponding forward input was not a Variable. Return None for arguments "
+        "of forward() that are not tensors."
+    )
+
+
+def not_one_element(shape: tuple[int, ...]) -> str:
+    return (
+        f"only one element tensors can be converted to Python scalars: this tensor has shape "
+        f"{_shape(shape)}. Reduce it first (e.g. .sum()) or index one element."
+    )

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from gradsum._backend import xp
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator
+from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator, run_post_acc_hooks
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -215,7 +215,8 @@ def run_backward(
                             _accumulate_nonleaf(t_in, grads[nr], create_graph)
                 if needed is not None and node not in needed:
                     continue
-            outs = _apply(node, hooks, grads, shared, retain_graph)
+            outs = _apply(node, hooks, grads, shared, retain_graph,
+                          wanted if needed is not None else None)
             for (child, cnr), g in zip(node._next, outs):
                 if child is None:
                     continue
@@ -271,7 +272,7 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
         if node.__class__ is acc_cls:
             g0 = grads[0]
             var = node.variable  # _sink, inlined for a leaf without hooks
-            if (g0 is not None and accumulate and not var._hooks
+            if (g0 is not None and accumulate and not var._hooks and hooks is None
                     and g0._array.dtype == var._array.dtype):
                 node.accumulate(g0, _is_owned(g0, shared), create_graph)
             else:
@@ -329,13 +330,16 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
 
 
 def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
-           retain_graph: bool) -> tuple[Tensor | None, ...]:
-    """Run one node's backward with its pre/post hooks; free its saved tensors."""
+           retain_graph: bool, wanted: Any = None) -> tuple[Tensor | None, ...]:
+    """Run one node's backward with its pre/post hooks; free its saved tensors.
+
+    ``wanted(child)``: under ``inputs=``, whether a gradient for that edge is needed; post
+    hooks see None for the others (torch does not compute them)."""
     if hooks is not None and hooks.pre:
         for hook in list(hooks.pre):
             r = hook(tuple(grads))
             if r is not None:
-                grads = list(r)
+                grads = list(_checked_node_hook_result(hook, tuple(grads), r, shared))
     if len(grads) == 1:
         g0 = grads[0]
         outs = node.backward(g0) if g0 is not None else (None,) * len(node._next)
@@ -348,10 +352,13 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
     if outs.__class__ is not tuple:
         outs = (outs,)
     if hooks is not None and hooks.post:
+        if wanted is not None:
+            outs = tuple(o if c is not None and wanted(c) else None
+                         for o, (c, _) in zip(outs, node._next))
         for hook in list(hooks.post):
             r = hook(tuple(outs), tuple(grads))
             if r is not None:
-                outs = tuple(r)
+                outs = _checked_node_hook_result(hook, tuple(outs), r, shared)
     if not retain_graph and node._saved:
         node._release()
     _mark_shared(outs, grads, shared)
@@ -399,9 +406,7 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
                       ) -> list[Tensor | None]:
     """Hooks of the tensors this node produced, then retain_grad (always last, as torch)."""
     for nr, fns in hooks.tensor.items():
-        g = grads[nr]
-        if g is None:
-            continue
+        g = grads[nr]  # (None too: torch calls the hooks of a running node with None)
         for fn in list(fns):
             r = fn(g)
             if r is not None:
@@ -415,46 +420,85 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
     return grads
 
 
-def _checked_hook_result(hook: Any, g: Tensor, r: Any) -> Tensor:
-    """A tensor hook may replace the gradient, but not with another size or a non-tensor."""
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _checked_hook_result(hook: Any, g: Tensor | None, r: Any) -> Tensor:
+    """A tensor hook may replace the gradient, but not with another size, dtype or a
+    non-tensor (torch's checks and exception types)."""
     from gradsum._tensor import Tensor
 
-    name = getattr(hook, "__name__", type(hook).__name__)
+    if g is None:
+        raise RuntimeError(_messages.hook_replaced_none(_hook_name(hook), 0))
     if not isinstance(r, Tensor):
-        raise TypeError(
-            f"hook '{name}' returned {type(r).__name__}: a tensor hook must return a Tensor "
-            "(the replacement gradient) or None."
-        )
+        raise TypeError(_messages.hook_not_tensor(_hook_name(hook), r))
     if r._array.shape != g._array.shape:
         raise RuntimeError(
-            f"hook '{name}' has changed the size of value: the gradient has shape "
-            f"{tuple(g.shape)} but the hook returned shape {tuple(r.shape)}. Return a tensor "
-            "of the gradient's shape."
+            _messages.hook_changed_size(_hook_name(hook), tuple(g.shape), tuple(r.shape))
         )
+    if r._array.dtype != g._array.dtype:
+        raise RuntimeError(
+            _messages.hook_changed_type(_hook_name(hook), g.dtype.name, r.dtype.name)
+        )
+    return r
+
+
+def _checked_node_hook_result(hook: Any, old: tuple[Tensor | None, ...], r: Any,
+                              shared: set[int]) -> tuple[Tensor | None, ...]:
+    """What a node pre/post hook returned, checked like torch: a tuple of the same length,
+    each entry None (drop that gradient) or a tensor in place of one of the same size."""
+    if r.__class__ is not tuple:
+        raise TypeError(_messages.hook_not_tuple(_hook_name(hook), r))
+    if len(r) != len(old):
+        raise RuntimeError(_messages.hook_wrong_count(_hook_name(hook), len(r), len(old)))
+    for i, (o, n) in enumerate(zip(old, r)):
+        if n is None:
+            continue
+        if o is None:
+            raise RuntimeError(_messages.hook_replaced_none(_hook_name(hook), i))
+        _checked_hook_result(hook, o, n)
+        shared.add(id(n))  # (a replacement may be held by the hook's owner)
     return r
 
 
 def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
           captured: list[Tensor | None], needed: set[Node] | None, accumulate: bool,
           create_graph: bool, shared: set[int]) -> None:
-    """A leaf's gradient arrives: leaf hooks, then capture (grad) and/or accumulate."""
+    """A leaf's gradient arrives: leaf hooks, then capture (grad) and/or accumulate with the
+    sink's own pre/post hooks. As in torch, the hooks run with None when the gradient is
+    None (the node runs all the same)."""
     var = node.variable
-    if g is not None:
-        hooks = var._hooks
-        if hooks:
-            for hook in list(hooks):
-                r = hook(g)
-                if r is not None:
-                    g = _checked_hook_result(hook, g, r)
-                    shared.add(id(g))
-        if g._array.dtype != var._array.dtype:
-            g = g.to(var.dtype)
+    hooks = var._hooks
+    if hooks:
+        for hook in list(hooks):
+            r = hook(g)
+            if r is not None:
+                g = _checked_hook_result(hook, g, r)
+                shared.add(id(g))
+    if g is not None and g._array.dtype != var._array.dtype:
+        g = g.to(var.dtype)
     if targets:
         idx = targets.get((node, 0))
         if idx is not None:
             captured[idx] = g
-    if g is not None and (node in needed if needed is not None else accumulate):
+    if not (node in needed if needed is not None else accumulate):
+        return  # (only captured: autograd.grad runs no sink)
+    nh = node._hooks
+    if nh is not None and nh.pre:
+        for hook in list(nh.pre):
+            r = hook((g,))
+            if r is not None:
+                g = _checked_node_hook_result(hook, (g,), r, shared)[0]
+    if g is not None:
         node.accumulate(g, _is_owned(g, shared), create_graph)
+    elif var._post_acc_hooks:
+        run_post_acc_hooks(var)
+    if nh is not None and nh.post:
+        for hook in list(nh.post):
+            r = hook((), (g,))
+            if r is not None:
+                _checked_node_hook_result(hook, (), r, shared)
 
 
 def _accumulate_nonleaf(t: Tensor, g: Tensor, create_graph: bool) -> None:

@@ -71,6 +71,11 @@ class BackwardCFunction(Node):
 
     # torch's ctx API
     def save_for_backward(self, *tensors: Tensor | None) -> None:
+        from gradsum._tensor import Tensor
+
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(_messages.save_non_tensor(i, t))
         self._to_save = tensors
 
     @property
@@ -92,8 +97,8 @@ class BackwardCFunction(Node):
         from gradsum._backend import xp
         from gradsum._tensor import Tensor
 
-        return [
-            g if g is not None else Tensor._make(xp.zeros(shape, dtype=dt))
+        return [  # (a non-tensor output, dtype None, keeps a None gradient)
+            g if g is not None or dt is None else Tensor._make(xp.zeros(shape, dtype=dt))
             for g, (shape, dt) in zip(grads, self._out_meta)
         ]
 
@@ -115,13 +120,16 @@ class BackwardCFunction(Node):
         from gradsum._tensor import Tensor
 
         meta = self._in_meta[i]
-        if g is None or meta is None:
+        if g is None:
+            return None
+        if meta is False:  # forward's argument i is not a tensor: only None fits
+            raise RuntimeError(_messages.grad_for_non_tensor(self.name(), i))
+        if meta is None:  # (a tensor that needs no gradient: the value is dropped)
+            if not isinstance(g, Tensor):
+                raise RuntimeError(_messages.function_grad_not_tensor(self.name(), i, g))
             return None
         if not isinstance(g, Tensor):
-            raise TypeError(
-                f"{self.name()}.backward returned {type(g).__name__} at index {i}; expected a "
-                "Tensor or None"
-            )
+            raise RuntimeError(_messages.function_grad_not_tensor(self.name(), i, g))
         shape, dt = meta
         if g._array.shape != shape:
             from gradsum.ops import sum_to
@@ -171,6 +179,15 @@ class Function:
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError("subclasses of Function must implement backward")
 
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
+        """Override to save state from ``inputs`` and ``output``; ``forward`` then takes no
+        ``ctx`` (torch's split style)."""
+        raise NotImplementedError("setup_context is not overridden")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(_messages.legacy_function_call(type(self).__name__))
+
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` without recording, then attach one node for the whole op."""
@@ -185,7 +202,11 @@ class Function:
         prev = _state.enabled
         _state.enabled = False
         try:
-            raw = cls.forward(node, *args, **kwargs)
+            if cls.setup_context is Function.setup_context:
+                raw = cls.forward(node, *args, **kwargs)
+            else:  # split style: forward(*args), then setup_context(ctx, inputs, output)
+                raw = cls.forward(*args, **kwargs)
+                cls.setup_context(node, args, raw)
         finally:
             _state.enabled = prev
         single = not isinstance(raw, tuple)
@@ -200,9 +221,9 @@ class Function:
                 ):
                     raise RuntimeError(_messages.leaf_inplace(f"{cls.__name__}.forward"))
             node._next = tuple(edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
-            node._in_meta = [
-                (a._array.shape, a._array.dtype)
-                if isinstance(a, Tensor) and node._next[i][0] is not None else None
+            node._in_meta = [  # (shape, dtype); None: no gradient needed; False: no tensor
+                ((a._array.shape, a._array.dtype) if node._next[i][0] is not None else None)
+                if isinstance(a, Tensor) else False
                 for i, a in enumerate(args)
             ]
         node._out_meta = [
@@ -220,6 +241,8 @@ class Function:
                 src = o
                 o = Tensor._make(src._array)
                 o._version = src._version
+            elif id(o) in node.dirty:
+                o._version[0] += 1  # torch bumps a tensor marked dirty once more
             differentiable = record and id(outs[i]) not in node.non_differentiable and (
                 o._array.dtype.kind == "f"
             )

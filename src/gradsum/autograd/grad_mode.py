@@ -64,13 +64,26 @@ class _GradModeBase:
         return wrapper  # type: ignore[return-value]
 
 
-class no_grad(_GradModeBase):
+class _NoParamDecorator(_GradModeBase):
+    """A mode that is also a decorator without parentheses (``@no_grad`` as ``@no_grad()``),
+    like torch's."""
+
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func: Callable[..., Any] | None = None) -> None:
+        pass
+
+
+class no_grad(_NoParamDecorator):
     """Disable recording: results of ops do not require grad and no graph is built."""
 
     _target = False
 
 
-class enable_grad(_GradModeBase):
+class enable_grad(_NoParamDecorator):
     """Enable recording (inside a ``no_grad`` block, for example)."""
 
     _target = True
@@ -104,8 +117,14 @@ class set_grad_enabled(_GradModeBase):
         return super().__call__(func)
 
 
-class inference_mode(no_grad):
-    """Alias of :class:`no_grad` (gradsum has no separate inference tensors)."""
+class inference_mode(_GradModeBase):
+    """Alias of :class:`no_grad` (gradsum has no separate inference tensors); like torch's,
+    also a decorator without parentheses."""
 
-    def __init__(self, mode: bool = True) -> None:
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
+    def __init__(self, mode: Any = True) -> None:
         self._target = not mode

@@ -312,10 +312,25 @@ class AccumulateGrad(Node):
                 old._version[0] += 1
             else:  # a read-only .grad the user assigned (e.g. an expanded tensor): replace it
                 var._grad = old.detach() + grad.detach()
-        hooks = var._post_acc_hooks
-        if hooks:
-            for hook in list(hooks):
-                hook(var)
+        if var._post_acc_hooks:
+            run_post_acc_hooks(var)
+
+
+def run_post_acc_hooks(var: Tensor) -> None:
+    """``register_post_accumulate_grad_hook`` hooks of leaf ``var``, in order."""
+    for hook in list(var._post_acc_hooks or ()):
+        r = hook(var)
+        if r is not None:
+            _post_acc_hook_returned(hook, r)
+
+
+def _post_acc_hook_returned(hook: Any, r: Any) -> None:
+    """torch refuses a post-accumulate-grad hook's return value: TypeError for a non-tensor,
+    RuntimeError for a tensor."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(r, _Tensor if _Tensor is not None else _bind_tensor()):
+        raise TypeError(_messages.hook_not_tensor(name, r))
+    raise RuntimeError(_messages.post_acc_hook_result(name))
 
 
 def grad_accumulator(t: Tensor) -> AccumulateGrad:

@@ -120,6 +120,13 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
     return _core.record(node, (a,), out)
 
 
+def _tile_method(a: Tensor, *dims: Any) -> Tensor:
+    """``repeat`` with ones prepended to ``dims`` when it names fewer dimensions (torch's
+    ``tile``)."""
+    reps = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    return repeat(a, (1,) * (a.ndim - len(reps)) + tuple(reps))
+
+
 def _where_method(a: Tensor, condition: Tensor, other: Any) -> Tensor:
     return where(condition, a, other)
 
@@ -160,7 +167,7 @@ METHODS.update({
     "multiply": mul, "subtract": sub, "divide": div, "true_divide": div,
     "clip": clamp, "clip_": clamp_, "mm": matmul, "bmm": matmul, "mv": matmul,
     "dot": matmul, "swapaxes": transpose, "max": _max_method, "min": _min_method,
-    "where": _where_method, "absolute": abs, "negative": neg,
+    "where": _where_method, "absolute": abs, "negative": neg, "tile": _tile_method,
 })
 for _name, _fn in METHODS.items():
     if _fn is not None:

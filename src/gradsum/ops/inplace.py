@@ -31,7 +31,7 @@ from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import OPS, _make, edge, record, register, scalar_value
-from gradsum.ops.shape import _convert_key
+from gradsum.ops.shape import _convert_key, expand_ellipsis, index_target, split_key
 
 
 def _check_leaf(self: Tensor, name: str) -> None:
@@ -85,16 +85,54 @@ def _write(self: Tensor, arr: Any, name: str) -> None:
 
 
 class CopySlices(Node):
-    """An in-place write through a view, seen from the view's base: the base's gradient is
-    the incoming gradient with the view's region zeroed, the written value's gradient is the
-    view's region of it."""
+    """An in-place op on a view, seen from the view's base (torch's node of that name).
 
+    It wraps the op's own node ``fn``: its edges are the base's, then ``fn``'s other inputs
+    (the written value, ...). The base's gradient is the incoming gradient with the view's
+    region replaced by ``fn``'s gradient for its first input (zero for a copy or fill); the
+    other inputs get ``fn``'s other gradients. ``fn``'s saved tensors are this node's
+    (checked and released with it).
+    """
+
+    __slots__ = ("fn", "view_fn")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        fn = self.fn
+        if fn is None:
+            return (zero_view_region(g, self.view_fn),)
+        res = fn.backward(self.view_fn(g))
+        if res.__class__ is not tuple:
+            res = (res,)
+        gb = None
+        if self.needs(0):
+            gb = (zero_view_region(g, self.view_fn) if res[0] is None
+                  else put_view_region(g, res[0], self.view_fn))
+        return (gb, *res[1:])
+
+
+class PutViewRegionBackward0(Node):
     __slots__ = ("view_fn",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        gb = zero_view_region(g, self.view_fn) if self.needs(0) else None
-        gv = self.view_fn(g) if self.needs(1) else None
-        return gb, gv
+        return (zero_view_region(g, self.view_fn) if self.needs(0) else None,
+                self.view_fn(g) if self.needs(1) else None)
+
+
+def put_view_region(g: Tensor, r: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
+    """A copy of ``g`` with the region selected by ``view_fn`` replaced by ``r``."""
+    out = g._array.copy()
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        region = view_fn(_make(out))
+    finally:
+        _state.enabled = prev
+    region._array[...] = r._array
+    if not (_state.enabled and (g.requires_grad or r.requires_grad)):
+        return _make(out)
+    node = PutViewRegionBackward0()
+    node.view_fn = view_fn
+    return record(node, (g, r), out)
 
 
 class ZeroViewRegionBackward0(Node):
@@ -149,7 +187,12 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
         assert base is not None and self._view_fn is not None
         cs = CopySlices()
         cs.view_fn = self._view_fn
-        cs._next = (base_edge, (node, res._output_nr) if node is not None else (None, 0))
+        cs.fn = node
+        if node is None:
+            cs._next = (base_edge,)
+        else:
+            cs._next = (base_edge, *node._next[1:])
+            cs._saved = node._saved  # (the same SavedTensor objects: one release frees both)
         base._grad_fn = cs
         base._output_nr = 0
         prev = _state.enabled
@@ -349,7 +392,8 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
 
 def _zero_index(g: Tensor, key: tuple[Any, ...]) -> Tensor:
     mask = xp.zeros(g._array.shape, dtype=bool)
-    mask[key] = True
+    arr, k = index_target(mask, key)
+    arr[k] = True
     return F.where(_make(mask), F.zeros_like(g), g)
 
 
@@ -359,12 +403,13 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     k, _ = _convert_key(key)
     out = a._array.copy()
     v = value._array if isinstance(value, Tensor) else _other_array(a, value)
+    arr, kk = index_target(out, k)
     try:
-        out[k] = v
+        arr[kk] = v
     except ValueError as e:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(out[k].shape)} ({e})"
+            f"indexing result of shape {list(arr[kk].shape)} ({e})"
         ) from None
     vt = value if isinstance(value, Tensor) else None
     if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
@@ -375,36 +420,60 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     return record(node, (a, vt), out)
 
 
+def _is_noop_key(k: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
+    """Whether torch's slicing step returns the tensor itself for basic key ``k`` (only
+    Ellipsis and slices it skips: start 0, step 1, stop at least the size)."""
+    dim = 0
+    consumed = sum(1 for kk in k if kk is not Ellipsis)
+    for kk in k:
+        if kk is Ellipsis:
+            dim = len(shape) - (consumed - dim)
+        elif (not isinstance(kk, slice) or kk.start not in (None, 0) or kk.step not in (None, 1)
+              or (kk.stop is not None and kk.stop < shape[dim])):
+            return False
+        else:
+            dim += 1
+    return True
+
+
 def setitem_(self: Tensor, key: Any, value: Any) -> None:
-    """``self[key] = value``, recorded when ``self`` or ``value`` requires grad."""
+    """``self[key] = value``, recorded when ``self`` or ``value`` requires grad.
+
+    As torch: the basic part of the key (ints, slices, None) makes a view, unless it does
+    nothing; the tensors of an advanced key then ``index_put`` into it, and a basic key
+    copies (or, for a 0-d value, fills) it. A write through a view turns the base's grad_fn
+    into CopySlices.
+    """
     _check_leaf(self, "__setitem__")
-    if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
-        value = value._array
     if _recording(self, value):
         k, advanced = _convert_key(key)
         if advanced:
-            apply_inplace(self, "__setitem__", lambda old: index_put(old, key, value), value)
+            k = expand_ellipsis(k, self._array.ndim)
+            basic, rest = split_key(k, always=True)  # type: ignore[misc]
+            if not _is_noop_key(basic, self._array.shape):
+                setitem_(F.getitem(self, basic), rest, value)
+                return
+            apply_inplace(self, "__setitem__", lambda old: index_put(old, k, value), value)
+            return
+        dst = self if _is_noop_key(k, self._array.shape) else F.getitem(self, key)
+        if not isinstance(value, Tensor):
+            value = _make(xp.asarray(value, dtype=self._array.dtype))
+        if value._array.ndim == 0 and dst._array.ndim != 0:
+            fill_(dst, value)
         else:
-            # Basic indexing is a view: write through it, so the base's grad_fn becomes
-            # CopySlices (torch's x[k] = v is x[k].copy_(v) / .fill_(v)).
-            view = F.getitem(self, key)
-            if isinstance(value, Tensor):
-                copy_(view, value)
-            elif isinstance(value, (bool, int, float, xp.generic)):
-                fill_(view, value)
-            else:
-                copy_(view, _make(xp.asarray(value, dtype=self._array.dtype)))
+            copy_(dst, value)
         return
     k, _ = _convert_key(key)
     v = value._array if isinstance(value, Tensor) else value
     if not self._array.flags.writeable:
         _write(self, self._array, "__setitem__")
+    arr, kk = index_target(self._array, k)
     try:
-        self._array[k] = v
+        arr[kk] = v
     except ValueError as e:
         raise RuntimeError(
             f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(self._array[k].shape)} ({e})"
+            f"indexing result of shape {list(arr[kk].shape)} ({e})"
         ) from None
     self._version[0] += 1
 

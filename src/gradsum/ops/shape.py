@@ -127,6 +127,12 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
             f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
             f"the number of dimensions in the tensor ({x.ndim})"
         )
+    if -1 in shape[:lead]:
+        raise RuntimeError(
+            f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
+            f"dimension {shape.index(-1)}: cannot expand shape {tuple(x.shape)} to {shape}. "
+            "Give the size of each new leading dimension."
+        )
     target = shape if -1 not in shape else tuple(
         (x.shape[i - lead] if s == -1 else s) for i, s in enumerate(shape)
     )
@@ -380,11 +386,17 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
     for k in key:
         if isinstance(k, Tensor):
             arr = k._array
-            if arr.dtype.kind not in "iub":
+            kind = arr.dtype.kind
+            if kind not in "iub":
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors, got "
                     f"{k.dtype.name}"
                 )
+            if arr.dtype == xp.uint8:  # torch reads a byte tensor as a (legacy) mask
+                arr = arr.astype(bool)
+            elif kind != "b" and arr.ndim == 0:  # torch: a 0-d integer tensor is an int
+                out.append(int(arr))
+                continue
             out.append(arr)
             advanced = True
         elif isinstance(k, (list, tuple, xp.ndarray)):  # a sequence inside a key: advanced
@@ -402,6 +414,71 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
                 )
             out.append(k)
     return tuple(out), advanced
+
+
+def split_key(k: tuple[Any, ...], always: bool = False
+              ) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """For an advanced key with ints, torch's two steps: ``(basic, rest)``; ``None`` when the
+    key has no int (then NumPy's indexing in one step agrees), unless ``always``.
+
+    torch applies ints (select) before the index tensors, so they never take part in the
+    broadcast of advanced indices; NumPy broadcasts them with the arrays, which moves the
+    result's dimensions (``x[0, :, [1, 2]]``: torch (n, 2), NumPy (2, n)). ``x[basic][rest]``
+    is torch's result; ``basic`` keeps a full slice for each dimension an array indexes.
+    """
+    if not always and not builtins.any(
+        isinstance(kk, (int, xp.integer)) and not isinstance(kk, bool) for kk in k
+    ):
+        return None
+    basic: list[Any] = []
+    rest: list[Any] = []
+    for kk in k:
+        if isinstance(kk, xp.ndarray) and kk.ndim == 0 and kk.dtype.kind == "b":
+            basic.append(None)  # a 0-d mask: as a Python bool
+            rest.append(kk.reshape(1))
+        elif isinstance(kk, xp.ndarray):
+            basic.extend([slice(None)] * (kk.ndim if kk.dtype.kind == "b" else 1))
+            rest.append(kk)
+        elif isinstance(kk, bool):  # torch: unsqueeze, then a one-element mask
+            basic.append(None)
+            rest.append(xp.array([kk]))
+        elif kk is None or isinstance(kk, slice):
+            basic.append(kk)
+            rest.append(slice(None))
+        elif kk is Ellipsis:
+            basic.append(kk)
+            rest.append(kk)
+        else:  # an int: selected away in the first step
+            basic.append(kk)
+    return tuple(basic), tuple(rest)
+
+
+def expand_ellipsis(k: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
+    """``k`` with its Ellipsis spelled out as full slices. An Ellipsis that stands for no
+    dimension separates advanced indices for NumPy (their dimensions then go first), not for
+    torch."""
+    i = next((j for j, kk in enumerate(k) if kk is Ellipsis), -1)  # ("in" compares arrays)
+    if i < 0:
+        return k
+    used = 0
+    for kk in k:
+        if isinstance(kk, xp.ndarray) and kk.dtype.kind == "b":
+            used += kk.ndim
+        elif kk is not None and kk is not Ellipsis and not isinstance(kk, bool):
+            used += 1
+    return k[:i] + (slice(None),) * builtins.max(ndim - used, 0) + k[i + 1:]
+
+
+def index_target(x: Any, k: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """``(arr, key)`` with ``arr[key]`` the elements torch's ``x[k]`` names, ``k`` an
+    advanced key from ``_convert_key`` (for writes: ``arr`` is ``x`` or a view of it)."""
+    if not builtins.any(isinstance(kk, (xp.ndarray, bool)) for kk in k):
+        return x, k  # basic indexing: NumPy's is torch's
+    k = expand_ellipsis(k, x.ndim)
+    parts = split_key(k)
+    if parts is None:
+        return x, k
+    return x[parts[0]], parts[1]
 
 
 class IndexBackward0(Node):
@@ -461,8 +538,11 @@ def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> I
         elif kk is None:
             cls = _IndexUnsqueezeBackward0
         elif isinstance(kk, slice):
-            size = shape[dim]
-            if kk.indices(size) != (0, size, 1):
+            # torch skips a slice whose raw start is 0 (or None), step 1 and stop at least
+            # the size (or None); anything else (x[-3:] too) records a slice
+            stop = kk.stop
+            if (kk.start not in (None, 0) or kk.step not in (None, 1)
+                    or (stop is not None and stop < shape[dim])):
                 cls = SliceBackward0
             dim += 1
         else:
@@ -474,6 +554,11 @@ def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> I
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
     k, advanced = _convert_key(key)
+    if advanced:
+        k = expand_ellipsis(k, a._array.ndim)
+        parts = split_key(k)
+        if parts is not None:  # ints select first, then the tensors index (as torch)
+            return getitem(getitem(a, parts[0]), parts[1])
     x = a._array
     try:
         out = x[k]
@@ -981,8 +1066,9 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = wrap_dim(dim, a._array.ndim)
     n = a._array.shape[d]
-    step = -(-n // chunks) if n else 1
-    return split(a, step, d)
+    if n == 0:  # torch: ``chunks`` empty pieces
+        return split(a, [0] * chunks, d)
+    return split(a, -(-n // chunks), d)
 
 
 @register("unbind")
