@@ -595,3 +595,27 @@ def test_accumulation_never_aliases(info: OpInfo, i: int, sample: Sample) -> Non
     for k, a in enumerate(arrays):
         for other in arrays[k + 1:]:
             assert not np.shares_memory(a, other)
+
+
+# -- a second backward without retain_graph raises exactly where torch's does -----------------
+@pytest.mark.parametrize(("info", "i", "sample"), DIFF_CASES)
+def test_second_backward_raises_like_torch(info: OpInfo, i: int, sample: Sample) -> None:
+    """torch frees a node's saved variables after backward, so a second backward through a
+    node that saved any (an input, an index, a mask, a number wrapped as a tensor) raises,
+    and through one that saved none it does not (SEMANTICS 4). gradsum must agree, op by op."""
+    outcome = []
+    for tag, fn in (("t", info.ref), ("g", info.op)):
+        args, kwargs = convert(sample, tag, "float64", True)
+        outs = [o for o in flat_outputs(fn(*args, **kwargs))
+                if isinstance(o, (torch.Tensor, gradsum.Tensor)) and o.requires_grad]
+        y = outs[0].sum()
+        for o in outs[1:]:
+            y = y + o.sum()
+        y.backward()
+        try:
+            y.backward()
+            outcome.append("second backward runs")
+        except RuntimeError as e:
+            assert "backward through the graph a second time" in str(e)
+            outcome.append("second backward raises")
+    assert outcome[1] == outcome[0], f"{info.name}{sample}: torch: {outcome[0]}"

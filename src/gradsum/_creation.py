@@ -104,7 +104,12 @@ def from_numpy(arr: Any) -> Tensor:
     return Tensor._make(arr)
 
 
-def _size(size: Sequence[Any]) -> tuple[int, ...]:
+def _size(size: Sequence[Any], name: str = "") -> tuple[int, ...]:
+    if name and not size:  # torch: the size is required (an empty tuple gives a 0-d tensor)
+        raise TypeError(
+            f'{name}() missing 1 required positional arguments: "size". Pass the shape, e.g. '
+            f"{name}(2, 3) or {name}(()) for a 0-d tensor."
+        )
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = tuple(int(s) for s in size)
@@ -121,19 +126,20 @@ def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of the given size."""
     _check_device(device)
-    return _finish(xp.zeros(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(xp.zeros(_size(size, "zeros"), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
     _check_device(device)
-    return _finish(xp.ones(_size(size), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(xp.ones(_size(size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (gradsum fills it with zeros)."""
+    _size(size, "empty")  # (the size is required)
     return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
@@ -208,7 +214,7 @@ def rand(*size: Any, generator: _random.Generator | None = None, dtype: D.dtype 
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     _check_device(device)
-    arr = _random.rng(generator).random(_size(size)).astype(_float_dtype(dtype))
+    arr = _random.rng(generator).random(_size(size, "rand")).astype(_float_dtype(dtype))
     return _finish(arr, requires_grad)
 
 
@@ -216,7 +222,8 @@ def randn(*size: Any, generator: _random.Generator | None = None, dtype: D.dtype
           device: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     _check_device(device)
-    arr = _random.rng(generator).standard_normal(_size(size)).astype(_float_dtype(dtype))
+    arr = _random.rng(generator).standard_normal(_size(size, "randn")).astype(
+        _float_dtype(dtype))
     return _finish(arr, requires_grad)
 
 

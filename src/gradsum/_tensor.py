@@ -431,6 +431,13 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __format__(self, spec: str) -> str:
+        """A 0-d tensor formats as its Python number (``f"{loss:.3f}"``), like torch; any
+        other tensor only with an empty spec (its repr)."""
+        if self._array.ndim == 0 and type(self) is Tensor:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __repr__(self) -> str:
         return _format(self)
 
@@ -583,6 +590,12 @@ class Tensor:
 
     def __mod__(self, other: Any) -> Tensor:
         return _F.remainder(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _F.rfloor_divide(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _F.rremainder(self, other)
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         if other is None:  # torch: a tensor never equals None (a Python bool)

@@ -231,6 +231,12 @@ class Node:
 
 _NOTHING_SAVED = SavedTensor(None, False)  # shared by every "saved None" slot (immutable)
 
+#: The ``_saved`` of a node whose backward needs tensors it holds outside saved tensors (an
+#: index, a mask, the number torch wraps as a tensor in ``x * 2``). torch saves those as saved
+#: variables, so a second backward without ``retain_graph`` raises; with this marker the
+#: engine releases such a node like any other and a second backward raises the same error.
+HOLDS_STATE: tuple[SavedTensor, ...] = (_NOTHING_SAVED,)
+
 
 _new = object.__new__
 _weakref = weakref.ref

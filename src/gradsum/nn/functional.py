@@ -30,7 +30,7 @@ from gradsum import _random
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.nn import _conv
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import shape as _shape
@@ -703,6 +703,7 @@ def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
     if not needs_grad(x):
         return _make(out)
     node = NllLossBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the target, weight and total weight)
     node.plan = plan
     return record(node, (x,), out)
 

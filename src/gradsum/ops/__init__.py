@@ -25,7 +25,17 @@ from gradsum.ops import _core
 from gradsum.ops._core import OPS, as_tensor_like, register
 from gradsum.ops._core import wrap_dim as _wrap_dim
 from gradsum.ops.elementwise import *
-from gradsum.ops.elementwise import abs, pow, rdiv, round, rpow, rsub, to_dtype
+from gradsum.ops.elementwise import (
+    abs,
+    pow,
+    rdiv,
+    rfloor_divide,
+    round,
+    rpow,
+    rremainder,
+    rsub,
+    to_dtype,
+)
 from gradsum.ops.inplace import *
 from gradsum.ops.inplace import (
     add_,

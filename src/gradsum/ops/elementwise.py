@@ -21,7 +21,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node, _saved_input, _saved_output
+from gradsum.autograd.graph import HOLDS_STATE, Node, _saved_input, _saved_output
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -300,6 +300,7 @@ def mul(a: Any, b: Any) -> Tensor:
     if not bt:
         node1 = _MulScalar()
         node1.scalar = y
+        node1._saved = HOLDS_STATE  # (torch saves the number, wrapped as a tensor)
         return record(node1, (a, None), out)
     node = MulBackward0()
     node.a_shape = x.shape
@@ -347,6 +348,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not bt:
         node1 = _DivScalar()
         node1.scalar = y
+        node1._saved = HOLDS_STATE  # (torch saves the number, wrapped as a tensor)
         return record(node1, (a, None), out)
     node = DivBackward0()
     node.a_shape = x.shape
@@ -902,8 +904,60 @@ def remainder(a: Any, b: Any) -> Tensor:
     node = RemainderBackward1()
     node.a_shape, node.b_shape = x.shape, y.shape
     t = record(node, (a, b), out)
-    node.save(*((a, b) if b.requires_grad else (None, None)))
+    if b.requires_grad:  # (torch saves both only for the divisor's gradient)
+        node.save(a, b)
     return t
+
+
+class _NoDerivative(Node):
+    """The node of an op torch has no derivative for (``7 % t``, ``7 // t``): the output
+    requires grad, and a backward through it raises, as torch's ``NotImplemented`` node."""
+
+    __slots__ = ("op",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        raise RuntimeError(
+            f"derivative for aten::{self.op} is not implemented: a number on the left of "
+            f"'{'%' if self.op == 'remainder' else '//'}' has no gradient rule. Detach the "
+            "tensor operand first, or write the expression with differentiable ops."
+        )
+
+
+_NotImplementedNode = type("NotImplemented", (_NoDerivative,), {"__slots__": ()})
+
+
+def _number_left(a: Tensor, b: Any, op: str, fn: Any) -> Tensor:
+    """``fn(b, a)`` for a number ``b`` on the left (``b // a``, ``b % a``): the number
+    promotes like torch's wrapped scalars (``7.5 // int_tensor`` is float32)."""
+    x, y, _ = _arrays(a, b)
+    kernel = "div_floor_cpu" if op == "floor_divide" else "remainder_cpu"
+    _no_bool(x, kernel)
+    _check_int_divisor(x, x, "division" if op == "floor_divide" else "remainder")
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        out = xp.asarray(fn(y, x)).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = _NotImplementedNode()
+    node.op = op
+    return record(node, (a,), out)
+
+
+def rfloor_divide(a: Tensor, b: Any) -> Tensor:
+    """``b // a`` for a non-tensor ``b`` (the reflected operator)."""
+    if isinstance(b, Tensor):
+        return floor_divide(b, a)
+    if not isinstance(b, (bool, int, float)) and hasattr(b, "shape"):
+        return floor_divide(as_tensor_like(b, a), a)
+    return _number_left(a, scalar_value(b), "floor_divide", xp.floor_divide)
+
+
+def rremainder(a: Tensor, b: Any) -> Tensor:
+    """``b % a`` for a non-tensor ``b`` (the reflected operator)."""
+    if isinstance(b, Tensor):
+        return remainder(b, a)
+    if not isinstance(b, (bool, int, float)) and hasattr(b, "shape"):
+        return remainder(as_tensor_like(b, a), a)
+    return _number_left(a, scalar_value(b), "remainder", xp.remainder)
 
 
 # -- activations -------------------------------------------------------------------------------
@@ -1255,6 +1309,7 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
     if not needs_grad(a, b):
         return _make(out)
     node = WhereBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the condition)
     node.cond = cond
     node.a_shape = x.shape
     node.b_shape = xp.shape(y)

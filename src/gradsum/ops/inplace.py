@@ -29,7 +29,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import OPS, _make, edge, record, register, scalar_value
 from gradsum.ops.shape import _convert_key, expand_ellipsis, index_target, split_key
 
@@ -415,6 +415,7 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
         return _make(out)
     node = IndexPutBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the indices)
     node.key, node.in_shape = k, out.shape
     node.value_shape = vt._array.shape if vt is not None else ()
     return record(node, (a, vt), out)
@@ -478,11 +479,28 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     self._version[0] += 1
 
 
+#: fills torch implements for floating dtypes only: its kernel name (None: its own message)
+_FLOAT_ONLY_FILLS = {"normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds",
+                     "exponential_": None}
+
+
 def _random_fill(name: str) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
         from gradsum import _random
 
         _check_leaf(self, name)
+        kind = self._array.dtype.kind
+        if kind != "f" and name in _FLOAT_ONLY_FILLS:  # (torch has no integer kernel)
+            kernel = _FLOAT_ONLY_FILLS[name]
+            if kernel is None:
+                given = D._TORCH_SCALAR_NAMES.get(str(self._array.dtype), self.dtype.name)
+                raise RuntimeError(
+                    "Exponential distribution is a continuous probability distribution. dtype "
+                    f"must be a floating point but you specified {given}. Convert the tensor "
+                    "with .float() first."
+                )
+            raise D.not_implemented(kernel, self._array.dtype,
+                                    "Convert the tensor with .float() first.")
         arr = _random.sample(name, self._array.shape, self._array.dtype, generator, *args,
                              **kwargs)
         _write(self, arr, name)

@@ -20,7 +20,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
 
 _ndarray = xp.ndarray
@@ -356,6 +356,7 @@ def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices
             return values_indices(_make(x.copy()), idx0)
         node0 = MaxBackward0() if is_max else MinBackward0()
         node0.dim, node0.indices, node0.in_shape, node0.keepdim = 0, idx0, (), keepdim
+        node0._saved = HOLDS_STATE  # (torch saves the indices)
         return values_indices(record(node0, (a,), x.copy()), idx0)
     if x.shape[d] == 0:
         raise IndexError(
@@ -371,6 +372,7 @@ def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices
         return values_indices(_make(vals), idx_t)
     node = MaxBackward0() if is_max else MinBackward0()
     node.dim, node.indices, node.in_shape, node.keepdim = d, idx_t, x.shape, keepdim
+    node._saved = HOLDS_STATE  # (torch saves the indices)
     return values_indices(record(node, (a,), vals), idx_t)
 
 

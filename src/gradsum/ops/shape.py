@@ -25,7 +25,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
     broadcast_view,
@@ -578,7 +578,11 @@ def getitem(a: Tensor, key: Any) -> Tensor:
         # Grad mode on: remember how to recompute the view, so an in-place write through it
         # that brings in a tensor requiring grad rebases the base (torch's CopySlices).
         return mark_view(t, a, (lambda b: getitem(b, key)) if _state.enabled else None)
-    node = IndexBackward0() if advanced else _basic_index_node(k, x.shape, key)
+    if advanced:
+        node = IndexBackward0()
+        node._saved = HOLDS_STATE  # (torch saves the indices)
+    else:
+        node = _basic_index_node(k, x.shape, key)
     node.key = k
     node.in_shape = x.shape
     t = record(node, (a,), out)
@@ -770,6 +774,7 @@ def _index_select(a: Tensor, d: int, idx: Any) -> Tensor:
     if not needs_grad(a):
         return _make(out)
     node = IndexSelectBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the index)
     node.dim, node.index, node.in_shape = d, _make(idx.reshape(-1)), x.shape
     return record(node, (a,), out)
 
@@ -824,6 +829,8 @@ def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
     if not needs_grad(a, source):
         return _make(out)
     node = IndexAddBackward0()
+    if source.requires_grad:  # (torch saves the index for the source's gradient only)
+        node._saved = HOLDS_STATE
     node.dim, node.index, node.alpha = d, index, alpha
     return record(node, (a, source), out)
 
@@ -860,6 +867,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     if not needs_grad(a):
         return _make(out)
     node = GatherBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the index)
     node.dim, node.index, node.in_shape, node.key = d, _make(idx), x.shape, key
     return record(node, (a,), out)
 
@@ -928,6 +936,7 @@ def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: tuple[Any, 
     if not needs_grad(a, src):
         return _make(out)
     node = ScatterAddBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the index)
     node.dim, node.index, node.src_shape = d, index, sa.shape
     return record(node, (a, src), out)
 
@@ -1125,6 +1134,7 @@ def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     if not needs_grad(a, v_t):
         return _make(out)
     node = MaskedFillBackward0() if v_t is None else MaskedFillBackward1()
+    node._saved = HOLDS_STATE  # (torch saves the mask)
     node.mask = xp.broadcast_to(m, x.shape)
     return record(node, (a, v_t), out)
 
