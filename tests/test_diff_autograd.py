@@ -482,3 +482,62 @@ def test_second_backward_raises_where_torch_saved_something(case):
         except RuntimeError:
             outcome.append("raises")
     assert outcome[1] == outcome[0]
+
+
+@pytest.mark.parametrize("expr", ["7 % x", "7 // x", "7.5 // i", "7.5 % i", "7 % i", "True // i",
+                                  "-7 % y", "7 // z", "2 % b"])
+def test_number_on_the_left_of_floordiv_and_mod(expr):
+    """``number // t`` and ``number % t`` compute like torch (wrapped-number promotion, the
+    integer division-by-zero error); with a tensor requiring grad the result carries torch's
+    ``NotImplemented`` node, whose backward raises."""
+    results = []
+    for lib in (torch, gradsum):
+        env = {"x": lib.tensor([2.0, 3.0], requires_grad=True), "i": lib.tensor([2, 3]),
+               "y": lib.tensor([2.0, -3.0]), "z": lib.tensor([0, 3]), "b": lib.tensor([True])}
+        try:
+            r = eval(expr, {}, env)
+        except RuntimeError:
+            results.append("RuntimeError")
+            continue
+        name = type(r.grad_fn).__name__ if r.grad_fn is not None else None
+        backward = None
+        if r.requires_grad:
+            try:
+                r.sum().backward()
+                backward = "runs"
+            except RuntimeError as e:
+                backward = "derivative" in str(e) and "not implemented" in str(e)
+        results.append((r.tolist(), str(r.dtype).split(".")[-1], name, backward))
+    assert results[1] == results[0]
+
+
+def test_zero_dim_tensors_format_as_numbers():
+    for lib in (torch, gradsum):
+        assert f"{lib.tensor(0.1):.3f}" == "0.100"
+        assert f"{lib.tensor(3):d}" == "3"
+        assert f"{lib.tensor([1, 2])}" == "tensor([1, 2])"
+        with pytest.raises(TypeError):
+            f"{lib.tensor([0.1]):.3f}"
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_creation_functions_require_a_size(name):
+    for lib in (torch, gradsum):
+        with pytest.raises(TypeError):
+            getattr(lib, name)()
+        assert tuple(getattr(lib, name)(()).shape) == ()
+
+
+@pytest.mark.parametrize("fill", ["normal_", "uniform_", "exponential_", "bernoulli_",
+                                  "random_"])
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float32"])
+def test_random_fills_on_integer_tensors(fill, dtype):
+    outcome = []
+    for lib in (torch, gradsum):
+        t = lib.zeros(3, dtype=getattr(lib, dtype))
+        try:
+            getattr(t, fill)()
+            outcome.append("ok")
+        except (NotImplementedError, RuntimeError) as e:
+            outcome.append(type(e).__name__)
+    assert outcome[1] == outcome[0]
