@@ -33,7 +33,16 @@ from gradsum.nn.activation import (
     Tanh,
 )
 from gradsum.nn.container import ModuleDict, ModuleList, Sequential
-from gradsum.nn.layers import Conv2d, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear
+from gradsum.nn.layers import (
+    Conv2d,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LayerNorm,
+    Linear,
+    Unflatten,
+)
 from gradsum.nn.loss import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -49,6 +58,6 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "Conv2d", "CrossEntropyLoss", "Dropout", "Embedding",
     "Flatten", "GELU", "Identity", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LogSoftmax",
     "MSELoss", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "ReLU", "SiLU",
-    "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh", "functional", "init", "parallel",
-    "utils",
+    "Sequential", "Sigmoid", "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "init",
+    "parallel", "utils",
 ]

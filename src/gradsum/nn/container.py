@@ -141,11 +141,11 @@ class Sequential(Module):
             raise IndexError(f"Index out of range: {index}")
         if index < 0:
             index += n
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        # torch's key shifting: "i" takes "i-1"'s module from the end down to ``index``
+        # (so a Sequential built from an OrderedDict of other names raises KeyError, as torch)
+        for i in range(n, index, -1):
+            self._modules[str(i)] = self._modules[str(i - 1)]
+        self._modules[str(index)] = module
         return self
 
     def extend(self, sequential: Iterable[Module]) -> Sequential:
@@ -300,13 +300,27 @@ class ModuleDict(Module):
         return self._modules.values()
 
     def update(self, modules: Mapping[str, Module] | Iterable[Any]) -> None:
-        """Add ``(key, module)`` pairs from a mapping or an iterable of pairs."""
-        if isinstance(modules, Mapping):
+        """Add ``(key, module)`` pairs from a mapping (a ``ModuleDict`` too) or an iterable of
+        pairs, overwriting existing keys.
+
+        Example:
+            >>> from gradsum import nn
+            >>> d = nn.ModuleDict({"a": nn.ReLU()})
+            >>> d.update(nn.ModuleDict({"b": nn.Tanh()}))
+            >>> list(d)
+            ['a', 'b']
+        """
+        if not isinstance(modules, Iterable):
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but "
+                "got " + type(modules).__name__
+            )
+        if isinstance(modules, (Mapping, ModuleDict)):
             for key, module in modules.items():
                 self[key] = module
             return
         for j, m in enumerate(modules):
-            if not isinstance(m, (list, tuple)):
+            if not isinstance(m, Iterable):
                 raise TypeError(
                     "ModuleDict update sequence element #" + str(j) + " should be Iterable; is"
                     + type(m).__name__

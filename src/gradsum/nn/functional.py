@@ -233,6 +233,14 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     if not training or p == 0.0 or input.numel() == 0:
         return input
     arr = input._array
+    if p != 1.0 and arr.dtype.kind in "biu":
+        # torch scales the kept values by the float 1 / (1 - p), which an integer or bool
+        # tensor cannot hold (p == 1 only zeros, which it can)
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type "
+            f"{_torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
+            "(convert with .float())"
+        )
     if p == 1.0:
         noise = xp.zeros(arr.shape, dtype=arr.dtype)
     else:

@@ -1,6 +1,6 @@
 """Layers with parameters (``Linear``, ``Embedding``, ``LayerNorm``, ``Conv2d``) and the
-shape/regularisation modules ``Dropout``, ``Identity``, ``Flatten``, with torch's default
-initialisation.
+shape/regularisation modules ``Dropout``, ``Identity``, ``Flatten``, ``Unflatten``, with torch's
+default initialisation.
 
 Example:
     >>> import gradsum
@@ -27,7 +27,8 @@ from gradsum.nn.parameter import Parameter
 
 
 def _empty(*shape: int, dtype: D.dtype | None = None) -> Tensor:
-    return _creation.empty(*shape, dtype=dtype)
+    # one tuple argument, so that an empty shape gives a 0-d tensor (LayerNorm(()))
+    return _creation.empty(shape, dtype=dtype)
 
 
 
@@ -168,8 +169,11 @@ class Embedding(Module):
                         norm_type: float = 2.0, scale_grad_by_freq: bool = False,
                         sparse: bool = False) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
-        if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        if embeddings.ndim != 2:  # (torch asserts this)
+            raise F._ArgAssertionError(
+                "Embeddings parameter is expected to be 2-dimensional, got shape "
+                f"{tuple(embeddings.shape)}"
+            )
         rows, cols = embeddings.shape
         return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx,
                    max_norm=max_norm, norm_type=norm_type,
@@ -264,6 +268,45 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+#: torch's valid Conv2d padding modes (gradsum implements 'zeros' only)
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size`` (the inverse of :class:`Flatten`).
+
+    Example:
+        >>> import gradsum
+        >>> m = gradsum.nn.Unflatten(1, (2, 3))
+        >>> m
+        Unflatten(dim=1, unflattened_size=(2, 3))
+        >>> m(gradsum.ones(4, 6)).shape
+        (4, 2, 3)
+    """
+
+    def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(
+                "unflattened_size must be a tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise TypeError(
+                    "unflattened_size must be tuple of ints, but found element of type "
+                    f"{type(elem).__name__} at pos {idx}"
+                )
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 def _pair(v: Any) -> tuple[int, int]:
     return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
 
@@ -290,11 +333,6 @@ class Conv2d(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if padding_mode != "zeros":
-            raise ValueError(
-                f"padding_mode={padding_mode!r} is not supported by gradsum's Conv2d; only "
-                "'zeros' is"
-            )
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair(kernel_size)
         self.stride = _pair(stride)
@@ -309,6 +347,17 @@ class Conv2d(Module):
             self.padding: Any = padding
         else:
             self.padding = _pair(padding)
+        # (after the padding checks, like torch)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {_PADDING_MODES}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
+        if padding_mode != "zeros":
+            raise ValueError(
+                f"padding_mode={padding_mode!r} is not supported by gradsum's Conv2d; only "
+                "'zeros' is"
+            )
         self.groups = groups
         self.padding_mode = padding_mode
         self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size,

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -49,6 +50,9 @@ def _addindent(s: str, num_spaces: int) -> str:
         return s
     first = lines.pop(0)
     return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -115,28 +119,55 @@ class Module:
         pre, post = self._forward_pre_hooks, self._forward_hooks
         if not pre and not post:  # no hooks: just forward
             return self.forward(*args, **kwargs)
-        for rec in list(pre):
-            if rec.with_kwargs:
-                res = rec.fn(self, args, kwargs)
+        return self._call_with_hooks(pre, post, args, kwargs)
+
+    def _call_with_hooks(self, pre: list[_Hook], post: list[_Hook], args: tuple[Any, ...],
+                         kwargs: dict[str, Any]) -> Any:
+        result = None
+        called: set[int] = set()  # ids of the always_call hooks that already ran
+        try:
+            for rec in list(pre):
+                if rec.with_kwargs:
+                    res = rec.fn(self, args, kwargs)
+                    if res is not None:
+                        if isinstance(res, tuple) and len(res) == 2:
+                            args, kwargs = res
+                        else:
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {res}."
+                            )
+                else:
+                    res = rec.fn(self, args)
+                    if res is not None:
+                        args = res if isinstance(res, tuple) else (res,)
+            result = self.forward(*args, **kwargs)
+            for rec in list(post):
+                if rec.always_call:
+                    called.add(id(rec))
+                res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
+                       else rec.fn(self, args, result))
                 if res is not None:
-                    if isinstance(res, tuple) and len(res) == 2:
-                        args, kwargs = res
-                    else:
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, "
-                            f"new_kwargs), but got {res}."
-                        )
-            else:
-                res = rec.fn(self, args)
-                if res is not None:
-                    args = res if isinstance(res, tuple) else (res,)
-        result = self.forward(*args, **kwargs)
-        for rec in list(post):
-            res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
-                   else rec.fn(self, args, result))
-            if res is not None:
-                result = res
-        return result
+                    result = res
+            return result
+        except Exception:
+            # torch runs the always_call forward hooks that did not run yet, then re-raises;
+            # an error inside one of them is only a warning (the first error wins).
+            for rec in list(post):
+                if not rec.always_call or id(rec) in called:
+                    continue
+                try:
+                    res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
+                           else rec.fn(self, args, result))
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception "
+                        f"that was silenced as another error was raised in forward: {e}",
+                        stacklevel=2,
+                    )
+            raise
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -377,16 +408,17 @@ class Module:
 
     # -- traversal -----------------------------------------------------------------------------
     def named_modules(
-        self, memo: set[int] | None = None, prefix: str = "", remove_duplicate: bool = True
+        self, memo: set[Module] | None = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Module]]:
         """``(dotted_name, module)`` for this module and every descendant, each module once
-        (unless ``remove_duplicate=False``)."""
+        (unless ``remove_duplicate=False``). ``memo``: modules to skip (with their subtrees),
+        extended as modules are visited, like torch's."""
         if memo is None:
             memo = set()
-        if id(self) in memo:
+        if self in memo:
             return
         if remove_duplicate:
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is None:
@@ -563,6 +595,43 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     # -- state ---------------------------------------------------------------------------------
+    def get_extra_state(self) -> Any:
+        """Extra (non-tensor) state to save in ``state_dict()`` under ``"<prefix>_extra_state"``.
+
+        Override it together with :meth:`set_extra_state`; only an overriding subclass gets
+        the key, like torch.
+
+        Example:
+            >>> from gradsum import nn
+            >>> class Counter(nn.Module):
+            ...     def __init__(self):
+            ...         super().__init__()
+            ...         self.count = 3
+            ...     def get_extra_state(self):
+            ...         return {"count": self.count}
+            ...     def set_extra_state(self, state):
+            ...         self.count = state["count"]
+            >>> sd = nn.Sequential(Counter()).state_dict()
+            >>> list(sd.items())
+            [('0._extra_state', {'count': 3})]
+            >>> fresh = nn.Sequential(Counter())
+            >>> fresh[0].count = 0
+            >>> _ = fresh.load_state_dict(sd)
+            >>> fresh[0].count
+            3
+        """
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called: "
+            "override get_extra_state() (and set_extra_state()) in the subclass"
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what :meth:`get_extra_state` returned (called by :meth:`load_state_dict`)."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called: "
+            "override set_extra_state() (and get_extra_state()) in the subclass"
+        )
+
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
                             keep_vars: bool) -> None:
         for name, p in self._parameters.items():
@@ -571,12 +640,15 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args: Any, destination: dict[str, Any] | None = None,
                    prefix: str = "", keep_vars: bool = False) -> dict[str, Any]:
         """An ordered ``{dotted_name: tensor}`` of parameters and persistent buffers, detached
         (sharing their buffers) unless ``keep_vars=True``. Tied parameters appear under every
-        name, like torch.
+        name, like torch. A fresh dict carries torch's ``_metadata`` (``{module_path:
+        {"version": 1}}``).
 
         Example:
             >>> from gradsum import nn
@@ -584,13 +656,24 @@ class Module:
             ['0.weight', '0.bias']
         """
         if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
-            destination = args[0]
-            if len(args) > 1:
+            warnings.warn(
+                "Positional args are being deprecated, use kwargs instead. Refer to "
+                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                "#torch.nn.Module.state_dict for details.",
+                FutureWarning, stacklevel=2,
+            )
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
                 prefix = args[1]
-            if len(args) > 2:
+            if len(args) > 2 and keep_vars is False:
                 keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": self._version}
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
@@ -598,21 +681,64 @@ class Module:
                                   keep_vars=keep_vars)
         return destination
 
-    def _state_targets(self) -> dict[str, Tensor]:
-        out: dict[str, Tensor] = OrderedDict()
-        for prefix, mod in self.named_modules(remove_duplicate=False):
-            mod._save_to_state_dict(out, prefix + ("." if prefix else ""), True)
-        return out
+    def _plan_load(self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
+                   unexpected: list[str], errors: list[str],
+                   actions: list[tuple[Module, str, Any, Any]]) -> None:
+        """torch's ``_load_from_state_dict`` checks for this module's own entries, with the
+        writes deferred into ``actions`` so that nothing is loaded when anything is wrong."""
+        local_state = {k: v for k, v in self._parameters.items() if v is not None}
+        for k, b in self._buffers.items():
+            if b is not None and k not in self._non_persistent_buffers_set:
+                local_state[k] = b
+        for name, target in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                errors.append(
+                    f'While copying the parameter named "{key}", expected gradsum Tensor or '
+                    f"Tensor-like object from checkpoint but received {type(value)}"
+                )
+                continue
+            if target.ndim == 0 and tuple(value.shape) == (1,):  # torch 0.3's 1-element form
+                value = value[0]
+            if tuple(value.shape) != tuple(target.shape):
+                errors.append(
+                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
+                    f"from checkpoint, the shape in current model is {tuple(target.shape)}."
+                )
+                continue
+            actions.append((self, name, target, value))
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                actions.append((self, _EXTRA_STATE_KEY_SUFFIX, None, state_dict[extra_key]))
+            else:
+                missing.append(extra_key)
+        elif extra_key in state_dict:
+            unexpected.append(extra_key)
+        for key in state_dict:
+            if key.startswith(prefix) and key != extra_key:
+                head = key[len(prefix):].split(".", 1)
+                if len(head) > 1:
+                    if head[0] not in self._modules:
+                        unexpected.append(key)
+                elif head[0] not in local_state:
+                    unexpected.append(key)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> _IncompatibleKeys:
         """Copy ``state_dict``'s tensors into the parameters and buffers (in place, under
-        ``no_grad``; the Parameter objects keep their identity).
+        ``no_grad``; the Parameter objects keep their identity), and hand each
+        ``"_extra_state"`` entry to the module's :meth:`set_extra_state`.
 
         Every key and shape is checked before anything is written: on any error
         (missing/unexpected keys with ``strict=True``, a shape mismatch, a non-tensor value)
         a ``RuntimeError`` "Error(s) in loading state_dict for X:" lists them all and nothing
-        is loaded. Returns ``(missing_keys, unexpected_keys)``.
+        is loaded. Returns ``(missing_keys, unexpected_keys)``, each in torch's order (module
+        by module, shared modules under every path).
 
         Example:
             >>> from gradsum import nn
@@ -624,24 +750,20 @@ class Module:
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        targets = self._state_targets()
-        missing = [k for k in targets if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in targets]
+        missing: list[str] = []
+        unexpected: list[str] = []
         errors: list[str] = []
-        for key, target in targets.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            if not isinstance(value, Tensor):
-                errors.append(
-                    f'While copying the parameter named "{key}", expected gradsum Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(value)}"
-                )
-            elif tuple(value.shape) != tuple(target.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
-                    f"from checkpoint, the shape in current model is {tuple(target.shape)}."
-                )
+        actions: list[tuple[Module, str, Any, Any]] = []
+
+        def visit(module: Module, local: Mapping[str, Any], prefix: str) -> None:
+            # torch's walk: every child path (no de-duplication), each seeing its own keys
+            module._plan_load(local, prefix, missing, unexpected, errors, actions)
+            for name, child in module._modules.items():
+                if child is not None:
+                    sub = prefix + name + "."
+                    visit(child, {k: v for k, v in local.items() if k.startswith(sub)}, sub)
+
+        visit(self, state_dict, "")
         if strict:
             if unexpected:
                 errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
@@ -656,23 +778,22 @@ class Module:
                 )
             )
         with no_grad():
-            if assign:
-                self._assign_from(state_dict, targets)
-            else:
-                for key, target in targets.items():
-                    if key in state_dict:
-                        target.copy_(state_dict[key])
+            for module, name, target, value in actions:
+                if target is None:
+                    module.set_extra_state(value)
+                elif not assign:
+                    target.copy_(value)
+                elif isinstance(target, Parameter):
+                    # torch keeps a Parameter given in the checkpoint, else wraps the tensor;
+                    # either way with the model parameter's requires_grad
+                    if isinstance(value, Parameter):
+                        value.requires_grad_(target.requires_grad)
+                    else:
+                        value = Parameter(value, target.requires_grad)
+                    setattr(module, name, value)
+                else:
+                    setattr(module, name, value)
         return _IncompatibleKeys(missing, unexpected)
-
-    def _assign_from(self, state_dict: Mapping[str, Any], targets: dict[str, Tensor]) -> None:
-        for prefix, mod in self.named_modules(remove_duplicate=False):
-            pre = prefix + ("." if prefix else "")
-            for name, p in list(mod._parameters.items()):
-                if p is not None and pre + name in state_dict:
-                    mod._parameters[name] = Parameter(state_dict[pre + name], p.requires_grad)
-            for name, b in list(mod._buffers.items()):
-                if b is not None and pre + name in state_dict:
-                    mod._buffers[name] = state_dict[pre + name]
 
     # -- repr ----------------------------------------------------------------------------------
     def _get_name(self) -> str:

@@ -12,6 +12,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Any
+
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
@@ -48,6 +50,16 @@ class Parameter(Tensor):
 
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass  # everything happens in __new__ (Tensor.__init__ would copy the data)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
+        """A new Parameter with a copy of the values and the same ``requires_grad``; like
+        torch's, it leaves ``.grad`` and any Python attributes behind (so a deep-copied
+        model starts without gradients)."""
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(Tensor._make(self._array.copy()), self.requires_grad)
+        memo[id(self)] = result
+        return result
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

@@ -12,7 +12,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -38,6 +38,11 @@ class Adagrad(Optimizer):
         sum += g * g
         p -= clr * g / (sqrt(sum) + eps)
     """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False, "fused": None,
+    }
+    _TENSOR_STEP = True
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,

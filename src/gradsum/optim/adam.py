@@ -16,7 +16,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -47,6 +47,12 @@ class Adam(Optimizer):
     State per parameter: ``step`` (float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`` and, with
     amsgrad, ``max_exp_avg_sq``; created at the parameter's first gradient.
     """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "amsgrad": False, "maximize": False, "foreach": None, "capturable": False,
+        "differentiable": False, "decoupled_weight_decay": False, "fused": None,
+    }
+    _TENSOR_STEP = True
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

@@ -27,7 +27,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from itertools import chain
-from typing import Any
+from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -144,10 +144,27 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    #: Options each optimizer's ``__setstate__`` fills into groups that lack them (state dicts
+    #: saved by older torch versions), with torch's values.
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {}
+    #: Whether ``state['step']`` is a 0-d tensor: a number there (old state dicts) becomes one.
+    _TENSOR_STEP: bool = False
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", [])
         self.__dict__.setdefault("_optimizer_step_post_hooks", [])
+        self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self._GROUP_DEFAULTS.items():
+                group.setdefault(key, value)
+            if self._TENSOR_STEP:
+                for p in group["params"]:
+                    p_state = self.state.get(p)
+                    if p_state and not isinstance(p_state["step"], Tensor):
+                        step = _step_tensor()
+                        step._array[...] = float(p_state["step"])
+                        p_state["step"] = step
 
     def __repr__(self) -> str:
         s = type(self).__name__ + " ("

@@ -14,7 +14,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -41,6 +41,12 @@ class RMSprop(Optimizer):
         buf = momentum * buf + g / avg; p -= lr * buf    (momentum > 0)
         p -= lr * g / avg                                 (otherwise)
     """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "momentum": 0, "centered": False, "foreach": None, "maximize": False,
+        "differentiable": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,

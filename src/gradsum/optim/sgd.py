@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from gradsum import _blas
 from gradsum._backend import xp
@@ -47,6 +47,11 @@ class SGD(Optimizer):
 
     ``state[p]['momentum_buffer']`` exists only with ``momentum != 0``.
     """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "nesterov": False, "maximize": False, "foreach": None, "differentiable": False,
+        "fused": False,
+    }
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3, momentum: float = 0,
                  dampening: float = 0, weight_decay: float = 0, nesterov: bool = False, *,
