@@ -541,3 +541,32 @@ def test_random_fills_on_integer_tensors(fill, dtype):
         except (NotImplementedError, RuntimeError) as e:
             outcome.append(type(e).__name__)
     assert outcome[1] == outcome[0]
+
+
+VIEW_PROGRAMS = {
+    # an in-place op on the base: the view's gradient goes through it
+    "base mul_": lambda L, x: (lambda y: (y[:2], y.mul_(2))[0])(x * 1),
+    "base relu_": lambda L, x: (lambda y: (y[0:2] * 5, y.relu_())[0])(x * 1),
+    # an in-place op through a sibling view
+    "sibling mul_": lambda L, x: (lambda y: (y[1:], y[:2].mul_(3))[0])(x * 1),
+    # a plain tensor's view written with a value that requires grad: the sibling follows
+    "sibling copy_": lambda L, x: (lambda y: (y[1:], y[:2].copy_(x[:2]))[0])(L.zeros(3)),
+    "two views, base add_": lambda L, x: (lambda y: (lambda a, b: (y.add_(x), a * b)[1])(
+        y[:2], y[1:]))(x * 2),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEW_PROGRAMS))
+def test_views_follow_an_inplace_op_on_their_base(name):
+    """Note "Views after an in-place op": a view made before an in-place op on its base (or
+    on a sibling view) reads its values through the new history, so its gradient includes
+    the in-place op, as torch's regenerated view does (torch names the node
+    AsStridedBackward0; gradsum replays the view op)."""
+    results = []
+    for lib in (torch, gradsum):
+        x = lib.tensor([-1.0, 2.0, 3.0], requires_grad=True)
+        v = VIEW_PROGRAMS[name](lib, x)
+        results.append(v.requires_grad)
+        v.sum().backward()
+        results.append(x.grad.tolist())
+    assert results[2:] == results[:2]

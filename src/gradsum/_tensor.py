@@ -281,10 +281,7 @@ class Tensor:
             [1.0, 1.0]
         """
         if not self.requires_grad:
-            raise RuntimeError(
-                "can't retain_grad on Tensor that has requires_grad=False. Compute it from "
-                "tensors that require grad first."
-            )
+            raise RuntimeError(_messages.retain_grad_no_grad())
         if self._grad_fn is None or self._retains_grad:
             return
         self._grad_fn._get_hooks().retains[self._output_nr] = weakref.ref(self)
@@ -361,10 +358,8 @@ class Tensor:
         :func:`gradsum.autograd.backward`)."""
         from gradsum.autograd import backward
 
-        backward(
-            [self], None if gradient is None else [gradient], retain_graph, create_graph,
-            inputs=inputs,
-        )
+        # (gradient passed as is, as torch: a number or a list is refused the same way)
+        backward([self], gradient, retain_graph, create_graph, inputs=inputs)
 
     # -- conversion -----------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> Any:

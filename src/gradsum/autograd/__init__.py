@@ -13,7 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages, graph
@@ -49,6 +50,8 @@ __all__ = [
 ]
 
 
+#: non-empty once ``backward(create_graph=True)`` has warned about the reference cycle
+_warned_create_graph: list[bool] = []
 _T: list[type] = []  # [Tensor], filled on first use (gradsum._tensor imports this package)
 
 
@@ -68,6 +71,18 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
+def _inputs_list(inputs: Any, fn: str) -> list[Any]:
+    """``inputs`` as a list: a tensor, a sequence, or (as torch) a plain ``dict`` whose values
+    are the tensors (``dict(model.named_parameters())``); other mappings are refused."""
+    if isinstance(inputs, _T[0]):
+        return [inputs]
+    if type(inputs) is dict:
+        return list(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(_messages.inputs_not_dict(fn, type(inputs).__name__))
+    return list(inputs)
+
+
 def _check_roots(roots: list[Tensor]) -> None:
     for i, t in enumerate(roots):
         if not isinstance(t, _T[0]):
@@ -81,9 +96,13 @@ def backward(
     grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
-    inputs: Tensor | Sequence[Tensor] | None = None,
+    inputs: Tensor | Sequence[Tensor] | dict[str, Tensor] | None = None,
 ) -> None:
     """Accumulate d(tensors)/d(leaf) into each leaf's ``.grad`` (only ``inputs``' if given).
+
+    As in torch, every tensor named in ``inputs`` gets ``retain_grad()``: a non-leaf there
+    keeps accumulating into its ``.grad`` in later backwards too. ``inputs`` may be a dict of
+    tensors (its values are used).
 
     ``retain_graph`` defaults to ``create_graph``; without it, the graph's saved tensors are
     freed and a second backward through them raises.
@@ -97,23 +116,26 @@ def backward(
         [5.0]
     """
     _tensor_type()
-    roots = _as_list(tensors)
-    grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(roots)
-    if len(grads) != len(roots):
-        raise RuntimeError(
-            f"grad_tensors should have the same length as tensors: got {len(grads)} and "
-            f"{len(roots)}"
-        )
     in_list = None
     if inputs is not None:
-        in_list = _as_list(inputs)
+        in_list = _inputs_list(inputs, "backward")
         if not in_list:
             raise RuntimeError(_messages.empty_inputs())
-        for i, t in enumerate(in_list):
-            if not t.requires_grad:
-                raise RuntimeError(_messages.input_not_requiring_grad(i))
-    _check_roots(roots)
+    roots = _as_list(tensors)
+    grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(roots)
+    # torch's order of checks: the seeds, their count, the roots, then the inputs
     seeds = make_grads(roots, grads, "grad_output")
+    if len(grads) != len(roots):
+        raise RuntimeError(_messages.grad_count(len(roots), len(grads), "tensors"))
+    _check_roots(roots)
+    if in_list is not None:
+        for t in in_list:
+            if not t.requires_grad:  # (torch calls retain_grad() on each input)
+                raise RuntimeError(_messages.retain_grad_no_grad())
+    if create_graph and not _warned_create_graph:
+        # torch warns once per process (SEMANTICS 5: the .grad then holds a graph)
+        _warned_create_graph.append(True)
+        warnings.warn(_messages.create_graph_cycle(), UserWarning, stacklevel=3)
     if retain_graph is None:
         retain_graph = create_graph
     run_backward(roots, seeds, retain_graph, create_graph, inputs=in_list, accumulate=True)
@@ -121,7 +143,7 @@ def backward(
 
 def grad(
     outputs: Tensor | Sequence[Tensor],
-    inputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor] | dict[str, Tensor],
     grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
@@ -129,8 +151,11 @@ def grad(
     allow_unused: bool | None = None,
     is_grads_batched: bool = False,
     materialize_grads: bool = False,
-) -> tuple[Tensor | None, ...]:
+) -> tuple[Tensor | None, ...] | dict[str, Tensor | None]:
     """Gradients of ``outputs`` with respect to ``inputs``; accumulates into nothing.
+
+    ``inputs`` may be a dict of tensors (``dict(model.named_parameters())``); the gradients
+    then come back as a dict with the same keys.
 
     Example:
         >>> import gradsum
@@ -153,31 +178,30 @@ def grad(
         allow_unused = materialize_grads
     _tensor_type()
     outs = _as_list(outputs)
-    ins = _as_list(inputs)
+    ins = _inputs_list(inputs, "grad")
     if not ins:
-        raise RuntimeError("grad requires at least one input tensor: inputs is empty")
+        raise RuntimeError(_messages.empty_inputs("grad"))
     gos = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    seeds = make_grads(outs, gos, "grad_output")  # (torch's order, as in backward)
     if len(gos) != len(outs):
-        raise RuntimeError(
-            f"grad_outputs should have the same length as outputs: got {len(gos)} and "
-            f"{len(outs)}"
-        )
+        raise RuntimeError(_messages.grad_count(len(outs), len(gos), "outputs"))
+    _check_roots(outs)
     for i, t in enumerate(ins):
         if not t.requires_grad:
             raise RuntimeError(_messages.input_not_requiring_grad(i))
-    _check_roots(outs)
-    seeds = make_grads(outs, gos, "grad_output")
     if retain_graph is None:
         retain_graph = create_graph
     result = run_backward(outs, seeds, retain_graph, create_graph, inputs=ins, accumulate=False)
     final: list[Tensor | None] = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
-            if materialize_grads:
-                g = zeros_like(t)
+            if materialize_grads:  # (torch: part of the new graph under create_graph)
+                g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:
                 raise RuntimeError(_messages.unused_input(i))
         elif not create_graph and g.requires_grad:
             g = g.detach()
         final.append(g)
+    if type(inputs) is dict:  # torch returns a dict for a dict of inputs
+        return dict(zip(inputs.keys(), final))  # type: ignore[return-value]
     return tuple(final)

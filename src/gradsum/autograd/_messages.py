@@ -65,15 +65,42 @@ def shape_mismatch(kind: str, i: int, got: tuple[int, ...], want: tuple[int, ...
 
 def bad_grad_type(kind: str, i: int, got: Any) -> str:
     return (
-        f"{kind}[{i}] must be a Tensor or None, got {type(got).__name__}. "
+        f"gradients can be either Tensors or None, but got {type(got).__name__}: {kind}[{i}]. "
         "Wrap it with gradsum.tensor(...)."
     )
 
 
-def empty_inputs() -> str:
+def grad_count(n_tensors: int, n_grads: int, what: str) -> str:
+    return (
+        f"got {n_tensors} tensors and {n_grads} gradients: pass one gradient (or None) per "
+        f"tensor in {what}."
+    )
+
+
+def empty_inputs(fn: str = "backward") -> str:
+    if fn == "grad":
+        return (
+            "`inputs` argument to `grad()` cannot be empty. Pass the tensors to "
+            "differentiate with respect to."
+        )
     return (
         "`inputs` argument to `backward()` cannot be empty. Pass the tensors whose .grad "
         "should be filled, or leave inputs=None to accumulate into every leaf."
+    )
+
+
+def inputs_not_dict(fn: str, type_name: str) -> str:
+    return (
+        f"`inputs` argument to `{fn}()` must be a dict, not {type_name}. Other Mapping types "
+        "are not supported: pass dict(inputs) or a list of tensors."
+    )
+
+
+def retain_grad_no_grad() -> str:
+    return (
+        "can't retain_grad on Tensor that has requires_grad=False. Compute it from tensors "
+        "that require grad first (backward(inputs=...) calls retain_grad() on each input, so "
+        "every input must require grad)."
     )
 
 
@@ -274,4 +301,23 @@ def not_one_element(shape: tuple[int, ...]) -> str:
     return (
         f"only one element tensors can be converted to Python scalars: this tensor has shape "
         f"{_shape(shape)}. Reduce it first (e.g. .sum()) or index one element."
+    )
+
+
+def grad_overlaps(shape: tuple[int, ...]) -> str:
+    return (
+        "unsupported operation: more than one element of the written-to tensor refers to a "
+        f"single memory location: the .grad of shape {_shape(shape)} is an expanded tensor "
+        "and backward adds into it in place. Please clone() the tensor before performing the "
+        "operation (p.grad = p.grad.clone())."
+    )
+
+
+def create_graph_cycle() -> str:
+    return (
+        "Using backward() with create_graph=True will create a reference cycle between the "
+        "parameter and its gradient which can cause a memory leak. We recommend using "
+        "autograd.grad when creating the graph to avoid this. If you have to use this "
+        "function, make sure to reset the .grad fields of your parameters to None after use "
+        "to break the cycle and avoid the leak."
     )

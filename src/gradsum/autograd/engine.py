@@ -158,6 +158,13 @@ def run_backward(
                 for c, _ in n._next:
                     if c is not None:
                         deps[c] = deps.get(c, 0) + 1
+        if accumulate:
+            # torch's backward(inputs=) calls retain_grad() on every input (after the checks
+            # above, so a refused call changes nothing): a named non-leaf gets its .grad from
+            # the retain hook, out of place, in this backward and in every later one.
+            for t in inputs:
+                if t._grad_fn is not None:
+                    t.retain_grad()
 
     def wanted(n: Node) -> bool:
         return needed is None or n in needed or n in target_nodes
@@ -209,10 +216,6 @@ def run_backward(
                     idx = targets.get((node, nr))
                     if idx is not None:
                         captured[idx] = grads[nr]
-                        t_in = inputs[idx]  # type: ignore[index]
-                        if accumulate and grads[nr] is not None and not t_in._retains_grad:
-                            # (a retained non-leaf was already filled by its retain hook)
-                            _accumulate_nonleaf(t_in, grads[nr], create_graph)
                 if needed is not None and node not in needed:
                     continue
             outs = _apply(node, hooks, grads, shared, retain_graph,
@@ -501,24 +504,20 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
                 _checked_node_hook_result(hook, (), r, shared)
 
 
-def _accumulate_nonleaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    # backward(inputs=[non_leaf]): the named non-leaf accumulates like a leaf would.
-    if t._grad is None:
-        t._grad = g if create_graph else g.detach().clone()
-    elif create_graph:
-        t._grad = t._grad + g
-    else:
-        t._grad._array += g._array
-        t._grad._version[0] += 1
-
-
 def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> list[Tensor]:
-    """Check and fill the seed gradients (implicit ones for scalar outputs)."""
+    """Check and fill the seed gradients (implicit ones for scalar outputs).
+
+    As torch's ``_make_grads`` it runs before the roots are checked: an output that does not
+    require grad gets no implicit seed here (the caller then refuses it).
+    """
     from gradsum._tensor import Tensor
 
     out: list[Tensor] = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
+            if not isinstance(o, Tensor) or not o.requires_grad:
+                out.append(None)  # type: ignore[arg-type]
+                continue
             if o._array.size != 1:
                 raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
             if o._array.dtype.kind != "f" and not o.dtype.is_floating_point:

@@ -250,6 +250,10 @@ class Function:
                 o._grad_fn = node
                 o._output_nr = i
                 o._requires_grad = False
+                if id(o) in node.dirty and o._base is None:  # (note "Views after an in-place
+                    from gradsum.ops.inplace import refresh_views  # op" in ops.inplace)
+
+                    refresh_views(o, o)
             results.append(o)
         if record:
             out_ids = {id(r): r for r in results if isinstance(r, Tensor)}

@@ -294,12 +294,7 @@ class AccumulateGrad(Node):
         if old is None:
             if create_graph:
                 # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
-                prev = _state.enabled
-                _state.enabled = True
-                try:
-                    var._grad = grad.clone()
-                finally:
-                    _state.enabled = prev
+                var._grad = _copy_recorded(grad)
             elif owned and grad._grad_fn is None:
                 var._grad = grad
             else:
@@ -316,10 +311,34 @@ class AccumulateGrad(Node):
             if arr.flags.writeable:
                 arr += grad._array
                 old._version[0] += 1
-            else:  # a read-only .grad the user assigned (e.g. an expanded tensor): replace it
+            elif _overlaps(arr):
+                # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
+                # tensor (several elements share memory); the .grad stays as it was.
+                raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
+            else:  # a read-only .grad that does not overlap (from a read-only array): replace
                 var._grad = old.detach() + grad.detach()
         if var._post_acc_hooks:
             run_post_acc_hooks(var)
+
+
+def _copy_recorded(grad: Tensor) -> Tensor:
+    """The first ``.grad`` under ``create_graph``: as torch's AccumulateGrad, a new tensor
+    ``copy_``-ed from the gradient with grad mode on, so its ``grad_fn`` is CopyBackwards."""
+    from gradsum.ops.inplace import copy_
+
+    dst = (_Tensor if _Tensor is not None else _bind_tensor())._make(grad._array.copy())
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        return copy_(dst, grad)
+    finally:
+        _state.enabled = prev
+
+
+def _overlaps(arr: Any) -> bool:
+    """Whether several elements of ``arr`` share memory (a zero stride over a dimension
+    longer than one: what ``expand`` makes)."""
+    return any(st == 0 and n > 1 for st, n in zip(arr.strides, arr.shape))
 
 
 def run_post_acc_hooks(var: Tensor) -> None:

@@ -8,6 +8,7 @@ so under ``create_graph=True`` they are themselves recorded (double backward for
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -42,6 +43,7 @@ _as_array = xp.asarray
 
 
 _NO_EDGE: tuple[None, int] = (None, 0)
+_weakref = weakref.ref
 
 
 def edge(t: Any) -> tuple[Node | None, int]:
@@ -185,11 +187,14 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
     """Make ``out`` a view of ``base``: shared version counter, remembered base and view fn.
 
     ``view_fn`` recomputes the view from a (new) base; in-place ops on the view use it to
-    rewrite the base's history (see ``ops.inplace``).
+    rewrite the base's history, and in-place ops on the base (or a sibling view) use it to
+    bring the view's own history up to date (see ``ops.inplace``, note "Views after an
+    in-place op"). Views made in grad mode are remembered (weakly) by their root for that.
     """
     out._version = base._version
     root = base._base
     if root is None:
+        root = base
         out._base = base
         out._view_fn = view_fn
     else:
@@ -199,6 +204,13 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
             out._view_fn = None
         else:
             out._view_fn = lambda r, _p=prev, _f=view_fn: _f(_p(r))
+    if _state.enabled and out._view_fn is not None:
+        views = root.__dict__.get("_views")
+        if views is None:
+            root._views = views = []
+        elif len(views) >= 64 and len(views) & (len(views) - 1) == 0:
+            views[:] = [r for r in views if r() is not None]  # (prune dead views as it grows)
+        views.append(_weakref(out))
     return out
 
 

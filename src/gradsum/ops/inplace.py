@@ -206,7 +206,33 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     else:
         self._grad_fn = node
         self._output_nr = res._output_nr
+    refresh_views(base if through_view else self, self)
     return self
+
+
+def refresh_views(root: Tensor, done: Tensor) -> None:
+    """Note "Views after an in-place op": once an in-place op has given ``root`` (the base)
+    a new history, every other view of it made in grad mode must read its values through
+    that history too, or its gradient would skip the in-place op (``v = y[:2]; y.mul_(2);
+    v.sum().backward()`` must see the factor 2). torch regenerates a view's ``grad_fn`` when
+    the shared version counter has moved; gradsum does it here, eagerly, by replaying each
+    live view's ``view_fn`` on the base, so reading a ``grad_fn`` costs nothing extra.
+    ``done`` (the tensor just written) is already up to date."""
+    views = root.__dict__.get("_views")
+    if not views:
+        return
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        for ref in list(views):
+            v = ref()
+            if v is None or v is done or v._view_fn is None:
+                continue
+            nv = v._view_fn(root)
+            v._grad_fn = nv._grad_fn
+            v._output_nr = nv._output_nr
+    finally:
+        _state.enabled = prev
 
 
 def _other_array(self: Tensor, other: Any) -> Any:
@@ -445,7 +471,8 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     copies (or, for a 0-d value, fills) it. A write through a view turns the base's grad_fn
     into CopySlices.
     """
-    _check_leaf(self, "__setitem__")
+    # (a leaf that requires grad is refused only once the tensor written into is known: a
+    # view of it, or the leaf itself, as torch's two messages tell apart)
     if _recording(self, value):
         k, advanced = _convert_key(key)
         if advanced:
@@ -454,9 +481,11 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
             if not _is_noop_key(basic, self._array.shape):
                 setitem_(F.getitem(self, basic), rest, value)
                 return
+            _check_leaf(self, "__setitem__")
             apply_inplace(self, "__setitem__", lambda old: index_put(old, k, value), value)
             return
         dst = self if _is_noop_key(k, self._array.shape) else F.getitem(self, key)
+        _check_leaf(dst, "__setitem__")
         if not isinstance(value, Tensor):
             value = _make(xp.asarray(value, dtype=self._array.dtype))
         if value._array.ndim == 0 and dst._array.ndim != 0:
