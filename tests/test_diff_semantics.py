@@ -235,3 +235,26 @@ def test_backward_with_create_graph_warns_once_about_the_cycle(monkeypatch):
     assert [w.category for w in caught] == [UserWarning]
     assert str(caught[0].message).startswith(
         "Using backward() with create_graph=True will create a reference cycle")
+
+
+def test_leaves_are_updated_in_a_fixed_order():
+    """The leaves' sinks share one priority; ties run first-ready-first, so the order of
+    .grad updates and post-accumulate hooks is the same on every run (edge order here;
+    torch's own order among equal priorities is a heap artifact), and ``a * c`` updates a
+    then c, as torch does."""
+    seen = set()
+    for _ in range(10):
+        order: list = []
+        xs = [gradsum.ones(2, requires_grad=True) for _ in range(4)]
+        for i, x in enumerate(xs):
+            x.register_post_accumulate_grad_hook(lambda p, i=i, o=order: o.append(i))
+        gradsum.cat(xs).sum().backward()
+        seen.add(tuple(order))
+    assert seen == {(0, 1, 2, 3)}
+    for lib in (torch, gradsum):
+        order = []
+        a, c = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        a.register_post_accumulate_grad_hook(lambda p, o=order: o.append("a"))
+        c.register_post_accumulate_grad_hook(lambda p, o=order: o.append("c"))
+        (a * c).sum().backward()
+        assert order == ["a", "c"]

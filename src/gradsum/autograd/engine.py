@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import heapq
+import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -181,9 +182,12 @@ def run_backward(
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
         buf[nr] = g if buf[nr] is None else buf[nr] + g
+    # Ties in the heap (the leaves' sinks share one priority) run first-ready-first: the
+    # order of .grad updates and post-accumulate hooks is the same on every run.
+    tick = itertools.count().__next__
     for node in buffers:
         if deps.get(node, 0) == 0:
-            _heappush(heap, (-node._seq, id(node), node))
+            _heappush(heap, (-node._seq, tick(), node))
 
     observers = list(backward_observers)
     for obs in observers:
@@ -200,7 +204,7 @@ def run_backward(
         _gc_disable()
     try:
         if needed is None and not targets:
-            _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate)
+            _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate, tick)
         while heap:
             node = _heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
@@ -228,7 +232,7 @@ def run_backward(
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0 and (needed is None or wanted(child)):
-                    _heappush(heap, (-child._seq, id(child), child))
+                    _heappush(heap, (-child._seq, tick(), child))
     except BaseException as e:
         failed = e
         raise
@@ -248,7 +252,7 @@ def run_backward(
 
 def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor | None]],
              deps: dict[Node, int], shared: set[int], retain_graph: bool, create_graph: bool,
-             accumulate: bool) -> None:
+             accumulate: bool, tick: Any) -> None:
     """The execution loop of a plain backward (every node runs, nothing is captured).
 
     Same steps as the general loop in :func:`run_backward`, specialised because this is the
@@ -309,6 +313,7 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
         else:
             outs = _apply(node, hooks, grads, shared, retain_graph)
         ready: Node | None = None
+        first = None  # the tick of the first sibling pushed to the heap in this loop
         for (child, cnr), g in zip(node._next, outs):
             if child is None:
                 continue
@@ -324,10 +329,15 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                 if ready is None:
                     ready = child
                 else:
-                    push(heap, (-child._seq, id(child), child))
+                    t = tick()
+                    if first is None:
+                        first = t
+                    push(heap, (-child._seq, t, child))
         if ready is not None:
-            if heap and -heap[0][0] >= ready._seq:  # (ties: the heap orders them by id)
-                push(heap, (-ready._seq, id(ready), ready))
+            if heap and -heap[0][0] >= ready._seq:
+                # (ties run first ready, first run: ``ready`` came before the siblings pushed
+                # in this loop, so it takes a tick just ahead of the first of them)
+                push(heap, (-ready._seq, tick() if first is None else first - 0.5, ready))
             else:
                 nxt = ready
 
