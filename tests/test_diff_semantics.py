@@ -258,3 +258,22 @@ def test_leaves_are_updated_in_a_fixed_order():
         c.register_post_accumulate_grad_hook(lambda p, o=order: o.append("c"))
         (a * c).sum().backward()
         assert order == ["a", "c"]
+
+
+def test_requires_grad_takes_a_bool_only():
+    for lib in (torch, gradsum):
+        t = lib.ones(2)
+        with pytest.raises(TypeError):
+            t.requires_grad_(1)
+        with pytest.raises(RuntimeError):
+            t.requires_grad = 1
+        assert t.requires_grad is False
+        with pytest.raises(TypeError):
+            lib.nn.Linear(2, 2).requires_grad_(0)
+
+
+def test_hook_handles_carry_an_id():
+    for lib in (torch, gradsum):
+        x = lib.ones(2, requires_grad=True)
+        h1, h2 = x.register_hook(lambda g: g), x.register_hook(lambda g: g)
+        assert isinstance(h1.id, int) and h1.id != h2.id

@@ -161,6 +161,11 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if not isinstance(value, bool):  # (torch refuses 0/1 here too)
+            raise RuntimeError(
+                f"requires_grad must be a bool, got {type(value).__name__} {value!r}. Assign "
+                "True or False."
+            )
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -171,6 +176,11 @@ class Tensor:
             >>> gradsum.zeros(2).requires_grad_().requires_grad
             True
         """
+        if not isinstance(requires_grad, bool):
+            raise TypeError(
+                "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                f"{type(requires_grad).__name__}. Pass True or False."
+            )
         if self._grad_fn is not None:
             if requires_grad:
                 return self

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gradsum._tensor import Tensor
 
 _seq = itertools.count()
+_handle_ids = itertools.count()
 _Tensor: Any = None  # gradsum._tensor.Tensor, bound on first use (import cycle)
 
 
@@ -60,11 +61,13 @@ class RemovableHandle:
         [1.0, 1.0]
     """
 
-    __slots__ = ("_hook", "_list_ref")
+    __slots__ = ("_hook", "_list_ref", "id")
 
     def __init__(self, hooks: list[Any], hook: Any) -> None:
         self._list_ref = hooks
         self._hook = hook
+        #: a number unique to this handle (torch's handles carry one)
+        self.id: int = next(_handle_ids)
 
     def remove(self) -> None:
         hooks = self._list_ref
