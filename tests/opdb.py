@@ -495,6 +495,21 @@ for _name, _np in [("logical_and", np.logical_and), ("logical_or", np.logical_or
         Sample((mask(rng, 2, 3), mask(rng, 3))), Sample((ints(rng, 4, lo=0, hi=2), mask(rng, 4))),
         Sample((rnd(rng, 3).round(), ints(rng, 3, lo=0, hi=2))),
     ], differentiable=False, np_ref=_np, errors=_broadcast_errors)
+for _name, _np in [("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
+                   ("bitwise_xor", np.bitwise_xor)]:
+    op(_name, _t(_name), lambda rng: [
+        Sample((mask(rng, 2, 3), mask(rng, 3))), Sample((ints(rng, 4), ints(rng, 4))),
+        Sample((mask(rng, 4), ints(rng, 4))), Sample((ints(rng, 2, 3), 6)),
+        Sample((mask(rng, 3), True)), Sample((Fixed(np.array([1, 2], np.uint8)), -3)),
+    ], differentiable=False, np_ref=None, errors=lambda rng: [
+        ErrorCase((mask(rng, 2, 3), mask(rng, 4)), shapes=((2, 3), (4,))),
+        ErrorCase((rnd(rng, 3), ints(rng, 3)), contains=("not implemented for 'Float'",)),
+        ErrorCase((ints(rng, 3), 1.5)),
+    ])
+op("bitwise_not", _t("bitwise_not"), lambda rng: [
+    Sample((mask(rng, 2, 3),)), Sample((ints(rng, 4),)),
+    Sample((Fixed(np.array([0, 3], np.uint8)),)),
+], differentiable=False, np_ref=np.invert, errors=lambda rng: [ErrorCase((rnd(rng, 3),))])
 op("logical_not", _t("logical_not"), lambda rng: [
     Sample((mask(rng, 2, 3),)), Sample((ints(rng, 4, lo=0, hi=2),)),
     Sample((rnd(rng, 3).round(),)),
@@ -802,13 +817,11 @@ def _matmul_samples(rng: np.random.Generator) -> list[Sample]:
     ]
 
 
-op("matmul", _t("matmul"), _matmul_samples, aliases=("mm", "bmm", "mv", "dot"),
-   np_ref=np.matmul,
+op("matmul", _t("matmul"), _matmul_samples, np_ref=np.matmul,
    grad_fn_map={"UnsafeViewBackward0": "BmmBackward0", "SqueezeBackward4": "BmmBackward0",
                 "ViewBackward0": "BmmBackward0"},
    grad_fn_note="torch decomposes N-D @ 2-D and 1-D @ 2-D into reshapes around mm (the "
    "output's grad_fn is a view node); gradsum records one BmmBackward0",
-   notes="gradsum's mm/bmm/mv/dot are matmul (no 2-D/3-D/1-D argument checks of their own)",
    errors=lambda rng: [
        ErrorCase((rnd(rng, 2, 3), rnd(rng, 4, 2)), shapes=((2, 3), (4, 2))),
        ErrorCase((rnd(rng, 3), rnd(rng, 4))),
@@ -816,7 +829,65 @@ op("matmul", _t("matmul"), _matmul_samples, aliases=("mm", "bmm", "mv", "dot"),
        ErrorCase((rnd(rng), rnd(rng, 2))),
        ErrorCase((rnd(rng, 2, 3), Fixed(rnd(rng, 3, 2)))),  # float32 @ float64
        ErrorCase((mask(rng, 2, 3), mask(rng, 3, 2))),
+       # a shape error before the bool dtype's NotImplementedError, as in torch
+       ErrorCase((mask(rng, 2, 3), mask(rng, 2, 3)), contains=("cannot be multiplied",)),
+       ErrorCase((mask(rng, 3), mask(rng, 4))),
+       ErrorCase((mask(rng, 2, 2, 3), mask(rng, 3, 3, 2))),
+       ErrorCase((mask(rng, 3), mask(rng, 2, 3, 2)), contains=('"bmm"',)),
+       ErrorCase((mask(rng, 2, 3), mask(rng, 3)), contains=('"addmv_impl_cpu"',)),
+       ErrorCase((mask(rng, 3), mask(rng, 3)), contains=('"dot"',)),
    ])
+# mm/bmm/mv/dot: matmul restricted to one pair of ranks each, with torch's argument checks
+op("mm", _t("mm"), lambda rng: [
+    Sample((rnd(rng, 2, 3), rnd(rng, 3, 4))), Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 3, 2)))),
+    Sample((rnd(rng, 0, 3), rnd(rng, 3, 2))), Sample((ints(rng, 2, 3), ints(rng, 3, 2))),
+], np_ref=np.matmul, errors=lambda rng: [
+    ErrorCase((rnd(rng, 3), rnd(rng, 3, 2)), contains=("self must be a matrix",)),
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 3)), contains=("mat2 must be a matrix",)),
+    ErrorCase((rnd(rng, 2, 2, 3), rnd(rng, 3, 2))), ErrorCase((rnd(rng), rnd(rng, 2, 2))),
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 4, 2)), shapes=((2, 3), (4, 2))),
+    ErrorCase((rnd(rng, 2, 3), Fixed(rnd(rng, 3, 2)))),
+    ErrorCase((mask(rng, 2, 3), mask(rng, 3, 2))), ErrorCase((mask(rng, 2, 3), mask(rng, 2, 3))),
+    ErrorCase((rnd(rng, 2, 3), [[1.0]] * 3)),
+])
+op("bmm", _t("bmm"), lambda rng: [
+    Sample((rnd(rng, 2, 2, 3), rnd(rng, 2, 3, 4))),
+    Sample((NoGrad(rnd(rng, 3, 2, 3)), rnd(rng, 3, 3, 1))),
+    Sample((rnd(rng, 0, 2, 3), rnd(rng, 0, 3, 2))),
+    Sample((ints(rng, 2, 2, 3), ints(rng, 2, 3, 2))),
+], np_ref=np.matmul, errors=lambda rng: [
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 2, 3, 2)), contains=("batch1 must be a 3D tensor",)),
+    ErrorCase((rnd(rng, 2, 2, 3), rnd(rng, 3, 2)), contains=("batch2 must be a 3D tensor",)),
+    ErrorCase((rnd(rng, 1, 2, 2, 3), rnd(rng, 1, 2, 3, 2))),
+    ErrorCase((rnd(rng, 1, 2, 3), rnd(rng, 3, 3, 2)), contains=("[1, 3] but got: [3, 3]",)),
+    ErrorCase((rnd(rng, 2, 2, 3), rnd(rng, 2, 4, 2))),
+    ErrorCase((rnd(rng, 2, 2, 3), Fixed(rnd(rng, 2, 3, 2)))),
+    ErrorCase((mask(rng, 2, 2, 3), mask(rng, 2, 3, 2)), contains=('"bmm"',)),
+    ErrorCase((mask(rng, 2, 2, 3), mask(rng, 2, 4, 2))),
+])
+op("mv", _t("mv"), lambda rng: [
+    Sample((rnd(rng, 2, 3), rnd(rng, 3))), Sample((NoGrad(rnd(rng, 2, 3)), rnd(rng, 3))),
+    Sample((rnd(rng, 2, 0), rnd(rng, 0))), Sample((ints(rng, 2, 3), ints(rng, 3))),
+], np_ref=np.matmul, errors=lambda rng: [
+    ErrorCase((rnd(rng, 3), rnd(rng, 3))), ErrorCase((rnd(rng, 2, 3), rnd(rng, 3, 1))),
+    ErrorCase((rnd(rng, 2, 2, 3), rnd(rng, 3))), ErrorCase((rnd(rng, 2, 3), rnd(rng))),
+    ErrorCase((rnd(rng), rnd(rng, 3))),  # IndexError in torch
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 4)), contains=("size mismatch",)),
+    ErrorCase((rnd(rng, 2, 3), Fixed(rnd(rng, 3)))),
+    ErrorCase((mask(rng, 2, 3), mask(rng, 3)), contains=('"addmv_impl_cpu"',)),
+    ErrorCase((mask(rng, 2, 3), mask(rng, 4))),
+])
+op("dot", _t("dot"), lambda rng: [
+    Sample((rnd(rng, 3), rnd(rng, 3))), Sample((rnd(rng, 3), NoGrad(rnd(rng, 3)))),
+    Sample((rnd(rng, 0), rnd(rng, 0))), Sample((ints(rng, 4), ints(rng, 4))),
+], np_ref=np.dot, errors=lambda rng: [
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 3, 2)), contains=("1D tensors expected",)),
+    ErrorCase((rnd(rng, 3), rnd(rng, 3, 1))), ErrorCase((rnd(rng), rnd(rng))),
+    ErrorCase((rnd(rng, 3), rnd(rng, 4)), contains=("inconsistent tensor size",)),
+    ErrorCase((rnd(rng, 3), Fixed(rnd(rng, 3)))), ErrorCase((rnd(rng, 3), ints(rng, 3))),
+    ErrorCase((mask(rng, 3), mask(rng, 3)), contains=('"dot"',)),
+    ErrorCase((mask(rng, 3), mask(rng, 4))),
+])
 op("linear", _tf("linear"), lambda rng: [
     Sample((rnd(rng, 4, 3), rnd(rng, 2, 3), rnd(rng, 2))),
     Sample((rnd(rng, 4, 3), rnd(rng, 2, 3))),

@@ -171,8 +171,7 @@ from gradsum.ops import (
     var,
     where,
 )
-from gradsum.ops import matmul as mm
-from gradsum.ops import matmul as bmm
+from gradsum.ops import bmm, dot, mm, mv
 from gradsum.ops import mul as multiply
 
 bool = bool_

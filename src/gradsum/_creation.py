@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,40 +33,161 @@ def _finish(arr: Any, requires_grad: bool) -> Tensor:
     return t
 
 
-def _infer(data: Any) -> Any:
+_PY_SCALARS = frozenset((bool, int, float))
+
+
+def _infer_scalar_type(obj: Any) -> D.dtype:
+    """torch's ``infer_scalar_type``: Python numbers give bool/int64/the default float,
+    tensors and NumPy scalars and arrays their own dtype, and a sequence the promotion of its
+    items' (the default float when empty)."""
+    cls = type(obj)
+    if cls is float:
+        return D.get_default_dtype()
+    if cls is int:
+        return D.int64
+    if cls is bool:
+        return D.bool_
+    if isinstance(obj, Tensor):
+        return obj.dtype
+    if isinstance(obj, (xp.ndarray, xp.generic)):
+        return _numpy_dtype(obj.dtype)
+    if isinstance(obj, bool):
+        return D.bool_
+    if isinstance(obj, int):
+        return D.int64
+    if isinstance(obj, float):
+        return D.get_default_dtype()
+    if isinstance(obj, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(obj).__name__}'. Pass numbers.")
+    if isinstance(obj, complex):
+        raise TypeError("gradsum has no complex dtypes: pass the real and imaginary parts as "
+                        "two real tensors.")
+    if isinstance(obj, (list, tuple, range, memoryview, bytearray)):
+        types = set(map(type, obj))
+        if types <= _PY_SCALARS:  # the common case, without a call per item
+            if float in types or not types:
+                return D.get_default_dtype()
+            return D.int64 if int in types else D.bool_
+        out: D.dtype | None = None
+        for item in obj:
+            d = _infer_scalar_type(item)
+            out = d if out is None else D.promote_types(out, d)
+        return out  # type: ignore[return-value]  # (obj is not empty here)
+    raise RuntimeError(
+        f"Could not infer dtype of {type(obj).__name__}: tensor() takes numbers, (nested) "
+        "lists or tuples of numbers, NumPy arrays and tensors."
+    )
+
+
+def _numpy_dtype(np_dtype: Any) -> D.dtype:
+    try:
+        return D.from_numpy_dtype(np_dtype)
+    except TypeError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. The only "
+            "supported types are: " + ", ".join(d.name for d in D._ALL) + ". Convert with "
+            ".astype() first."
+        ) from None
+
+
+def _is_sequence(obj: Any) -> bool:
+    # (tensors are numbers here, as in torch: a one-element tensor stands for its value)
+    return isinstance(obj, (list, tuple, range, memoryview, bytearray, xp.ndarray, str, bytes))
+
+
+def _sizes(data: Any) -> list[int]:
+    """torch's ``compute_sizes``: the shape read along the first items."""
+    sizes: list[int] = []
+    seq = data
+    while _is_sequence(seq):
+        if isinstance(seq, str):
+            raise ValueError("too many dimensions 'str'")
+        n = len(seq)
+        sizes.append(n)
+        if n == 0:
+            break
+        seq = seq[0]
+    return sizes
+
+
+def _check_structure(seq: Any, sizes: list[int], dim: int) -> None:
+    """Raise torch's error for a ragged nested sequence (``recursive_store``'s checks)."""
+    last = dim + 1 == len(sizes)
+    for item in seq:
+        if last:
+            if _is_sequence(item):
+                raise TypeError(
+                    f"'{type(item).__name__}' object cannot be interpreted as a number: the "
+                    f"data is ragged (a sequence where dim {dim} holds numbers)"
+                )
+            continue
+        if not _is_sequence(item):
+            raise TypeError(f"not a sequence: dim {dim + 1} of the data holds "
+                            f"{type(item).__name__} {item!r} beside sequences")
+        if len(item) != sizes[dim + 1]:
+            raise ValueError(
+                f"expected sequence of length {sizes[dim + 1]} at dim {dim + 1} (got "
+                f"{len(item)}). Make the nested lists rectangular."
+            )
+        _check_structure(item, sizes, dim + 1)
+
+
+def _untensor(data: Any, integral: bool) -> Any:
+    """``data`` with each tensor replaced by its value: a tensor inside a list stands for a
+    number, as in torch (only one-element tensors qualify)."""
     if isinstance(data, Tensor):
-        return data._array.copy()
-    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
-        data = _untensor(data)
-    arr = xp.array(data)
-    if arr.dtype.kind == "f" and not hasattr(data, "dtype"):
-        arr = arr.astype(D.get_default_dtype().np)
-    elif arr.dtype.kind in "iu" and not hasattr(data, "dtype"):
-        arr = arr.astype(xp.int64)
-    elif arr.dtype.kind == "O":
-        raise TypeError(f"can't build a tensor from {type(data).__name__} with ragged or "
-                        "non-numeric entries")
-    elif arr.dtype.kind not in "fiub":
-        raise TypeError(f"can't convert data of dtype {arr.dtype} to a tensor")
-    return arr
-
-
-def _flat(data: Any) -> list[Any]:
-    out: list[Any] = []
-    for d in data:
-        if isinstance(d, (list, tuple)):
-            out.extend(_flat(d))
-        else:
-            out.append(d)
-    return out
-
-
-def _untensor(data: Any) -> Any:
-    if isinstance(data, Tensor):
-        return data._array.tolist()
+        if data._array.size != 1:
+            if integral:
+                raise TypeError("only integer tensors of a single element can be converted "
+                                f"to an index (got one of shape {tuple(data.shape)})")
+            raise ValueError("only one element tensors can be converted to Python scalars "
+                             f"(got one of shape {tuple(data.shape)})")
+        return data._array.reshape(()).item()
     if isinstance(data, (list, tuple)):
-        return [_untensor(d) for d in data]
+        return [_untensor(d, integral) for d in data]
     return data
+
+
+def _has_tensor(data: Any) -> bool:
+    for d in data:
+        if isinstance(d, Tensor) or (isinstance(d, (list, tuple)) and _has_tensor(d)):
+            return True
+    return False
+
+
+def _from_data(data: Any, dtype: D.dtype | None) -> Any:
+    """The array of ``tensor(data, dtype)`` with torch's inference and errors."""
+    if isinstance(data, Tensor):
+        arr = data._array
+        return arr.copy() if dtype is None else arr.astype(dtype.np)
+    if isinstance(data, xp.ndarray):
+        arr = data.astype(dtype.np) if dtype is not None else data.copy()
+        _numpy_dtype(arr.dtype)
+        return arr
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type 'str'. Pass numbers, not {data!r}.")
+    sizes = _sizes(data)
+    target = dtype if dtype is not None else _infer_scalar_type(data)
+    if isinstance(data, (list, tuple)) and _has_tensor(data):
+        data = _untensor(data, not target.is_floating_point)
+    try:
+        return xp.array(data, dtype=target.np)
+    except (ValueError, TypeError, OverflowError) as e:
+        if sizes:
+            _check_structure(data, sizes, 0)
+        if isinstance(e, TypeError):
+            raise
+        if target is D.int64 and isinstance(e, OverflowError):
+            raise ValueError("Overflow when unpacking long long: a Python int beyond the "
+                             "int64 range") from None
+        raise RuntimeError(
+            f"value cannot be converted to type {target.name} without overflow ({e})"
+        ) from None
+
+
+def _check_numpy(arr: Any) -> None:
+    # (torch also refuses negative strides; gradsum's arrays may have them: flip makes them)
+    _numpy_dtype(arr.dtype)
 
 
 def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
@@ -78,15 +200,12 @@ def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
         tensor([[1., 2.]], requires_grad=True)
     """
     _check_device(device)
-    if dtype is not None and not isinstance(data, Tensor):
-        if isinstance(data, (list, tuple)):
-            data = _untensor(data)
-        arr = xp.array(data, dtype=D.to_numpy_dtype(dtype))
-    else:
-        arr = _infer(data)
-        if dtype is not None:
-            arr = arr.astype(D.to_numpy_dtype(dtype))
-    return _finish(arr, requires_grad)
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(
+            f"tensor(): argument 'dtype' must be gradsum.dtype, not {type(dtype).__name__}. "
+            "Pass e.g. dtype=gradsum.float32."
+        )
+    return _finish(_from_data(data, dtype), requires_grad)
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
@@ -94,14 +213,35 @@ def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Te
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == dtype.np):
+        _check_numpy(data)
         return Tensor._make(data)
     return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(arr: Any) -> Tensor:
     """A tensor sharing memory with the NumPy array ``arr``."""
-    D.from_numpy_dtype(arr.dtype)
+    if not isinstance(arr, xp.ndarray):
+        name = type(arr).__module__.replace("builtins", "") + "." + type(arr).__name__
+        raise TypeError(f"expected np.ndarray (got {name.lstrip('.')})")
+    _check_numpy(arr)
     return Tensor._make(arr)
+
+
+def _size_error(name: str, size: Any, pos: int | None = None) -> TypeError:
+    what = (f"not {type(size).__name__}" if pos is None else
+            f"but found element of type {type(size).__name__} at pos {pos}")
+    return TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, {what}. "
+                     f"Pass the shape as ints, e.g. {name}(2, 3) or {name}((2, 3)).")
+
+
+def _dim(s: Any, name: str, pos: int) -> int:
+    """One entry of a size: an int (a NumPy integer or an integer tensor of one element also
+    qualifies, as in torch; a bool or a float does not)."""
+    if isinstance(s, (int, xp.integer)) and not isinstance(s, (bool, xp.bool_)):
+        return int(s)
+    if isinstance(s, Tensor) and s._array.dtype.kind in "iu" and s._array.size == 1:
+        return int(s._array.reshape(()))
+    raise _size_error(name or "size", s, pos)
 
 
 def _size(size: Sequence[Any], name: str = "") -> tuple[int, ...]:
@@ -112,160 +252,358 @@ def _size(size: Sequence[Any], name: str = "") -> tuple[int, ...]:
         )
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    out = tuple(int(s) for s in size)
-    if any(s < 0 for s in out):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(out)}")
+    if len(size) == 1 and size[0].__class__ is not int and not isinstance(
+            size[0], (xp.integer, Tensor)):  # a lone float/str/... is not a size
+        raise _size_error(name or "size", size[0])
+    out = tuple(s if s.__class__ is int else _dim(s, name, i) for i, s in enumerate(size))
+    for s in out:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(out)}. Sizes "
+                "must be >= 0."
+            )
     return out
 
 
-def _float_dtype(dtype: D.dtype | None) -> Any:
-    return (dtype or D.get_default_dtype()).np
+def _shape(shape: tuple[Any, ...], size: Any, name: str) -> tuple[int, ...]:
+    """The size of ``zeros(*shape)`` or ``zeros(size=...)`` (torch's keyword form)."""
+    if size is not None:
+        if shape:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{type(size).__name__}")
+        shape = (size,)
+    return _size(shape, name)
 
 
-def zeros(*size: Any, dtype: D.dtype | None = None, device: Any = None,
+def _check_dtype(dtype: Any, name: str) -> None:
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(
+            f"{name}(): argument 'dtype' must be gradsum.dtype, not {type(dtype).__name__}. "
+            "Pass e.g. dtype=gradsum.float32."
+        )
+
+
+def _float_dtype(dtype: D.dtype | None, name: str = "") -> Any:
+    if dtype is None:
+        return D.get_default_dtype().np
+    if not isinstance(dtype, D.dtype):
+        _check_dtype(dtype, name or "factory")
+    return dtype.np
+
+
+def _random_float(dt: Any, kernel: str) -> None:
+    """torch's error for uniform/normal samples of a non-floating dtype."""
+    if dt.kind != "f":
+        raise D.not_implemented(kernel, dt, "Sample a floating dtype, then convert.")
+
+
+def zeros(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
-    """A tensor of zeros of the given size."""
+    """A tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))`` or
+    ``zeros(size=(2, 3))``)."""
     _check_device(device)
-    return _finish(xp.zeros(_size(size, "zeros"), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(xp.zeros(_shape(shape, size, "zeros"), dtype=_float_dtype(dtype, "zeros")),
+                   requires_grad)
 
 
-def ones(*size: Any, dtype: D.dtype | None = None, device: Any = None,
+def ones(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
     _check_device(device)
-    return _finish(xp.ones(_size(size, "ones"), dtype=_float_dtype(dtype)), requires_grad)
+    return _finish(xp.ones(_shape(shape, size, "ones"), dtype=_float_dtype(dtype, "ones")),
+                   requires_grad)
 
 
-def empty(*size: Any, dtype: D.dtype | None = None, device: Any = None,
+def empty(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (gradsum fills it with zeros)."""
-    _size(size, "empty")  # (the size is required)
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    _check_device(device)
+    return _finish(xp.zeros(_shape(shape, size, "empty"), dtype=_float_dtype(dtype, "empty")),
+                   requires_grad)
 
 
-def full(size: Sequence[int], fill_value: Any, dtype: D.dtype | None = None,
+def _fill(value: Any, dt: Any, name: str) -> Any:
+    """``value`` as a fill for an array of dtype ``dt``: torch's RuntimeError for a value out
+    of an integer dtype's range (NumPy would raise OverflowError or wrap)."""
+    if isinstance(value, Tensor):
+        value = value.item()
+    if dt.kind not in "iu":
+        return value
+    try:
+        v = int(value)
+        info = xp.iinfo(dt)
+        ok = info.min <= v <= info.max
+    except (OverflowError, ValueError):  # inf, nan
+        ok = False
+    if not ok:
+        raise RuntimeError(
+            f"value cannot be converted to type {dt.name}_t without overflow: {name}() got "
+            f"{value!r}. Use a wider dtype."
+        )
+    return v
+
+
+def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it, like torch)."""
     _check_device(device)
+    if not isinstance(size, (tuple, list)):
+        raise _size_error("full", size)
     if dtype is None:
-        dtype = D._scalar_dtype(fill_value)
-    return _finish(xp.full(_size((size,)), fill_value, dtype=dtype.np), requires_grad)
+        item = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+        dtype = D._scalar_dtype(item)
+    _check_dtype(dtype, "full")
+    shape = _size(size, "full" if size else "")
+    return _finish(xp.full(shape, _fill(fill_value, dtype.np, "full"), dtype=dtype.np),
+                   requires_grad)
 
 
-def _like(t: Tensor, dtype: D.dtype | None) -> tuple[tuple[int, ...], Any]:
-    return t._array.shape, (dtype.np if dtype is not None else t._array.dtype)
+def _like(t: Any, dtype: D.dtype | None, name: str) -> tuple[tuple[int, ...], Any]:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    if dtype is None:
+        return t._array.shape, t._array.dtype
+    _check_dtype(dtype, name)
+    return t._array.shape, dtype.np
 
 
 def zeros_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, "zeros_like")
     return _finish(xp.zeros(shape, dtype=dt), requires_grad)
 
 
 def ones_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
               **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, "ones_like")
     return _finish(xp.ones(shape, dtype=dt), requires_grad)
 
 
 def empty_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                **_: Any) -> Tensor:
-    return zeros_like(t, dtype=dtype, requires_grad=requires_grad)
+    shape, dt = _like(t, dtype, "empty_like")
+    return _finish(xp.zeros(shape, dtype=dt), requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: D.dtype | None = None,
               requires_grad: bool = False, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype)
-    return _finish(xp.full(shape, fill_value, dtype=dt), requires_grad)
+    shape, dt = _like(t, dtype, "full_like")
+    return _finish(xp.full(shape, _fill(fill_value, dt, "full_like"), dtype=dt), requires_grad)
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: D.dtype | None = None,
-           device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
+_UNSET: Any = object()
+
+
+def _range_number(v: Any, name: str, pos: int) -> Any:
+    """A Python number for an ``arange``/``linspace`` bound (a 0-d tensor qualifies)."""
+    if isinstance(v, (bool, int, float)):
+        return v
+    if isinstance(v, xp.generic) and v.dtype.kind in "biuf":
+        return v.item()
+    if isinstance(v, Tensor) and v._array.ndim == 0:
+        return v.item()
+    raise TypeError(f"{name}(): argument '{('start', 'end', 'step')[pos]}' must be Number, "
+                    f"not {type(v).__name__}")
+
+
+def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
+           dtype: D.dtype | None = None, device: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.arange(1, 2, 0.25).tolist()
+        [1.0, 1.25, 1.5, 1.75]
+    """
     _check_device(device)
     if end is None:
+        if start is _UNSET or step is not _UNSET:  # torch: arange(end) takes no step
+            raise TypeError(
+                "arange() received an invalid combination of arguments: pass arange(end), "
+                "arange(start, end) or arange(start, end, step)"
+            )
         start, end = 0, start
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
+    elif start is _UNSET:
+        start = 0
+    if step is _UNSET:
+        step = 1
+    vals = [_range_number(v, "arange", i) for i, v in enumerate((start, end, step))]
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
-    arr = xp.arange(vals[0], vals[1], vals[2], dtype=xp.float64 if dtype.is_floating_point
-                    else None).astype(dtype.np)
-    return _finish(arr, requires_grad)
+    _check_dtype(dtype, "arange")
+    if dtype is D.bool_:
+        raise D.not_implemented("arange_cpu", dtype.np, "Compare an integer range instead.")
+    lo, hi, st = vals
+    if st == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is D.int64:  # torch truncates the bounds and the step to int64 first
+        lo, hi, st = int(lo), int(hi), int(st)
+        if st == 0:
+            raise ValueError(f"step must be nonzero: step {vals[2]} is 0 as int64")
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"unsupported range: {lo} -> {hi}")
+    if (st > 0 and hi < lo) or (st < 0 and hi > lo):
+        raise RuntimeError(
+            f"upper bound and lower bound inconsistent with step sign: arange({lo}, {hi}, "
+            f"{st}). Use a step of the other sign."
+        )
+    if dtype.is_floating_point or dtype is D.int64:
+        arr = xp.arange(lo, hi, st, dtype=xp.float64 if dtype.is_floating_point else None)
+    else:  # the other integer dtypes: a count in double, then start + i * step in the dtype
+        n = math.ceil((hi - lo) / st)
+        arr = int(lo) + xp.arange(n, dtype=xp.int64) * int(st)
+    return _finish(arr.astype(dtype.np), requires_grad)
 
 
-def linspace(start: float, end: float, steps: int, *, dtype: D.dtype | None = None,
+def linspace(start: Any, end: Any, steps: int, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     _check_device(device)
-    arr = xp.linspace(start, end, steps).astype(_float_dtype(dtype))
-    return _finish(arr, requires_grad)
+    lo = _range_number(start, "linspace", 0)
+    hi = _range_number(end, "linspace", 1)
+    if isinstance(steps, bool) or not isinstance(steps, (int, xp.integer)):
+        raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
+    if steps < 0:
+        raise RuntimeError(f"number of steps must be non-negative, got {steps}")
+    dt = _float_dtype(dtype, "linspace")
+    if dt.kind == "b":
+        raise D.not_implemented("linspace_cpu", dt, "Compare a float range instead.")
+    return _finish(xp.linspace(lo, hi, int(steps)).astype(dt), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (``n x m``)."""
     _check_device(device)
-    return _finish(xp.eye(n, m, dtype=_float_dtype(dtype)), requires_grad)
+    for name, v in (("n", n), ("m", m)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, xp.integer)):
+            raise TypeError(f"eye(): argument '{name}' must be int, not {type(v).__name__}")
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    return _finish(xp.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad)
 
 
-def rand(*size: Any, generator: _random.Generator | None = None, dtype: D.dtype | None = None,
-         device: Any = None, requires_grad: bool = False) -> Tensor:
+def rand(*shape: Any, size: Any = None, generator: _random.Generator | None = None,
+         dtype: D.dtype | None = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
     _check_device(device)
-    arr = _random.rng(generator).random(_size(size, "rand")).astype(_float_dtype(dtype))
-    return _finish(arr, requires_grad)
+    dims = _shape(shape, size, "rand")
+    dt = _float_dtype(dtype, "rand")
+    _random_float(dt, "check_uniform_bounds")
+    return _finish(_random.rng(generator).random(dims).astype(dt), requires_grad)
 
 
-def randn(*size: Any, generator: _random.Generator | None = None, dtype: D.dtype | None = None,
-          device: Any = None, requires_grad: bool = False) -> Tensor:
+def randn(*shape: Any, size: Any = None, generator: _random.Generator | None = None,
+          dtype: D.dtype | None = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
     _check_device(device)
-    arr = _random.rng(generator).standard_normal(_size(size, "randn")).astype(
-        _float_dtype(dtype))
-    return _finish(arr, requires_grad)
+    dims = _shape(shape, size, "randn")
+    dt = _float_dtype(dtype, "randn")
+    _random_float(dt, "normal_kernel_cpu")
+    return _finish(_random.rng(generator).standard_normal(dims).astype(dt), requires_grad)
 
 
-def randint(low: int, high: int | None = None, size: Sequence[int] = (), *,
+_C_NAMES = {"int8": "signed char", "uint8": "unsigned char", "int16": "short", "int32": "int",
+            "int64": "long", "bool": "bool"}
+
+
+def _randint_bounds(name: str, low: Any, high: Any, dt: Any) -> tuple[int, int]:
+    """Check ``[low, high)`` as torch's ``random_`` does for dtype ``dt``."""
+    for arg, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, xp.integer)):
+            raise TypeError(f"{name}(): argument '{arg}' must be int, not {type(v).__name__}")
+        if not -(2**63) <= int(v) < 2**63:
+            raise ValueError(f"Overflow when unpacking long long: {name}() got {arg}={v}")
+    lo, hi = int(low), int(high)
+    if lo >= hi:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}"
+        )
+    if dt.kind in "biu":
+        info = (0, 1) if dt.kind == "b" else (xp.iinfo(dt).min, xp.iinfo(dt).max)
+        cname = _C_NAMES.get(dt.name, dt.name)
+        if lo < info[0]:
+            raise RuntimeError(f"from is out of bounds for {cname}: low={lo}")
+        if hi - 1 > info[1]:
+            raise RuntimeError(f"to - 1 is out of bounds for {cname}: high={hi}")
+    return lo, hi
+
+
+def randint(low: Any = None, high: Any = None, size: Any = None, *,
             generator: _random.Generator | None = None, dtype: D.dtype | None = None,
-            device: Any = None) -> Tensor:
+            device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers uniform in ``[low, high)`` (``randint(high, size)`` also works)."""
     _check_device(device)
-    if high is None or (isinstance(high, (tuple, list))):
-        if isinstance(high, (tuple, list)):
-            size = high
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None and size is not None:  # randint(high, size=...)
         low, high = 0, low
-    arr = _random.rng(generator).integers(low, high, tuple(size)).astype(
-        (dtype or D.int64).np)
-    return Tensor._make(arr)
+    elif low is None:
+        low = 0
+    if high is None or size is None:
+        raise TypeError(
+            "randint() received an invalid combination of arguments: pass randint(high, size) "
+            "or randint(low, high, size), with size a tuple of ints"
+        )
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    _check_dtype(dtype, "randint")
+    dt = (dtype or D.int64).np
+    lo, hi = _randint_bounds("randint", low, high, dt)
+    shape = _size(size)
+    return _finish(_random.rng(generator).integers(lo, hi, shape).astype(dt), requires_grad)
 
 
 def randperm(n: int, *, generator: _random.Generator | None = None,
-             dtype: D.dtype | None = None, device: Any = None) -> Tensor:
+             dtype: D.dtype | None = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
     _check_device(device)
-    return Tensor._make(_random.rng(generator).permutation(n).astype((dtype or D.int64).np))
+    if isinstance(n, bool) or not isinstance(n, (int, xp.integer)):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    _check_dtype(dtype, "randperm")
+    dt = (dtype or D.int64).np
+    if dt.kind == "b":
+        raise D.not_implemented("randperm", dt, "Use an integer dtype.")
+    return _finish(_random.rng(generator).permutation(int(n)).astype(dt), requires_grad)
 
 
 def rand_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
               generator: _random.Generator | None = None, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, "rand_like")
+    _random_float(dt, "check_uniform_bounds")
     return _finish(_random.rng(generator).random(shape).astype(dt), requires_grad)
 
 
 def randn_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                generator: _random.Generator | None = None, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype)
+    shape, dt = _like(t, dtype, "randn_like")
+    _random_float(dt, "normal_kernel_cpu")
     return _finish(_random.rng(generator).standard_normal(shape).astype(dt), requires_grad)
 
 
-def randint_like(t: Tensor, low: int, high: int | None = None,
+def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
+                 dtype: D.dtype | None = None, requires_grad: bool = False,
                  generator: _random.Generator | None = None, **_: Any) -> Tensor:
+    """Integers uniform in ``[low, high)`` with the shape (and by default the dtype) of ``t``;
+    ``randint_like(t, high)`` also works."""
+    shape, dt = _like(t, dtype, "randint_like")
     if high is None:
         low, high = 0, low
-    return Tensor._make(_random.rng(generator).integers(low, high, t._array.shape).astype(
-        t._array.dtype))
+    lo, hi = _randint_bounds("randint_like", low, high, dt)
+    return _finish(_random.rng(generator).integers(lo, hi, shape).astype(dt), requires_grad)
 
 
 def normal(mean: float, std: float, size: Sequence[int], *,

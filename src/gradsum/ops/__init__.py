@@ -27,6 +27,7 @@ from gradsum.ops._core import wrap_dim as _wrap_dim
 from gradsum.ops.elementwise import *
 from gradsum.ops.elementwise import (
     abs,
+    invert,
     pow,
     rdiv,
     rfloor_divide,
@@ -170,13 +171,13 @@ METHODS: dict[str, Any] = {
         "erf_", "pow_", "matmul", "view_as", "reshape_as", "type_as", "repeat", "flip",
         "tril", "triu",
         "outer", "equal", "allclose", "isclose", "count_nonzero", "remainder",
-        "floor_divide",
+        "floor_divide", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
     )
 }
 METHODS.update({
     "multiply": mul, "subtract": sub, "divide": div, "true_divide": div,
-    "clip": clamp, "clip_": clamp_, "mm": matmul, "bmm": matmul, "mv": matmul,
-    "dot": matmul, "swapaxes": transpose, "max": _max_method, "min": _min_method,
+    "clip": clamp, "clip_": clamp_, "mm": mm, "bmm": bmm, "mv": mv,
+    "dot": dot, "swapaxes": transpose, "max": _max_method, "min": _min_method,
     "where": _where_method, "absolute": abs, "negative": neg, "tile": _tile_method,
 })
 for _name, _fn in METHODS.items():
@@ -190,6 +191,10 @@ for _name, _fn in {
     "__add__": add, "__radd__": add, "__sub__": sub, "__mul__": mul, "__rmul__": mul,
     "__truediv__": div, "__neg__": neg, "__matmul__": matmul, "__pow__": pow,
     "__getitem__": getitem,
+    # torch's &, |, ^ and ~ are bitwise (logical only on bool tensors, where both agree)
+    "__and__": bitwise_and, "__rand__": bitwise_and, "__or__": bitwise_or,
+    "__ror__": bitwise_or, "__xor__": bitwise_xor, "__rxor__": bitwise_xor,
+    "__invert__": invert,
 }.items():
     setattr(Tensor, _name, _fn)
 

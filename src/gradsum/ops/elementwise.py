@@ -63,13 +63,31 @@ def _arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
     return x, y, bt
 
 
+def _left(a: Any, b: Any, floating: bool = False) -> Tensor:
+    """The tensor for a non-tensor left operand of a function-form op (``gradsum.add(2, t)``).
+    A number becomes a 0-d constant of the result dtype: torch wraps it as a number of the
+    lowest promotion priority (``add(2, int32_t)`` is int32, ``mul(1.5, bool_t)`` float32),
+    where a plain 0-d tensor would take part as int64 or as the default float. ``floating``:
+    the op computes in a floating dtype (true division), so the number is not cast to an
+    integer dtype first."""
+    if isinstance(b, Tensor) and isinstance(a, (bool, int, float, xp.generic)):
+        v = scalar_value(a)
+        rt = D.result_type(b, v).np
+        if floating and rt.kind != "f":  # (true division computes in the default float)
+            rt = D.get_default_dtype().np
+        if v.__class__ is int and rt.kind in "iu":
+            v = _wrap_int(v, rt)
+        return _make(xp.asarray(v, dtype=rt))
+    return as_tensor_like(a, b)
+
+
 def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
     if isinstance(b, Tensor) and isinstance(a, Tensor):
         x, y = a._array, b._array
         if x.dtype is y.dtype:  # the common case: no promotion to compute
             return a, b, x, y, True
     elif not isinstance(a, Tensor):
-        a = as_tensor_like(a, b)
+        a = _left(a, b)
     x, y, bt = _arrays(a, b)
     return a, b, x, y, bt
 
@@ -173,6 +191,26 @@ class SubBackward0(AddBackward0):
     __slots__ = ()
 
 
+def _scaled(x: Any, y: Any, alpha: Any) -> Any:
+    """``alpha * y`` in the result dtype of ``x``, as torch computes it: for bool tensors
+    ``alpha`` is a bool (the sum stays bool), and an int product is wrapped to an integer
+    dtype (``uint8_t + (-3) * 2`` wraps, where NumPy raises OverflowError)."""
+    kind = x.dtype.kind
+    if isinstance(alpha, (bool, xp.bool_)) and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results. Pass an int or "
+                           "a float alpha.")
+    if kind in "biu" and isinstance(alpha, (float, xp.floating)):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
+                           f"point number (got alpha={alpha}). Convert the tensors first.")
+    if kind == "b":
+        return xp.logical_and(y, bool(alpha))
+    if kind in "iu" and alpha.__class__ is int:
+        if y.__class__ is int:
+            return _wrap_int(y * alpha, x.dtype)
+        return y * _wrap_int(alpha, x.dtype)  # (modular: the same bits as torch's product)
+    return y * alpha
+
+
 @register("add")
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a + alpha * b`` with broadcasting.
@@ -187,7 +225,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     else:
         a, b, x, y, bt = _binary(a, b)
     try:
-        out = x + y if alpha == 1 else x + y * alpha
+        out = x + y if alpha == 1 and alpha is not True else x + _scaled(x, y, alpha)
     except ValueError:
         raise broadcast_error(x, y) from None
     if not _state.enabled or not (
@@ -207,7 +245,7 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     _sub_check(a, b)
     a, b, x, y, bt = _binary(a, b)
     try:
-        out = x - y if alpha == 1 else x - y * alpha
+        out = x - y if alpha == 1 and alpha is not True else x - _scaled(x, y, alpha)
     except ValueError:
         raise broadcast_error(x, y) from None
     if not needs_grad(a, b):
@@ -330,7 +368,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode is not None:
         return _div_rounded(a, b, rounding_mode)
     if not isinstance(a, Tensor):
-        a = as_tensor_like(a, b)
+        a = _left(a, b, floating=True)
     x, y, bt = binary_arrays(a, b)
     if x.dtype.kind != "f":
         fd = D.get_default_dtype().np
@@ -456,6 +494,10 @@ def pow(a: Any, b: Any) -> Tensor:
     """``a ** b`` with broadcasting; ``a`` or ``b`` may be a Python number."""
     if not isinstance(a, Tensor):
         return rpow(b, a)
+    if (b is True or b is False) and a._array.dtype.kind == "b":
+        # torch: a bool exponent of 1 is a copy and of 0 a fill with ones, both in bool
+        # (a bool tensor never requires grad: nothing to record)
+        return _make(a._array.copy() if b else xp.ones_like(a._array))
     x, y, bt = binary_arrays(a, b)
     _no_bool(x, "pow")
     try:
@@ -464,7 +506,7 @@ def pow(a: Any, b: Any) -> Tensor:
                 "Integers to negative integer powers are not allowed. Use a float base "
                 "(t.float() ** p)."
             )
-        out = x**y
+        out = _int_power(x, y) if bt and x.dtype.kind in "iu" else x**y
     except ValueError:
         raise broadcast_error(x, y) from None
     if out.dtype != x.dtype:
@@ -485,6 +527,17 @@ def pow(a: Any, b: Any) -> Tensor:
     return out_t
 
 
+def _int_power(x: Any, y: Any) -> Any:
+    """``x ** y`` for integer arrays as torch computes it: a negative exponent gives 0, except
+    for a base of 1 (1) and -1 (+-1 by the exponent's parity), where NumPy raises."""
+    if not (y < 0).any():
+        return x**y
+    neg = y < 0
+    out = xp.asarray(x ** xp.where(neg, 0, y))
+    inv = xp.where(x == 1, 1, xp.where(x == -1, xp.where(y % 2 == 0, 1, -1), 0))
+    return xp.where(neg, inv, out).astype(out.dtype, copy=False)
+
+
 def rpow(a: Tensor, base: Any) -> Tensor:
     """``base ** a`` for a non-tensor ``base``."""
     if not isinstance(base, (int, float)) and hasattr(base, "shape"):
@@ -492,7 +545,8 @@ def rpow(a: Tensor, base: Any) -> Tensor:
     s = scalar_value(base)
     x, sv, _ = _arrays(a, s)
     _no_bool(x, "pow")
-    out = xp.power(xp.asarray(sv, dtype=x.dtype), x)
+    out = _int_power(xp.asarray(sv, dtype=x.dtype), x) if x.dtype.kind in "iu" else xp.power(
+        xp.asarray(sv, dtype=x.dtype), x)
     if not needs_grad(a):
         return _make(out)
     node = PowBackward2()
@@ -886,6 +940,19 @@ class RemainderBackward1(Node):
         return ga, gb
 
 
+def _remainder(x: Any, y: Any) -> Any:
+    """torch's ``remainder``: ``fmod``, moved by one divisor when the signs differ. For floats
+    it differs from NumPy's only in the sign of a zero (``0 % -1`` is 0.0 in torch, -0.0 in
+    NumPy), which ``1 / r`` or ``copysign`` would expose."""
+    if xp.result_type(x, y).kind != "f":  # (either may be a Python number)
+        return xp.remainder(x, y)
+    out = xp.asarray(xp.fmod(x, y))
+    fix = (out != 0) & ((out < 0) != (xp.asarray(y) < 0))
+    if fix.any():
+        out = xp.where(fix, out + y, out)
+    return out
+
+
 @register("remainder")
 def remainder(a: Any, b: Any) -> Tensor:
     """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
@@ -894,7 +961,7 @@ def remainder(a: Any, b: Any) -> Tensor:
     _check_int_divisor(x, y, "remainder")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
-            out = xp.asarray(xp.remainder(x, y)).astype(x.dtype, copy=False)
+            out = xp.asarray(_remainder(x, y)).astype(x.dtype, copy=False)
         except ValueError:
             raise broadcast_error(x, y) from None
     if not needs_grad(a, b):
@@ -957,7 +1024,7 @@ def rremainder(a: Tensor, b: Any) -> Tensor:
         return remainder(b, a)
     if not isinstance(b, (bool, int, float)) and hasattr(b, "shape"):
         return remainder(as_tensor_like(b, a), a)
-    return _number_left(a, scalar_value(b), "remainder", xp.remainder)
+    return _number_left(a, scalar_value(b), "remainder", _remainder)
 
 
 # -- activations -------------------------------------------------------------------------------
@@ -1297,7 +1364,7 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
         a = _make(xp.asarray(a, dtype=D.result_type(a, b).np))
     if not isinstance(a, Tensor):
-        a_t = as_tensor_like(a, b)
+        a_t = _left(a, b)
         x, y, _ = binary_arrays(a_t, b)
         a = a_t
     else:
@@ -1317,10 +1384,19 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
 
 
 # -- comparisons and logic (not differentiable) ------------------------------------------------
+def _not_tensor(name: str, arg: str, pos: int, v: Any) -> TypeError:
+    return TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                     f"{type(v).__name__}. Wrap it with gradsum.tensor().")
+
+
 def _compare(name: str, fn: Any) -> Any:
+    logical = name.startswith("logical")
+
     def op(a: Any, b: Any) -> Tensor:
-        if not isinstance(a, Tensor):
-            a = as_tensor_like(a, b)
+        if not isinstance(a, Tensor):  # (torch: only the methods take a number)
+            raise _not_tensor(name, "input", 1, a)
+        if logical and not isinstance(b, Tensor):
+            raise _not_tensor(name, "other", 2, b)
         x, y, _ = _arrays(a, b)
         try:
             return _make(fn(x, y))
@@ -1341,6 +1417,48 @@ ge = _compare("ge", xp.greater_equal)
 logical_and = _compare("logical_and", xp.logical_and)
 logical_or = _compare("logical_or", xp.logical_or)
 logical_xor = _compare("logical_xor", xp.logical_xor)
+
+
+def _bitwise(name: str, fn: Any) -> Any:
+    def op(a: Any, b: Any) -> Tensor:
+        if not isinstance(a, Tensor):
+            a = _left(a, b)
+        x, y, _ = _arrays(a, b)
+        if x.dtype.kind == "f":
+            raise D.not_implemented(f"{name}_cpu", x.dtype,
+                                    "Bitwise ops take bool or integer tensors.")
+        try:
+            return _make(xp.asarray(fn(x, y)))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+
+    op.__name__ = name
+    op.__doc__ = (f"Elementwise ``{name}`` of bool or integer tensors (the ``{name[8:]}`` "
+                  "operator; not differentiable).")
+    return register(name)(op)
+
+
+bitwise_and = _bitwise("bitwise_and", xp.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", xp.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor)
+
+
+@register("bitwise_not")
+def bitwise_not(a: Tensor) -> Tensor:
+    """Elementwise bitwise not: logical not of a bool tensor, ``~x`` of an integer one."""
+    x = a._array
+    if x.dtype.kind == "f":
+        raise D.not_implemented("bitwise_not_cpu", x.dtype,
+                                "Bitwise ops take bool or integer tensors.")
+    return _make(xp.invert(x))
+
+
+def invert(a: Tensor) -> Tensor:
+    """``~a`` (Python's operator): torch raises TypeError for a floating tensor."""
+    if a._array.dtype.kind == "f":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors. Use logical_not() or 1 - t.")
+    return bitwise_not(a)
 
 
 @register("logical_not")

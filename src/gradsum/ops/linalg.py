@@ -87,7 +87,7 @@ class BmmBackward0(MmBackward0):
     __slots__ = ()
 
 
-@register("matmul", "mm", "bmm", "mv", "dot")
+@register("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
@@ -117,15 +117,15 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "
             f"{y.ndim}D"
         )
-    if x.dtype != y.dtype:
+    k_a = x.shape[-1]
+    k_b = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    # torch's order: a shape error comes before a dtype error (the dot of two vectors checks
+    # the dtypes first), and a bool operand raises only once the shapes are known to fit
+    if x.dtype != y.dtype and (k_a == k_b or (x.ndim == 1 and y.ndim == 1)):
         raise RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
             f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
         )
-    if x.dtype.kind == "b":
-        raise D.not_implemented("addmm_impl_cpu_", x.dtype, "Convert with .float() first.")
-    k_a = x.shape[-1]
-    k_b = y.shape[-2] if y.ndim > 1 else y.shape[0]
     if k_a != k_b:
         if x.ndim == 1 and y.ndim == 1:
             raise RuntimeError(
@@ -139,13 +139,24 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): the inner dimensions "
             f"{k_a} and {k_b} must agree. Transpose or reshape one operand."
         )
+    if x.dtype != y.dtype:  # (shapes that do not fit raised above)
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
+            f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
+        )
     try:
-        out = _mm(x, y)
+        if x.dtype.kind == "b":  # the batch shapes are checked; the dtype raises below
+            xp.broadcast_shapes(x.shape[:-2], y.shape[:-2])
+        else:
+            out = _mm(x, y)
     except ValueError:
         raise RuntimeError(
             f"matmul: batch dimensions of shapes {tuple(x.shape)} and {tuple(y.shape)} cannot "
             "be broadcast"
         ) from None
+    if x.dtype.kind == "b":
+        raise D.not_implemented(_bool_kernel(x.ndim, y.ndim), x.dtype,
+                                "Convert with .float() first.")
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
     if not needs_grad(a, b):
@@ -163,6 +174,145 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     t = record(node, (a, b), out)
     node.save(a if b.requires_grad else None, b if a.requires_grad else None)
     return t
+
+
+def _bool_kernel(nx: int, ny: int) -> str:
+    """The torch kernel that refuses bool operands of ranks ``nx`` @ ``ny`` (its error names
+    it): matmul folds its operands into dot, mv, mm or bmm."""
+    if nx == 1 and ny == 1:
+        return "dot"
+    if ny >= 3:
+        return "bmm"
+    return "addmv_impl_cpu" if ny == 1 else "addmm_impl_cpu_"
+
+
+def _check_tensors(name: str, a: Any, b: Any, arg2: str) -> None:
+    """torch's TypeError for a non-tensor operand of ``mm``/``bmm``/``mv``/``dot``."""
+    for pos, arg, v in ((1, "input", a), (2, arg2, b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(
+                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                f"{type(v).__name__}. Wrap it with gradsum.tensor()."
+            )
+
+
+def _torch_name(dt: Any) -> str:
+    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
+
+
+@register("mm")
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Product of two matrices (2-D only: use :func:`matmul` for other ranks).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.mm(gradsum.ones(2, 3), gradsum.ones(3, 1)).tolist()
+        [[3.0], [3.0]]
+    """
+    if input.__class__ is not Tensor or mat2.__class__ is not Tensor:
+        _check_tensors("mm", input, mat2, "mat2")
+    if input._array.ndim != 2 or mat2._array.ndim != 2:
+        which, t = ("self", input) if input._array.ndim != 2 else ("mat2", mat2)
+        raise RuntimeError(
+            f"{which} must be a matrix, but got a {t._array.ndim}-D tensor of shape "
+            f"{tuple(t._array.shape)}. Use matmul() for other ranks."
+        )
+    return matmul(input, mat2)
+
+
+@register("bmm")
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting:
+    use :func:`matmul` for that).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.bmm(gradsum.ones(4, 2, 3), gradsum.ones(4, 3, 5)).shape
+        (4, 2, 5)
+    """
+    if input.__class__ is not Tensor or mat2.__class__ is not Tensor:
+        _check_tensors("bmm", input, mat2, "mat2")
+    x, y = input._array, mat2._array
+    for which, arr in (("batch1", x), ("batch2", y)):
+        if arr.ndim != 3:
+            raise RuntimeError(
+                f"{which} must be a 3D tensor, but got a {arr.ndim}-D tensor of shape "
+                f"{tuple(arr.shape)}. Use matmul() for other ranks."
+            )
+    if y.shape[:2] != (x.shape[0], x.shape[2]):
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]: batch1 has "
+            f"shape {tuple(x.shape)}, batch2 {tuple(y.shape)} (bmm does not broadcast)."
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_torch_name(x.dtype)} but found {_torch_name(y.dtype)}. "
+            "Convert one operand (e.g. mat2.to(input.dtype))."
+        )
+    return matmul(input, mat2)
+
+
+@register("mv")
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    """Product of a matrix and a vector.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.mv(gradsum.ones(2, 3), gradsum.ones(3)).tolist()
+        [3.0, 3.0]
+    """
+    if input.__class__ is not Tensor or vec.__class__ is not Tensor:
+        _check_tensors("mv", input, vec, "vec")
+    x, y = input._array, vec._array
+    if x.ndim == 0:  # (torch reads the size of dim 0 first)
+        raise IndexError(
+            "Dimension specified as 0 but tensor has no dimensions: mv() needs a 2-D matrix "
+            "as its first argument."
+        )
+    if x.ndim != 2 or y.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {x.ndim}, {y.ndim}: mv() takes a 2-D "
+            f"matrix and a 1-D vector (shapes {tuple(x.shape)} and {tuple(y.shape)})."
+        )
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x{x.shape[1]}), vec "
+            f"({y.shape[0]}). The vector needs as many entries as the matrix has columns."
+        )
+    if x.dtype != y.dtype:
+        vn, mn = _torch_name(y.dtype), _torch_name(x.dtype)
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {vn}, {mn}, and {vn}. "
+            "Convert one operand (e.g. vec.to(input.dtype))."
+        )
+    return matmul(input, vec)
+
+
+@register("dot")
+def dot(input: Tensor, tensor: Tensor) -> Tensor:
+    """Inner product of two 1-D tensors of the same size and dtype.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.dot(gradsum.tensor([1.0, 2.0]), gradsum.tensor([3.0, 4.0]))
+        tensor(11.)
+    """
+    if input.__class__ is not Tensor or tensor.__class__ is not Tensor:
+        _check_tensors("dot", input, tensor, "tensor")
+    x, y = input._array, tensor._array
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors (shapes "
+            f"{tuple(x.shape)} and {tuple(y.shape)}). Use matmul() for other ranks."
+        )
+    if x.dtype != y.dtype:
+        raise RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found "
+            f"{_torch_name(x.dtype)} and {_torch_name(y.dtype)}. Convert one operand "
+            "(e.g. tensor.to(input.dtype))."
+        )
+    return matmul(input, tensor)
 
 
 def _is_transposed(x: Any) -> bool:

@@ -401,8 +401,16 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
             advanced = True
         elif isinstance(k, (list, tuple, xp.ndarray)):  # a sequence inside a key: advanced
             arr = xp.asarray(k)
+            if arr.dtype.kind in "US":  # (torch makes a tensor of it, which refuses strings)
+                raise TypeError(f"new(): invalid data type 'str': index {k!r}. Index with "
+                                "ints, slices, None, ... or int/bool tensors.")
+            if arr.size == 0 and arr.dtype.kind == "f":  # torch: [] is an empty int64 index
+                arr = arr.astype(xp.int64)
             out.append(arr)
             advanced = True
+        elif isinstance(k, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(k).__name__}': index {k!r}. "
+                            "Index with ints, slices, None, ... or int/bool tensors.")
         elif isinstance(k, bool):
             out.append(k)
             advanced = True
