@@ -630,17 +630,7 @@ class Tensor:
     def __ge__(self, other: Any) -> Tensor:
         return _F.ge(self, other)
 
-    def __invert__(self) -> Tensor:
-        return _F.logical_not(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _F.logical_and(self, other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _F.logical_or(self, other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _F.logical_xor(self, other)
+    # (& | ^ ~ and their reflections are torch's bitwise ops, bound in ops/__init__.py)
 
     def __getitem__(self, key: Any) -> Tensor:
         return _F.getitem(self, key)
