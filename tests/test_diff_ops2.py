@@ -254,3 +254,17 @@ def test_invert_and_bitwise_not(dtype: str) -> None:
                          ids=repr)
 def test_getitem_key_types(key: Any) -> None:
     _same(lambda L: L.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])[key])
+
+
+@pytest.mark.parametrize("call", ["ones(2, requires_grad=1)", "tensor([1.0], requires_grad=1)",
+                                  "zeros(2, requires_grad=None)", "ones(()).flatten(1, -1)",
+                                  "ones(()).flatten(0, -1)", "ones(()).flatten()"])
+def test_creation_requires_grad_and_0d_flatten_like_torch(call):
+    outcome = []
+    for lib in (torch, gradsum):
+        try:
+            r = eval(call, {}, {"ones": lib.ones, "tensor": lib.tensor, "zeros": lib.zeros})
+            outcome.append((tuple(r.shape), r.requires_grad))
+        except (TypeError, IndexError) as e:
+            outcome.append(type(e).__name__)
+    assert outcome[1] == outcome[0]

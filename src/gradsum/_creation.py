@@ -28,8 +28,8 @@ def _check_device(device: Any) -> None:
 
 def _finish(arr: Any, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
-    if requires_grad:
-        t.requires_grad_(True)
+    if requires_grad is not False and requires_grad is not None:  # (None: False, as torch)
+        t.requires_grad_(requires_grad)  # (refuses a non-bool, like torch's argument check)
     return t
 
 

@@ -259,7 +259,9 @@ def reshape_as(a: Tensor, other: Tensor) -> Tensor:
 def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one."""
     nd = a._array.ndim
-    if nd == 0:
+    if nd == 0:  # (dims are checked as for a 1-d tensor, like torch)
+        wrap_dim(start_dim, 0)
+        wrap_dim(end_dim, 0)
         return reshape(a, (1,))
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
