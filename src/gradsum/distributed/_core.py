@@ -295,7 +295,16 @@ def destroy_process_group(group: Any = None) -> None:
     """Tear down the default process group and restore the excepthook.
 
     MPI itself stays initialised until the interpreter exits (mpi4py finalises it).
+
+    Raises:
+        AssertionError: no process group is initialised (torch's type and message).
     """
+    if group is None and _state.group is None:
+        raise AssertionError(
+            "Process group cannot be None: the default process group is not initialized "
+            "(never initialized, or already destroyed). Call init_process_group() first and "
+            "destroy_process_group() once."
+        )
     g = _group(group)
     g.free()
     _state.group = None

@@ -15,8 +15,9 @@ Two kinds of "bucket", in one ordered list (all ranks start collectives in the s
 Life of one synchronising backward (see :class:`Reducer`):
 
 1. ``begin`` (engine observer): decide whether this backward synchronises (a forward of the
-   wrapper ran since the last sync, we are outside ``no_sync()``, and it accumulates into
-   ``.grad``), and reset the per-pass state.
+   wrapper ran outside ``no_sync()`` since the last sync - torch's rule: the forward decides,
+   not where the backward runs - and it accumulates into ``.grad``), and reset the per-pass
+   state.
 2. Each parameter's post-accumulate-grad hook stages its (accumulated) ``.grad``: a direct
    bucket just records the buffer; a small parameter's ``.grad / world`` goes into its slot
    of the flat buffer. Buckets are reduced in bucket order (every rank starts the same
@@ -181,7 +182,11 @@ class Reducer:
         self.ctrl = comm.dup()  # the usage bitmap (must never match a bucket's collective)
         self.as_view = gradient_as_bucket_view
         self.require_sync = True
+        #: a forward with grad ran outside no_sync since the last sync: the next backward
+        #: synchronises (torch: the forward decides, wherever its backward runs)
         self.armed = False
+        #: the last forward with grad ran inside no_sync: its backwards accumulate locally
+        self.local = False
         self.buckets: list[_Bucket] = []
         self.bucket_of: list[int] = [0] * len(self.params)
         self.views: list[Any] = [None] * len(self.params)
@@ -234,13 +239,11 @@ class Reducer:
 
     # -- engine observer -------------------------------------------------------------------------
     def _begin(self, accumulate: bool) -> None:
-        if not accumulate or self.world == 1 or not self.require_sync or (
-            _SYNC in self._stack
-        ):
+        if not accumulate or self.world == 1 or _SYNC in self._stack:
             self._stack.append(_IDLE)
             return
-        if not self.armed:
-            self._stack.append(_UNARMED)
+        if not self.armed:  # no sync forward pending: local unless nothing explains it
+            self._stack.append(_IDLE if self.local or not self.require_sync else _UNARMED)
             return
         self._stack.append(_SYNC)
         n = len(self.params)
@@ -348,12 +351,14 @@ class Reducer:
         if state == _UNARMED:
             hit, self._unarmed_hit = self._unarmed_hit, False
             if hit and error is None:
-                raise RuntimeError(
-                    "DistributedDataParallel: this backward computed gradients of the "
-                    "wrapped parameters, but no forward of the DDP wrapper ran since the last "
-                    "gradient synchronisation, so they would not be averaged across ranks. "
-                    "Call ddp(x) (not ddp.module(x)) before each backward, or put extra "
-                    "backwards of the same forward inside ddp.no_sync()."
+                raise RuntimeError(  # torch's opening phrase for the same misuse
+                    "Expected to mark a variable ready only once. DistributedDataParallel: "
+                    "this backward computed gradients of the wrapped parameters, but no "
+                    "forward of the DDP wrapper ran since the last gradient synchronisation, "
+                    "so they would not be averaged across ranks. Call ddp(x) (not "
+                    "ddp.module(x)) before each backward, run the forward inside "
+                    "ddp.no_sync() to accumulate locally, or put extra backwards of the same "
+                    "forward inside ddp.no_sync()."
                 )
             return
         if state != _SYNC:

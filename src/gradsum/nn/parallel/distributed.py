@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import warnings
 import weakref
 from collections.abc import Iterator
 from typing import Any
@@ -41,6 +42,27 @@ def _first_difference(a: list[Any], b: list[Any]) -> str:
     return "the parameters are registered in a different order"
 
 
+def _buffer_flags(broadcast_buffers: bool | None, forward_sync_buffers: bool | None) -> bool:
+    """Whether the initial sync includes the buffers; warns like torch 2.13 about the
+    deprecated ``broadcast_buffers`` (only ``broadcast_buffers=False`` excludes them)."""
+    if broadcast_buffers is not None:
+        if forward_sync_buffers is not None:
+            warnings.warn(
+                "Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
+                "`broadcast_buffers` is deprecated and its value is ignored when "
+                "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=3)
+        else:
+            warnings.warn(
+                "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
+                "IMPORTANT: unlike `broadcast_buffers=False`, `forward_sync_buffers=False` "
+                "still syncs buffers at init. If you rely on buffers NOT being synced at init "
+                "(e.g. rank-local buffers), keep using `broadcast_buffers=False`.",
+                FutureWarning, stacklevel=3)
+    if forward_sync_buffers is not None:
+        return True
+    return broadcast_buffers is not False
+
+
 class DistributedDataParallel(Module):
     """Data parallelism over MPI ranks (torch's ``nn.parallel.DistributedDataParallel``).
 
@@ -57,12 +79,20 @@ class DistributedDataParallel(Module):
     holds the average. So ``N`` ranks with a mean loss over ``B/N`` examples each give the
     gradients of one process on all ``B``.
 
-    Which backward synchronises: one that starts outside :meth:`no_sync` after a forward of
-    this wrapper (with grad enabled) since the last synchronisation. Under ``no_sync()``
-    gradients accumulate locally, and the first such backward outside it averages the
-    *accumulated* ``.grad`` (``N`` ranks x ``k`` micro-batches equal one process on the whole
-    batch). A second backward through the same forward's graph outside ``no_sync`` raises a
+    Which backward synchronises: as in torch, the forward decides. The first backward after
+    a forward of this wrapper run with grad enabled outside :meth:`no_sync` synchronises
+    (even if that backward runs inside ``no_sync``); the backwards of a forward run inside
+    ``no_sync`` accumulate locally (even if they run outside it). The synchronising backward
+    averages the *accumulated* ``.grad`` (``N`` ranks x ``k`` micro-batches equal one process
+    on the whole batch). A second backward through a synchronised forward's graph raises a
     ``RuntimeError`` (torch raises too) instead of silently leaving gradients unsynchronised.
+
+    Buffers (torch's rule): rank 0's buffers are broadcast at construction (unless the
+    deprecated ``broadcast_buffers=False`` is passed) and at the start of a forward when
+    ``forward_sync_buffers`` is on and the previous forward (or the construction) ran with
+    grad enabled outside ``no_sync`` - whatever the ``training`` flag; so the first ``eval()``
+    forward after training uses rank 0's buffers everywhere, later ``no_grad`` forwards do
+    not broadcast.
 
     Unused parameters (``find_unused_parameters`` is accepted and not needed): after each
     synchronising backward the ranks exchange a one-byte-per-parameter usage bitmap (a
@@ -99,17 +129,22 @@ class DistributedDataParallel(Module):
     Args:
         module: the model; its parameters must be identical in structure on every rank.
         bucket_cap_mb: bucket size in MiB (default 25, like torch).
-        broadcast_buffers: copy rank 0's buffers to all ranks before each training forward.
+        broadcast_buffers: deprecated in torch 2.13 (a ``FutureWarning`` when given): the
+            ``forward_sync_buffers`` flag, except that ``False`` also keeps the buffers out of
+            the initial broadcast.
+        init_sync: broadcast rank 0's parameters (and buffers, see above) at construction.
+        forward_sync_buffers: broadcast the buffers before forwards (default ``True``; see
+            above); does not affect the initial broadcast.
         gradient_as_bucket_view: see above.
         check_consistency: strict mode (default: ``GRADSUM_STRICT``).
         device_ids, output_device, dim, process_group, find_unused_parameters,
-            check_reduction, static_graph, init_sync: torch's; accepted (``device_ids`` must
-            be ``None`` or CPU) and, except ``init_sync=False`` (skip the initial broadcast),
-            without effect.
+            check_reduction, static_graph: torch's; accepted without effect (``device_ids``
+            and ``output_device`` must be ``None``: CPU modules).
 
     Raises:
-        ValueError: the default process group is not initialised.
-        RuntimeError: the ranks' models differ.
+        ValueError: the default process group is not initialised, or ``device_ids`` /
+            ``output_device`` were given.
+        RuntimeError: the ranks' models differ, or no parameter requires grad.
     """
 
     def __init__(
@@ -118,23 +153,47 @@ class DistributedDataParallel(Module):
         device_ids: Any = None,
         output_device: Any = None,
         dim: int = 0,
-        broadcast_buffers: bool = True,
+        broadcast_buffers: bool | None = None,
+        init_sync: bool = True,
         process_group: Any = None,
         bucket_cap_mb: float | None = None,
         find_unused_parameters: bool = False,
         check_reduction: bool = False,
         gradient_as_bucket_view: bool = False,
         static_graph: bool = False,
-        init_sync: bool = True,
+        *,
+        forward_sync_buffers: bool | None = None,
         check_consistency: bool | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(module, Module):
             raise TypeError(f"module must be a gradsum.nn.Module, got {type(module).__name__}")
         group = _core._group(process_group)
+        if not any(p.requires_grad for p in module.parameters()):
+            raise RuntimeError(
+                "DistributedDataParallel is not needed when a module doesn't have any parameter "
+                f"that requires a gradient ({type(module).__name__} has "
+                f"{len(list(module.parameters()))} parameter(s), none requiring grad). Wrap a "
+                "module with trainable parameters, or call the module directly."
+            )
+        if device_ids or output_device:
+            raise ValueError(
+                "DistributedDataParallel device_ids and output_device arguments only work with "
+                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                f"{device_ids}, output_device {output_device}, and module parameters on cpu. "
+                "gradsum runs on the CPU: leave both None."
+            )
+        sync_bufs_at_init = _buffer_flags(broadcast_buffers, forward_sync_buffers)
         self.module = module
         self.dim = dim
-        self.broadcast_buffers = broadcast_buffers
+        self.forward_sync_buffers = (
+            forward_sync_buffers if forward_sync_buffers is not None
+            else broadcast_buffers if broadcast_buffers is not None else True
+        )
+        self.broadcast_buffers = self.forward_sync_buffers  # the pre-2.13 attribute name
+        #: torch's flag: broadcast the buffers before the next forward (set by each forward:
+        #: True after one with grad enabled outside no_sync)
+        self.require_forward_param_sync = True
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
@@ -149,7 +208,8 @@ class DistributedDataParallel(Module):
         self._verify_model_across_ranks(group)
         if init_sync:
             self._sync_states(group, [p for _, p in module.named_parameters()]
-                              + [b for _, b in module.named_buffers()])
+                              + ([b for _, b in module.named_buffers()]
+                                 if sync_bufs_at_init else []))
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._param_names = [n for n, _ in named]
         object.__setattr__(self, "reducer", Reducer(
@@ -231,17 +291,29 @@ class DistributedDataParallel(Module):
         group = self._group
         if self.check_consistency and self._step_hook is None:
             self.check_parameters()
-        if self.broadcast_buffers and self.module.training and group.size > 1:
+        # torch's rule (not the training flag): buffers are broadcast before a forward when
+        # the previous forward (or the construction) ran with grad enabled outside no_sync
+        if self.forward_sync_buffers and self.require_forward_param_sync and group.size > 1:
             bufs = [b for _, b in self.module.named_buffers()]
             if bufs:
                 self._sync_states(self._ctrl, bufs)
-        if is_grad_enabled():
-            self.reducer.armed = True
-        return self.module(*inputs, **kwargs)
+        reducer = self.reducer
+        grad = is_grad_enabled()
+        if grad:  # the forward decides whether its backward synchronises (torch's no_sync)
+            reducer.armed = reducer.require_sync
+            reducer.local = not reducer.require_sync
+        out = self.module(*inputs, **kwargs)
+        self.require_forward_param_sync = grad and reducer.require_sync
+        return out
 
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
         """Accumulate gradients locally; the next synchronising backward averages the sum.
+
+        As in torch, the *forward* decides: the backward of a forward run inside this context
+        accumulates locally (even if the backward runs outside it), and the backward of a
+        forward run outside it synchronises (even if the backward runs inside it). So put the
+        forward inside the context, as below.
 
         Example (in an MPI job)::
 

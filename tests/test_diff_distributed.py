@@ -1,0 +1,114 @@
+"""DDP and collectives against torch 2.13's documented behaviour (established with
+torch.distributed on gloo, 2 ranks; the values are written into tests/mpi_scripts/
+ddp_torch_rules.py, so these tests need MPI but not torch.distributed).
+
+One 2-rank job runs every section of the script once; each test checks its section.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gradsum.distributed as dist
+from gradsum.distributed.run import find_mpiexec
+from gradsum.nn.parallel import DistributedDataParallel
+
+SCRIPTS = Path(__file__).parent / "mpi_scripts"
+JOB_TIMEOUT = 60.0
+
+
+def _mpi_reason() -> str | None:
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed: pip install -e .[test] (or .[mpi])"
+    try:
+        find_mpiexec()
+    except FileNotFoundError:
+        return "mpiexec not found: pip install mpich (the 'mpi' extra)"
+    return None
+
+
+needs_mpi = pytest.mark.skipif(_mpi_reason() is not None, reason=str(_mpi_reason()))
+
+
+@pytest.fixture(scope="module")
+def rules_job() -> subprocess.CompletedProcess[str]:
+    """``ddp_torch_rules.py`` on 2 ranks through the launcher, killed on timeout."""
+    cmd = [sys.executable, "-m", "gradsum.distributed.run", "-n", "2", "--timeout",
+           str(JOB_TIMEOUT), str(SCRIPTS / "ddp_torch_rules.py")]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "GRADSUM_STRICT": "0"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=JOB_TIMEOUT + 20)
+    except subprocess.TimeoutExpired:  # the launcher's own timeout failed: kill everything
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+        pytest.fail(f"job did not end within {JOB_TIMEOUT + 20}s:\n{out}\n{err}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+def _section_ok(res: subprocess.CompletedProcess[str], name: str) -> None:
+    log = f"exit {res.returncode}\n{res.stdout}\n{res.stderr}"
+    assert len(re.findall(rf"rank \d: {name} OK", res.stdout)) == 2, log
+
+
+@needs_mpi
+def test_no_sync_is_decided_by_the_forward(rules_job: subprocess.CompletedProcess[str]) -> None:
+    """torch: a forward outside no_sync synchronises its backward even inside no_sync, and a
+    forward inside no_sync accumulates locally even when its backward runs outside."""
+    _section_ok(rules_job, "no_sync_forward_decides")
+
+
+@needs_mpi
+def test_buffers_broadcast_after_grad_forwards(
+        rules_job: subprocess.CompletedProcess[str]) -> None:
+    """torch: buffers are broadcast before a forward iff the previous forward had grad
+    enabled outside no_sync, in eval mode too."""
+    _section_ok(rules_job, "buffer_broadcast_rule")
+
+
+@needs_mpi
+def test_broadcast_buffers_false_skips_init_sync(
+        rules_job: subprocess.CompletedProcess[str]) -> None:
+    _section_ok(rules_job, "broadcast_buffers_false")
+
+
+@needs_mpi
+def test_forward_sync_buffers_flag(rules_job: subprocess.CompletedProcess[str]) -> None:
+    _section_ok(rules_job, "forward_sync_buffers")
+
+
+@needs_mpi
+def test_ddp_constructor_argument_errors(rules_job: subprocess.CompletedProcess[str]) -> None:
+    """No parameter requiring grad: RuntimeError; device_ids on a CPU module: ValueError."""
+    _section_ok(rules_job, "constructor_errors")
+
+
+@needs_mpi
+def test_destroy_twice_raises_assertion(rules_job: subprocess.CompletedProcess[str]) -> None:
+    _section_ok(rules_job, "destroy_twice")
+    assert rules_job.returncode == 0, rules_job.stdout + rules_job.stderr
+
+
+def test_destroy_before_init_raises_assertion() -> None:
+    assert not dist.is_initialized()
+    with pytest.raises(AssertionError, match=r"^Process group cannot be None"):
+        dist.destroy_process_group()
+
+
+def test_ddp_positional_parameters_match_torch() -> None:
+    torch = pytest.importorskip(
+        "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
+    theirs = list(inspect.signature(torch.nn.parallel.DistributedDataParallel).parameters)
+    ours = list(inspect.signature(DistributedDataParallel).parameters)
+    assert ours[:12] == theirs[:12]
+    assert "forward_sync_buffers" in ours
