@@ -7,36 +7,18 @@ One 2-rank job runs every section of the script once; each test checks its secti
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import os
 import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import gradsum.distributed as dist
-from gradsum.distributed.run import find_mpiexec
 from gradsum.nn.parallel import DistributedDataParallel
-
-SCRIPTS = Path(__file__).parent / "mpi_scripts"
-JOB_TIMEOUT = 60.0
-
-
-def _mpi_reason() -> str | None:
-    if importlib.util.find_spec("mpi4py") is None:
-        return "mpi4py is not installed: pip install -e .[test] (or .[mpi])"
-    try:
-        find_mpiexec()
-    except FileNotFoundError:
-        return "mpiexec not found: pip install mpich (the 'mpi' extra)"
-    return None
-
-
-needs_mpi = pytest.mark.skipif(_mpi_reason() is not None, reason=str(_mpi_reason()))
+from mpi_helpers import JOB_TIMEOUT, SCRIPTS, needs_mpi
 
 
 @pytest.fixture(scope="module")

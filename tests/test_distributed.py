@@ -7,7 +7,6 @@ need MPI skip when mpi4py or mpiexec is missing.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
@@ -20,25 +19,10 @@ import pytest
 import gradsum
 import gradsum.distributed as dist
 from gradsum.__main__ import build_parser
-from gradsum.distributed.run import build_command, find_mpiexec
+from gradsum.distributed.run import build_command
 from gradsum.nn.parallel._reducer import assign_buckets
 from gradsum.utils.data import DistributedSampler
-
-SCRIPTS = Path(__file__).parent / "mpi_scripts"
-JOB_TIMEOUT = 60.0
-
-
-def _mpi_reason() -> str | None:
-    if importlib.util.find_spec("mpi4py") is None:
-        return "mpi4py is not installed: pip install -e .[test] (or .[mpi])"
-    try:
-        find_mpiexec()
-    except FileNotFoundError:
-        return "mpiexec not found: pip install mpich (the 'mpi' extra)"
-    return None
-
-
-needs_mpi = pytest.mark.skipif(_mpi_reason() is not None, reason=str(_mpi_reason()))
+from mpi_helpers import JOB_TIMEOUT, SCRIPTS, needs_mpi
 
 
 def launch(n: int, script: str, *args: str, env: dict[str, str] | None = None,
