@@ -8,34 +8,20 @@ One 2-rank job runs every section of the script once; each test checks its secti
 from __future__ import annotations
 
 import inspect
-import os
 import re
-import signal
 import subprocess
-import sys
 
 import pytest
 
 import gradsum.distributed as dist
 from gradsum.nn.parallel import DistributedDataParallel
-from mpi_helpers import JOB_TIMEOUT, SCRIPTS, needs_mpi
+from mpi_helpers import launch, needs_mpi
 
 
 @pytest.fixture(scope="module")
 def rules_job() -> subprocess.CompletedProcess[str]:
     """``ddp_torch_rules.py`` on 2 ranks through the launcher, killed on timeout."""
-    cmd = [sys.executable, "-m", "gradsum.distributed.run", "-n", "2", "--timeout",
-           str(JOB_TIMEOUT), str(SCRIPTS / "ddp_torch_rules.py")]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "GRADSUM_STRICT": "0"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=JOB_TIMEOUT + 20)
-    except subprocess.TimeoutExpired:  # the launcher's own timeout failed: kill everything
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        pytest.fail(f"job did not end within {JOB_TIMEOUT + 20}s:\n{out}\n{err}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+    return launch(2, "ddp_torch_rules.py")
 
 
 def _section_ok(res: subprocess.CompletedProcess[str], name: str) -> None:

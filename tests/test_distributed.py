@@ -22,24 +22,7 @@ from gradsum.__main__ import build_parser
 from gradsum.distributed.run import build_command
 from gradsum.nn.parallel._reducer import assign_buckets
 from gradsum.utils.data import DistributedSampler
-from mpi_helpers import JOB_TIMEOUT, SCRIPTS, needs_mpi
-
-
-def launch(n: int, script: str, *args: str, env: dict[str, str] | None = None,
-           timeout: float = JOB_TIMEOUT) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` on ``n`` ranks through the launcher; kill the job on timeout."""
-    cmd = [sys.executable, "-m", "gradsum.distributed.run", "-n", str(n),
-           "--timeout", str(timeout), str(SCRIPTS / script), *args]
-    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", "GRADSUM_STRICT": "0", **(env or {})}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=full_env, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=timeout + 20)
-    except subprocess.TimeoutExpired:  # the launcher's own timeout failed: kill everything
-        os.killpg(proc.pid, signal.SIGTERM)
-        out, err = proc.communicate(timeout=10)
-        pytest.fail(f"job did not end within {timeout + 20}s:\n{out}\n{err}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+from mpi_helpers import JOB_TIMEOUT, SCRIPTS, launch, needs_mpi
 
 
 def assert_ok(res: subprocess.CompletedProcess[str], n: int, marker: str) -> None:
