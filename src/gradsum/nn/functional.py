@@ -560,8 +560,10 @@ def _class_weight_check(weight: Tensor | None, c: int, prefix: str = "") -> None
 
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
          reduction: str) -> Tensor:
-    if input.ndim < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
+    x = input._array  # (the array's own attributes: the Tensor properties cost a call each)
+    nd = x.ndim
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     t = target._array
     # torch's kernels take int64 (Long) targets, and uint8 (Byte) ones for inputs of <= 2 dims
     if t.dtype != xp.int64 and t.dtype != xp.uint8:
@@ -570,8 +572,8 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
             "class indices must be int64 (use probabilities of the input's shape for soft "
             "targets)"
         )
-    kernel = "nll_loss2d_forward" if input.ndim > 2 else "nll_loss_forward"
-    one_d = input.ndim == 1
+    kernel = "nll_loss2d_forward" if nd > 2 else "nll_loss_forward"
+    one_d = nd == 1
     if one_d:
         if t.ndim > 1:
             raise RuntimeError(
@@ -583,7 +585,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
                 f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}"
             )
         t = t.reshape(1)  # (a target of shape (1,) counts as the 0-d one, like torch)
-    shape = (1,) + tuple(input.shape) if one_d else tuple(input.shape)
+    shape = (1,) + x.shape if one_d else x.shape
     n, c = shape[0], shape[1]
     if t.ndim == 0 or t.shape[0] != n:
         raise ValueError(
@@ -593,13 +595,13 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
-    if not input.is_floating_point():
-        frame = "nll_loss2d_forward_out_frame" if input.ndim > 2 else "nll_loss_out_frame"
+    if x.dtype.kind != "f":
+        frame = "nll_loss2d_forward_out_frame" if nd > 2 else "nll_loss_out_frame"
         raise NotImplementedError(
             f"\"{frame}\" not implemented for '{_torch_name(input.dtype)}': nll_loss takes "
             "floating-point log-probabilities, convert them with .float()"
         )
-    if input.ndim > 2 and t.dtype == xp.uint8:
+    if nd > 2 and t.dtype == xp.uint8:
         raise RuntimeError(
             "expected scalar type Long but found Byte: targets of inputs with more than 2 dims "
             "must be int64"
@@ -612,7 +614,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
                 f"{_torch_name(weight.dtype)}: the class weight must have the input's dtype"
             )
         _check_no_grad(weight, "weight", kernel, ".")
-    dt = input._array.dtype
+    dt = x.dtype
     if (t.size and _min_reduce(t, None) >= 0 and _max_reduce(t, None) < c
             and not 0 <= ignore_index < c):
         # the common case: every target counts and is in range (nothing to mask)
@@ -647,7 +649,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     key.insert(1, safe)
     # (all weights 1: the multiplications by w are skipped, x * 1.0 == x exactly)
     plan = _NllPlan(tuple(key), None if plain else w_arr, reduction, denom,
-                    tuple(input.shape), one_d)
+                    x.shape, one_d)
     plan.ignored = ignored
     return _nll_forward(input, plan)
 
