@@ -662,10 +662,12 @@ for _name in ("all", "any"):
         Sample((mask(rng, 2, 3),)), Sample((mask(rng, 2, 3), 1)),
         Sample((mask(rng, 2, 3), 0, True)), Sample((ints(rng, 2, 3, lo=0, hi=2), 1)),
         Sample((Fixed(np.zeros((0, 2), dtype=bool)),)),
+        Sample((mask(rng), 0)), Sample((mask(rng), -1, True)),  # a 0-d tensor's dim
     ], differentiable=False)
 op("count_nonzero", _t("count_nonzero"), lambda rng: [
     Sample((ints(rng, 2, 3, lo=0, hi=2),)), Sample((ints(rng, 2, 3, lo=0, hi=2), 1)),
     Sample((mask(rng, 2, 3),), {"dim": (0, 1)}),
+    Sample((mask(rng, 2, 3),), {"dim": ()}), Sample((ints(rng), -1)),  # (): all dims
 ], differentiable=False, np_ref=None)
 op("cumsum", _t("cumsum"), lambda rng: [
     Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), 0)), Sample((rnd(rng, 4), -1)),
@@ -714,8 +716,9 @@ op("t", _t("t"), lambda rng: [Sample((rnd(rng, 2, 3),)), Sample((rnd(rng, 3),))]
    "makes a TBackward0 view", errors=lambda rng: [ErrorCase((rnd(rng, 2, 2, 2),))])
 op("index_select", _t("index_select"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, idx(0, 2, 2))), Sample((rnd(rng, 3, 4), -1, idx(3, 0, 3, 1))),
-    Sample((rnd(rng, 3, 4), 1, idx())),
+    Sample((rnd(rng, 3, 4), 1, idx())), Sample((rnd(rng), 0, idx(0))),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, idx(3))),
+                       ErrorCase((rnd(rng), 0, idx(0, 0))),
                        ErrorCase((rnd(rng, 3, 4), 0, idx(-1))),  # no wrapping (IndexError)
                        ErrorCase((rnd(rng, 3, 4), 1, idx(-1))),  # dim 1: RuntimeError
                        ErrorCase((rnd(rng, 2, 3, 4), 1, idx(5))),
@@ -726,6 +729,7 @@ op("index_add", _t("index_add"), lambda rng: [
     Sample((rnd(rng, 3, 4), 1, idx(1, 1), rnd(rng, 3, 2)), {"alpha": 2.0}),
     Sample((rnd(rng, 3, 4), 0, idx(2), NoGrad(rnd(rng, 1, 4)))),
     Sample((NoGrad(rnd(rng, 3, 4)), 0, idx(2), rnd(rng, 1, 4))),
+    Sample((rnd(rng), -1, idx(0), rnd(rng))),  # 0-d: one dim of size 1
 ], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, idx(0, 1), rnd(rng, 3, 4)))])
 op("gather", _t("gather"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, Fixed(np.array([[0, 2, 2, 1], [1, 1, 0, 0]])))),
@@ -761,7 +765,10 @@ op("stack", _t("stack"), lambda rng: [
     ErrorCase(([rnd(rng, 2, 3), rnd(rng, 3, 2)],))])
 op("narrow", _t("narrow"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, 1, 2)), Sample((rnd(rng, 3, 4), -1, 0, 3)),
-], check_grad_fn=False, notes="torch: SliceBackward0 as gradsum")
+    Sample((rnd(rng, 3, 4), 1, -3, 2)),  # a negative start counts from the end
+], check_grad_fn=False, notes="torch: SliceBackward0 as gradsum", errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), 0, 1, 3)), ErrorCase((rnd(rng, 3, 4), 0, -4, 1)),
+    ErrorCase((rnd(rng, 3, 4), 0, 0, -1)), ErrorCase((rnd(rng), 0, 0, 1))])
 op("select", _t("select"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, 1)), Sample((rnd(rng, 3, 4), -1, -2)),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, 3))])
@@ -780,6 +787,7 @@ op("masked_fill", _t("masked_fill"), lambda rng: [
     Sample((rnd(rng, 2, 3), mask(rng, 2, 3), 0.5)), Sample((rnd(rng, 2, 3), mask(rng, 3), -1.0)),
     Sample((rnd(rng, 2, 3), mask(rng, 2, 3), rnd(rng))),
     Sample((ints(rng, 2, 3), mask(rng, 2, 3), 7)),
+    Sample((rnd(rng, 1, 3), mask(rng, 2, 3), rnd(rng))),  # the mask broadcasts the input
 ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), mask(rng, 4), 0.0), shapes=((4,),)),
                        ErrorCase((rnd(rng, 2, 3), ints(rng, 2, 3), 0.0))])
 op("one_hot", _tf("one_hot"), lambda rng: [
@@ -896,6 +904,7 @@ op("linear", _tf("linear"), lambda rng: [
     Sample((NoGrad(rnd(rng, 4, 3)), rnd(rng, 2, 3), rnd(rng, 2))),
     Sample((rnd(rng, 4, 3), NoGrad(rnd(rng, 2, 3)), rnd(rng, 2))),
     Sample((rnd(rng, 0, 3), rnd(rng, 2, 3), rnd(rng, 2))),
+    Sample((rnd(rng, 1), rnd(rng, 0, 1), rnd(rng, 0))),      # no output features
 ], grad_fn_map={"ViewBackward0": "LinearBackward0", "SqueezeBackward4": "AddBackward0"},
    grad_fn_note="torch reshapes N-D inputs around addmm (the output shows a view node); "
    "gradsum records one LinearBackward0; a 1-D input goes through matmul + add",

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import gradsum.ops as F
@@ -491,20 +492,22 @@ class AddmmBackward0(Node):
     ``dw = g.T @ x`` directly gives a contiguous, unshared buffer that the weight's sink can
     take over (a transposed view of ``x.T @ g`` would have to be copied)."""
 
-    __slots__ = ("has_bias", "x_shape")
+    #: b_shape: the bias's own shape ((out,), (1,) or ()), None without a bias
+    __slots__ = ("b_shape", "x_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
         x, w = self.saved()
-        out_f = g.shape[-1]
         gx = gw = gb = None
         if self.needs(0):
             gx = F.matmul(g, w)
         if self.needs(1):
-            g2 = g if g.ndim == 2 else F.reshape(g, (-1, out_f))
-            x2 = x if x.ndim == 2 else F.reshape(x, (-1, x.shape[-1]))
+            # explicit row counts: a -1 cannot be inferred when a dim is 0 (no features)
+            rows = math.prod(self.x_shape[:-1])
+            g2 = g if g.ndim == 2 else F.reshape(g, (rows, g.shape[-1]))
+            x2 = x if x.ndim == 2 else F.reshape(x, (rows, x.shape[-1]))
             gw = F.matmul(F.t(g2), x2)
-        if self.has_bias and self.needs(2):
-            gb = F.sum_to(g, (out_f,))
+        if self.b_shape is not None and self.needs(2):
+            gb = F.sum_to(g, self.b_shape)
         return gx, gw, gb
 
 
@@ -559,7 +562,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
         node: AddmmBackward0 = MmBackward1() if xa.ndim == 2 else LinearBackward0()
     else:
         node = AddmmBackward0() if xa.ndim == 2 else LinearBackward0()
-    node.has_bias = b is not None
+    node.b_shape = None if b is None else b._array.shape
     node.x_shape = xa.shape
     t = record(node, (x, w, b), out)
     node.save(x if w.requires_grad else None, w if x.requires_grad else None)

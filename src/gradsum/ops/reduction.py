@@ -634,25 +634,34 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     return t
 
 
+def _logical_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
+    """NumPy axes for all/any: unlike sum, an empty dim tuple reduces nothing (torch's rule);
+    a 0-d tensor accepts dim 0 / -1 and reduces nothing (NumPy has no axis 0 there)."""
+    if dim is None:
+        return None
+    dims = wrap_dims(dim, ndim)
+    return dims if ndim else ()
+
+
 @register("all")
 def all(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
-    return _make(xp.asarray(x.all(axis=None if dim is None else wrap_dims(dim, x.ndim),
-                                  keepdims=keepdim)))
+    return _make(xp.asarray(x.all(axis=_logical_axes(dim, x.ndim), keepdims=keepdim)))
 
 
 @register("any")
 def any(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
-    return _make(xp.asarray(x.any(axis=None if dim is None else wrap_dims(dim, x.ndim),
-                                  keepdims=keepdim)))
+    return _make(xp.asarray(x.any(axis=_logical_axes(dim, x.ndim), keepdims=keepdim)))
 
 
 @register("count_nonzero")
 def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
+    """Non-zero entries counted over ``dim`` (all dims for None or an empty tuple, as in
+    torch; a 0-d tensor accepts dim 0 / -1)."""
     x = a._array
     return _make(xp.asarray(xp.count_nonzero(
-        x, axis=None if dim is None else wrap_dims(dim, x.ndim))).astype(xp.int64))
+        x, axis=None if dim is None else _dims(dim, x.ndim))).astype(xp.int64))
 
 
 @register("cumsum")

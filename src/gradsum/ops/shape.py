@@ -765,6 +765,11 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     x = a._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
+    if not x.ndim and idx.size != 1:
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s). "
+            "A 0-d tensor has one entry: pass one index (0)."
+        )
     if idx.size and (idx.max() >= size or idx.min() < 0):
         # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
         # the others IndexError
@@ -832,7 +837,9 @@ def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
     src = source._array if alpha == 1 else source._array * alpha
     out = x.copy() if copy else x
     src = src.astype(x.dtype, copy=False)
-    if d == 0 and x.ndim:
+    if not x.ndim:  # a 0-d tensor is indexed as one dim of size 1 (NumPy has no axis 0)
+        add_rows_at(out.reshape(1), index._array, src.reshape(1), zeros=not copy)
+    elif d == 0:
         add_rows_at(out, index._array, src, zeros=not copy)
     else:
         add_rows_at(xp.moveaxis(out, d, 0), index._array, xp.moveaxis(src, d, 0), not copy)
@@ -1043,7 +1050,25 @@ class StackBackward0(Node):
 
 @register("narrow")
 def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``length`` entries of ``dim`` from ``start`` (a negative start counts from the end;
+    the range must fit: torch checks it rather than clipping like a slice)."""
+    if a._array.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor. Unsqueeze it first.")
+    if length < 0:
+        raise RuntimeError(f"narrow(): length must be non-negative. Got length={length}.")
     d = wrap_dim(dim, a._array.ndim)
+    n = a._array.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-n}, {n}], but got {start}) "
+            f"for dim {d} of shape {tuple(a.shape)}"
+        )
+    start = start + n if start < 0 else start
+    if start + length > n:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({n}). Pass a "
+            f"start and length within dim {d} of shape {tuple(a.shape)}."
+        )
     return getitem(a, (slice(None),) * d + (slice(start, start + length),))
 
 
@@ -1098,11 +1123,12 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 class MaskedFillBackward0(Node):
-    __slots__ = ("mask",)
+    __slots__ = ("in_shape", "mask")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         m = _make(self.mask)
-        ga = F.where(m, F.zeros_like(g), g) if self.needs(0) else None
+        # a mask larger than ``a`` broadcast the output: a's gradient is summed back down
+        ga = sum_to(F.where(m, F.zeros_like(g), g), self.in_shape) if self.needs(0) else None
         gv = None
         if self.needs(1):
             gv = F.sum(F.where(m, g, F.zeros_like(g)))
@@ -1133,19 +1159,17 @@ def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
         )
     v = v_t._array.astype(x.dtype) if v_t is not None else value
     try:
+        # out of place, torch broadcasts ``a`` and the mask together (the result may be
+        # larger than ``a``); masked_fill_ refuses a result that would grow its tensor
         out = xp.where(m, xp.asarray(v, dtype=x.dtype), x)
     except ValueError:
         raise F._core.broadcast_error(m, x) from None
-    if out.shape != x.shape:
-        raise RuntimeError(
-            f"masked_fill: mask of shape {tuple(m.shape)} cannot be broadcast to the shape "
-            f"{tuple(x.shape)} of the tensor"
-        )
     if not needs_grad(a, v_t):
         return _make(out)
     node = MaskedFillBackward0() if v_t is None else MaskedFillBackward1()
     node._saved = HOLDS_STATE  # (torch saves the mask)
-    node.mask = xp.broadcast_to(m, x.shape)
+    node.mask = xp.broadcast_to(m, out.shape)
+    node.in_shape = x.shape
     return record(node, (a, v_t), out)
 
 
