@@ -129,6 +129,16 @@ class Tensor:
     def dim(self) -> int:
         return self._array.ndim
 
+    def ndimension(self) -> int:
+        """The number of dimensions (torch's alias of :meth:`dim`).
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.zeros(2, 3).ndimension()
+            2
+        """
+        return self._array.ndim
+
     def numel(self) -> int:
         return int(self._array.size)
 
@@ -511,6 +521,36 @@ class Tensor:
     def bool(self) -> Tensor:
         return self.to(D.bool_)
 
+    def byte(self) -> Tensor:
+        """``to(gradsum.uint8)`` (out-of-range values wrap, as in torch).
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.tensor([1.5, 255.0]).byte().tolist()
+            [1, 255]
+        """
+        return self.to(D.uint8)
+
+    def char(self) -> Tensor:
+        """``to(gradsum.int8)``.
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.tensor([-1.5, 2.0]).char().tolist()
+            [-1, 2]
+        """
+        return self.to(D.int8)
+
+    def short(self) -> Tensor:
+        """``to(gradsum.int16)``.
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.tensor([-1.5, 2.0]).short().tolist()
+            [-1, 2]
+        """
+        return self.to(D.int16)
+
     def cpu(self) -> Tensor:
         return self
 
@@ -660,6 +700,27 @@ class Tensor:
     @property
     def mT(self) -> Tensor:
         return _F.transpose(self, -2, -1)
+
+    @property
+    def H(self) -> Tensor:
+        """The conjugate transpose of a matrix: for gradsum's real tensors, the transpose.
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.tensor([[1, 2, 3]]).H.shape
+            (3, 1)
+        """
+        nd = self._array.ndim
+        if nd == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self
+        if nd != 2:
+            hint = " For batches of matrices, consider using tensor.mH" if nd > 2 else ""
+            raise RuntimeError(
+                f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D tensor.{hint}"
+            )
+        return _F.transpose(self, 0, 1)
 
 
 #: dtype name -> torch's legacy tensor type name (what ``Tensor.type()`` says)

@@ -10,8 +10,10 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
+from gradsum import _dtype as _D
 from gradsum._backend import xp as _xp
 from gradsum._creation import (
     ones,
@@ -39,6 +41,7 @@ from gradsum.ops.elementwise import (
 )
 from gradsum.ops.inplace import *
 from gradsum.ops.inplace import (
+    _op_inplace,
     add_,
     bernoulli_,
     clamp_,
@@ -60,6 +63,7 @@ from gradsum.ops.reduction import *
 from gradsum.ops.reduction import all, any, max, min, sum
 from gradsum.ops.shape import *
 from gradsum.ops.shape import (
+    _along,
     expand_as,
     getitem,
     index_grad,
@@ -255,6 +259,8 @@ def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or a tuple per dim."""
     from gradsum._backend import xp
 
+    if a.ndim == 0 and not as_tuple:  # torch: one row per nonzero entry, zero columns
+        return Tensor._make(xp.zeros((int(a._array != 0), 0), dtype=xp.int64))
     idx = xp.nonzero(a._array.reshape(1) if a.ndim == 0 else a._array)
     if as_tuple:
         return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
@@ -280,3 +286,394 @@ def masked_select(a: Tensor, mask: Tensor) -> Tensor:
 for _name, _fn in {"square": square, "argsort": argsort, "sort": sort, "topk": topk,
                    "nonzero": nonzero, "masked_select": masked_select}.items():
     setattr(Tensor, _name, _fn)
+
+
+# -- Tensor methods composed from the ops above: no node of their own, so they are not in OPS;
+# their gradients are their parts' (tests/test_diff_methods.py checks them against torch) ------
+def clamp_min(a: Tensor, min: Any) -> Tensor:
+    """:func:`clamp` with a lower bound only (a number or a tensor).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([-1.0, 2.0]).clamp_min(0).tolist()
+        [0.0, 2.0]
+    """
+    if min is None:
+        raise TypeError("clamp_min() received an invalid combination of arguments - got "
+                        "(NoneType): expected a Tensor or a Number for min. Pass a bound.")
+    return clamp(a, min=min)
+
+
+def clamp_max(a: Tensor, max: Any) -> Tensor:
+    """:func:`clamp` with an upper bound only (a number or a tensor).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([-1.0, 2.0]).clamp_max(0).tolist()
+        [-1.0, 0.0]
+    """
+    if max is None:
+        raise TypeError("clamp_max() received an invalid combination of arguments - got "
+                        "(NoneType): expected a Tensor or a Number for max. Pass a bound.")
+    return clamp(a, max=max)
+
+
+def sum_to_size(a: Tensor, *size: Any) -> Tensor:
+    """Sum ``a`` down to ``size``, which must broadcast to ``a.shape`` (``a`` itself when the
+    shapes are equal).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.ones(2, 3).sum_to_size(1, 3).tolist()
+        [[2.0, 2.0, 2.0]]
+    """
+    shape = tuple(int(s) for s in (size[0] if len(size) == 1 and isinstance(
+        size[0], (tuple, list)) else size))
+    xs = a._array.shape
+    if len(shape) > len(xs) or builtins.any(
+            s != 1 and s != xs[len(xs) - len(shape) + i] for i, s in enumerate(shape)):
+        raise RuntimeError(
+            f"size {{{list(shape)}}} is not expandable to size {{{list(xs)}}}. Each size must "
+            "be 1 or match the tensor's size at that (right-aligned) dimension."
+        )
+    return sum_to(a, shape)
+
+
+def argwhere(a: Tensor) -> Tensor:
+    """The indices of the nonzero entries, one row each (``nonzero()``).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([[0, 1], [2, 0]]).argwhere().tolist()
+        [[0, 1], [1, 0]]
+    """
+    return nonzero(a)
+
+
+def _slab(nd: int, d: int, s: slice) -> tuple[Any, ...]:
+    return (slice(None),) * d + (s,) + (slice(None),) * (nd - d - 1)
+
+
+def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after
+    concatenating ``prepend`` and ``append`` along ``dim``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 4, 9, 16]).diff().tolist()
+        [3, 5, 7]
+        >>> gradsum.tensor([1, 4, 9, 16]).diff(n=2, prepend=gradsum.tensor([0])).tolist()
+        [2, 2, 2]
+    """
+    nd = a._array.ndim
+    if nd == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional (got a 0-d "
+                           "tensor). Reshape it to (1,) first.")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}. Pass n >= 0.")
+    d = _wrap_dim(dim, nd)
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.ndim != nd:
+            raise RuntimeError(
+                "diff expects prepend or append to be the same dimension as input: input "
+                f"has {nd}, got {other.ndim}. Reshape it (prepend.reshape(...))."
+            )
+        if builtins.any(other.shape[i] != a.shape[i] for i in range(nd) if i != d):
+            raise RuntimeError(
+                "diff expects the shape of tensor to prepend or append to match that of input "
+                f"except along the differencing dimension; input {tuple(a.shape)}, got "
+                f"{tuple(other.shape)} (dim {d})"
+            )
+    parts = [t for t in (prepend, a, append) if t is not None]
+    out = cat(parts, d) if len(parts) > 1 else a
+    if n == 0:
+        return out.clone() if out is a else out
+    hi, lo = _slab(nd, d, slice(1, None)), _slab(nd, d, slice(None, -1))
+    for _ in range(n):
+        x, y = getitem(out, hi), getitem(out, lo)
+        out = logical_xor(x, y) if out._array.dtype.kind == "b" else sub(x, y)
+    return out
+
+
+def logit(a: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
+    (integers give the default float dtype).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([0.5, 0.0]).logit(eps=0.25).tolist()
+        [0.0, -1.0986123085021973]
+    """
+    x = a if a._array.dtype.kind == "f" else to_dtype(a, _D.get_default_dtype())
+    if eps is not None and eps >= 0:  # (torch: a negative eps clamps nothing)
+        x = clamp(x, eps, 1 - eps)
+    with _xp.errstate(divide="ignore", invalid="ignore"):  # (p = 1 gives inf, silently)
+        return log(div(x, rsub(x, 1)))
+
+
+def sgn(a: Tensor) -> Tensor:
+    """:func:`sign` (gradsum's tensors are real).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([-2.0, 0.0, 3.0]).sgn().tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    return sign(a)
+
+
+def _dim_mask(a: Tensor, d: int, idx: Any) -> Tensor:
+    """A bool tensor of ``a``'s shape, True at the positions ``idx`` (wrapped) along ``d``."""
+    size = a._array.shape[d] if a._array.ndim else 1
+    m = _xp.zeros(size, dtype=bool)
+    m[idx] = True
+    shape = [1] * a._array.ndim
+    if shape:
+        shape[d] = size
+    return Tensor._make(_xp.broadcast_to(m.reshape(shape), a._array.shape))
+
+
+def _index_error_name(arr: Any) -> str:
+    return _D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
+
+
+def _index_of(index: Any, name: str) -> Any:
+    """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
+    return index._array
+
+
+def index_fill(a: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``a`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along ``dim``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).index_fill(1, gradsum.tensor([0, 2]), 7).tolist()
+        [[7.0, 0.0, 7.0], [7.0, 0.0, 7.0]]
+    """
+    idx = _index_of(index, "index_fill")
+    if idx.dtype != _xp.int64:
+        raise IndexError(
+            f"index_fill_(): Expected dtype int64 for index. Got {_index_error_name(idx)}; "
+            "convert it with .long()."
+        )
+    if idx.ndim > 1:
+        raise RuntimeError(f"Index has to be a vector/scalar (got shape {tuple(idx.shape)}). "
+                           "Flatten it first.")
+    if isinstance(value, Tensor) and value._array.ndim != 0:
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value._array.ndim} dimension(s). Pass a number or a 0-d tensor."
+        )
+    d = _wrap_dim(dim, a._array.ndim)
+    size = a._array.shape[d] if a._array.ndim else 1
+    bad = idx[(idx < -size) | (idx >= size)]
+    if bad.size:
+        raise IndexError(
+            f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size "
+            f"{size}: indices must lie in [{-size}, {size - 1}]"
+        )
+    return masked_fill(a, _dim_mask(a, d, idx.reshape(-1)), value)
+
+
+
+
+def index_copy(a: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``a`` with the slices of ``source`` copied to positions ``index`` along ``dim`` (for a
+    repeated index the last slice wins).
+
+    Example:
+        >>> import gradsum
+        >>> src = gradsum.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> gradsum.zeros(2, 3).index_copy(1, gradsum.tensor([2, 0]), src).tolist()
+        [[2.0, 0.0, 1.0], [4.0, 0.0, 3.0]]
+    """
+    x, s = a._array, source._array
+    idx = _index_of(index, "index_copy")
+    d = _wrap_dim(dim, x.ndim)
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim}). "
+                         "Flatten it first.")
+    if s.ndim == 0 and idx.size != 1:
+        raise IndexError("index_copy_(): When source is scalar, index should have one element "
+                         f"(got {idx.size})")
+    if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
+            f"({x.ndim})"
+        )
+    if idx.dtype != _xp.int64:
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
+                           f"{_index_error_name(idx)}. Convert it with .long().")
+    if x.dtype != s.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{_index_error_name(x)} and (source) {_index_error_name(s)}. Convert the source "
+            "with .to(self.dtype)."
+        )
+    xs = [n for i, n in enumerate(x.shape) if i != d]
+    ss = [n for i, n in enumerate(s.shape) if i != d]
+    if xs != ss:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            f"shape {tuple(x.shape)}, source shape {tuple(s.shape)} (dim {d})."
+        )
+    if s.ndim and idx.size != s.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({s.shape[d]})")
+    size = x.shape[d] if x.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise IndexError(f"index_copy_(): index {int(bad.reshape(-1)[0])} is out of bounds for "
+                         f"dimension {d} with size {size} (negative indices are not wrapped)")
+    a1 = a if x.ndim else reshape(a, (1,))
+    src = source if s.ndim else reshape(source, (1,) * a1.ndim)
+    out = index_put(a1, _slab(a1.ndim, d, idx.reshape(-1)), src)
+    return out if x.ndim else reshape(out, ())
+
+
+def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
+            reduce: str | None = None) -> Tensor:
+    """``a`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (for ``dim=0``, and so on),
+    or the number ``value`` at those positions (the reverse of :func:`gather`).
+
+    Example:
+        >>> import gradsum
+        >>> idx = gradsum.tensor([[1, 0, 1]])
+        >>> gradsum.zeros(2, 3).scatter(0, idx, gradsum.tensor([[7.0, 8.0, 9.0]])).tolist()
+        [[0.0, 8.0, 0.0], [7.0, 0.0, 9.0]]
+        >>> gradsum.zeros(2, 3).scatter(0, idx, 5).tolist()
+        [[0.0, 5.0, 0.0], [5.0, 0.0, 5.0]]
+    """
+    if reduce is not None:
+        raise NotImplementedError(
+            f"scatter(reduce={reduce!r}) is not supported by gradsum. Use scatter_add for "
+            "'add' (or scatter_reduce in torch)."
+        )
+    if src is None:
+        src = value
+    x = a._array
+    idx = _index_of(index, "scatter")
+    if idx.dtype not in (_xp.int64, _xp.int32):
+        raise RuntimeError(f"scatter(): Expected dtype int32/int64 for index, got "
+                           f"{_index_error_name(idx)}. Convert it with .long().")
+    is_src = isinstance(src, Tensor)
+    if is_src and src._array.dtype != x.dtype:
+        raise RuntimeError(
+            f"scatter(): Expected self.dtype to be equal to src.dtype (self "
+            f"{_index_error_name(x)}, src {_index_error_name(src._array)}). Convert src."
+        )
+    d = _wrap_dim(dim, x.ndim)
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor "
+                           f"(index {idx.ndim}, self {x.ndim})")
+    if is_src and idx.ndim != src._array.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor "
+                           f"(index {idx.ndim}, src {src._array.ndim})")
+    if builtins.any(i != d and idx.shape[i] > x.shape[i] for i in range(x.ndim)) or (
+            is_src and builtins.any(n > m for n, m in zip(idx.shape, src._array.shape))):
+        tail = f" and to be no larger size than src {list(src.shape)}" if is_src else ""
+        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                           f"{list(x.shape)} apart from dimension {d}{tail}")
+    size = x.shape[d] if x.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
+                           f"with size {size} (negative indices are not wrapped)")
+    if idx.size == 0:
+        return a.clone()
+    if x.ndim == 0:
+        a1, idx, d = reshape(a, (1,)), idx.reshape(1), 0
+        src = reshape(src, (1,)) if is_src else src
+    else:
+        a1 = a
+    if is_src and src.shape != idx.shape:
+        src = getitem(src, tuple(slice(0, n) for n in idx.shape))
+    out = index_put(a1, _along(idx.astype(_xp.int64, copy=False), d), src)
+    return out if x.ndim else reshape(out, ())
+
+
+def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """``a`` (broadcast with ``mask``) with the first entries of ``source``, in order, written
+    where ``mask`` is True.
+
+    Example:
+        >>> import gradsum
+        >>> m = gradsum.tensor([True, False, True])
+        >>> gradsum.zeros(3).masked_scatter(m, gradsum.tensor([1.0, 2.0])).tolist()
+        [1.0, 0.0, 2.0]
+    """
+    m = mask._array if isinstance(mask, Tensor) else _xp.asarray(mask)
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            "masked_scatter_ only supports boolean masks, but got mask with dtype "
+            f"{_index_error_name(m)}. Compare first (mask = t > 0)."
+        )
+    if source._array.dtype != a._array.dtype:
+        raise RuntimeError(
+            "masked_scatter: expected self and source to have same dtypes but got "
+            f"{_index_error_name(a._array)} and {_index_error_name(source._array)}. Convert the "
+            "source with .to(self.dtype)."
+        )
+    try:
+        shape = _xp.broadcast_shapes(a._array.shape, m.shape)
+    except ValueError:
+        raise _core.broadcast_error(a._array, m) from None
+    mb = _xp.broadcast_to(m, shape)
+    n = int(mb.sum())
+    if source._array.size < n:
+        raise RuntimeError(f"Number of elements of source < number of ones in mask "
+                           f"({source._array.size} < {n}). Pass a larger source.")
+    src = getitem(reshape(source, (-1,)), slice(0, n))
+    return index_put(expand(a, shape), (Tensor._make(mb),), src)
+
+
+def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal in place (of a matrix, or of a tensor with equal sizes); with
+    ``wrap``, a tall matrix's diagonal restarts after each ``N + 1`` rows, as torch's.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).fill_diagonal_(5).tolist()
+        [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    if isinstance(fill_value, Tensor):
+        if fill_value._array.ndim != 0 or fill_value.requires_grad:
+            raise TypeError("fill_diagonal_(): argument 'fill_value' (position 1) must be "
+                            "Number, not Tensor. Pass fill_value.item().")
+        fill_value = fill_value.item()
+    shp = a._array.shape
+    if len(shp) < 2:
+        raise RuntimeError(f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
+                           "a matrix, or copy_ for a vector.")
+    if len(shp) > 2 and len(set(shp)) != 1:
+        raise RuntimeError(f"all dimensions of input must be of equal length (got shape "
+                           f"{tuple(shp)})")
+    mask = _xp.zeros(shp, dtype=bool)
+    _xp.fill_diagonal(mask, True, wrap=wrap)
+    masked_fill_(a, Tensor._make(mask), fill_value)
+    if wrap and len(shp) == 2 and shp[0] > shp[1] + 1:
+        a._version[0] += 1  # (torch fills the wrapped part in a second write)
+    return a
+
+
+for _name, _fn in {
+    "clamp_min": clamp_min, "clamp_max": clamp_max, "broadcast_to": expand,
+    "sum_to_size": sum_to_size, "argwhere": argwhere, "diff": diff, "logit": logit,
+    "sgn": sgn, "index_fill": index_fill, "index_copy": index_copy, "scatter": scatter,
+    "masked_scatter": masked_scatter, "fill_diagonal_": fill_diagonal_,
+    "t_": t_, "transpose_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
+}.items():
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "clamp_min_": clamp_min, "clamp_max_": clamp_max, "logit_": logit, "sgn_": sgn,
+    "index_fill_": index_fill, "index_copy_": index_copy, "scatter_": scatter,
+    "masked_scatter_": masked_scatter,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))

@@ -547,10 +547,12 @@ exponential_ = _random_fill("exponential_")
 random_ = _random_fill("random_")
 
 
-def _op_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True
+                ) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
     in-place op: the tensor's grad_fn becomes the op's node). A result that ``t``'s dtype
-    cannot hold (``int_tensor.sqrt_()``) raises before anything is written."""
+    cannot hold (``int_tensor.sqrt_()``) raises before anything is written. ``registered``:
+    list it in ``OPS`` (False for a Tensor method whose out-of-place op is a composite)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_leaf(self, name)
@@ -569,7 +571,7 @@ def _op_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
-    return register(name)(method)
+    return register(name)(method) if registered else method
 
 
 relu_ = _op_inplace("relu_", F.relu)
@@ -594,3 +596,142 @@ erf_ = _op_inplace("erf_", F.erf)
 pow_ = _op_inplace("pow_", F.pow)
 clamp_ = _op_inplace("clamp_", F.clamp)
 OPS["clip_"] = clamp_
+
+
+# -- in-place metadata changes: t_ transpose_ unsqueeze_ squeeze_ ------------------------------
+# torch changes the sizes and strides of the tensor itself (the values and the buffer stay),
+# bumps the version counter shared with its views and, when recording, gives the tensor a new
+# grad_fn of the view op (named ``...Backward1`` and up, as torch's in-place overloads).
+class TBackward1(F.shape.TBackward0):
+    __slots__ = ()
+
+
+class TransposeBackward1(F.shape.TransposeBackward0):
+    __slots__ = ()
+
+
+class UnsqueezeBackward1(F.shape.UnsqueezeBackward0):
+    __slots__ = ()
+
+
+class SqueezeBackward3(F.shape.SqueezeBackward0):
+    """``squeeze_()`` (all dimensions)."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward4(F.shape.SqueezeBackward0):
+    """``squeeze_(dim)``."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward5(F.shape.SqueezeBackward0):
+    """``squeeze_(dims)``."""
+
+    __slots__ = ()
+
+
+def _restride(self: Tensor, name: str, fwd: Callable[[Tensor], Tensor],
+              inv: Callable[[Tensor], Tensor], make: Callable[[Tensor], Tensor]) -> Tensor:
+    """Give ``self`` the layout of the view ``fwd(self)`` in place. ``make(old)`` is the
+    recorded view op (with torch's node); ``inv`` undoes ``fwd``. Views remember how to
+    rebuild themselves from their root (note "Views after an in-place op"): a view's recipe
+    gains ``fwd``, and the recipes of the root's other views gain ``inv`` first."""
+    _check_leaf(self, name)
+    if not _state.enabled:  # (torch keeps the grad_fn: only the metadata changes)
+        self._array = fwd(Tensor._make(self._array))._array
+        self._version[0] += 1
+        return self
+    old = Tensor._make(self._array, self._requires_grad, self._grad_fn, self._output_nr)
+    res = make(old)
+    self._array = res._array
+    self._version[0] += 1
+    if res._grad_fn is not None:
+        self._grad_fn = res._grad_fn
+        self._output_nr = res._output_nr
+    prev = self._view_fn
+    if self._base is not None and prev is not None:
+        self._view_fn = lambda r, _p=prev: fwd(_p(r))
+    for ref in self.__dict__.get("_views") or ():
+        v = ref()
+        if v is not None and v._view_fn is not None:
+            v._view_fn = lambda r, _f=v._view_fn: _f(inv(r))
+    return self
+
+
+def t_(self: Tensor) -> Tensor:
+    """In-place :meth:`t`: this tensor becomes its transpose (same buffer, version bumped).
+
+    Example:
+        >>> import gradsum
+        >>> x = gradsum.tensor([[1, 2, 3]])
+        >>> x.t_().shape, x._version_value
+        ((3, 1), 1)
+    """
+    nd = self._array.ndim
+    if nd > 2:
+        raise RuntimeError(
+            f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
+            f"{tuple(self.shape)}). Use transpose_(dim0, dim1) for more dimensions."
+        )
+    dims = F.shape._REVERSED[nd]
+    return _restride(self, "t_", F.t, F.t,
+                     lambda old: F.shape._permute(old, dims, TBackward1, True))
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :meth:`transpose` of ``dim0`` and ``dim1`` (same buffer, version bumped).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3, 4).transpose_(0, 2).shape
+        (4, 3, 2)
+    """
+    nd = self._array.ndim
+    d0, d1 = F._core.wrap_dim(dim0, nd), F._core.wrap_dim(dim1, nd)
+    dims = list(range(nd))
+    if nd:
+        dims[d0], dims[d1] = dims[d1], dims[d0]
+    perm = tuple(dims)
+
+    def swap(r: Tensor) -> Tensor:
+        return F.transpose(r, d0, d1)
+
+    return _restride(self, "transpose_", swap, swap,
+                     lambda old: F.shape._permute(old, perm, TransposeBackward1, True))
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :meth:`unsqueeze`: a dimension of size 1 is inserted at ``dim``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).unsqueeze_(-1).shape
+        (2, 3, 1)
+    """
+    shp = self._array.shape
+    d = F._core.wrap_dim(dim, len(shp) + 1)
+    new = shp[:d] + (1,) + shp[d:]
+    return _restride(self, "unsqueeze_", lambda r: F.unsqueeze(r, d),
+                     lambda r: F.squeeze(r, d),
+                     lambda old: F.shape._reshape(old, new, UnsqueezeBackward1, True))
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In-place :meth:`squeeze`: dimensions of size 1 (all, or those in ``dim``) are removed.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 1, 1).squeeze_(1).shape
+        (2, 1)
+    """
+    shp = self._array.shape
+    dims = F._core.wrap_dims(dim, len(shp)) if shp else (
+        () if dim is None else F._core.wrap_dims(dim, 1))
+    new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
+    cls = (SqueezeBackward3 if dim is None else
+           SqueezeBackward4 if isinstance(dim, (int, xp.integer)) else SqueezeBackward5)
+    return _restride(self, "squeeze_", lambda r: F.reshape(r, new),
+                     lambda r: F.reshape(r, shp),
+                     lambda old: F.shape._reshape(old, new, cls, True))
