@@ -118,3 +118,39 @@ def test_index_select_and_index_add_on_a_0d_tensor() -> None:
     go.backward(gradsum.tensor(3.0, dtype=gradsum.float64))
     to.backward(torch.tensor(3.0, dtype=torch.float64))
     _same(gs.grad, ts.grad)
+
+
+_NAN = float("nan")
+LEFTOVER_CASES = {
+    "argsort descending, nan first": lambda L: L.argsort(L.tensor([1.0, _NAN, 3.0, 3.0, _NAN]),
+                                                         descending=True),
+    "argsort descending along dim 0": lambda L: L.argsort(
+        L.tensor([[1.0, _NAN], [_NAN, 2.0], [3.0, 1.0]]), dim=0, descending=True),
+    "sort descending, nan first": lambda L: L.sort(L.tensor([1.0, _NAN, 3.0]),
+                                                   descending=True)[0],
+    "topk with nan": lambda L: L.topk(L.tensor([1.0, _NAN, 3.0]), 2)[0],
+    "argsort descending at int64 min": lambda L: L.argsort(L.tensor([0, -(2**63), 5]),
+                                                           descending=True),
+    "argsort of a 0-d tensor, dim 2": lambda L: L.argsort(L.tensor(1.0), dim=2),
+    "masked_select, shapes that do not broadcast": lambda L: L.masked_select(
+        L.ones(3), L.ones(2, dtype=L.bool)),
+    "repeat with no repeats": lambda L: L.ones(2).repeat(),
+    "squeeze of a 0-d tensor, dim 2": lambda L: L.tensor(1.0).squeeze(2),
+    "flip of a 0-d tensor, dim 1": lambda L: L.tensor(1.0).flip((1,)),
+    "sub_ of a bool": lambda L: L.ones(2).sub_(False),
+    "cumsum with dtype": lambda L: L.cumsum(L.tensor([1, 2]), 0, dtype=L.float64),
+}
+
+
+@pytest.mark.parametrize("case", list(LEFTOVER_CASES))
+def test_sort_and_0d_dim_edges_like_torch(case):
+    """Descending sorts put nan first (torch's nan is the largest value) and stay stable;
+    0-d tensors accept only dim 0 or -1; a few argument errors take torch's type."""
+    outcome = []
+    for lib in (torch, gradsum):
+        try:
+            r = LEFTOVER_CASES[case](lib)
+            outcome.append((r.tolist(), str(r.dtype).split(".")[-1]))
+        except (RuntimeError, IndexError, TypeError) as e:
+            outcome.append(type(e).__name__)
+    assert repr(outcome[1]) == repr(outcome[0])

@@ -118,6 +118,11 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
         >>> gradsum.tensor([1, 2]).repeat(2).tolist()
         [1, 2, 1, 2]
     """
+    if not sizes:
+        raise TypeError(
+            "repeat(): argument 'repeats' is required: pass the number of copies per "
+            "dimension, e.g. t.repeat(2, 1)."
+        )
     reps = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     reps = tuple(int(r) for r in reps)
     if len(reps) < a.ndim:
@@ -218,10 +223,21 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
 
     x = a._array
     if x.ndim == 0:
+        _wrap_dim(dim, 1)  # (a 0-d tensor takes dim 0 or -1, like torch)
         return Tensor._make(xp.zeros((), dtype=xp.int64))
     d = _wrap_dim(dim, x.ndim)
-    key = -x if descending and x.dtype.kind != "b" else (~x if descending else x)
-    return Tensor._make(xp.argsort(key, axis=d, kind="stable").astype(xp.int64))
+    if not descending:
+        key = x
+    elif x.dtype.kind == "f":
+        key = -x
+    else:  # (~x decreases with x for every integer and bool dtype, with no overflow at the min)
+        key = ~x
+    order = xp.argsort(key, axis=d, kind="stable")
+    if descending and x.dtype.kind == "f":
+        nan = xp.isnan(xp.take_along_axis(x, order, axis=d))
+        if nan.any():  # torch's nan is the largest value: first when descending, in order
+            order = xp.take_along_axis(order, xp.argsort(~nan, axis=d, kind="stable"), axis=d)
+    return Tensor._make(order.astype(xp.int64))
 
 
 @register("sort")
@@ -279,7 +295,13 @@ def masked_select(a: Tensor, mask: Tensor) -> Tensor:
             f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}. Compare first "
             "(mask = t > 0)."
         )
-    shape = xp.broadcast_shapes(a._array.shape, m.shape)
+    try:
+        shape = xp.broadcast_shapes(a._array.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({a._array.shape}) must match the size of tensor b "
+            f"({m.shape}): masked_select broadcasts the input and the mask to one shape."
+        ) from None
     return getitem(expand(a, shape), Tensor._make(xp.broadcast_to(m, shape)))
 
 

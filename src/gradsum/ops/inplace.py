@@ -246,6 +246,8 @@ def _other_array(self: Tensor, other: Any) -> Any:
 def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         _check_leaf(self, name)
+        if name == "sub_":
+            F.elementwise._sub_check(self, other)  # (bool operands: torch's error)
         _check_cast(self, other, name)  # result_type ranks 0-d tensors below dimensioned ones
         if _recording(self, other):
             if alpha != 1:

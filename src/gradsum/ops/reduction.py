@@ -665,8 +665,11 @@ def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
 
 
 @register("cumsum")
-def cumsum(a: Tensor, dim: int) -> Tensor:
-    """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum)."""
+def cumsum(a: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
+    """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum); ``dtype``
+    converts the input first, as torch does."""
+    if dtype is not None:
+        a = a.to(dtype)
     return _cumsum(a, dim)
 
 

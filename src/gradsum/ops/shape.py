@@ -284,7 +284,12 @@ def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
 def squeeze(a: Tensor, dim: Any = None) -> Tensor:
     """Remove dimensions of size 1 (all, or those in ``dim``)."""
     shp = a._array.shape
-    dims = wrap_dims(dim, len(shp)) if shp else ()
+    if shp:
+        dims = wrap_dims(dim, len(shp))
+    else:  # (a 0-d tensor takes dim 0 or -1, like torch)
+        dims = ()
+        if dim is not None:
+            wrap_dims(dim, 1)
     new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
     return _reshape(a, new, SqueezeBackward0, True)
 
@@ -1201,7 +1206,11 @@ def flip(a: Tensor, *dims: Any) -> Tensor:
     and ``t.flip(0, 1)`` both work."""
     dims = _sizes(dims)
     nd = a._array.ndim
-    wd = wrap_dims(tuple(dims), nd) if nd else ()
+    if nd:
+        wd = wrap_dims(tuple(dims), nd)
+    else:  # (a 0-d tensor takes dim 0 or -1, like torch)
+        wrap_dims(tuple(dims), 1)
+        wd = ()
     out = xp.flip(a._array, wd).copy() if wd else a._array.copy()
     if not needs_grad(a):
         return _make(out)
