@@ -906,14 +906,22 @@ trunc = _rounding("trunc", xp.trunc)
 @register("floor_divide")
 def floor_divide(a: Any, b: Any) -> Tensor:
     """Division rounded down (not differentiable, like torch's)."""
-    a, b, x, y, _ = _binary(a, b)
+    a, b, x, y, bt = _binary(a, b)
     _no_bool(x, "div_floor_cpu")
     _check_int_divisor(x, y, "division")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
-            return _make(xp.asarray(xp.floor_divide(x, y)))
+            out = xp.asarray(xp.floor_divide(x, y))
         except ValueError:
             raise broadcast_error(x, y) from None
+    if not needs_grad(a, b):
+        return _make(out)
+    # torch records a NotImplemented node: the output requires grad, its backward raises
+    node = _NotImplementedNode()
+    node.op = "floor_divide"
+    # (its edges are those of the operands that require grad only, as torch's)
+    ins = tuple(t for t in ((a, b) if bt else (a,)) if t.requires_grad)
+    return record(node, ins, out)
 
 
 class RemainderBackward0(Node):
@@ -956,6 +964,9 @@ def _remainder(x: Any, y: Any) -> Any:
 @register("remainder")
 def remainder(a: Any, b: Any) -> Tensor:
     """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
+    if isinstance(a, (bool, int, float)) and isinstance(b, Tensor):
+        # torch's remainder(number, tensor) is the reflected op: no derivative, as ``7 % t``
+        return _number_left(b, scalar_value(a), "remainder", _remainder)
     a, b, x, y, bt = _binary(a, b)
     _no_bool(x, "remainder_cpu")
     _check_int_divisor(x, y, "remainder")
@@ -983,10 +994,11 @@ class _NoDerivative(Node):
     __slots__ = ("op",)
 
     def backward(self, g: Tensor) -> Tensor:
+        what = ("a number on the left of '%'" if self.op == "remainder"
+                else "floor division ('//', floor_divide)")
         raise RuntimeError(
-            f"derivative for aten::{self.op} is not implemented: a number on the left of "
-            f"'{'%' if self.op == 'remainder' else '//'}' has no gradient rule. Detach the "
-            "tensor operand first, or write the expression with differentiable ops."
+            f"derivative for aten::{self.op} is not implemented: {what} has no gradient rule. "
+            "Detach the tensor operand first, or write the expression with differentiable ops."
         )
 
 
@@ -1492,12 +1504,25 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     """Whether all elements are close (``|a - b| <= atol + rtol * |b|``)."""
+    _same_dtype(a, b)
     return bool(xp.allclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def _same_dtype(a: Tensor, b: Tensor) -> None:
+    """torch's isclose (and allclose) does not promote: the dtypes must be equal."""
+    x, y = a._array.dtype, b._array.dtype
+    if x != y:
+        names = D._TORCH_SCALAR_NAMES
+        raise RuntimeError(
+            f"{names.get(str(x), str(x))} did not match {names.get(str(y), str(y))}: isclose "
+            "compares tensors of one dtype. Convert one with .to(other.dtype) first."
+        )
 
 
 @register("isclose")
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
             equal_nan: bool = False) -> Tensor:
+    _same_dtype(a, b)
     return _make(xp.isclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

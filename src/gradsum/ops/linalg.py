@@ -340,17 +340,20 @@ class SoftmaxBackward0(Node):
         return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
 
 
-def _float_array(a: Tensor, name: str, dim: int) -> Any:
-    """The input array of softmax/log_softmax: floating only, as torch's kernels (whose names
-    its error spells: ``softmax_lastdim_kernel_impl`` along the last dim)."""
+def _float_array(a: Tensor, name: str, dim: int) -> tuple[Any, int]:
+    """The input array of softmax/log_softmax and its wrapped dim, in torch's order: the dim
+    is checked first, an empty input is returned as is (any dtype), and otherwise only a
+    floating one is accepted, as torch's kernels (whose names its error spells:
+    ``softmax_lastdim_kernel_impl`` along the last dim, which a 0-d input's dim 0 is)."""
     x = a._array
-    if x.dtype.kind != "f":
-        last = "lastdim_" if dim in (-1, x.ndim - 1) else ""
+    d = wrap_dim(dim, x.ndim)
+    if x.dtype.kind != "f" and x.size:
+        last = "lastdim_" if d == max(x.ndim, 1) - 1 else ""
         raise D.not_implemented(
             f"{name}_{last}kernel_impl", x.dtype,
             f"Convert with .float() first, or pass dtype=gradsum.float32 to {name}()."
         )
-    return x
+    return x, d
 
 
 @register("softmax")
@@ -358,8 +361,7 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(a) / sum(exp(a), dim)``, computed stably."""
     if dtype is not None:
         a = a.to(dtype)
-    x = _float_array(a, "softmax", dim)
-    d = wrap_dim(dim, x.ndim)
+    x, d = _float_array(a, "softmax", dim)
     if x.ndim == 0:
         out = xp.ones_like(x)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
@@ -465,8 +467,7 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``a - logsumexp(a, dim)``, computed stably."""
     if dtype is not None:
         a = a.to(dtype)
-    x = _float_array(a, "log_softmax", dim)
-    d = wrap_dim(dim, x.ndim)
+    x, d = _float_array(a, "log_softmax", dim)
     if x.ndim == 0:
         out = xp.zeros_like(x)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)

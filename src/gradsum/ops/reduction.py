@@ -63,6 +63,17 @@ def _numel(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     return n
 
 
+def _check_differentiable(out: Any, name: str) -> None:
+    """torch refuses to attach a grad_fn to an integer or bool output (its set_history): a
+    reduction to an explicit non-floating ``dtype`` of an input that requires grad raises."""
+    if out.dtype.kind != "f":
+        t = D._TORCH_SCALAR_NAMES.get(str(out.dtype), str(out.dtype))
+        raise RuntimeError(
+            f"Autograd not support dtype: {t} ({name}() of a tensor that requires grad). "
+            "Pass a floating dtype, or reduce a detached tensor (t.detach())."
+        )
+
+
 class SumBackward0(Node):
     __slots__ = ("dims", "in_shape", "keepdim")
 
@@ -81,14 +92,19 @@ def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
     x = a._array
     dims = _dims(dim, x.ndim)
     if dtype is not None:
+        # (the sum's own dtype too: NumPy would widen small integers to int64, bool to int)
         x = x.astype(dtype.np)
-    elif x.dtype.kind in "biu":
-        x = x.astype(xp.int64)
-    out = x.sum(axis=dims, keepdims=keepdim)
+        out = x.sum(axis=dims, keepdims=keepdim, dtype=x.dtype)
+    else:
+        if x.dtype.kind in "biu":
+            x = x.astype(xp.int64)
+        out = x.sum(axis=dims, keepdims=keepdim)
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
     if not needs_grad(a):
         return _make(out)
+    if dtype is not None:
+        _check_differentiable(out, "sum")
     node = SumBackward0() if dim is None else SumBackward1()
     node.dims, node.in_shape, node.keepdim = dims, a._array.shape, keepdim
     return record(node, (a,), out)
@@ -457,6 +473,14 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     if x.dtype.kind != "f":
         x = x.astype(D.get_default_dtype().np)
     dims = _dims(dim, x.ndim)
+    if not keepdim and x.size and x.ndim and not _given(dim):
+        # torch reduces all dims for dim=() but adds back its kept max of shape (1,) * ndim
+        # unsqueezed, and that broadcast into the 0-d result fails (torch 2.13's behaviour)
+        raise RuntimeError(
+            f"output with shape [] doesn't match the broadcast shape {[1] * x.ndim}: "
+            f"logsumexp(dim={dim!r}) of shape {tuple(x.shape)}. Name the dims instead "
+            f"(dim={tuple(range(x.ndim))}) or pass keepdim=True."
+        )
     m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
     with xp.errstate(divide="ignore"):
@@ -530,9 +554,11 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
     if dtype is None and x.dtype.kind in "biu":
         x = x.astype(xp.int64)
     dims = _dims(dim, x.ndim)
-    out = xp.asarray(x.prod(axis=dims, keepdims=keepdim))
+    # (dtype= keeps an explicit small integer or bool dtype: NumPy would widen it)
+    out = xp.asarray(x.prod(axis=dims, keepdims=keepdim, dtype=x.dtype))
     if not needs_grad(a):
         return _make(out)
+    _check_differentiable(out, "prod")
     node = ProdBackward0() if dim is None else ProdBackward1()
     node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
     t = record(node, (a,), out)
@@ -598,14 +624,26 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
         >>> gradsum.tensor([3.0, -4.0]).norm().item()
         5.0
     """
+    if isinstance(p, str):
+        # torch.norm: 'fro' over at most two dims is the vector 2-norm; anything else string
+        # goes to linalg.matrix_norm, which takes exactly two dims (all of them by default)
+        short = dim is None or isinstance(dim, (int, xp.integer)) or len(dim) <= 2
+        if p != "fro" or not short:
+            mdims = ([dim] if isinstance(dim, (int, xp.integer)) else
+                     list(range(a._array.ndim)) if dim is None else list(dim))
+            if len(mdims) != 2:
+                raise RuntimeError(
+                    f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                    f"{' '.join(str(d) for d in mdims)} (norm with p={p!r}). Pass two dims, "
+                    "or a number p for a vector norm over more dims."
+                )
+            if p != "fro":
+                raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
+        p = 2
     if dtype is not None:
         a = a.to(dtype)
     _require_float(a, "norm")
-    if isinstance(p, str):
-        if p != "fro":
-            raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
-        p = 2
-    p = float(p)
+    p = 2.0 if p is None else float(p)  # (torch: p=None is the 2-norm)
     x = a._array
     dims = _dims(dim, x.ndim)
     if x.size == 0 and p in (math.inf, -math.inf):
@@ -668,9 +706,17 @@ def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
 def cumsum(a: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum); ``dtype``
     converts the input first, as torch does."""
-    if dtype is not None:
-        a = a.to(dtype)
-    return _cumsum(a, dim)
+    if dtype is None:
+        return _cumsum(a, dim)
+    x = a._array
+    d = wrap_dim(dim, x.ndim)
+    # an explicit dtype is kept (_cumsum widens integers to int64, torch's default only)
+    out = xp.cumsum(x, axis=d, dtype=dtype.np) if x.ndim else x.astype(dtype.np)
+    if not needs_grad(a):
+        return _make(out)
+    _check_differentiable(out, "cumsum")
+    # a floating dtype: torch converts first, so the gradient flows back through the cast
+    return _cumsum(a.to(dtype), dim)
 
 
 class CumsumBackward0(Node):

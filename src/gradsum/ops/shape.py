@@ -277,7 +277,19 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     d = wrap_dim(dim, a._array.ndim)
     shp = a._array.shape
-    return reshape(a, shp[:d] + tuple(sizes) + shp[d + 1 :])
+    sizes = tuple(int(s) for s in sizes)
+    n = shp[d] if shp else 1
+    # torch infers a -1 from the size of ``dim`` alone: reshaping the whole tensor could not
+    # (an empty tensor of shape (0, 1, 1) leaves -1 undetermined, yet dim -1 has size 1)
+    try:
+        sizes = _infer_shape(sizes, n)
+    except RuntimeError:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+            f"{dim} ({n}) in the input tensor of shape {tuple(shp)}. Pass sizes whose product "
+            f"is {n} (at most one -1)."
+        ) from None
+    return reshape(a, shp[:d] + sizes + shp[d + 1 :])
 
 
 @register("squeeze")
@@ -821,6 +833,13 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     src = source._array if alpha == 1 else source._array * alpha
     if idx.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
+    if not src.ndim and idx.size != 1:
+        # torch's count check formats source.size(dim) into its message, and a 0-d source
+        # has no dim 0: it raises IndexError instead of the count's RuntimeError
+        raise IndexError(
+            f"Dimension specified as 0 but tensor has no dimensions: index_add_() got "
+            f"{idx.size} indices for a 0-d source. Pass one index per source entry along dim."
+        )
     src_n = src.shape[d] if src.ndim else 1
     if src_n != idx.size or src.ndim != x.ndim or builtins.any(
         src.shape[i] != x.shape[i] for i in range(x.ndim) if i != d
@@ -830,7 +849,17 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
             f"({src_n}), for dim: {d}; self has shape {tuple(x.shape)}, source "
             f"{tuple(src.shape)}. The source must match self except along dim."
         )
-    _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    size = x.shape[d] if x.ndim else 1
+    if idx.size and (idx.max() >= size or idx.min() < 0) and (x.ndim <= 1 or
+                                                            0 < d < x.ndim - 1):
+        # torch's kernels for the first and last dim of a >= 2-d tensor raise RuntimeError
+        # (below); its others (0-d, 1-d, the middle dims) raise IndexError
+        raise IndexError(
+            f"index out of range in self: index_add on dimension {d} of size {size} with "
+            f"indices in [{int(idx.min())}, {int(idx.max())}]; valid indices are 0 to "
+            f"{size - 1} (negative indices are not wrapped)"
+        )
+    _check_index_bounds(idx, size, d)
     return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
 
 
@@ -990,16 +1019,18 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         raise ValueError(
             "torch.cat(): expected a non-empty list of Tensors, got an empty sequence"
         )
-    # torch skips legacy empty 1-D tensors of shape (0,) (they still get a (0,) gradient)
+    # torch skips legacy empty 1-D tensors of shape (0,) in the shape checks and in wrapping
+    # dim, but not in dtype promotion (they still get a (0,) gradient)
     skipped = [t._array.ndim == 1 and t._array.size == 0 for t in ts]
-    if builtins.all(skipped):
+    rt = D.result_type(*ts).np if len({t._array.dtype for t in ts}) > 1 else None
+    if builtins.all(skipped):  # torch returns (0,) for any dim, unchecked
         skipped = [False] * len(ts)
+        dim = 0
     parts = [t for t, sk in zip(ts, skipped) if not sk]
     nd = parts[0]._array.ndim
     if nd == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = wrap_dim(dim, nd)
-    rt = D.result_type(*parts).np if len({p._array.dtype for p in parts}) > 1 else None
     arrays = [p._array if rt is None else p._array.astype(rt) for p in parts]
     for i, arr in enumerate(arrays):
         if arr.ndim != nd or builtins.any(
@@ -1083,9 +1114,19 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
     return getitem(a, (slice(None),) * d + (index,))
 
 
+def _check_splittable(a: Tensor, name: str) -> None:
+    """torch refuses a 0-d tensor before looking at ``dim`` or the sizes."""
+    if not a._array.ndim:
+        raise RuntimeError(
+            f"{name} expects at least a 1-dimensional tensor, got a 0-d tensor. Unsqueeze it "
+            "first (t.unsqueeze(0)) or use it whole."
+        )
+
+
 @register("split")
 def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
+    _check_splittable(a, "split")
     d = wrap_dim(dim, a._array.ndim)
     n = a._array.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -1111,6 +1152,7 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
 @register("chunk")
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller), like torch."""
+    _check_splittable(a, "chunk")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
     d = wrap_dim(dim, a._array.ndim)
