@@ -954,6 +954,106 @@ op("masked_select", _t("masked_select"), lambda rng: [
    grad_fn_note="masked_select is a composite (expand + boolean indexing)")
 
 
+# more elementwise math (ops/extra.py) --------------------------------------------------------
+def within(rng: np.random.Generator, *shape: int) -> np.ndarray:
+    """Values in [-0.9, 0.9]: inside asin/acos's domain, away from tan's poles."""
+    return np.asarray(rng.uniform(-0.9, 0.9, shape))
+
+
+def _in_float(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A NumPy reference giving integer inputs float32 results (torch's default float),
+    computed in float64 and rounded once (NumPy's float32 kernels are 1-2 ulp off)."""
+    def ref(a: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            if a.dtype.kind in "biu":
+                return fn(a.astype(np.float64)).astype(np.float32)
+            return fn(a)
+
+    return ref
+
+
+_NONFINITE = np.array([np.nan, np.inf, -np.inf, 1.5, -0.0])
+_unary("expm1", rnd, _in_float(np.expm1))
+_unary("exp2", rnd, _in_float(np.exp2))
+_unary("log2", pos, _in_float(np.log2))
+_unary("log10", pos, _in_float(np.log10))
+_unary("tan", within, _in_float(np.tan))
+_unary("atan", rnd, _in_float(np.arctan), aliases=("arctan",))
+_unary("sinh", rnd, _in_float(np.sinh))
+_unary("cosh", rnd, _in_float(np.cosh))
+for _name, _np, _alias in [("asin", np.arcsin, "arcsin"), ("acos", np.arccos, "arccos")]:
+    op(_name, _t(_name), lambda rng: _unary_samples(within)(rng) + _INT_SAMPLE + [
+        Sample((np.array([1.0, 0.3]),), no_gradcheck="infinite derivative at 1"),
+        Sample((np.array(-1.0),), no_gradcheck="infinite derivative at -1"),
+    ], aliases=(_alias,), np_ref=_in_float(_np))
+op("atan2", _t("atan2"), lambda rng: _binary_samples(away)(rng) + [
+    Sample((rnd(rng, 3), NoGrad(away(rng, 3)))), Sample((NoGrad(away(rng, 2, 1)), rnd(rng, 3))),
+    Sample((ints(rng, 3), ints(rng, 3))), Sample((ints(rng, 3), rnd(rng, 3))),
+    Sample((np.array([0.0, 0.0, 1.0, -1.0]), np.array([0.0, -2.0, 0.0, 0.0])),
+           no_gradcheck="not differentiable at the origin; torch's gradient there is 0"),
+], aliases=("arctan2",), np_ref=np.arctan2, errors=lambda rng: _broadcast_errors(rng) + [
+    ErrorCase((rnd(rng, 2), 2.0)), ErrorCase((1.0, rnd(rng, 2))),
+])
+op("lerp", _t("lerp"), lambda rng: [
+    Sample((rnd(rng, 2, 3), rnd(rng, 3), 0.3)), Sample((rnd(rng, 2, 1), rnd(rng, 3), 0.7)),
+    Sample((rnd(rng, 3), rnd(rng, 3), 1.0)), Sample((rnd(rng), rnd(rng), -0.6)),
+    Sample((rnd(rng, 2, 3), rnd(rng, 2, 3), rnd(rng, 2, 3))),
+    Sample((rnd(rng, 2, 1), rnd(rng, 3), rnd(rng, 1, 3))),
+    Sample((rnd(rng, 3), rnd(rng, 3), rnd(rng, 2, 3))),          # the weight enlarges
+    Sample((rnd(rng, 3), NoGrad(rnd(rng, 3)), NoGrad(rnd(rng, 3)))),
+    Sample((NoGrad(rnd(rng, 3)), rnd(rng, 3), 0.5)),
+    Sample((rnd(rng), rnd(rng, 0, 2), rnd(rng))),
+], np_ref=None, errors=lambda rng: [
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 4), 0.5), shapes=((2, 3), (4,))),
+    ErrorCase((rnd(rng, 3), rnd(rng, 3), rnd(rng, 2))),
+    ErrorCase((ints(rng, 3), ints(rng, 3), 0.5)),
+    ErrorCase((ints(rng, 3), ints(rng, 3), ints(rng, 3))),
+    ErrorCase((rnd(rng, 3), Fixed(rnd(rng, 3)), 0.5)),
+    ErrorCase((rnd(rng, 3), rnd(rng, 3), Fixed(rnd(rng, 3)))),
+])
+
+
+def _addc_samples(div: bool) -> Callable[[np.random.Generator], list[Sample]]:
+    den = away if div else rnd
+
+    def samples(rng: np.random.Generator) -> list[Sample]:
+        return [
+            Sample((rnd(rng, 2, 3), rnd(rng, 2, 3), den(rng, 2, 3))),
+            Sample((rnd(rng, 3), rnd(rng, 2, 1), den(rng, 1, 3)), {"value": 0.5}),
+            Sample((rnd(rng), rnd(rng, 2), den(rng)), {"value": -2}),
+            Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 3)), NoGrad(den(rng, 3)))),
+            Sample((NoGrad(rnd(rng, 3)), rnd(rng, 3), NoGrad(den(rng, 3)))),
+            Sample((NoGrad(rnd(rng, 3)), NoGrad(rnd(rng, 3)), den(rng, 3))),
+            Sample((rnd(rng, 0, 3), rnd(rng, 3), den(rng, 3))),
+            Sample((ints(rng, 3), rnd(rng, 3), den(rng, 3))),
+            Sample((ints(rng, 3), ints(rng, 3), Fixed(np.array([1.5, 2.0, -4.0]))),
+                   {"value": 3}),
+        ]
+
+    return samples
+
+
+_ADDC_BROADCAST = [
+    lambda rng: ErrorCase((rnd(rng, 2, 3), rnd(rng, 4), rnd(rng, 3)), shapes=((4,),)),
+    lambda rng: ErrorCase((rnd(rng, 3), rnd(rng, 3), away(rng, 2))),
+]
+op("addcmul", _t("addcmul"), lambda rng: _addc_samples(False)(rng) + [
+    Sample((ints(rng, 3), ints(rng, 3), ints(rng, 3)), {"value": 2}),
+], np_ref=lambda a, b, c, value=1: a + value * b * c,
+   errors=lambda rng: [e(rng) for e in _ADDC_BROADCAST])
+op("addcdiv", _t("addcdiv"), _addc_samples(True),
+   np_ref=lambda a, b, c, value=1: a + value * (b / c),
+   errors=lambda rng: [e(rng) for e in _ADDC_BROADCAST] + [
+       ErrorCase((ints(rng, 3), ints(rng, 3), Fixed(np.array([1, 2, 3])))),
+       ErrorCase((rnd(rng, 3), ints(rng, 3), Fixed(np.array([1, 2, 3])))),
+   ])
+op("nan_to_num", _t("nan_to_num"), lambda rng: _unary_samples(rnd)(rng) + _INT_SAMPLE + [
+    Sample((_NONFINITE,)), Sample((_NONFINITE,), {"nan": 1.0, "posinf": 5.0, "neginf": -5.0}),
+    Sample((_NONFINITE.reshape(5, 1), 2.0, None, -1.0)), Sample((np.array(np.nan),)),
+    Sample((Fixed(np.array([True, False])),)),
+], np_ref=None)
+
+
 # in-place (applied to a non-leaf clone of the first operand) ---------------------------------
 def _inplace_op(name: str, samples: Callable[..., list[Sample]], **kw: Any) -> OpInfo:
     info = OpInfo(name, _g_inplace(name), _t_inplace(name), samples, **kw)

@@ -39,6 +39,23 @@ from gradsum.ops.elementwise import (
     rsub,
     to_dtype,
 )
+from gradsum.ops.extra import (
+    acos,
+    addcdiv,
+    addcmul,
+    asin,
+    atan,
+    atan2,
+    cosh,
+    exp2,
+    expm1,
+    lerp,
+    log2,
+    log10,
+    nan_to_num,
+    sinh,
+    tan,
+)
 from gradsum.ops.inplace import *
 from gradsum.ops.inplace import (
     _op_inplace,
@@ -188,10 +205,21 @@ METHODS.update({
     "clip": clamp, "clip_": clamp_, "mm": mm, "bmm": bmm, "mv": mv,
     "dot": dot, "swapaxes": transpose, "max": _max_method, "min": _min_method,
     "where": _where_method, "absolute": abs, "negative": neg, "tile": _tile_method,
+    "expm1": expm1, "exp2": exp2, "log2": log2, "log10": log10, "tan": tan, "asin": asin,
+    "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan, "sinh": sinh,
+    "cosh": cosh, "atan2": atan2, "arctan2": atan2, "lerp": lerp, "addcmul": addcmul,
+    "addcdiv": addcdiv, "nan_to_num": nan_to_num,
 })
 for _name, _fn in METHODS.items():
     if _fn is not None:
         setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "expm1_": expm1, "exp2_": exp2, "log2_": log2, "log10_": log10, "tan_": tan,
+    "asin_": asin, "arcsin_": asin, "acos_": acos, "arccos_": acos, "atan_": atan,
+    "arctan_": atan, "sinh_": sinh, "cosh_": cosh, "atan2_": atan2, "arctan2_": atan2,
+    "lerp_": lerp, "addcmul_": addcmul, "addcdiv_": addcdiv, "nan_to_num_": nan_to_num,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 
 # Operators whose Python signature is the op's own: bind them directly (one call frame less on
 # the hottest path). The reflected forms of + and * are the same op (both are commutative and
