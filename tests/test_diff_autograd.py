@@ -570,3 +570,23 @@ def test_views_follow_an_inplace_op_on_their_base(name):
         v.sum().backward()
         results.append(x.grad.tolist())
     assert results[2:] == results[:2]
+
+
+def test_deepcopy_is_no_view_and_leaves_the_originals_views_alone():
+    """A deep copy owns a new buffer: it is not a view of the original's base, and writing
+    into it (recorded) does not touch the history of views of the original."""
+    import copy
+
+    for lib in (torch, gradsum):
+        base = lib.zeros(4)
+        v = base[:2]
+        v2 = copy.deepcopy(v)
+        assert v2._base is None
+        v2.add_(1)
+        assert base.tolist() == [0.0, 0.0, 0.0, 0.0]
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = lib.zeros(3)
+        a = y[1:]
+        y2 = copy.deepcopy(y)
+        y2[:2].copy_(x[:2] * 5)  # recorded: y2 now requires grad
+        assert y2.requires_grad and not a.requires_grad and a.grad_fn is None

@@ -470,7 +470,10 @@ class Tensor:
             )
         new = type(self)._make(self._array.copy(), self._requires_grad)
         new.__dict__.update(self.__dict__)
-        for k in ("_hooks", "_post_acc_hooks", "_acc_ref"):  # like torch: hooks are not copied
+        # like torch, hooks are not copied, and the copy is no view (it owns a new buffer):
+        # it neither claims the original's base nor inherits the original's registered views
+        # (an in-place op on the copy would otherwise rewrite their history)
+        for k in ("_hooks", "_post_acc_hooks", "_acc_ref", "_base", "_view_fn", "_views"):
             new.__dict__.pop(k, None)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
