@@ -261,18 +261,25 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
     pop, push = _heappop, _heappush
     acc_cls = AccumulateGrad
     # ``nxt``: a ready node known to come before everything in the heap (the next to run),
-    # kept out of the heap; in a chain every node hands over to its input this way.
+    # kept out of the heap; in a chain every node hands over to its input this way, with its
+    # gradients in ``nxt_grads`` when they never went through ``buffers`` (a node with one
+    # output whose only gradient came from the node just run).
     nxt: Node | None = None
+    nxt_grads: list[Tensor | None] | None = None
     while True:
         if nxt is not None:
             node, nxt = nxt, None
+            if nxt_grads is not None:
+                grads, nxt_grads = nxt_grads, None
+            else:
+                grads = buffers.pop(node, None) or [None] * node.num_outputs
         elif heap:
             node = pop(heap)[2]
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node.num_outputs
         else:
             break
-        grads = buffers.pop(node, None)
-        if grads is None:
-            grads = [None] * node.num_outputs
         hooks = node._hooks
         if hooks is not None:
             grads = _run_tensor_hooks(node, hooks, grads, shared)
@@ -313,18 +320,21 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
         else:
             outs = _apply(node, hooks, grads, shared, retain_graph)
         ready: Node | None = None
+        ready_grads: list[Tensor | None] | None = None  # ``ready``'s, when not in buffers
         first = None  # the tick of the first sibling pushed to the heap in this loop
         for (child, cnr), g in zip(node._next, outs):
             if child is None:
                 continue
+            d = deps[child] - 1
+            deps[child] = d
             if g is not None:
-                buf = buffers.get(child)
-                if buf is None and child.num_outputs == 1:
+                if child.num_outputs == 1 and child not in buffers:
+                    if d == 0 and ready is None:  # its only gradient: hand it over directly
+                        ready, ready_grads = child, [g]
+                        continue
                     buffers[child] = [g]
                 else:
                     _add_to_buffer(buffers, child, cnr, g, create_graph, shared)
-            d = deps[child] - 1
-            deps[child] = d
             if d == 0:
                 if ready is None:
                     ready = child
@@ -337,9 +347,11 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             if heap and -heap[0][0] >= ready._seq:
                 # (ties run first ready, first run: ``ready`` came before the siblings pushed
                 # in this loop, so it takes a tick just ahead of the first of them)
+                if ready_grads is not None:
+                    buffers[ready] = ready_grads
                 push(heap, (-ready._seq, tick() if first is None else first - 0.5, ready))
             else:
-                nxt = ready
+                nxt, nxt_grads = ready, ready_grads
 
 
 def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
