@@ -532,7 +532,11 @@ def _header(data: bytes, where: str) -> dict[str, str]:
             "but never written, or truncated by a copy?). Load an earlier checkpoint or save "
             "again from the live objects."
         )
-    foreign = _sniff_foreign(data)
+    # (a valid safetensors framing wins: a header length such as 0x380 = 896 starts the file
+    # with b"\x80\x03", which also begins a pickle)
+    framed = len(data) >= 9 and int.from_bytes(data[:8], "little") <= min(
+        _MAX_HEADER, len(data) - 8) and data[8:9] == b"{"
+    foreign = None if framed else _sniff_foreign(data)
     if foreign:
         raise CheckpointError(f"{where}: not a gradsum checkpoint: {foreign}.")
     if len(data) < 8:
