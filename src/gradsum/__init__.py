@@ -55,6 +55,7 @@ from gradsum._dtype import (
     int32,
     int64,
     long,
+    can_cast,
     promote_types,
     result_type,
     set_default_dtype,
@@ -69,7 +70,7 @@ from gradsum._random import (
     seed,
     set_rng_state,
 )
-from gradsum._tensor import Size, Tensor, is_tensor
+from gradsum._tensor import Size, Tensor, is_floating_point, is_nonzero, is_tensor, numel
 from gradsum.autograd import (
     enable_grad,
     inference_mode,

@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -158,6 +159,10 @@ def _has_tensor(data: Any) -> bool:
 def _from_data(data: Any, dtype: D.dtype | None) -> Any:
     """The array of ``tensor(data, dtype)`` with torch's inference and errors."""
     if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+            "rather than gradsum.tensor(sourceTensor).", UserWarning, stacklevel=3)
         arr = data._array
         return arr.copy() if dtype is None else arr.astype(dtype.np)
     if isinstance(data, xp.ndarray):
@@ -167,6 +172,11 @@ def _from_data(data: Any, dtype: D.dtype | None) -> Any:
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type 'str'. Pass numbers, not {data!r}.")
     sizes = _sizes(data)
+    if isinstance(data, (list, tuple)) and data and isinstance(data[0], xp.ndarray):
+        warnings.warn(
+            "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please consider "
+            "converting the list to a single numpy.ndarray with numpy.array() before converting "
+            "to a tensor.", UserWarning, stacklevel=3)
     target = dtype if dtype is not None else _infer_scalar_type(data)
     if isinstance(data, (list, tuple)) and _has_tensor(data):
         data = _untensor(data, not target.is_floating_point)
@@ -177,12 +187,32 @@ def _from_data(data: Any, dtype: D.dtype | None) -> Any:
             _check_structure(data, sizes, 0)
         if isinstance(e, TypeError):
             raise
-        if target is D.int64 and isinstance(e, OverflowError):
+        wrapped = _wrap_unsigned(data, target)
+        if wrapped is not None:
+            return wrapped
+        if target is D.int64 and isinstance(e, OverflowError) and "float" not in str(e):
             raise ValueError("Overflow when unpacking long long: a Python int beyond the "
                              "int64 range") from None
         raise RuntimeError(
             f"value cannot be converted to type {target.name} without overflow ({e})"
         ) from None
+
+
+def _wrap_unsigned(data: Any, target: D.dtype) -> Any:
+    """torch's two's-complement wrap of negative Python ints into an unsigned dtype
+    (``tensor(-1, dtype=uint8)`` is 255; values below ``-max`` still overflow), or None."""
+    if target.np.kind != "u":
+        return None
+    try:
+        arr = xp.array(data)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    if arr.dtype.kind not in "iu":  # (a negative float still overflows)
+        return None
+    top = int(xp.iinfo(target.np).max)
+    if arr.size and (int(arr.min()) < -top or int(arr.max()) > top):
+        return None
+    return arr.astype(target.np)
 
 
 def _check_numpy(arr: Any) -> None:
@@ -200,18 +230,18 @@ def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
         tensor([[1., 2.]], requires_grad=True)
     """
     _check_device(device)
-    if dtype is not None and not isinstance(dtype, D.dtype):
-        raise TypeError(
-            f"tensor(): argument 'dtype' must be gradsum.dtype, not {type(dtype).__name__}. "
-            "Pass e.g. dtype=gradsum.float32."
-        )
+    dtype = D.from_python_type(dtype, "tensor")
+    if requires_grad is None:  # (the other factories take None as False; tensor() does not)
+        raise TypeError("tensor(): argument 'requires_grad' must be bool, not NoneType. Pass "
+                        "requires_grad=False or True.")
     return _finish(_from_data(data, dtype), requires_grad)
 
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like :func:`tensor` but shares memory with a NumPy array / tensor when it can."""
-    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
-        return data
+    dtype = D.from_python_type(dtype, "as_tensor")
+    if isinstance(data, Tensor):  # (a conversion stays in the graph, as ``data.to(dtype)``)
+        return data if dtype is None or data.dtype is dtype else data.to(dtype)
     if isinstance(data, xp.ndarray) and (dtype is None or data.dtype == dtype.np):
         _check_numpy(data)
         return Tensor._make(data)
@@ -277,20 +307,18 @@ def _shape(shape: tuple[Any, ...], size: Any, name: str) -> tuple[int, ...]:
     return _size(shape, name)
 
 
-def _check_dtype(dtype: Any, name: str) -> None:
-    if dtype is not None and not isinstance(dtype, D.dtype):
-        raise TypeError(
-            f"{name}(): argument 'dtype' must be gradsum.dtype, not {type(dtype).__name__}. "
-            "Pass e.g. dtype=gradsum.float32."
-        )
+def _check_dtype(dtype: Any, name: str) -> D.dtype | None:
+    """The ``dtype`` argument of ``name`` as a gradsum dtype (or None); the Python types
+    ``float``/``int``/``bool`` stand for float64/int64/bool, as in torch."""
+    return D.from_python_type(dtype, name)
 
 
 def _float_dtype(dtype: D.dtype | None, name: str = "") -> Any:
     if dtype is None:
         return D.get_default_dtype().np
     if not isinstance(dtype, D.dtype):
-        _check_dtype(dtype, name or "factory")
-    return dtype.np
+        dtype = _check_dtype(dtype, name or "factory")
+    return dtype.np  # type: ignore[union-attr]
 
 
 def _random_float(dt: Any, kernel: str) -> None:
@@ -327,14 +355,20 @@ def empty(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: A
 def _fill(value: Any, dt: Any, name: str) -> Any:
     """``value`` as a fill for an array of dtype ``dt``: torch's RuntimeError for a value out
     of an integer dtype's range (NumPy would raise OverflowError or wrap)."""
-    if isinstance(value, Tensor):
+    if isinstance(value, Tensor) and value._array.ndim == 0:
         value = value.item()
+    if not isinstance(value, (bool, int, float, xp.bool_, xp.integer, xp.floating)):
+        raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(value).__name__}. Pass a Python number or a 0-d tensor.")
     if dt.kind not in "iu":
         return value
     try:
         v = int(value)
         info = xp.iinfo(dt)
         ok = info.min <= v <= info.max
+        if not ok and dt.kind == "u" and isinstance(value, (int, xp.integer)) and \
+                -int(info.max) <= v < 0:
+            return v % (int(info.max) + 1)  # torch wraps small negative ints (two's complement)
     except (OverflowError, ValueError):  # inf, nan
         ok = False
     if not ok:
@@ -351,10 +385,11 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None,
     _check_device(device)
     if not isinstance(size, (tuple, list)):
         raise _size_error("full", size)
+    dtype = _check_dtype(dtype, "full")
     if dtype is None:
         item = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+        _fill(item, xp.dtype(xp.float64), "full")  # (refuses a non-number first)
         dtype = D._scalar_dtype(item)
-    _check_dtype(dtype, "full")
     shape = _size(size, "full" if size else "")
     return _finish(xp.full(shape, _fill(fill_value, dtype.np, "full"), dtype=dtype.np),
                    requires_grad)
@@ -364,9 +399,9 @@ def _like(t: Any, dtype: D.dtype | None, name: str) -> tuple[tuple[int, ...], An
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(t).__name__}")
+    dtype = _check_dtype(dtype, name)
     if dtype is None:
         return t._array.shape, t._array.dtype
-    _check_dtype(dtype, name)
     return t._array.shape, dtype.np
 
 
@@ -432,9 +467,9 @@ def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
     if step is _UNSET:
         step = 1
     vals = [_range_number(v, "arange", i) for i, v in enumerate((start, end, step))]
+    dtype = _check_dtype(dtype, "arange")
     if dtype is None:
         dtype = D.get_default_dtype() if any(isinstance(v, float) for v in vals) else D.int64
-    _check_dtype(dtype, "arange")
     if dtype is D.bool_:
         raise D.not_implemented("arange_cpu", dtype.np, "Compare an integer range instead.")
     lo, hi, st = vals
@@ -451,6 +486,11 @@ def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
             f"upper bound and lower bound inconsistent with step sign: arange({lo}, {hi}, "
             f"{st}). Use a step of the other sign."
         )
+    if abs((hi - lo) / st) >= 2.0**63:
+        raise RuntimeError(
+            f"invalid size, possible overflow?: arange({lo}, {hi}, {st}) would hold about "
+            f"{abs((hi - lo) / st):.3g} elements. Use a larger step."
+        )
     if dtype.is_floating_point or dtype is D.int64:
         arr = xp.arange(lo, hi, st, dtype=xp.float64 if dtype.is_floating_point else None)
     else:  # the other integer dtypes: a count in double, then start + i * step in the dtype
@@ -465,6 +505,8 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: D.dtype | None = None,
     _check_device(device)
     lo = _range_number(start, "linspace", 0)
     hi = _range_number(end, "linspace", 1)
+    if isinstance(steps, Tensor) and steps._array.ndim == 0 and steps._array.dtype.kind in "iu":
+        steps = int(steps._array)  # (a 0-d integer tensor is an int, as in torch)
     if isinstance(steps, bool) or not isinstance(steps, (int, xp.integer)):
         raise TypeError(f"linspace(): argument 'steps' must be int, not {type(steps).__name__}")
     if steps < 0:
@@ -475,18 +517,27 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: D.dtype | None = None,
     return _finish(xp.linspace(lo, hi, int(steps)).astype(dt), requires_grad)
 
 
-def eye(n: int, m: int | None = None, *, dtype: D.dtype | None = None, device: Any = None,
+def eye(n: int, m: Any = _UNSET, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (``n x m``)."""
     _check_device(device)
+    if m is None:  # (torch: eye(n) or eye(n, m) with an int m; None is no int)
+        raise TypeError("eye(): argument 'm' (position 2) must be int, not NoneType. Pass "
+                        "eye(n) for a square matrix or eye(n, m).")
+    m = None if m is _UNSET else m
+    args = []
     for name, v in (("n", n), ("m", m)):
         if v is None:
+            args.append(v)
             continue
+        if isinstance(v, Tensor) and v._array.size == 1 and v._array.dtype.kind in "iu":
+            v = int(v._array.reshape(()))  # (a one-element integer tensor is an int, as in torch)
+        args.append(v)
         if isinstance(v, bool) or not isinstance(v, (int, xp.integer)):
             raise TypeError(f"eye(): argument '{name}' must be int, not {type(v).__name__}")
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    return _finish(xp.eye(n, m, dtype=_float_dtype(dtype, "eye")), requires_grad)
+    return _finish(xp.eye(args[0], args[1], dtype=_float_dtype(dtype, "eye")), requires_grad)
 
 
 def rand(*shape: Any, size: Any = None, generator: _random.Generator | None = None,
@@ -556,8 +607,7 @@ def randint(low: Any = None, high: Any = None, size: Any = None, *,
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' must be tuple of ints, not "
                         f"{type(size).__name__}")
-    _check_dtype(dtype, "randint")
-    dt = (dtype or D.int64).np
+    dt = (_check_dtype(dtype, "randint") or D.int64).np
     lo, hi = _randint_bounds("randint", low, high, dt)
     shape = _size(size)
     return _finish(_random.rng(generator).integers(lo, hi, shape).astype(dt), requires_grad)
@@ -573,10 +623,14 @@ def randperm(n: int, *, generator: _random.Generator | None = None,
                         f"{type(n).__name__}")
     if n < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
-    _check_dtype(dtype, "randperm")
-    dt = (dtype or D.int64).np
+    dt = (_check_dtype(dtype, "randperm") or D.int64).np
     if dt.kind == "b":
         raise D.not_implemented("randperm", dt, "Use an integer dtype.")
+    if dt.kind in "iu" and n - 1 > xp.iinfo(dt).max:
+        raise RuntimeError(
+            f"value cannot be converted to type {dt.name}_t without overflow: randperm({n}) "
+            f"needs values up to {n - 1}. Use a wider dtype."
+        )
     return _finish(_random.rng(generator).permutation(int(n)).astype(dt), requires_grad)
 
 
@@ -606,27 +660,92 @@ def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
     return _finish(_random.rng(generator).integers(lo, hi, shape).astype(dt), requires_grad)
 
 
-def normal(mean: float, std: float, size: Sequence[int], *,
+def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
            generator: _random.Generator | None = None, dtype: D.dtype | None = None) -> Tensor:
-    """Normal samples with the given mean and std."""
+    """Normal samples: ``normal(mean, std, size)`` with numbers, or ``normal(mean, std)``
+    with a tensor for either (samples of their broadcast shape), as in torch.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.normal(gradsum.zeros(2, 3), 1.0).shape
+        (2, 3)
+    """
+    m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if s_t and std._array.size and float(std._array.min()) < 0:
+        raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std._array.min()}."
+                           " Pass non-negative standard deviations.")
+    if not s_t and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}. Pass a "
+                           "non-negative standard deviation.")
+    if m_t or s_t:
+        if size is not None:
+            raise TypeError("normal(): size= goes with a number mean and std only; the shape "
+                            "of a tensor mean/std gives the samples' shape")
+        arrs = [t._array for t in (mean, std) if isinstance(t, Tensor)]
+        for arr in arrs:
+            _random_float(arr.dtype, "normal_kernel_cpu")
+        dt = xp.result_type(*arrs) if dtype is None else _float_dtype(dtype, "normal")
+        shape = xp.broadcast_shapes(*(a.shape for a in arrs))
+        mu = mean._array if m_t else mean
+        sd = std._array if s_t else std
+        arr = _random.rng(generator).standard_normal(shape) * sd + mu
+        return Tensor._make(xp.asarray(arr).astype(dt))
+    if size is None:
+        raise TypeError("normal(): with a number mean and std, pass size=, e.g. "
+                        "normal(0.0, 1.0, (2, 3))")
     arr = _random.rng(generator).normal(mean, std, tuple(size)).astype(_float_dtype(dtype))
     return Tensor._make(arr)
 
 
-def bernoulli(p: Tensor, *, generator: _random.Generator | None = None) -> Tensor:
-    """0/1 samples with probabilities ``p``."""
-    arr = (_random.rng(generator).random(p._array.shape) < p._array).astype(p._array.dtype)
+def bernoulli(p: Tensor, p_scalar: float | None = None, *,
+              generator: _random.Generator | None = None) -> Tensor:
+    """0/1 samples with probabilities ``p`` (or, given ``p_scalar``, with that one
+    probability and the shape and dtype of ``p``)."""
+    dt = p._array.dtype
+    if p_scalar is None:
+        if dt.kind != "f":
+            raise D.not_implemented("bernoulli_tensor_cpu_p_", dt, "Pass float probabilities.")
+        prob = p._array
+        if prob.size and not (float(prob.min()) >= 0 and float(prob.max()) <= 1):
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false. "
+                               "Probabilities must lie in [0, 1].")
+    else:
+        if not 0 <= p_scalar <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p_scalar}")
+        prob = p_scalar
+    arr = (_random.rng(generator).random(p._array.shape) < prob).astype(dt)
     return Tensor._make(arr)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: _random.Generator | None = None) -> Tensor:
     """Sample indices from the (unnormalised) rows of ``probs``."""
+    p = probs._array
+    if p.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {p.ndim} dims")
+    if p.dtype.kind != "f":
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{D._TORCH_SCALAR_NAMES.get(p.dtype.name, p.dtype.name)}")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples (got {num_samples})")
+    n = p.shape[-1]
+    if not replacement and num_samples > n:
+        raise RuntimeError(f"cannot sample n_sample > prob_dist.size(-1) samples without "
+                           f"replacement ({num_samples} > {n}). Pass replacement=True.")
+    rows = p.astype(xp.float64).reshape(-1, n)
+    if rows.size and not (xp.isfinite(rows).all() and (rows >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     r = _random.rng(generator)
-    p = probs._array.astype(xp.float64)
-    rows = p.reshape(-1, p.shape[-1])
-    out = xp.stack([
-        r.choice(rows.shape[1], num_samples, replace=replacement, p=row / row.sum())
-        for row in rows
-    ]).astype(xp.int64)
-    return Tensor._make(out.reshape(p.shape[:-1] + (num_samples,)))
+    out = []
+    for row in rows:
+        nonzero = int((row > 0).sum())
+        if replacement or num_samples <= nonzero:
+            out.append(r.choice(n, num_samples, replace=replacement, p=row / row.sum()))
+        else:  # torch: once the nonzero categories are drawn, the zero ones follow
+            first = r.choice(n, nonzero, replace=False, p=row / row.sum())
+            rest = r.permutation(xp.flatnonzero(row == 0))[:num_samples - nonzero]
+            out.append(xp.concatenate([first, rest]))
+    arr = xp.stack(out).astype(xp.int64)
+    return Tensor._make(arr.reshape(p.shape[:-1] + (num_samples,)))

@@ -32,6 +32,20 @@ class dtype:
         """Bytes per element."""
         return self._itemsize
 
+    @property
+    def is_signed(self) -> bool:
+        """Whether the type holds negative values (``False`` for ``bool`` and ``uint8``)."""
+        return self._category != 0 and self.np.kind != "u"
+
+    @property
+    def is_complex(self) -> bool:
+        """Always ``False``: gradsum has no complex dtypes."""
+        return False
+
+    def to_real(self) -> dtype:
+        """The real counterpart of this dtype: itself, as gradsum has no complex dtypes."""
+        return self
+
     def __repr__(self) -> str:
         return f"gradsum.{self.name}"
 
@@ -54,6 +68,9 @@ double = float64
 half = float16
 long = int64
 int = int32
+
+#: the Python types torch takes as dtypes (``zeros(2, dtype=float)`` is float64)
+_PYTHON_TYPES: dict[Any, dtype] = {}
 
 _ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
 _BY_NP: dict[Any, dtype] = {d.np: d for d in _ALL}
@@ -93,13 +110,35 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the default floating dtype (``float32`` or ``float64``), like torch."""
     global _default_float
-    if not isinstance(d, dtype) or not d.is_floating_point:
+    if not isinstance(d, dtype):
+        raise TypeError(f"invalid dtype object: only floating-point types are supported as the "
+                        f"default type, got {d!r}. Pass e.g. gradsum.float64.")
+    if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default_float = d
 
 
+def from_python_type(value: Any, name: str, arg: str = "dtype") -> dtype | None:
+    """``value`` as an optional dtype argument of ``name``: a gradsum dtype, ``None``, or one of
+    the Python types ``float``/``int``/``bool`` that torch also takes (float64/int64/bool);
+    anything else raises torch's ``TypeError``."""
+    if value is None or isinstance(value, dtype):
+        return value
+    found = _PYTHON_TYPES.get(value) if isinstance(value, type) else None
+    if found is None:
+        raise TypeError(
+            f"{name}(): argument '{arg}' must be gradsum.dtype, not {type(value).__name__}. "
+            "Pass e.g. dtype=gradsum.float32."
+        )
+    return found
+
+
 def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` can be cast to, as ``torch.promote_types``."""
+    for pos, d in enumerate((a, b), 1):
+        if not isinstance(d, dtype):
+            raise TypeError(f"promote_types(): argument 'type{pos}' (position {pos}) must be "
+                            f"gradsum.dtype, not {type(d).__name__}")
     if a is b:
         return a
     if a._category != b._category:  # torch: the higher category wins with its own width
@@ -146,6 +185,7 @@ import builtins as _builtins  # noqa: E402
 
 builtins_int = _builtins.int
 builtins_float = _builtins.float
+_PYTHON_TYPES.update({builtins_float: float64, builtins_int: int64, _builtins.bool: bool_})
 
 
 def result_type(*operands: Any) -> dtype:

@@ -27,8 +27,9 @@ class Generator:
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
 
     def manual_seed(self, seed: int) -> Generator:
-        """Reset the stream from ``seed``; returns the generator."""
-        self._seed = int(seed)
+        """Reset the stream from ``seed`` (an int in ``[-2**63, 2**64)``; a negative one wraps
+        to ``2**64 + seed``, as in torch); returns the generator."""
+        self._seed = _seed_value(seed)
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
         return self
 
@@ -53,6 +54,19 @@ class Generator:
         self._rng = xp.random.Generator(bg)
 
 
+def _seed_value(seed: Any) -> int:
+    """torch's check of a seed: an int (not a float or str) in ``[-2**63, 2**64)``, negative
+    ones taken modulo ``2**64``."""
+    if not isinstance(seed, (int, xp.integer)):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}. Pass "
+                           "an int, e.g. manual_seed(int(seed)).")
+    value = int(seed)
+    if not -(2**63) <= value < 2**64:
+        raise ValueError(f"Overflow when unpacking long long: the seed {value} is outside "
+                         "[-2**63, 2**64). Reduce it, e.g. seed % 2**64.")
+    return value % 2**64
+
+
 def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: _jsonable(v) for k, v in obj.items()}
@@ -67,8 +81,9 @@ default_generator = Generator()
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator (all random ops without ``generator=`` use it)."""
-    return default_generator.manual_seed(seed)
+    """Seed the default generator (all random ops without ``generator=`` use it); like
+    ``torch.manual_seed``, ``seed`` goes through ``int()`` first."""
+    return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:

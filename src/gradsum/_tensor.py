@@ -151,6 +151,10 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self._array.dtype.kind == "f"
 
+    def is_signed(self) -> bool:
+        """Whether the dtype can hold negative values (False for bool and uint8)."""
+        return self._array.dtype.kind in "fi"
+
     def is_contiguous(self) -> bool:
         return bool(self._array.flags.c_contiguous)
 
@@ -264,6 +268,14 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._array.dtype.kind != "f":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                f"complex dtype (got {value.dtype} for a tensor that requires grad). Convert "
+                "the value first (value.float()) or call requires_grad_(False)."
+            )
         self._array = value._array
 
     def detach(self) -> Tensor:
@@ -443,6 +455,15 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return iter(_F.unbind(self, 0))
 
+    def __contains__(self, element: Any) -> bool:
+        """``element in t``: whether any element equals ``element`` (a number or tensor)."""
+        if not isinstance(element, (Tensor, bool, int, float, xp.generic)):
+            raise RuntimeError(
+                "Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                f"{type(element)}. Compare with (t == gradsum.tensor(value)).any() instead."
+            )
+        return bool((self == element).any().item())
+
     def __hash__(self) -> int:
         return id(self)
 
@@ -487,6 +508,7 @@ class Tensor:
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
         device = kwargs.pop("device", None)
+        dtype = D.from_python_type(dtype, "to")  # (float/int/bool: float64/int64/bool)
         for a in args:
             if isinstance(a, D.dtype):
                 dtype = a
@@ -494,6 +516,8 @@ class Tensor:
                 dtype = a.dtype
             elif isinstance(a, str):
                 device = a
+            elif isinstance(a, type):
+                dtype = D.from_python_type(a, "to")
         if device not in (None, "cpu"):
             raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
         if dtype is None or dtype.np == self._array.dtype:
@@ -695,13 +719,50 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        """Dimensions reversed (for 2-D: the transpose)."""
+        """Dimensions reversed (for 2-D: the transpose); torch deprecates it for other ranks
+        and warns, and so does gradsum."""
+        nd = self._array.ndim
+        if nd == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the "
+                          "identity in these cases.", UserWarning, stacklevel=2)
+        elif nd != 2:
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape "
+                "is deprecated and it will throw an error in a future release. Consider `x.mT` "
+                "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
+                "-1))` to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
         shape_ops = _F.shape  # (gradsum.ops.shape: permute with dims known to be valid)
         return shape_ops._permute(self, tuple(range(self._array.ndim - 1, -1, -1)),
                                   shape_ops.PermuteBackward0, True)
 
     @property
     def mT(self) -> Tensor:
+        """The last two dimensions swapped (a batch of matrices transposed).
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.ones(4, 2, 3).mT.shape
+            (4, 3, 2)
+        """
+        return self._matrix_transpose("mT")
+
+    @property
+    def mH(self) -> Tensor:
+        """The conjugate of :attr:`mT`: for gradsum's real tensors, the same."""
+        return self._matrix_transpose("mH")
+
+    def _matrix_transpose(self, name: str) -> Tensor:
+        nd = self._array.ndim
+        if nd == 0:
+            warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. "
+                          + ("This function is the identity in these cases." if name == "mT"
+                             else "Consider using x.conj()."), UserWarning, stacklevel=3)
+            return self
+        if nd == 1:
+            raise RuntimeError(
+                f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D "
+                "tensor. Use t.unsqueeze(0) (a row) or t.unsqueeze(1) (a column) first."
+            )
         return _F.transpose(self, -2, -1)
 
     @property
@@ -788,6 +849,39 @@ def _scalar_str(arr: Any, opts: dict[str, Any]) -> str:
 def is_tensor(obj: object) -> bool:
     """True for gradsum tensors (and parameters)."""
     return isinstance(obj, Tensor)
+
+
+def _tensor_arg(name: str, t: Any) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    return t
+
+
+def is_floating_point(input: Tensor) -> bool:
+    """``input.is_floating_point()``, as a function (torch's name)."""
+    return _tensor_arg("is_floating_point", input).is_floating_point()
+
+
+def numel(input: Tensor) -> int:
+    """``input.numel()``, as a function (torch's name).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.numel(gradsum.ones(2, 3))
+        6
+    """
+    return _tensor_arg("numel", input).numel()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    """The truth value of a one-element tensor (torch's ``is_nonzero``)."""
+    n = _tensor_arg("is_nonzero", input)._array.size
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._array.reshape(()))
 
 
 _ = _backend  # the seam is imported here so that tensors and ops share one namespace
