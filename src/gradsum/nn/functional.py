@@ -132,7 +132,47 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         >>> F.linear(gradsum.ones(1, 2), gradsum.tensor([[1.0, 2.0]]), gradsum.tensor([0.5]))
         tensor([[3.5000]])
     """
+    wa = weight._array
+    if wa.ndim > 2 or (bias is not None and not (
+            wa.ndim == 2 and bias._array.ndim == 1
+            and bias._array.shape[0] in (1, wa.shape[0]))):  # (the usual weight and bias fit)
+        _check_linear(input, weight, bias)
     return ops.linear(input, weight, bias)
+
+
+def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
+    """torch's errors for a weight of more than 2 dims and a bias that does not fit."""
+    if weight.ndim > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
+            "takes a weight of shape (out_features, in_features) or (in_features,)"
+        )
+    if (bias is not None and input.ndim >= 1 and weight.ndim >= 1
+            and not (weight.ndim == 2 and bias.ndim == 1
+                     and bias.shape[0] in (1, weight.shape[0]))):  # (the usual bias: fits)
+        if weight.ndim == 1 and (input.ndim in (2, 3) or bias.ndim == 1):
+            # (torch's fused addmm path: a 1-D weight is no matrix)
+            raise RuntimeError(
+                "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
+                "(out_features, in_features)"
+            )
+        out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
+        try:
+            full = _shape_broadcast(tuple(bias.shape), out_shape)
+        except ValueError:
+            full = None
+        if full != out_shape:
+            # torch adds the bias into the output (addmm / add_): it may not enlarge it
+            raise RuntimeError(
+                f"output with shape {list(out_shape)} doesn't match the broadcast shape "
+                f"{list(full) if full is not None else list(bias.shape)}: linear's bias of shape "
+                f"{list(bias.shape)} must broadcast to the output's shape"
+            )
+
+
+def _shape_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's broadcast of two shapes (``ValueError`` when they do not broadcast)."""
+    return tuple(xp.broadcast_shapes(a, b))
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -230,6 +270,11 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not isinstance(training, bool):  # (torch's argument parser takes a bool only)
+        raise TypeError(
+            f"dropout(): argument 'train' (position 3) must be bool, not "
+            f"{type(training).__name__}: pass training=True or training=False"
+        )
     if not training or p == 0.0 or input.numel() == 0:
         return input
     arr = input._array
@@ -381,10 +426,28 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
 # -- convolution -------------------------------------------------------------------------------
 def _pair(v: Any, name: str) -> tuple[int, int]:
     if isinstance(v, (tuple, list)):
+        if len(v) == 1:  # (torch's argument parser expands a 1-element list)
+            return int(v[0]), int(v[0])
         if len(v) != 2:
             raise RuntimeError(f"expected {name} to be a single integer or a pair, got {v}")
         return int(v[0]), int(v[1])
     return int(v), int(v)
+
+
+_warned_asymmetric_same = False
+
+
+def _warn_asymmetric_same_padding() -> None:
+    """torch's ``TORCH_WARN_ONCE`` (once per process) for ``padding='same'`` that needs more
+    padding after than before (an even kernel extent ``dilation * (k - 1)`` is odd)."""
+    global _warned_asymmetric_same
+    if _warned_asymmetric_same:
+        return
+    _warned_asymmetric_same = True
+    warnings.warn(
+        "Using padding='same' with even kernel lengths and odd dilation may require a "
+        "zero-padded copy of the input be created", UserWarning, stacklevel=4,
+    )
 
 
 def _padding4(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
@@ -399,6 +462,8 @@ def _padding4(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
             for k, d in zip(kernel, dilation):
                 total = d * (k - 1)
                 pads += [total // 2, total - total // 2]  # the extra one goes after, as torch
+            if pads[0] != pads[1] or pads[2] != pads[3]:
+                _warn_asymmetric_same_padding()
             return pads[0], pads[1], pads[2], pads[3]
         raise RuntimeError(f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
     ph, pw = _pair(padding, "padding")
@@ -529,8 +594,20 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     """
     reduction = _resolve(size_average, reduce, reduction)
     _warn_size(input, target)
+    dt = _promote(input.dtype, target.dtype)
+    if not dt.is_floating_point:  # (torch's mse kernel is defined for floating types only)
+        raise NotImplementedError(
+            f"\"mse_cpu\" not implemented for '{_torch_name(dt)}': mse_loss takes floating "
+            "point tensors, convert them with .float()"
+        )
     d = ops.sub(input, target)
     return _reduce(ops.mul(d, d), reduction)
+
+
+def _promote(a: Any, b: Any) -> Any:
+    from gradsum import promote_types
+
+    return promote_types(a, b)
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -565,6 +642,11 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     t = target._array
+    if nd != 1 and t.ndim and t.shape[0] != x.shape[0]:  # (torch checks this first)
+        raise ValueError(
+            f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+            f"({t.shape[0]})."
+        )
     # torch's kernels take int64 (Long) targets, and uint8 (Byte) ones for inputs of <= 2 dims
     if t.dtype != xp.int64 and t.dtype != xp.uint8:
         raise RuntimeError(
@@ -876,6 +958,28 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
     return ops.div(total, input.numel() // c if input.numel() else float("nan"))
 
 
+def _check_weight_fits(weight: Tensor | None, input: Tensor, arg: str) -> None:
+    """torch multiplies the loss by (pos_)weight in place: it must broadcast to the input's
+    shape without enlarging it."""
+    if weight is None:
+        return
+    shape = tuple(input.shape)
+    try:
+        full = _shape_broadcast(tuple(weight.shape), shape)
+    except ValueError:
+        full = None
+    if full is None:
+        raise RuntimeError(
+            f"{arg} of shape {list(weight.shape)} is not broadcastable to the input's shape "
+            f"{list(shape)}: give it the input's shape, or one that broadcasts to it"
+        )
+    if full != shape:
+        raise RuntimeError(
+            f"output with shape {list(shape)} doesn't match the broadcast shape {list(full)}: "
+            f"{arg} of shape {list(weight.shape)} must broadcast to the input's shape"
+        )
+
+
 class BinaryCrossEntropyBackward0(Node):
     """Elementwise BCE with torch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the
     input and ``-logit(x)`` for the target (not clamped: +-inf at x = 0 and 1, like torch)."""
@@ -932,13 +1036,25 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
             f"Found dtype {_torch_name(target.dtype)} but expected {_torch_name(input.dtype)}: "
             "binary_cross_entropy needs a target of the input's dtype"
         )
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"binary_cross_entropy\" not implemented for '{_torch_name(input.dtype)}': it "
+            "takes floating point probabilities, convert them with .float()"
+        )
     _check_no_grad(weight, "weight", "binary_cross_entropy")
+    _check_weight_fits(weight, input, "weight")
     xa = input._array
     # (written so that nan fails too, as torch's check does)
     if xa.size and not bool(((xa >= 0) & (xa <= 1)).all()):
         raise RuntimeError(
             "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
             "probabilities; for logits use binary_cross_entropy_with_logits)"
+        )
+    ta = target._array
+    if ta.size and not bool(((ta >= 0) & (ta <= 1)).all()):
+        raise RuntimeError(
+            "all elements of target should be between 0 and 1 (binary_cross_entropy takes "
+            "target probabilities)"
         )
     loss = _bce_elementwise(input, target)
     if weight is not None:  # (torch multiplies in place: the loss keeps the input's dtype)
@@ -980,6 +1096,8 @@ def binary_cross_entropy_with_logits(
         )
     _check_no_grad(weight, "weight", "binary_cross_entropy_with_logits")
     _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
+    _check_weight_fits(pos_weight, input, "pos_weight")
+    _check_weight_fits(weight, input, "weight")
     neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
     one_minus_t = ops.rsub(target, 1.0)
     if pos_weight is not None:

@@ -20,14 +20,16 @@ import math
 import warnings
 from typing import Any
 
+from gradsum._backend import xp
 from gradsum._random import Generator, rng
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.nn.functional import _torch_name
 
 __all__ = [
-    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_",
-    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
+    "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_", "uniform_",
+    "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 
@@ -189,3 +191,105 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
+
+
+def _write(tensor: Tensor, values: Any) -> Tensor:
+    """Overwrite ``tensor``'s values in place (an in-place write under ``no_grad``)."""
+    with no_grad():
+        arr = tensor._array
+        arr[...] = xp.asarray(values).astype(arr.dtype, copy=False)
+        tensor._version[0] += 1
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-D tensor with the identity matrix (ones on the main diagonal).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn import init
+        >>> init.eye_(gradsum.empty(2, 3)).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, xp.eye(*tensor.shape))
+
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """Fill a 3-, 4- or 5-D convolution weight with the Dirac delta: output channel ``d`` of
+    each group copies input channel ``d`` (at the kernel's centre), so the convolution
+    preserves as many input channels as it can.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn import init
+        >>> w = init.dirac_(gradsum.empty(2, 2, 3, 3))
+        >>> w[1, 1].tolist()
+        [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    dims = tensor.ndim
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_per_group = sizes[0] // groups
+    min_dim = min(out_per_group, sizes[1])
+    values = xp.zeros(sizes)
+    centre = tuple(k // 2 for k in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            values[(g * out_per_group + d, d) + centre] = 1
+    return _write(tensor, values)
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix (the tensor viewed as ``(size(0), -1)``): the Q
+    of the QR decomposition of a standard normal matrix, signs fixed by ``R``'s diagonal so
+    that it is uniformly distributed (torch's algorithm), times ``gain``.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn import init
+        >>> q = init.orthogonal_(gradsum.empty(3, 5))
+        >>> bool(((q @ q.T - gradsum.eye(3)).abs() < 1e-5).all())
+        True
+    """
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = rng(generator).standard_normal((rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = xp.linalg.qr(flat)
+    q = q * xp.sign(xp.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tensor.shape))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """Fill a 2-D tensor from N(0, std^2), then zero ``ceil(sparsity * rows)`` randomly
+    chosen rows in every column.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn import init
+        >>> w = init.sparse_(gradsum.empty(10, 3), sparsity=0.3)
+        >>> (w == 0).sum(0).tolist()
+        [3, 3, 3]
+    """
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    r = rng(generator)
+    values = r.standard_normal((rows, cols)) * std
+    for col in range(cols):
+        values[r.permutation(rows)[:num_zeros], col] = 0
+    return _write(tensor, values)

@@ -360,6 +360,21 @@ class Conv2d(Module):
             )
         self.groups = groups
         self.padding_mode = padding_mode
+        self.transposed = False
+        self.output_padding = (0, 0)
+        # torch's F.pad-order padding (last dim first, before/after): what a non-'zeros'
+        # padding_mode would pad by
+        rev: list[int] | tuple[int, ...]
+        if isinstance(self.padding, str):
+            rev = [0, 0] * 2
+            if self.padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size, (1, 0)):
+                    total = d * (k - 1)
+                    rev[2 * i] = total // 2
+                    rev[2 * i + 1] = total - total // 2
+        else:
+            rev = (self.padding[1], self.padding[1], self.padding[0], self.padding[0])
+        self._reversed_padding_repeated_twice = rev
         self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size,
                                        dtype=dtype))
         if bias:

@@ -13,8 +13,14 @@ Example:
 
 from __future__ import annotations
 
-from gradsum.nn.utils.clip_grad import clip_grad_norm_, clip_grad_value_
+from gradsum.nn.utils.clip_grad import (
+    clip_grad_norm,
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+)
 from gradsum.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]

@@ -14,6 +14,8 @@ Example:
 from __future__ import annotations
 
 import math
+import types
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,11 +53,73 @@ def _vector_norm(arr: Any, norm_type: float) -> Any:
     return ((a ** norm_type).sum(dtype=arr.dtype) ** (1.0 / norm_type)).astype(arr.dtype)
 
 
+def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """The ``norm_type`` norm of ``tensors`` viewed as one vector (the norm of their norms),
+    as a 0-d tensor (torch's ``get_total_norm``; ``foreach`` is accepted and ignored).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn.utils import get_total_norm
+        >>> get_total_norm([gradsum.tensor([3.0]), gradsum.tensor([4.0])])
+        tensor(5.)
+
+    Raises:
+        RuntimeError: the norm is nan/inf and ``error_if_nonfinite=True``.
+    """
+    tensors = _as_list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return Tensor._make(xp.zeros((), dtype=D.get_default_dtype().np))
+    with no_grad():
+        norms = [_vector_norm(t._array, norm_type) for t in tensors]
+        dt = xp.result_type(*[n.dtype for n in norms])
+        total = _vector_norm(xp.stack([xp.asarray(n, dtype=dt) for n in norms]), norm_type)
+        total = xp.asarray(total, dtype=dt)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
+    return Tensor._make(total)
+
+
+def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_norm: Tensor,
+                          foreach: bool | None = None) -> None:
+    """Scale the gradients in place by ``min(max_norm / (total_norm + 1e-6), 1)``, given a
+    precomputed ``total_norm`` (torch's ``clip_grads_with_norm_``).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn.utils import clip_grads_with_norm_
+        >>> p = gradsum.nn.Parameter(gradsum.zeros(2))
+        >>> p.grad = gradsum.tensor([3.0, 4.0])
+        >>> clip_grads_with_norm_([p], 1.0, gradsum.tensor(5.0))
+        >>> [round(v, 4) for v in p.grad.tolist()]
+        [0.6, 0.8]
+    """
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    max_norm = float(max_norm)
+    if not grads:
+        return
+    total = total_norm._array if isinstance(total_norm, Tensor) else xp.asarray(total_norm)
+    dt = total.dtype
+    with no_grad(), xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        # (inf total norm: 0 * inf = nan in the gradients, silently, like torch)
+        coef = xp.minimum(xp.asarray(max_norm, dtype=dt) / (total + dt.type(1e-6)), 1.0)
+        for g in grads:
+            arr = g._array
+            xp.multiply(arr, coef.astype(arr.dtype), out=arr)
+            g._version[0] += 1
+
+
 def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Scale the gradients in place so that their total ``norm_type`` norm (the norm of the
     per-gradient norms) is at most ``max_norm``; returns that total norm (before clipping) as
-    a tensor. The scale is ``min(max_norm / (total + 1e-6), 1)``, applied always, as torch.
+    a tensor. The scale is ``min(max_norm / (total + 1e-6), 1)``, applied always, as torch
+    (:func:`get_total_norm` then :func:`clip_grads_with_norm_`).
 
     ``foreach`` is accepted for torch compatibility and ignored.
 
@@ -63,29 +127,30 @@ def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: fl
         RuntimeError: the total norm is nan/inf and ``error_if_nonfinite=True`` (nothing is
             changed then).
     """
-    params = _as_list(parameters)
-    grads = [p.grad for p in params if p.grad is not None]
-    norm_type = float(norm_type)
-    max_norm = float(max_norm)
-    if not grads:
-        return Tensor._make(xp.zeros((), dtype=D.get_default_dtype().np))
-    with no_grad():
-        norms = [_vector_norm(g._array, norm_type) for g in grads]
-        dt = xp.result_type(*[n.dtype for n in norms])
-        total = _vector_norm(xp.stack([xp.asarray(n, dtype=dt) for n in norms]), norm_type)
-        total = xp.asarray(total, dtype=dt)
-        if error_if_nonfinite and not bool(xp.isfinite(total)):
-            raise RuntimeError(
-                f"The total norm of order {norm_type} for gradients from `parameters` is "
-                "non-finite, so it cannot be clipped. To disable this error and scale the "
-                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+    if isinstance(parameters, Tensor):
+        params = [parameters]
+    else:
+        is_generator = isinstance(parameters, types.GeneratorType)
+        params = list(parameters)
+        if is_generator and not params:
+            warnings.warn(
+                "`parameters` is an empty generator, no gradient clipping will occur.",
+                UserWarning, stacklevel=2,
             )
-        coef = xp.minimum(xp.asarray(max_norm, dtype=dt) / (total + dt.type(1e-6)), 1.0)
-        for g in grads:
-            arr = g._array
-            xp.multiply(arr, coef.astype(arr.dtype), out=arr)
-            g._version[0] += 1
-    return Tensor._make(total)
+    grads = [p.grad for p in params if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(params, max_norm, total, foreach)
+    return total
+
+
+def clip_grad_norm(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """Deprecated alias of :func:`clip_grad_norm_` (warns, like torch)."""
+    warnings.warn(
+        "`gradsum.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`gradsum.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: _TensorOrTensors, clip_value: float,
