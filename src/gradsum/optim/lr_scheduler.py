@@ -1,6 +1,8 @@
 """Learning-rate schedulers with torch's (recursive, chainable) formulas, so that the values
 match torch step by step: ``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
-``CosineAnnealingLR``, ``LambdaLR``, ``LinearLR``, ``SequentialLR``.
+``CosineAnnealingLR``, ``LambdaLR``, ``MultiplicativeLR``, ``LinearLR``, ``ConstantLR``,
+``PolynomialLR``, ``SequentialLR``, ``ChainedScheduler``, ``CosineAnnealingWarmRestarts``,
+``CyclicLR``, ``OneCycleLR`` and ``ReduceLROnPlateau``.
 
 A scheduler sets ``initial_lr`` in each param group, then performs its first step at
 construction (``last_epoch`` becomes 0). Call ``optimizer.step()`` before
@@ -28,16 +30,18 @@ import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
-from functools import wraps
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial, wraps
+from typing import Any, Literal, SupportsFloat
 
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import Optimizer
 
 __all__ = [
-    "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
-    "SequentialLR", "StepLR",
+    "ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+    "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+    "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
+    "StepLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -59,6 +63,50 @@ def _set_group_value(group: dict[str, Any], key: str, value: Any) -> None:
         group[key].fill_(float(value))
     else:
         group[key] = value
+
+
+def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
+    """One value per param group (a scalar repeated, or a list/tuple of the right length)."""
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [v.clone() if isinstance(v, Tensor) else v for v in param]
+
+
+def _set_momentum(group: dict[str, Any], momentum: Any, use_beta1: bool) -> None:
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _init_momentums(optimizer: Optimizer, base_momentum: Any, max_momentum: Any,
+                    last_epoch: int, max_first: bool = False
+                    ) -> tuple[bool, list[Any], list[Any]]:
+    """Check the optimizer has a momentum (``momentum`` or ``betas``); when starting
+    (``last_epoch == -1``) set each group's momentum to its max and record
+    ``max_momentum``/``base_momentum`` in the group. Returns (use_beta1, bases, maxes)."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError(
+            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+        )
+    use_beta1 = "betas" in optimizer.defaults
+    if max_first:  # (only which length error comes first differs: as torch's OneCycleLR)
+        maxes = _format_param("max_momentum", optimizer, max_momentum)
+    bases = _format_param("base_momentum", optimizer, base_momentum)
+    if not max_first:
+        maxes = _format_param("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for m, b, group in zip(maxes, bases, optimizer.param_groups, strict=True):
+            _set_momentum(group, m, use_beta1)
+            group["max_momentum"] = m
+            group["base_momentum"] = b
+    return use_beta1, bases, maxes
 
 
 class LRScheduler:
@@ -163,7 +211,8 @@ class LRScheduler:
                 values = closed() if closed is not None else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        # (strict, like torch: a group added after the scheduler was built is a ValueError)
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
@@ -229,7 +278,7 @@ class LambdaLR(LRScheduler):
     def get_lr(self) -> list[Any]:
         self._warn_get_lr()
         return [base * lmbda(self.last_epoch)
-                for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
+                for lmbda, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
 
 class StepLR(LRScheduler):
@@ -346,10 +395,10 @@ class CosineAnnealingLR(LRScheduler):
             return self._current()
         if self._step_count == 1 and self.last_epoch > 0:
             return [e + (base - e) * (1 + math.cos(self.last_epoch * math.pi / t)) / 2
-                    for base in self.base_lrs]
+                    for base, _ in zip(self.base_lrs, groups, strict=True)]
         if (self.last_epoch - 1 - t) % (2 * t) == 0:
             return [g["lr"] + (base - e) * (1 - math.cos(math.pi / t)) / 2
-                    for base, g in zip(self.base_lrs, groups)]
+                    for base, g in zip(self.base_lrs, groups, strict=True)]
         return [(1 + math.cos(math.pi * self.last_epoch / t))
                 / (1 + math.cos(math.pi * (self.last_epoch - 1) / t)) * (g["lr"] - e) + e
                 for g in groups]
@@ -428,3 +477,635 @@ class SequentialLR(LRScheduler):
         state_dict["_schedulers"] = schedulers
         for i, s in enumerate(schedulers):
             self._schedulers[i].load_state_dict(s)
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the current rate by ``lr_lambda(epoch)`` every epoch (one function, or one
+    per group); the lambdas are saved in :meth:`state_dict` only when they are callable
+    objects (their ``__dict__``).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> s = optim.lr_scheduler.MultiplicativeLR(opt, lambda e: 0.5)
+        >>> for _ in range(2):
+        ...     opt.step(); s.step()
+        >>> s.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                    f"{len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self) -> list[Any]:
+        self._warn_get_lr()
+        if self._is_initial:
+            return self._current()
+        return [g["lr"] * lmbda(self.last_epoch)
+                for lmbda, g in zip(self.lr_lambdas, self.optimizer.param_groups, strict=True)]
+
+
+class ConstantLR(LRScheduler):
+    """Multiply the rate by ``factor`` until epoch ``total_iters``, then restore it.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> s = optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+        >>> lrs = [s.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); s.step(); lrs.append(s.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_get_lr()
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return self._current()
+        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the rate as ``initial_lr * (1 - epoch / total_iters) ** power`` until
+    ``total_iters`` (torch's recursive form), then keep it.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> s = optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+        >>> lrs = []
+        >>> for _ in range(5):
+        ...     opt.step(); s.step(); lrs.append(round(s.get_last_lr()[0], 4))
+        >>> lrs
+        [0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_get_lr()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current()
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [g["lr"] * decay for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self) -> list[Any]:
+        return [base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters)
+                ** self.power for base in self.base_lrs]
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several chainable schedulers of one optimizer together (each :meth:`step` calls
+    theirs in order, so their factors compose). Takes no initial step of its own.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> S = optim.lr_scheduler
+        >>> s = S.ChainedScheduler([S.ConstantLR(opt, factor=0.5, total_iters=2),
+        ...                         S.ExponentialLR(opt, gamma=0.9)])
+        >>> lrs = [s.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     opt.step(); s.step(); lrs.append(round(s.get_last_lr()[0], 4))
+        >>> lrs
+        [0.5, 0.45, 0.81, 0.729]
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler],
+                 optimizer: Optimizer | None = None) -> None:
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{name} expects at least one scheduler to be chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        for i, s in enumerate(schedulers):
+            if not hasattr(s, "optimizer"):
+                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                    "additional kwargs to be specified when calling `step`, but got one at "
+                    f"index {i} in the given schedulers sequence."
+                )
+            if optimizer != s.optimizer:
+                raise ValueError(
+                    f"{name} expects all schedulers to belong to the same optimizer, but got "
+                    f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
+                    f"different from {type(optimizer).__name__}."
+                )
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        """Step every scheduler, in order."""
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: cosine annealing from the initial rate to ``eta_min`` over ``T_i`` epochs, then
+    a restart, with ``T_i`` starting at ``T_0`` and multiplied by ``T_mult`` at each restart.
+    ``step(epoch)`` takes fractional epochs (e.g. ``epoch + i / iters`` per batch) and can
+    be interleaved with plain ``step()`` calls.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> s = optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2)
+        >>> lrs = []
+        >>> for _ in range(6):
+        ...     opt.step(); s.step(); lrs.append(round(s.get_last_lr()[0], 4))
+        >>> lrs
+        [0.5, 1.0, 0.8536, 0.5, 0.1464, 1.0]
+        >>> s.step(2.5); round(s.get_last_lr()[0], 4)
+        0.9619
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if T_0 <= 0 or not isinstance(T_0, int):
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if T_mult < 1 or not isinstance(T_mult, int):
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur: float = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[Any]:
+        self._warn_get_lr()
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base in self.base_lrs]
+
+    def step(self, epoch: float | None = None) -> None:  # type: ignore[override]
+        """Advance one epoch, or jump to (possibly fractional) ``epoch`` (not deprecated
+        here, and no ordering warning: as torch)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (per batch) between ``base_lr`` and ``max_lr`` with policy
+    ``triangular``, ``triangular2`` or ``exp_range`` (or a custom ``scale_fn`` evaluated on
+    the cycle number or the iteration, per ``scale_mode``); with ``cycle_momentum`` the
+    momentum (SGD's ``momentum`` or Adam's ``beta1``) cycles inversely between
+    ``max_momentum`` and ``base_momentum``.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0, momentum=0.9)
+        >>> s = optim.lr_scheduler.CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+        >>> lrs, moms = [], []
+        >>> for _ in range(4):
+        ...     opt.step(); s.step()
+        ...     lrs.append(round(s.get_last_lr()[0], 4))
+        ...     moms.append(round(opt.param_groups[0]["momentum"], 4))
+        >>> lrs, moms
+        ([0.55, 1.0, 0.55, 0.1], [0.85, 0.8, 0.85, 0.9])
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | list[float],
+                 max_lr: float | list[float], step_size_up: int = 2000,
+                 step_size_down: int | None = None,
+                 mode: Literal["triangular", "triangular2", "exp_range"] = "triangular",
+                 gamma: float = 1.0, scale_fn: Callable[[float], float] | None = None,
+                 scale_mode: Literal["cycle", "iterations"] = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float | list[float] = 0.8,
+                 max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                _set_group_value(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_ref: Callable[[float], float]
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, self.base_momentums, self.max_momentums = _init_momentums(
+                optimizer, base_momentum, max_momentum, last_epoch)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = self._triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = self._triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        """The scaling policy at ``x`` (a cycle number or an iteration)."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    @staticmethod
+    def _triangular_scale_fn(x: float) -> float:
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x: float) -> float:
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma: float, x: float) -> float:
+        return gamma ** x
+
+    def get_lr(self) -> list[Any]:
+        """The rates at ``last_epoch`` (a batch index); sets the momentums as a side effect
+        when ``cycle_momentum``."""
+        self._warn_get_lr()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [base + (top - base) * scale_factor * self.scale_fn(at)
+               for base, top in zip(self.base_lrs, self.max_lrs, strict=True)]
+        if self.cycle_momentum:
+            momentums = [top - (top - base) * scale_factor * self.scale_fn(at)
+                         for base, top in zip(self.base_momentums, self.max_momentums,
+                                              strict=True)]
+            for group, m in zip(self.optimizer.param_groups, momentums, strict=True):
+                _set_momentum(group, m, self.use_beta1)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        """Like the base, without the built-in scale function; a custom ``scale_fn`` is saved
+        only when it is a callable object (its ``__dict__``), never a function."""
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        state_dict["_scale_fn_custom"] = fn
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (per batch): anneal from ``max_lr / div_factor`` up to ``max_lr``
+    over ``pct_start`` of ``total_steps`` (or ``epochs * steps_per_epoch``), then down to
+    ``initial_lr / final_div_factor`` (``three_phase``: back to the initial rate first, then
+    down), with cosine or linear annealing; with ``cycle_momentum`` the momentum (SGD's
+    ``momentum`` or Adam's ``beta1``) moves inversely. Stepping past ``total_steps`` is a
+    ValueError.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0, momentum=0.9)
+        >>> s = optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=5,
+        ...                                   anneal_strategy="linear")
+        >>> lrs = [s.get_last_lr()[0]]
+        >>> for _ in range(4):
+        ...     opt.step(); s.step(); lrs.append(round(s.get_last_lr()[0], 4))
+        >>> lrs
+        [0.04, 0.8571, 0.5714, 0.2857, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | list[float],
+                 total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: Literal["cos", "linear"] = "cos",
+                 cycle_momentum: bool = True, base_momentum: float | list[float] = 0.85,
+                 max_momentum: float | list[float] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if total_steps <= 0 or not isinstance(total_steps, int):
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        first_end = float(pct_start * self.total_steps) - 1
+        last_end = self.total_steps - 1
+        self._schedule_phases: list[dict[str, Any]]
+        if three_phase:
+            self._schedule_phases = [
+                _phase(first_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                _phase(float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
+                       "base_momentum", "max_momentum"),
+                _phase(last_end, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                _phase(first_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                _phase(last_end, "max_lr", "min_lr", "base_momentum", "max_momentum"),
+            ]
+        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                "anneal_strategy must be one of 'cos' or 'linear', instead got "
+                f"{anneal_strategy}"
+            )
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for top, group in zip(max_lrs, optimizer.param_groups, strict=True):
+                group["initial_lr"] = top / div_factor
+                group["max_lr"] = top
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            self.use_beta1, _, _ = _init_momentums(optimizer, base_momentum, max_momentum,
+                                                   last_epoch, max_first=True)
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, start: Any, end: Any, pct: float) -> Any:
+        if self._anneal_func_type == "cos":
+            return self._annealing_cos(start, end, pct)
+        if self._anneal_func_type == "linear":
+            return self._annealing_linear(start, end, pct)
+        raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+
+    @staticmethod
+    def _annealing_cos(start: Any, end: Any, pct: float) -> Any:
+        """Cosine anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start: Any, end: Any, pct: float) -> Any:
+        """Linear anneal from ``start`` to ``end`` as ``pct`` goes from 0 to 1."""
+        return (end - start) * pct + start
+
+    def get_lr(self) -> list[Any]:
+        """The rates at step ``last_epoch``; sets the momentums as a side effect when
+        ``cycle_momentum``."""
+        self._warn_get_lr()
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
+        lrs = []
+        last = len(self._schedule_phases) - 1
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == last:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]],
+                                           pct)
+                    if self.cycle_momentum:
+                        momentum = self._anneal_func(group[phase["start_momentum"]],
+                                                     group[phase["end_momentum"]], pct)
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                _set_momentum(group, momentum, self.use_beta1)
+        return lrs
+
+
+def _phase(end_step: float, start_lr: str, end_lr: str, start_momentum: str,
+           end_momentum: str) -> dict[str, Any]:
+    return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
+            "start_momentum": start_momentum, "end_momentum": end_momentum}
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the rate by ``factor`` (not below ``min_lr``, and only by more than ``eps``)
+    when the metric passed to :meth:`step` has not improved (``mode`` min/max, by
+    ``threshold`` in ``threshold_mode`` rel/abs) for more than ``patience`` epochs, then wait
+    ``cooldown`` epochs. Takes no initial step.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn, optim
+        >>> opt = optim.SGD([nn.Parameter(gradsum.zeros(1))], lr=1.0)
+        >>> s = optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+        >>> for loss in [3.0, 2.0, 2.5, 2.5, 2.5]:
+        ...     opt.step(); s.step(loss)
+        >>> s.get_last_lr(), s.num_bad_epochs
+        ([0.5], 1)
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: Literal["min", "max"] = "min",
+                 factor: float = 0.1, patience: int = 10, threshold: float = 1e-4,
+                 threshold_mode: Literal["rel", "abs"] = "rel", cooldown: int = 0,
+                 min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        self.default_min_lr: float | None
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _group_values(optimizer, "lr")
+        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics: SupportsFloat, epoch: int | None = None  # type: ignore[override]
+             ) -> None:
+        """Record the metric of one epoch (a float or a one-element tensor)."""
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch: int) -> None:
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` "
+                    f"({len(self.optimizer.param_groups)}) differs from when "
+                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due "
+                    "to a new param group being added to the optimizer. Please modify the "
+                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                )
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, group in enumerate(self.optimizer.param_groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _set_group_value(group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+        self._init_is_better(mode=self.mode, threshold=self.threshold,
+                             threshold_mode=self.threshold_mode)
