@@ -63,11 +63,11 @@ class Adagrad(Optimizer):
 
     def _init_state(self, p: Tensor, group: dict[str, Any]) -> None:
         state = self.state[p]
-        state["step"] = _step_tensor()
+        state["step"] = _step_tensor(group.get("fused"))
         # torch fills from the constructor's value (self.defaults), even for a param group
         # that sets its own initial_accumulator_value
         state["sum"] = Tensor._make(
-            xp.full_like(p._array, self.defaults["initial_accumulator_value"])
+            xp.full_like(p._array, _scalar(self.defaults["initial_accumulator_value"]))
         )
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
@@ -76,7 +76,9 @@ class Adagrad(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _scalar(group["lr"])
-                wd, lr_decay, eps = group["weight_decay"], group["lr_decay"], group["eps"]
+                # (numbers or one-element tensors, like torch)
+                wd, lr_decay = _scalar(group["weight_decay"]), _scalar(group["lr_decay"])
+                eps = _scalar(group["eps"])
                 for p in _params_with_grad(group):
                     state = self.state[p]
                     if len(state) == 0:  # a parameter added by add_param_group

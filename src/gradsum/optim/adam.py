@@ -24,6 +24,7 @@ from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
+    _check_capturable,
     _check_differentiable,
     _check_hyper,
     _grad_array,
@@ -107,16 +108,22 @@ class Adam(Optimizer):
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
         beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
-        eps, wd, amsgrad = group["eps"], group["weight_decay"], group["amsgrad"]
+        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        amsgrad = group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
-        for p in _params_with_grad(group):
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
             state = self.state[p]
             if len(state) == 0:
-                state["step"] = _step_tensor()
+                state["step"] = _step_tensor(group.get("fused"))
                 state["exp_avg"] = _zeros_like(p)
                 state["exp_avg_sq"] = _zeros_like(p)
                 if amsgrad:
                     state["max_exp_avg_sq"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
             g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1

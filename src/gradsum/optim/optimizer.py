@@ -30,6 +30,7 @@ from itertools import chain
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
+from gradsum._dtype import float64, get_default_dtype
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
 from gradsum.autograd.graph import RemovableHandle
@@ -53,6 +54,10 @@ def _scalar(v: Any) -> float:
     """A Python float for a hyper-parameter given as a number or a one-element tensor."""
     return float(v.item()) if isinstance(v, Tensor) else float(v)
 
+
+_STATE_DICT_HOOK_KINDS = (
+    "state_dict_pre", "state_dict_post", "load_state_dict_pre", "load_state_dict_post",
+)
 
 _global_step_pre_hooks: list[Callable[..., Any]] = []
 _global_step_post_hooks: list[Callable[..., Any]] = []
@@ -119,6 +124,10 @@ class Optimizer:
         self.defaults = defaults
         self._optimizer_step_pre_hooks: list[Callable[..., Any]] = []
         self._optimizer_step_post_hooks: list[Callable[..., Any]] = []
+        self._optimizer_state_dict_pre_hooks: list[Callable[..., Any]] = []
+        self._optimizer_state_dict_post_hooks: list[Callable[..., Any]] = []
+        self._optimizer_load_state_dict_pre_hooks: list[Callable[..., Any]] = []
+        self._optimizer_load_state_dict_post_hooks: list[Callable[..., Any]] = []
         self._patch_step_function()
         if isinstance(params, Tensor):
             raise TypeError(
@@ -154,6 +163,8 @@ class Optimizer:
         self.__dict__.update(state)
         self.__dict__.setdefault("_optimizer_step_pre_hooks", [])
         self.__dict__.setdefault("_optimizer_step_post_hooks", [])
+        for kind in _STATE_DICT_HOOK_KINDS:
+            self.__dict__.setdefault(f"_optimizer_{kind}_hooks", [])
         self.defaults.setdefault("differentiable", False)
         for group in self.param_groups:
             for key, value in self._GROUP_DEFAULTS.items():
@@ -162,7 +173,8 @@ class Optimizer:
                 for p in group["params"]:
                     p_state = self.state.get(p)
                     if p_state and not isinstance(p_state["step"], Tensor):
-                        step = _step_tensor()
+                        # (torch: float32 for a fused group, else the default dtype's)
+                        step = _step_tensor(group.get("fused"))
                         step._array[...] = float(p_state["step"])
                         p_state["step"] = step
 
@@ -298,11 +310,58 @@ class Optimizer:
         self._optimizer_step_post_hooks.append(hook)
         return RemovableHandle(self._optimizer_step_post_hooks, hook)
 
+    def _register(self, kind: str, hook: Callable[..., Any], prepend: bool) -> RemovableHandle:
+        hooks: list[Callable[..., Any]] = self.__dict__.setdefault(f"_optimizer_{kind}_hooks", [])
+        if prepend:
+            hooks.insert(0, hook)
+        else:
+            hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable[[Optimizer], None],
+                                     prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(optimizer)`` at the start of each :meth:`state_dict` (``prepend``: before
+        the hooks already registered)."""
+        return self._register("state_dict_pre", hook, prepend)
+
+    def register_state_dict_post_hook(
+        self, hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+        prepend: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` at the end of each :meth:`state_dict`; a dict it
+        returns replaces the state dict.
+
+        Example:
+            >>> import gradsum
+            >>> from gradsum import nn, optim
+            >>> opt = optim.SGD([nn.Parameter(gradsum.ones(1))], lr=0.1)
+            >>> h = opt.register_state_dict_post_hook(lambda o, sd: {**sd, "epoch": 3})
+            >>> opt.state_dict()["epoch"]
+            3
+        """
+        return self._register("state_dict_post", hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self, hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+        prepend: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` at the start of each :meth:`load_state_dict`
+        (it gets a shallow copy of the dict); a dict it returns is loaded instead."""
+        return self._register("load_state_dict_pre", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[[Optimizer], None],
+                                           prepend: bool = False) -> RemovableHandle:
+        """Run ``hook(optimizer)`` at the end of each :meth:`load_state_dict`."""
+        return self._register("load_state_dict_post", hook, prepend)
+
     # -- state ---------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index, ...]}]}`` with
         parameters replaced by their position across all groups (torch's layout). Like
-        torch, the per-parameter state dicts are the live ones (not copies)."""
+        torch, the per-parameter state dicts are the live ones (not copies). The
+        ``register_state_dict_pre_hook``/``post_hook`` hooks run around it."""
+        for pre in list(self._optimizer_state_dict_pre_hooks):
+            pre(self)
         mapping: dict[int, int] = {}
         start = 0
 
@@ -318,15 +377,27 @@ class Optimizer:
         groups = [pack(g) for g in self.param_groups]
         state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
                  for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post in list(self._optimizer_state_dict_post_hooks):
+            result = post(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a :meth:`state_dict`: the group options and a deep copy of the state, whose
-        tensors are cast to their parameter's dtype (``'step'`` is kept as saved).
+        tensors are cast to their parameter's dtype (``'step'`` is kept as saved, except in a
+        group saved with ``capturable`` or ``fused`` set, where it becomes float32, as torch).
+        The ``register_load_state_dict_pre_hook``/``post_hook`` hooks run around it.
 
         Raises:
             ValueError: the number of groups or a group's size differs (nothing is loaded).
         """
+        state_dict = state_dict.copy()
+        for pre in list(self._optimizer_load_state_dict_pre_hooks):
+            result = pre(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -343,24 +414,29 @@ class Optimizer:
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
 
-        def cast(param: Tensor, value: Any, key: Any = None) -> Any:
+        # torch reads capturable/fused from the saved group holding the parameter
+        step_f32 = {i for g in state_dict["param_groups"]
+                    if g.get("capturable", False) or g.get("fused", False) for i in g["params"]}
+
+        def cast(param: Tensor, value: Any, key: Any = None, f32_step: bool = False) -> Any:
             if isinstance(value, Tensor):
                 v = Tensor._make(value._array.copy())
-                if key != "step" and param.is_floating_point() and v._array.dtype != (
-                    param._array.dtype
-                ):
+                if key == "step":
+                    if f32_step and v._array.dtype != xp.float32:
+                        v = Tensor._make(v._array.astype(xp.float32))
+                elif param.is_floating_point() and v._array.dtype != param._array.dtype:
                     v = Tensor._make(v._array.astype(param._array.dtype))
                 return v
             if isinstance(value, dict):
-                return {k: cast(param, v, k) for k, v in value.items()}
+                return {k: cast(param, v, k, f32_step) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
-                return type(value)(cast(param, v) for v in value)
+                return type(value)(cast(param, v, None, f32_step) for v in value)
             return copy.deepcopy(value)
 
         state: defaultdict[Any, Any] = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = cast(id_map[k], v)
+                state[id_map[k]] = cast(id_map[k], v, None, k in step_f32)
             else:
                 state[k] = copy.deepcopy(v)
 
@@ -372,6 +448,8 @@ class Optimizer:
 
         param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
         self.__setstate__({"state": state, "param_groups": param_groups})
+        for post in list(self._optimizer_load_state_dict_post_hooks):
+            post(self)
 
 
 def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
@@ -432,9 +510,24 @@ def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(xp.zeros_like(p._array))
 
 
-def _step_tensor() -> Tensor:
-    """torch's ``state['step']``: a float32 0-d tensor."""
-    return Tensor._make(xp.zeros((), dtype=xp.float32))
+def _step_tensor(fused: bool | None = None) -> Tensor:
+    """torch's ``state['step']``: a 0-d tensor, float32 for a fused group, else float64 when
+    the default dtype is float64 and float32 otherwise (torch's ``_get_scalar_dtype``)."""
+    dtype = xp.float64 if not fused and get_default_dtype() is float64 else xp.float32
+    return Tensor._make(xp.zeros((), dtype=dtype))
+
+
+#: the devices torch's capturable optimizers accept (gradsum's tensors are all on the CPU)
+_CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+
+
+def _check_capturable(group: dict[str, Any]) -> None:
+    """torch's capturable step on CPU tensors fails (after creating the missing state)."""
+    if group.get("capturable", False):
+        raise AssertionError(
+            "If capturable=True, params and state_steps must be on supported devices: "
+            f"{_CAPTURABLE_DEVICES}. gradsum's tensors are on the CPU: use capturable=False"
+        )
 
 
 def _check_differentiable(differentiable: bool, fused: bool | None = None,

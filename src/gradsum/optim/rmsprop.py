@@ -22,6 +22,7 @@ from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
+    _check_capturable,
     _check_differentiable,
     _check_hyper,
     _grad_array,
@@ -68,9 +69,12 @@ class RMSprop(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _scalar(group["lr"])
-                alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
-                momentum, centered = group["momentum"], group["centered"]
-                for p in _params_with_grad(group):
+                # (numbers or one-element tensors, like torch)
+                alpha, eps = _scalar(group["alpha"]), _scalar(group["eps"])
+                wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
+                centered = group["centered"]
+                params = _params_with_grad(group)
+                for p in params:  # (all the group's state first, like torch's _init_group)
                     state = self.state[p]
                     if len(state) == 0:
                         state["step"] = _step_tensor()
@@ -79,6 +83,10 @@ class RMSprop(Optimizer):
                             state["momentum_buffer"] = _zeros_like(p)
                         if centered:
                             state["grad_avg"] = _zeros_like(p)
+                if params:
+                    _check_capturable(group)
+                for p in params:
+                    state = self.state[p]
                     g = _grad_array(p, group["maximize"])
                     state["step"]._array += 1
                     if wd != 0:

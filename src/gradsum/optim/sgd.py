@@ -74,8 +74,9 @@ class SGD(Optimizer):
         with no_grad():
             for group in self.param_groups:
                 lr = _scalar(group["lr"])
-                wd, momentum = group["weight_decay"], group["momentum"]
-                dampening, nesterov = group["dampening"], group["nesterov"]
+                # (numbers or one-element tensors, like torch)
+                wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
+                dampening, nesterov = _scalar(group["dampening"]), group["nesterov"]
                 for p in _params_with_grad(group):
                     g = _grad_array(p, group["maximize"])
                     if wd != 0:
