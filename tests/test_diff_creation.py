@@ -2,8 +2,8 @@
 conversions, warnings and errors, the Python types ``float``/``int``/``bool`` as dtypes,
 unsigned wrap of small negative ints, fill values, ``arange``/``linspace``/``eye`` argument
 forms, ``randperm``'s range check, seeds, ``normal``/``bernoulli``/``multinomial`` argument
-checks, dtype attributes, and a checkpoint whose header length looks like a pickle. The
-``xfail`` tests pin discrepancies whose fix belongs to ``_tensor.py``."""
+checks, dtype attributes, a checkpoint whose header length looks like a pickle, and repr.
+"""
 
 from __future__ import annotations
 
@@ -191,28 +191,22 @@ def test_to_python_type(arg: type) -> None:
     _same(lambda L: L.ones(2).to("cpu", arg))
 
 
-@pytest.mark.xfail(strict=True, reason="repr wraps at numpy's 75 columns; torch at 80")
 def test_repr_line_width() -> None:
     g, t = _both(lambda L: repr(L.arange(30.0)))
     assert g == t
 
 
-@pytest.mark.xfail(strict=True, reason="repr summarises with ', ...,' where torch prints "
-                   "',  ...,'")
 def test_repr_summarisation() -> None:
     g, t = _both(lambda L: repr(L.arange(2000)))
     assert g == t
 
 
-@pytest.mark.xfail(strict=True, reason="repr of an empty tensor omits a non-default dtype "
-                   "such as int64 or bool; torch prints it")
 @pytest.mark.parametrize("name", ["int64", "bool"])
 def test_repr_of_empty_names_its_dtype(name: str) -> None:
     g, t = _both(lambda L: repr(L.zeros(0, dtype=getattr(L, name))).replace("torch", "gradsum"))
     assert g == t
 
 
-@pytest.mark.xfail(strict=True, reason="repr pads an all-infinite float tensor (' inf')")
 def test_repr_all_infinite() -> None:
     g, t = _both(lambda L: repr(L.tensor([float("inf"), -float("inf")])))
     assert g == t

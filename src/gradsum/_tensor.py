@@ -796,54 +796,10 @@ _LEGACY_TYPE_NAMES = {
 
 
 def _format(t: Tensor) -> str:
-    arr = t._array
-    kind = arr.dtype.kind
-    opts: dict[str, Any] = {"separator": ", ", "prefix": "tensor(", "threshold": 1000,
-                            "edgeitems": 3}
-    if kind == "f" and arr.size:
-        # torch's rules: scientific notation for a wide (max/min > 1000) or extreme range of
-        # the nonzero finite magnitudes; integral values print as "3."; else 4 decimals.
-        finite = arr[xp.isfinite(arr)]
-        nz = xp.abs(finite[finite != 0]) if finite.size else finite
-        sci = bool(nz.size) and (float(nz.max()) / float(nz.min()) > 1000.0
-                                 or float(nz.max()) > 1e8 or float(nz.min()) < 1e-4)
-        integral = finite.size and bool(xp.all(finite == xp.round(finite)))
-        if sci or integral:
-            def fmt(v: Any) -> str:
-                if not xp.isfinite(v):
-                    return str(v)
-                return f"{v:.4e}" if sci else f"{v:.0f}."
+    """``repr(t)``: torch's printing rules (see :mod:`gradsum._tensor_str`)."""
+    from gradsum._tensor_str import tensor_repr
 
-            # torch right-aligns elements to the widest nonzero finite value
-            vals = finite[finite != 0]
-            if vals.size > 2000:
-                vals = xp.concatenate([vals[:1000], vals[-1000:]])
-            width = max((len(fmt(v)) for v in vals.tolist()), default=0)
-            opts["formatter"] = {"float_kind": lambda v: fmt(v).rjust(width)}
-        else:
-            opts["precision"] = 4
-            opts["floatmode"] = "fixed"
-            opts["suppress_small"] = True
-    elif kind == "b" and arr.size:
-        pad = " " if (not arr.all()) and arr.any() else ""  # align only when both appear
-        opts["formatter"] = {"bool": lambda v: ("True" if v else "False").rjust(
-            5 if pad else 0)}
-    body = xp.array2string(arr, **opts) if arr.ndim else _scalar_str(arr, opts)
-    extras = []
-    default = D.get_default_dtype().np
-    if (kind == "f" and arr.dtype != default) or (kind in "iu" and arr.dtype != xp.int64):
-        extras.append(f"dtype=gradsum.{t.dtype.name}")
-    if arr.size == 0 and arr.ndim != 1:
-        extras.insert(0, f"size={tuple(arr.shape)}")
-    if t._grad_fn is not None:
-        extras.append(f"grad_fn=<{t._grad_fn.name()}>")
-    elif t._requires_grad:
-        extras.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + e for e in extras) + ")"
-
-
-def _scalar_str(arr: Any, opts: dict[str, Any]) -> str:
-    return xp.array2string(arr.reshape(1), **opts)[1:-1]
+    return tensor_repr(t)
 
 
 def is_tensor(obj: object) -> bool:
