@@ -14,6 +14,17 @@ Example:
 
 from __future__ import annotations
 
+import warnings as _warnings
+
+# torch's kernels raise no floating-point warnings: log(0) is -inf, 0 / 0 is nan, silently.
+# NumPy warns from the line that called it; this silences those warnings for lines inside
+# gradsum only (a user's own NumPy code still warns). Division and every backward also run
+# under np.errstate, so they stay silent even where warnings are turned into errors.
+_warnings.filterwarnings(
+    "ignore", r"(divide by zero|invalid value|overflow|underflow) encountered in",
+    RuntimeWarning, r"gradsum\.",
+)
+
 from gradsum import _tensor
 from gradsum._creation import (
     arange,
@@ -71,6 +82,7 @@ from gradsum._random import (
     set_rng_state,
 )
 from gradsum._tensor import Size, Tensor, is_floating_point, is_nonzero, is_tensor, numel
+from gradsum._tensor_str import get_printoptions, set_printoptions
 from gradsum.autograd import (
     enable_grad,
     inference_mode,

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gradsum._backend import xp
@@ -109,6 +110,16 @@ def rng(generator: Generator | None) -> Any:
     return (generator or default_generator)._rng
 
 
+def _num(v: Any) -> str:
+    """A number as torch prints it in these messages (``5`` for 5.0, ``-0.1``)."""
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
+
+
+def _bad(msg: str) -> None:
+    raise RuntimeError(msg + ". Pass arguments within the distribution's domain.")
+
+
 def sample(kind: str, shape: tuple[int, ...], dtype: Any, generator: Generator | None,
            *args: Any, **kwargs: Any) -> Any:
     """Draw an array for the in-place random fills (``normal_``, ``uniform_``, ...)."""
@@ -116,19 +127,33 @@ def sample(kind: str, shape: tuple[int, ...], dtype: Any, generator: Generator |
     if kind == "normal_":
         mean = kwargs.get("mean", args[0] if args else 0.0)
         std = kwargs.get("std", args[1] if len(args) > 1 else 1.0)
+        if not std >= 0.0:
+            _bad(f"normal expects std >= 0.0, but found std {_num(std)}")
         return (r.standard_normal(shape) * std + mean).astype(dtype)
     if kind == "uniform_":
         lo = kwargs.get("from_", kwargs.get("a", args[0] if args else 0.0))
         hi = kwargs.get("to", kwargs.get("b", args[1] if len(args) > 1 else 1.0))
+        for name, v in (("from", lo), ("to", hi)):
+            if dtype.kind == "f" and not math.isfinite(float(v)):
+                _bad(f"{name} is out of bounds for {'double' if dtype.itemsize == 8 else 'float'}")
+        if lo > hi:
+            _bad(f"uniform_ expects to return a [from, to) range, but found from={_num(lo)} > "
+                 f"to={_num(hi)}")
         return r.uniform(lo, hi, shape).astype(dtype)
     if kind == "bernoulli_":
         p = kwargs.get("p", args[0] if args else 0.5)
+        if isinstance(p, (int, float)) and not 0.0 <= p <= 1.0:
+            _bad(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
         return (r.random(shape) < p).astype(dtype)
     if kind == "exponential_":
         lambd = kwargs.get("lambd", args[0] if args else 1.0)
+        if not lambd > 0.0:
+            _bad(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
         return r.exponential(1.0 / lambd, shape).astype(dtype)
     if kind == "random_":
         lo = args[0] if len(args) > 1 else 0
         hi = args[1] if len(args) > 1 else (args[0] if args else 2**24)
+        if lo >= hi:
+            _bad(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
         return r.integers(lo, hi, shape).astype(dtype)
     raise ValueError(f"unknown random fill {kind}")

@@ -202,6 +202,10 @@ def run_backward(
     gc_was_enabled = _gc_isenabled()
     if gc_was_enabled:
         _gc_disable()
+    # torch's kernels raise no floating-point warnings (x / 0, log(0), inf - inf in a
+    # backward rule give inf or nan silently); NumPy's are silenced for the walk only.
+    fp_state = xp.errstate(divide="ignore", invalid="ignore", over="ignore")
+    fp_state.__enter__()
     try:
         if needed is None and not targets:
             _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate, tick)
@@ -237,6 +241,7 @@ def run_backward(
         failed = e
         raise
     finally:
+        fp_state.__exit__(None, None, None)
         if gc_was_enabled:
             _gc_enable()
         _state.enabled = prev_mode

@@ -362,6 +362,12 @@ class DivBackward0(Node):
         return ga, gb
 
 
+@xp.errstate(divide="ignore", invalid="ignore", over="ignore")
+def _quiet_div(x: Any, y: Any) -> Any:
+    """``x / y`` without NumPy's floating-point warnings (torch raises none)."""
+    return x / y
+
+
 @register("div", "true_divide", "divide")
 def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division with broadcasting (integers promote to the default float)."""
@@ -376,7 +382,10 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
         if bt:
             y = y.astype(fd)
     try:
-        out = x / y
+        # (torch divides by zero silently: inf or nan, no warning; a number of magnitude
+        # >= 1 can neither divide by zero nor overflow, so it skips the quiet call)
+        out = (x / y if not bt and (1.0 <= y < math.inf or -math.inf < y <= -1.0)
+               else _quiet_div(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
     if out.dtype != x.dtype:

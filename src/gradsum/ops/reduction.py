@@ -98,7 +98,9 @@ def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
     else:
         if x.dtype.kind in "biu":
             x = x.astype(xp.int64)
-        out = x.sum(axis=dims, keepdims=keepdim)
+        # (the ufunc itself, not ndarray.sum's Python wrapper: NumPy then attributes an
+        # inf - inf warning to this line, which gradsum's warning filter silences as torch)
+        out = xp.add.reduce(x, axis=dims, keepdims=keepdim)
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
     if not needs_grad(a):
