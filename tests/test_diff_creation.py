@@ -21,24 +21,15 @@ torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
+from diff_helpers import both_or_error, same_error_type  # noqa: E402
+
 
 def _both(fn: Callable[[Any], Any]) -> tuple[Any, Any]:
-    """``fn(gradsum)`` and ``fn(torch)``, or the exception type each raised."""
-    out = []
-    for lib in (gradsum, torch):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(fn(lib))
-        except Exception as e:  # (the type is what is compared)
-            out.append(type(e))
-    return out[0], out[1]
+    return both_or_error(fn, quiet=True)
 
 
 def _same_error(fn: Callable[[Any], Any]) -> None:
-    g, t = _both(fn)
-    assert isinstance(t, type) and issubclass(t, Exception), t
-    assert g is t
+    same_error_type(fn, quiet=True)
 
 
 def _same(fn: Callable[[Any], Any]) -> None:

@@ -16,33 +16,11 @@ torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
+from diff_helpers import both_or_error, same_error_type, same_meta  # noqa: E402
 
-def _both(fn: Callable[[Any], Any]) -> tuple[Any, Any]:
-    """``fn(gradsum)`` and ``fn(torch)``, or the exception type each raised."""
-    out = []
-    for lib in (gradsum, torch):
-        try:
-            out.append(fn(lib))
-        except Exception as e:  # (the type is what is compared)
-            out.append(type(e))
-    return out[0], out[1]
-
-
-def _same_error(fn: Callable[[Any], Any]) -> None:
-    g, t = _both(fn)
-    assert isinstance(t, type) and issubclass(t, Exception), t
-    assert g is t
-
-
-def _same_meta(fn: Callable[[Any], Any]) -> None:
-    """Same shape, dtype name, values and requires_grad."""
-    g, t = _both(fn)
-    assert not isinstance(t, type), t
-    assert not isinstance(g, type), g
-    assert tuple(g.shape) == tuple(t.shape)
-    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
-    assert g.requires_grad == t.requires_grad
-    assert g.detach().tolist() == t.detach().tolist()
+_both = both_or_error
+_same_error = same_error_type
+_same_meta = same_meta
 
 
 @pytest.mark.parametrize("call", [

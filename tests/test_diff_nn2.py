@@ -17,6 +17,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from diff_helpers import same_error  # noqa: E402
 
 Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
 
@@ -32,17 +33,6 @@ def same(fn: Program) -> Any:
     return want
 
 
-def same_error(fn: Program) -> type[BaseException]:
-    """Both libraries raise; gradsum an instance of torch's type."""
-    try:
-        fn(torch)
-    except Exception as e:  # (any type: the type is what is compared)
-        t_err = type(e)
-    else:
-        raise AssertionError("torch did not raise")
-    with pytest.raises(t_err):
-        fn(gradsum)
-    return t_err
 
 
 # -- forward hooks with always_call ---------------------------------------------------------------

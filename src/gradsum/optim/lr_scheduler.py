@@ -230,6 +230,17 @@ class LRScheduler:
 _LRScheduler = LRScheduler  # torch's old name, kept for code that still uses it
 
 
+def _per_group_lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
+    """One function for every group, or the list given (one per group)."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        return [lr_lambda] * len(optimizer.param_groups)
+    if len(lr_lambda) != len(optimizer.param_groups):
+        raise ValueError(
+            f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+        )
+    return list(lr_lambda)
+
+
 class LambdaLR(LRScheduler):
     """``lr = initial_lr * lr_lambda(epoch)`` (one lambda, or one per group).
 
@@ -246,15 +257,7 @@ class LambdaLR(LRScheduler):
                  lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                    f"{len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
@@ -499,15 +502,7 @@ class MultiplicativeLR(LRScheduler):
                  lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
                  last_epoch: int = -1) -> None:
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                    f"{len(lr_lambda)}"
-                )
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")

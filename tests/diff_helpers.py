@@ -1,0 +1,68 @@
+"""Shared helpers of the side-by-side tests: run one program, ``fn(lib)``, in gradsum and in
+torch and compare results or exception types. torch is imported on first use (the test
+modules skip themselves first when it is missing)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import gradsum
+
+Program = Callable[[Any], Any]  # fn(lib) -> a result
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def both_or_error(fn: Program, quiet: bool = False) -> tuple[Any, Any]:
+    """``fn(gradsum)`` and ``fn(torch)``, or the exception type each raised (warnings
+    ignored when ``quiet``)."""
+    out = []
+    for lib in (gradsum, _torch()):
+        try:
+            with warnings.catch_warnings():
+                if quiet:
+                    warnings.simplefilter("ignore")
+                out.append(fn(lib))
+        except Exception as e:  # (the type is what is compared)
+            out.append(type(e))
+    return out[0], out[1]
+
+
+def same_error_type(fn: Program, quiet: bool = False) -> None:
+    """Both raise, the same exception type."""
+    g, t = both_or_error(fn, quiet)
+    assert isinstance(t, type) and issubclass(t, Exception), t
+    assert g is t
+
+
+def same_meta(fn: Program, quiet: bool = False) -> tuple[Any, Any]:
+    """Both return tensors with the same shape, dtype name, values and requires_grad."""
+    g, t = both_or_error(fn, quiet)
+    assert not isinstance(t, type), t
+    assert not isinstance(g, type), g
+    assert tuple(g.shape) == tuple(t.shape)
+    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    assert g.requires_grad == t.requires_grad
+    assert g.detach().tolist() == t.detach().tolist()
+    return g, t
+
+
+def same_error(fn: Program) -> type[BaseException]:
+    """Both libraries raise; gradsum an instance of torch's type (returned)."""
+    try:
+        fn(_torch())
+    except Exception as e:  # (any type: the type is what is compared)
+        t_err = type(e)
+    else:
+        raise AssertionError("torch did not raise")
+    with pytest.raises(t_err):
+        fn(gradsum)
+    return t_err
