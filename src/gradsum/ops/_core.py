@@ -93,6 +93,14 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
     return t
 
 
+@xp.errstate(divide="ignore", invalid="ignore", over="ignore")
+def quietly(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` without NumPy's floating-point warnings (torch's kernels raise none:
+    ``log(0)`` is ``-inf`` silently). The decorator form of ``np.errstate`` costs a fifth of
+    a ``with`` block, which matters for the small arrays of a training step."""
+    return fn(*args)
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim``; IndexError with torch's message if out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)

@@ -29,6 +29,7 @@ from gradsum.ops._core import (
     broadcast_error,
     float_dtype_for,
     needs_grad,
+    quietly,
     record,
     register,
     scalar_value,
@@ -362,6 +363,14 @@ class DivBackward0(Node):
         return ga, gb
 
 
+def _rsqrt_array(x: Any) -> Any:
+    return (1.0 / xp.sqrt(x)).astype(x.dtype, copy=False)
+
+
+def _reciprocal_array(x: Any) -> Any:
+    return (1.0 / x).astype(x.dtype, copy=False)
+
+
 @xp.errstate(divide="ignore", invalid="ignore", over="ignore")
 def _quiet_div(x: Any, y: Any) -> Any:
     """``x / y`` without NumPy's floating-point warnings (torch raises none)."""
@@ -628,8 +637,7 @@ class LogBackward0(Node):
 @register("log")
 def log(a: Tensor) -> Tensor:
     """Natural logarithm."""
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        out = xp.log(_unary_float(a))
+    out = quietly(xp.log, _unary_float(a))
     return _unary(a, out, LogBackward0, "input")
 
 
@@ -644,8 +652,7 @@ class Log1PBackward0(Node):
 @register("log1p")
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        out = xp.log1p(_unary_float(a))
+    out = quietly(xp.log1p, _unary_float(a))
     return _unary(a, out, Log1PBackward0, "input")
 
 
@@ -660,8 +667,7 @@ class SqrtBackward0(Node):
 @register("sqrt")
 def sqrt(a: Tensor) -> Tensor:
     """Elementwise square root."""
-    with xp.errstate(invalid="ignore"):
-        out = xp.sqrt(_unary_float(a))
+    out = quietly(xp.sqrt, _unary_float(a))
     return _unary(a, out, SqrtBackward0, "output")
 
 
@@ -677,8 +683,7 @@ class RsqrtBackward0(Node):
 def rsqrt(a: Tensor) -> Tensor:
     """``1 / sqrt(a)``."""
     x = _unary_float(a)
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        out = (1.0 / xp.sqrt(x)).astype(x.dtype, copy=False)
+    out = quietly(_rsqrt_array, x)
     return _unary(a, out, RsqrtBackward0, "output")
 
 
@@ -694,8 +699,7 @@ class ReciprocalBackward0(Node):
 def reciprocal(a: Tensor) -> Tensor:
     """``1 / a``."""
     x = _unary_float(a)
-    with xp.errstate(divide="ignore"):
-        out = (1.0 / x).astype(x.dtype, copy=False)
+    out = quietly(_reciprocal_array, x)
     return _unary(a, out, ReciprocalBackward0, "output")
 
 

@@ -21,7 +21,7 @@ from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
+from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
 
 
 def _dtype_name(dt: Any) -> str:
@@ -462,6 +462,14 @@ def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
     return out
 
 
+def _log_softmax_array(x: Any, d: int) -> Any:
+    """``x - max - log(sum(exp(x - max)))`` along ``d`` (a slice whose max is +-inf or nan
+    becomes all nan, as in torch: inf - inf)."""
+    out = x - _max_along(x, d)  # fresh: the last pass subtracts the log-sum in place
+    out -= xp.log(_sum_along(xp.exp(out), d))
+    return out
+
+
 @register("log_softmax")
 def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``a - logsumexp(a, dim)``, computed stably."""
@@ -473,11 +481,7 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
         out = x.copy()
     else:
-        m = _max_along(x, d)
-        # A slice whose max is +-inf (or nan) becomes all nan, as in torch (inf - inf).
-        with xp.errstate(invalid="ignore", divide="ignore"):
-            out = x - m  # fresh: the last pass subtracts the log-sum in place
-            out -= xp.log(_sum_along(xp.exp(out), d))
+        out = quietly(_log_softmax_array, x, d)
     if not needs_grad(a):
         return _make(out)
     node = LogSoftmaxBackward0()
