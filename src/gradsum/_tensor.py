@@ -59,6 +59,12 @@ class Tensor:
     _post_acc_hooks: list[Callable[..., Any]] | None = None
     _retains_grad: bool = False
     _acc_ref: Any = None
+    # the version counter's value when this view was made in no_grad mode of a tensor that
+    # requires grad (torch: such a view requires grad, is a leaf, and no gradient reaches it)
+    _nograd_view_version: int | None = None
+    # (node name, output index) of an output of split/chunk/unbind made in grad mode, and of
+    # views of it: torch refuses to modify those in place
+    _multi_view: tuple[str, int] | None = None
 
     def __init__(self, data: Any = None, *sizes: int, requires_grad: bool = False) -> None:
         if data is None:
@@ -207,12 +213,21 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded op (they can hold ``.grad``)."""
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def grad_fn(self) -> Node | None:
         """The node that produced this tensor (``None`` for leaves)."""
-        return self._grad_fn
+        fn = self._grad_fn
+        if fn is None and self._nograd_view_version is not None:
+            self._check_nograd_view()
+        return fn
+
+    def _check_nograd_view(self) -> None:
+        """torch refuses to read the history of a view made in no_grad mode (of a tensor that
+        requires grad) once it or its base was modified in place."""
+        if self._version[0] != self._nograd_view_version:
+            raise RuntimeError(_messages.nograd_view_base_modified())
 
     @property
     def output_nr(self) -> int:

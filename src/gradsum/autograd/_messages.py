@@ -128,6 +128,32 @@ def leaf_inplace(op: str) -> str:
     )
 
 
+def nograd_view_inplace(op: str) -> str:
+    return (
+        "A view was created in no_grad mode and is being modified inplace with grad mode "
+        f"enabled ({op}). Given that this use case is ambiguous and error-prone, it is "
+        "forbidden. Create the view with grad mode enabled, or clone() it first."
+    )
+
+
+def multi_view_inplace(op: str, node: str, i: int) -> str:
+    return (
+        f"Output {i} of {node} is a view and is being modified inplace ({op}). This view is "
+        "the output of a function that returns multiple views. Such functions do not allow "
+        "the output views to be modified inplace. You should replace the inplace operation "
+        "by an out-of-place one (or clone() the view first)."
+    )
+
+
+def nograd_view_base_modified() -> str:
+    return (
+        "A view was created in no_grad mode and its base or another view of its base has been "
+        "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+        "error-prone, it is forbidden. Create the view with grad mode enabled, or clone() it "
+        "after the in-place change."
+    )
+
+
 def view_of_leaf_inplace(op: str) -> str:
     return (
         "a view of a leaf Variable that requires grad is being used in an in-place "

@@ -45,6 +45,8 @@ def _target_of(t: Tensor) -> tuple[Node | None, int]:
     if t._grad_fn is not None:
         return t._grad_fn, t._output_nr
     if t._requires_grad:
+        if t._nograd_view_version is not None:  # (a view made in no_grad mode: no sink)
+            return None, 0
         return grad_accumulator(t), 0
     return None, 0
 
@@ -224,8 +226,8 @@ def run_backward(
                     idx = targets.get((node, nr))
                     if idx is not None:
                         captured[idx] = grads[nr]
-                if needed is not None and node not in needed:
-                    continue
+            if needed is not None and node not in needed:
+                continue  # (with no input reachable, e.g. a view made in no_grad mode)
             outs = _apply(node, hooks, grads, shared, retain_graph,
                           wanted if needed is not None else None)
             for (child, cnr), g in zip(node._next, outs):
@@ -292,7 +294,7 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             g0 = grads[0]
             var = node.variable  # _sink, inlined for a leaf without hooks
             if (g0 is not None and accumulate and not var._hooks and hooks is None
-                    and g0._array.dtype == var._array.dtype):
+                    and g0._array.dtype == var._array.dtype and var._requires_grad):
                 node.accumulate(g0, _is_owned(g0, shared), create_graph)
             else:
                 _sink(node, g0, {}, [], None, accumulate, create_graph, shared)
@@ -520,10 +522,10 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
             r = hook((g,))
             if r is not None:
                 g = _checked_node_hook_result(hook, (g,), r, shared)[0]
-    if g is not None:
+    if g is not None and var._requires_grad:
         node.accumulate(g, _is_owned(g, shared), create_graph)
-    elif var._post_acc_hooks:
-        run_post_acc_hooks(var)
+    elif var._post_acc_hooks:  # (no gradient, or detach_() after the graph was built:
+        run_post_acc_hooks(var)  # torch's sink skips the update, not the hooks)
     if nh is not None and nh.post:
         for hook in list(nh.post):
             r = hook((), (g,))

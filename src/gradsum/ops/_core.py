@@ -53,6 +53,9 @@ def edge(t: Any) -> tuple[Node | None, int]:
         if fn is not None:
             return (fn, t._output_nr)
         if t._requires_grad:
+            if t._nograd_view_version is not None:  # (no gradient reaches it, as torch's)
+                t._check_nograd_view()
+                return _NO_EDGE
             return (grad_accumulator(t), 0)
     return _NO_EDGE
 
@@ -212,6 +215,14 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
             out._view_fn = None
         else:
             out._view_fn = lambda r, _p=prev, _f=view_fn: _f(_p(r))
+    mv = base._multi_view
+    if mv is not None and _state.enabled:  # (a view of an output of split/unbind)
+        out._multi_view = (type(out._grad_fn).__name__.split("Backward")[0], 0)
+    if not _state.enabled and (base._requires_grad or base._grad_fn is not None):
+        # torch: a view made in no_grad mode of a tensor that requires grad requires grad
+        # too, but is a leaf no gradient reaches (edge() gives it none)
+        out._requires_grad = True
+        out._nograd_view_version = out._version[0]
     if _state.enabled and out._view_fn is not None:
         views = root.__dict__.get("_views")
         if views is None:

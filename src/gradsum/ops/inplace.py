@@ -38,7 +38,12 @@ def _check_leaf(self: Tensor, name: str) -> None:
     if not _state.enabled:
         return
     if self._grad_fn is None and self._requires_grad:
+        if self._nograd_view_version is not None:
+            raise RuntimeError(_messages.nograd_view_inplace(name))
         raise RuntimeError(_messages.leaf_inplace(name))
+    mv = self._multi_view
+    if mv is not None:
+        raise RuntimeError(_messages.multi_view_inplace(name, *mv))
     base = self._base
     if base is not None and base._grad_fn is None and base._requires_grad:
         raise RuntimeError(_messages.view_of_leaf_inplace(name))

@@ -136,10 +136,9 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     target = shape if -1 not in shape else tuple(
         (x.shape[i - lead] if s == -1 else s) for i, s in enumerate(shape)
     )
-    if target == x.shape:
-        return a
     try:
-        out = broadcast_view(x, target)
+        # (to its own shape: a plain view, writable like torch's, still a new tensor)
+        out = x.view() if target == x.shape else broadcast_view(x, target)
     except ValueError:
         raise RuntimeError(
             f"The expanded size of the tensor must match the existing size at non-singleton "
@@ -169,6 +168,17 @@ class UnsafeViewBackward0(ViewBackward0):
 
 
 class SqueezeBackward0(ViewBackward0):
+    """``squeeze()`` (torch: ``squeeze(dim)`` is ``SqueezeBackward1``, a tuple of dims
+    ``SqueezeBackward2``: the same rule)."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward1(SqueezeBackward0):
+    __slots__ = ()
+
+
+class SqueezeBackward2(SqueezeBackward0):
     __slots__ = ()
 
 
@@ -303,7 +313,9 @@ def squeeze(a: Tensor, dim: Any = None) -> Tensor:
         if dim is not None:
             wrap_dims(dim, 1)
     new = tuple(s for i, s in enumerate(shp) if not (i in dims and s == 1))
-    return _reshape(a, new, SqueezeBackward0, True)
+    cls = (SqueezeBackward0 if dim is None
+           else SqueezeBackward1 if isinstance(dim, (int, xp.integer)) else SqueezeBackward2)
+    return _reshape(a, new, cls, True)
 
 
 @register("unsqueeze")
@@ -1146,7 +1158,16 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(narrow(a, d, start, s))
         start += s
-    return tuple(out)
+    return _multi_views(tuple(out), a, "Split")
+
+
+def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str) -> tuple[Tensor, ...]:
+    """Mark the outputs of split/chunk/unbind made in grad mode of a tensor that requires
+    grad: torch refuses an in-place op on them (``_check_leaf`` in ops.inplace)."""
+    if _state.enabled and a.requires_grad:
+        for i, o in enumerate(out):
+            o._multi_view = (node, i)
+    return out
 
 
 @register("chunk")
@@ -1166,7 +1187,7 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, as a tuple."""
     d = wrap_dim(dim, a._array.ndim)
-    return tuple(select(a, d, i) for i in range(a._array.shape[d]))
+    return _multi_views(tuple(select(a, d, i) for i in range(a._array.shape[d])), a, "Unbind")
 
 
 class MaskedFillBackward0(Node):
