@@ -32,6 +32,15 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.nn import _conv
+from gradsum.nn._pad import pad
+from gradsum.nn._pool import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
@@ -40,10 +49,18 @@ _min_reduce = xp.minimum.reduce
 _max_reduce = xp.maximum.reduce
 
 __all__ = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "conv2d", "cross_entropy",
-    "dropout", "embedding", "fold", "gelu", "l1_loss", "layer_norm", "leaky_relu", "linear",
-    "log_softmax", "mse_loss", "nll_loss", "one_hot", "relu", "sigmoid", "silu", "softmax",
-    "softplus", "tanh", "unfold",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv2d",
+    "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu",
+    "embedding", "fold", "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid",
+    "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
+    "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
+    "max_pool1d", "max_pool2d", "mish", "mse_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize",
+    "one_hot", "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu", "relu6",
+    "rrelu", "selu", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax",
+    "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
+    "triplet_margin_loss", "unfold",
 ]
 
 
@@ -1111,3 +1128,663 @@ def binary_cross_entropy_with_logits(
         # torch computes in place into ``1 - target``: the loss has the target's dtype
         loss = loss.to(target.dtype)
     return _reduce(loss, reduction)
+
+
+# -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
+def _float_only(input: Tensor, kernel: str) -> None:
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
+            "with .float()"
+        )
+
+
+def _const_like(value: Any, ref: Tensor) -> Tensor:
+    return _make(xp.asarray(value, dtype=ref._array.dtype))
+
+
+def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+    """torch's ``elu(x, alpha, scale, input_scale)``: ``scale * x`` for ``x > 0``, else
+    ``alpha * scale * expm1(x * input_scale)`` (the negative branch's gradient at 0)."""
+    _float_only(input, "elu_cpu")
+    pos = _make(input._array > 0)
+    # (the exponential sees only the non-positive part: no inf * 0 in the masked gradient)
+    neg_part = ops.where(pos, _const_like(0.0, input), input)
+    if input_scale != 1.0:
+        neg_part = ops.mul(neg_part, input_scale)
+    neg = ops.mul(ops.expm1(neg_part), alpha * scale)
+    posv = input if scale == 1.0 else ops.mul(input, scale)
+    return ops.where(pos, posv, neg)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Exponential linear unit: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> [round(v, 4) for v in F.elu(gradsum.tensor([-1.0, 0.0, 2.0])).tolist()]
+        [-0.6321, 0.0, 2.0]
+    """
+    fn = lambda t: _elu(t, alpha, 1.0, 1.0)  # noqa: E731
+    return _run_inplace(input, "elu_", fn) if inplace else fn(input)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with torch's self-normalising constants."""
+    fn = lambda t: _elu(t, _SELU_ALPHA, _SELU_SCALE, 1.0)  # noqa: E731
+    return _run_inplace(input, "selu_", fn) if inplace else fn(input)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError(
+            "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: "
+            "pass a non-zero alpha)"
+        )
+    fn = lambda t: _elu(t, alpha, 1.0, 1.0 / alpha)  # noqa: E731
+    return _run_inplace(input, "celu_", fn) if inplace else fn(input)
+
+
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
+    x = input._array
+    with no_grad():
+        clamped = ops.clamp(input, min_val, max_val)
+    if not needs_grad(input):
+        return clamped
+    # torch's gradient passes strictly inside (min_val, max_val) only (clamp's is inclusive)
+    inside = _make((x > min_val) & (x < max_val))
+    return ops.where(inside, input, clamped)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds."""
+    if min_val > max_val:
+        raise ValueError(
+            f"min_val cannot be greater than max_val (got min_val={min_val}, "
+            f"max_val={max_val}): swap them"
+        )
+    fn = lambda t: _hardtanh(t, min_val, max_val)  # noqa: E731
+    return _run_inplace(input, "hardtanh_", fn) if inplace else fn(input)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """``hardtanh(x, 0, 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """``min(max(x + 3, 0), 6) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
+    _float_only(input, "hardsigmoid_cpu")
+
+    def fn(t: Tensor) -> Tensor:
+        x = t._array
+        mid = ops.div(ops.add(t, 3.0), 6.0)
+        with no_grad():
+            const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
+        if not needs_grad(t):
+            return const
+        return ops.where(_make((x > -3) & (x < 3)), mid, const)
+
+    return _run_inplace(input, "hardsigmoid_", fn) if inplace else fn(input)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * min(max(x + 3, 0), 6) / 6`` (torch's gradient: 0 up to -3, ``x / 3 + 1/2``
+    strictly inside (-3, 3), 1 from 3 on)."""
+    _float_only(input, "hardswish_cpu")
+
+    def fn(t: Tensor) -> Tensor:
+        x = t._array
+        mid = ops.div(ops.mul(t, ops.add(t, 3.0)), 6.0)
+        zero = _const_like(0.0, t)
+        return ops.where(_make(x <= -3), zero, ops.where(_make(x < 3), mid, t))
+
+    return _run_inplace(input, "hardswish_", fn) if inplace else fn(input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    _float_only(input, "mish_cpu")
+    fn = lambda t: ops.mul(t, ops.tanh(ops.softplus(t)))  # noqa: E731
+    return _run_inplace(input, "mish_", fn) if inplace else fn(input)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = -softplus(-x)``, computed stably."""
+    _float_only(input, "log_sigmoid_cpu")
+    return ops.neg(ops.softplus(ops.neg(input), 1.0, math.inf))
+
+
+def softsign(input: Tensor) -> Tensor:
+    """``x / (1 + |x|)`` (torch's composition)."""
+    return ops.div(input, ops.add(ops.abs(input), 1))
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """``x - tanh(x)`` (torch's composition)."""
+    return ops.sub(input, ops.tanh(input))
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between."""
+    _float_only(input, "softshrink_check")
+    if lambd < 0 or math.isnan(lambd):
+        raise RuntimeError(
+            f"lambda must be in range [0, 3.40282e+38] for input dtype "
+            f"{_torch_name(input.dtype)}, but found {lambd:g}: pass lambd >= 0"
+        )
+    x = input._array
+    zero = _const_like(0.0, input)
+    return ops.where(_make(x > lambd), ops.sub(input, lambd),
+                     ops.where(_make(x < -lambd), ops.add(input, lambd), zero))
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """0 on ``[-lambd, lambd]``, ``x`` elsewhere."""
+    _float_only(input, "hardshrink_cpu")
+    x = input._array
+    return ops.where(_make((x >= -lambd) & (x <= lambd)), _const_like(0.0, input), input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``value`` where ``x <= threshold``, else ``x``."""
+    def fn(t: Tensor) -> Tensor:
+        return ops.where(_make(t._array <= threshold), _const_like(value, t), t)
+
+    return _run_inplace(input, "threshold_", fn) if inplace else fn(input)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: Any = None) -> Tensor:
+    """``softmax(-x, dim)``."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return ops.softmax(ops.neg(input), dim)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError(
+            "glu does not support scalars because halving size must be even (give it a tensor "
+            "with at least one dimension)"
+        )
+    d = dim + input.ndim if dim < 0 else dim
+    if not 0 <= d < input.ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-input.ndim}, "
+            f"{input.ndim - 1}], but got {dim})"
+        )
+    size = input.shape[d]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {size}: glu splits "
+            "that dimension into two halves"
+        )
+    a = ops.narrow(input, d, 0, size // 2)
+    b = ops.narrow(input, d, size // 2, size // 2)
+    return ops.mul(a, ops.sigmoid(b))
+
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one element or one per
+    channel (dim 1)."""
+    if weight.ndim > 1:
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
+            f"{weight.ndim}"
+        )
+    if weight.dtype != input.dtype:
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {_torch_name(input.dtype)} and "
+            f"{_torch_name(weight.dtype)} (give the weight the input's dtype)"
+        )
+    w = weight
+    if weight.numel() != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if channels != weight.numel():
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {weight.numel()} and channel size = {channels}."
+            )
+        w = ops.reshape(weight, (1, channels) + (1,) * (input.ndim - 2))
+    elif weight.ndim == 1 and input.ndim == 0:
+        w = ops.reshape(weight, ())
+    return ops.where(_make(input._array > 0), input, ops.mul(w, input))
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Randomised leaky ReLU: training draws each negative element's slope from
+    U(lower, upper) (gradsum's generator); otherwise the slope is ``(lower + upper) / 2``."""
+    if lower > upper:
+        raise RuntimeError(
+            f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
+            f"upper={upper})"
+        )
+
+    def fn(t: Tensor) -> Tensor:
+        x = t._array
+        if training:
+            r = _random.rng(None).uniform(lower, upper, x.shape)
+            noise = xp.where(x <= 0, r, 1.0).astype(x.dtype)
+        else:
+            noise = xp.where(x <= 0, (lower + upper) / 2, 1.0).astype(x.dtype)
+        return ops.mul(t, _make(noise))
+
+    _float_only(input, "rrelu_with_noise_cpu")
+    return _run_inplace(input, "rrelu_", fn) if inplace else fn(input)
+
+
+# -- normalisation and distances ---------------------------------------------------------------
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """``input / max(norm(input, p, dim), eps)`` (torch's composition).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.normalize(gradsum.tensor([[3.0, 4.0]])).tolist()
+        [[0.6000000238418579, 0.800000011920929]]
+    """
+    denom = ops.clamp(ops.norm(input, p, dim, keepdim=True), min=eps).expand_as(input)
+    res = ops.div(input, denom)
+    if out is not None:
+        with no_grad():
+            out.copy_(res)
+        return out
+    return res
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps), dim)`` after broadcasting; the norms
+    are clamped without recording (torch's gradient: that of the unclamped norm)."""
+    from gradsum import promote_types
+
+    dt = promote_types(x1.dtype, x2.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            f"expected common dtype to be floating point, yet common dtype is {_torch_name(dt)}"
+            ": convert the inputs with .float()"
+        )
+    if x1.dtype != dt:
+        x1 = x1.to(dt)
+    if x2.dtype != dt:
+        x2 = x2.to(dt)
+    try:
+        shape = _shape_broadcast(tuple(x1.shape), tuple(x2.shape))
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({x1.shape[-1] if x1.ndim else 1}) must match the size of "
+            f"tensor b ({x2.shape[-1] if x2.ndim else 1}): cosine_similarity broadcasts "
+            f"x1 {list(x1.shape)} and x2 {list(x2.shape)}"
+        ) from None
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(shape)
+    n1 = ops.clone(ops.norm(x1, 2, dim, keepdim=True))
+    n2 = ops.clone(ops.norm(x2, 2, dim, keepdim=True))
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
+    return ops.sum(ops.mul(ops.div(x1, n1), ops.div(x2, n2)), dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``norm(x1 - x2 + eps, p)`` over the last dim of the broadcast inputs."""
+    out_dim = max(x1.ndim, x2.ndim)
+    diff = ops.add(ops.sub(x1, x2), eps)
+    if out_dim == 0:
+        return ops.norm(diff, p, None, keepdim)
+    return ops.norm(diff, p, out_dim - 1, keepdim)
+
+
+# -- more losses -------------------------------------------------------------------------------
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input -
+    target``); ``beta = 0`` is the L1 loss.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.smooth_l1_loss(gradsum.tensor([0.5, 3.0]), gradsum.zeros(2), reduction="none")
+        tensor([0.1250, 2.5000])
+    """
+    _warn_size(input, target)
+    reduction = _resolve(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError(
+            f"smooth_l1_loss does not support negative values for beta (got beta={beta})."
+        )
+    if beta == 0.0:
+        return _reduce(ops.abs(ops.sub(input, target)), reduction)
+    z = ops.abs(ops.sub(input, target))
+    quad = ops.div(ops.mul(ops.mul(z, 0.5), z), beta)
+    lin = ops.sub(z, 0.5 * beta)
+    return _reduce(ops.where(_make(z._array < beta), quad, lin), reduction)
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
+    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``."""
+    _warn_size(input, target)
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError(
+            f"huber_loss does not support non-positive values for delta (got delta={delta})."
+        )
+    z = ops.abs(ops.sub(input, target))
+    quad = ops.mul(ops.mul(z, 0.5), z)
+    lin = ops.mul(ops.sub(z, 0.5 * delta), delta)
+    loss = ops.where(_make(z._array < delta), quad, lin)
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape):
+            raise ValueError(
+                f"Weights and input must have the same size. (weight {list(weight.shape)}, "
+                f"input {list(input.shape)})"
+            )
+        loss = ops.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    """Pointwise KL divergence ``target * (log(target) - input)`` (``input`` holds
+    log-probabilities; ``log_target``: so does ``target``). ``'batchmean'`` divides the sum
+    by the batch size; ``'mean'`` (which divides by the element count) warns, like torch."""
+    if size_average is not None or reduce is not None:
+        red = _legacy_reduction(size_average, reduce)
+    else:
+        if reduction == "mean":
+            warnings.warn(
+                "reduction: 'mean' divides the total loss by both the batch size and the "
+                "support size.'batchmean' divides only by the batch size, and aligns with the "
+                "KL div math definition.'mean' will be changed to behave the same as "
+                "'batchmean' in the next major release.", UserWarning, stacklevel=2,
+            )
+        red = "sum" if reduction == "batchmean" else reduction
+        _check_reduction(red)
+    if log_target:
+        loss = ops.mul(ops.exp(target), ops.sub(target, input))
+    else:
+        ta = target._array
+        safe = ops.where(_make(ta == 0), _const_like(1.0, target), target)
+        loss = ops.sub(ops.mul(target, ops.log(safe)), ops.mul(target, input))
+    out = _reduce(loss, red)
+    if reduction == "batchmean" and input.ndim != 0:
+        out = ops.div(out, input.shape[0])
+    return out
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    return _reduce(ops.log1p(ops.exp(ops.mul(ops.neg(input), target))), reduction)
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim != target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_size_str(input1.shape)}, input2: {_size_str(input2.shape)}, target: "
+            f"{_size_str(target.shape)} "
+        )
+    d = ops.add(ops.mul(ops.neg(target), ops.sub(input1, input2)), margin)
+    return _reduce(ops.clamp(d, min=0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
+    """``input`` where ``target == 1``, ``max(0, margin - input)`` where ``target == -1``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    ta = target._array
+    zeros = _make(xp.zeros(input._array.shape, dtype=input._array.dtype))
+    margin_clamp = ops.clamp(ops.rsub(input, margin), min=0)
+    out_margin = ops.where(_make(ta != 1), margin_clamp, zeros)
+    out_self = ops.where(_make(ta != -1), input, zeros)
+    return _reduce(ops.add(out_margin, out_self), reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
+    """``1 - cos(x1, x2)`` where ``target == 1``, ``max(0, cos(x1, x2) - margin)`` where
+    ``target == -1`` (torch's formula, with 1e-12 added to each squared norm)."""
+    reduction = _resolve(size_average, reduce, reduction)
+    td = target.ndim
+    if td not in (0, 1):
+        raise RuntimeError(
+            "0D or 1D target tensor expected, multi-target not supported (got a target of shape "
+            f"{list(target.shape)})"
+        )
+    if td == 1 and not (input1.ndim == 2 and input2.ndim == 2):
+        raise RuntimeError(
+            "1D target tensor expects 2D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    if td == 0 and not (input1.ndim == 1 and input2.ndim == 1):
+        raise RuntimeError(
+            "0D target tensor expects 1D input tensors, but found inputs with sizes "
+            f"{list(input1.shape)} and {list(input2.shape)}."
+        )
+    prod_sum = ops.sum(ops.mul(input1, input2), td)
+    mag1 = ops.add(ops.sum(ops.mul(input1, input1), td), 1e-12)
+    mag2 = ops.add(ops.sum(ops.mul(input2, input2), td), 1e-12)
+    cos = ops.div(prod_sum, ops.sqrt(ops.mul(mag1, mag2)))
+    zeros = _make(xp.zeros(cos._array.shape, dtype=cos._array.dtype))
+    ta = target._array
+    pos = ops.where(_make(ta == 1), ops.rsub(cos, 1), zeros)
+    neg = ops.where(_make(ta == -1), ops.clamp(ops.sub(cos, margin), min=0), zeros)
+    return _reduce(ops.add(pos, neg), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Poisson negative log likelihood: ``exp(input) - target * input`` (``log_input``) or
+    ``input - target * log(input + eps)``; ``full`` adds Stirling's term where ``target >
+    1``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if log_input:
+        loss = ops.sub(ops.exp(input), ops.mul(target, input))
+    else:
+        loss = ops.sub(input, ops.mul(target, ops.log(ops.add(input, eps))))
+    if full:
+        ta = target._array
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            st = (ta * xp.log(ta) - ta + 0.5 * xp.log(2 * math.pi * ta))
+        big = ta > 1
+        if target.requires_grad and is_grad_enabled():
+            t = target
+            stirling = ops.add(ops.sub(ops.mul(t, ops.log(t)), t),
+                               ops.mul(ops.log(ops.mul(t, 2 * math.pi)), 0.5))
+            stirling = ops.masked_fill(stirling, _make(~big), 0.0)
+        else:
+            stirling = _make(xp.where(big, st, 0).astype(ta.dtype, copy=False))
+        loss = ops.add(loss, stirling)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2 pi)`` when
+    ``full``), ``var`` clamped to ``eps`` without recording; ``var`` may lack the last dim or
+    differ from the input's shape in one size-1 dim (torch's homoscedastic cases)."""
+    if isinstance(var, (int, float)) and not isinstance(var, bool):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ops.mul(_creation_ones_like(input), float(var))
+    elif bool((var._array < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = ops.unsqueeze(var, -1)
+        elif input.ndim == var.ndim and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1:
+            pass
+        else:
+            raise ValueError(
+                f"var is of incorrect size (var {list(var.shape)}, input {list(input.shape)}: "
+                "give it the input's shape, the input's shape without the last dim, or one "
+                "size-1 dim where the input's differs)"
+            )
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = ops.clone(var)
+    with no_grad():
+        var.clamp_(min=eps)
+    d = ops.sub(input, target)
+    loss = ops.mul(ops.add(ops.log(var), ops.div(ops.pow(d, 2), var)), 0.5)
+    if full:
+        loss = ops.add(loss, 0.5 * math.log(2 * math.pi))
+    return _reduce(loss, reduction)
+
+
+def _creation_ones_like(t: Tensor) -> Tensor:
+    return _make(xp.ones(t._array.shape, dtype=t._array.dtype))
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise distance (``swap``:
+    ``d(a, n)`` becomes ``min(d(a, n), d(p, n))``)."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ops.clamp(ops.sub(ops.add(d_pos, margin), d_neg), min=0), reduction)
+
+
+def _margin_target(input: Tensor, target: Tensor, fn: str) -> tuple[Tensor, Any, bool]:
+    one_d = input.ndim <= 1
+    x = ops.reshape(input, (1, -1)) if one_d else input
+    if x.ndim != 2:
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)} ({fn} takes (C,) or (N, C) inputs)"
+        )
+    return x, target._array, one_d
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per sample
+    (times ``weight[y]``)."""
+    reduction = _resolve(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    x, t, one_d = _margin_target(input, target, "multi_margin_loss")
+    n, c = x.shape
+    t = t.reshape(-1)
+    if t.shape[0] != n:
+        raise RuntimeError(
+            f"inconsistent target size, expected {n} but got {list(target.shape)}"
+        )
+    if t.size and (t.min() < 0 or t.max() >= c):
+        raise IndexError(f"target out of range: targets must be in [0, {c - 1}]")
+    if weight is not None and weight.shape[0] != c:
+        raise RuntimeError(
+            f"inconsistent weight size, expected {c} but got {list(weight.shape)}"
+        )
+    idx = _make(t.astype(xp.int64).reshape(n, 1))
+    xy = ops.gather(x, 1, idx)
+    z = ops.relu(ops.add(ops.sub(x, xy), margin))  # (the gradient only where z > 0)
+    if p == 2:
+        z = ops.mul(z, z)
+    if weight is not None:
+        z = ops.mul(z, _make(weight._array[t].reshape(n, 1)))
+    notself = xp.ones((n, c), dtype=bool)
+    notself[xp.arange(n), t] = False
+    z = ops.where(_make(notself), z, _make(xp.zeros((), dtype=x._array.dtype)))
+    loss = ops.div(ops.sum(z, 1), c)
+    if one_d and reduction == "none":
+        loss = ops.reshape(loss, ())
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C`` over the target classes ``y_j`` (up to
+    the first -1) and the other classes ``i``."""
+    reduction = _resolve(size_average, reduce, reduction)
+    x, t, one_d = _margin_target(input, target, "multilabel_margin_loss")
+    n, c = x.shape
+    t = t.reshape(n, c) if t.size == n * c else t
+    if tuple(t.shape) != (n, c):
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: "
+            f"{list(input.shape)}"
+        )
+    valid = xp.cumprod(t >= 0, axis=1).astype(bool)  # (slots before the first -1)
+    if (t[valid] >= c).any():
+        raise IndexError(f"target out of range: targets must be in [0, {c - 1}] or -1")
+    safe = xp.where(valid, t, 0).astype(xp.int64)
+    is_target = xp.zeros((n, c), dtype=bool)
+    rows = xp.repeat(xp.arange(n), c).reshape(n, c)
+    is_target[rows[valid], safe[valid]] = True
+    xy = ops.gather(x, 1, _make(safe))  # (N, slots)
+    z = ops.relu(ops.add(ops.sub(ops.unsqueeze(x, 1), ops.unsqueeze(xy, 2)), 1.0))
+    pair = valid[:, :, None] & ~is_target[:, None, :]
+    z = ops.where(_make(pair), z, _make(xp.zeros((), dtype=x._array.dtype)))
+    loss = ops.div(ops.sum(z, (1, 2)), c)
+    if one_d and reduction == "none":
+        loss = ops.reshape(loss, ())
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
+    """``-(t * logsigmoid(x) + (1 - t) * logsigmoid(-x))`` averaged over the classes."""
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = ops.neg(ops.add(ops.mul(target, logsigmoid(input)),
+                           ops.mul(ops.rsub(target, 1), logsigmoid(ops.neg(input)))))
+    if weight is not None:
+        loss = ops.mul(loss, weight)
+    class_dim = input.ndim - 1
+    c = input.shape[class_dim]
+    loss = ops.div(ops.sum(loss, class_dim), c)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return ops.mean(loss)
+    if reduction == "sum":
+        return ops.sum(loss)
+    raise ValueError(reduction + " is not valid")

@@ -1,0 +1,233 @@
+"""Padding primitives behind ``F.pad``: a constant pad (negative amounts crop) whose backward
+is the opposite constant pad, and index pads (reflect, replicate, circular) that gather along
+each padded dim; their backward scatters (sums) the gradient back, and the scatter's backward
+is the gather again, so every order of derivative works.
+
+Example:
+    >>> import gradsum
+    >>> import gradsum.nn.functional as F
+    >>> x = gradsum.arange(3.0).reshape(1, 1, 3)
+    >>> F.pad(x, (2, 1), mode="reflect").tolist()
+    [[[2.0, 1.0, 0.0, 1.0, 2.0, 1.0]]]
+    >>> F.pad(x, (1, -1), value=9.0).tolist()
+    [[[9.0, 0.0, 1.0]]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops._core import _make, needs_grad, record
+
+__all__ = ["constant_pad_nd", "index_pad", "pad"]
+
+
+# -- constant --------------------------------------------------------------------------------
+def _pairs(pad: Sequence[int], ndim: int) -> list[tuple[int, int]]:
+    """F.pad's flat list (last dim first) as (before, after) per dim, all ``ndim`` dims."""
+    per = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        per[ndim - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    return per
+
+
+class ConstantPadNdBackward0(Node):
+    __slots__ = ("pad",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return constant_pad_nd(g, [-p for p in self.pad], 0.0)
+
+
+def constant_pad_nd(x: Tensor, pad: Sequence[int], value: float = 0.0) -> Tensor:
+    """Pad (or, with negative amounts, crop) the last ``len(pad) // 2`` dims with ``value``."""
+    arr = x._array
+    per = _pairs(pad, arr.ndim)
+    out_shape = []
+    src, dst = [], []
+    for d, (lo, hi) in enumerate(per):
+        size = arr.shape[d]
+        new = size + lo + hi
+        if new < 0 or -lo > size or -hi > size:
+            raise RuntimeError(
+                f"narrow(): length must be non-negative. (padding ({lo}, {hi}) of dimension {d} "
+                f"of size {size} would crop more than the input holds)"
+            )
+        s0, s1 = max(-lo, 0), size - max(-hi, 0)
+        o0 = max(lo, 0)
+        out_shape.append(new)
+        src.append(slice(s0, max(s1, s0)))
+        dst.append(slice(o0, o0 + max(s1 - s0, 0)))
+    out = xp.full(tuple(out_shape), value, dtype=arr.dtype)
+    out[tuple(dst)] = arr[tuple(src)]
+    if not needs_grad(x):
+        return _make(out)
+    node = ConstantPadNdBackward0()
+    node.pad = [int(p) for p in pad]
+    return record(node, (x,), out)
+
+
+# -- reflect / replicate / circular: a gather per padded dim -----------------------------------
+class _IndexPadNode(Node):
+    __slots__ = ("dims", "idx", "in_shape")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return _index_scatter(g, self.dims, self.idx, self.in_shape, type(self))
+
+
+class _IndexScatterNode(Node):
+    __slots__ = ("dims", "fwd", "idx", "in_shape")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return index_pad(g, self.dims, self.idx, self.fwd)
+
+
+def _node_class(name: str, base: type) -> type:
+    return type(name, (base,), {"__slots__": ()})
+
+
+_FORWARD: dict[str, type] = {}
+_BACKWARD: dict[type, type] = {}
+for _mode, _tname in (("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")):
+    for _k in (1, 2, 3):
+        _cls = _node_class(f"{_tname}{_k}DBackward0", _IndexPadNode)
+        _FORWARD[f"{_mode}{_k}"] = _cls
+        _BACKWARD[_cls] = _node_class(f"{_tname}{_k}DBackwardBackward0", _IndexScatterNode)
+#: torch pads circularly by copying slices into a new tensor: its grad_fn is CopySlices
+CopySlices = _node_class("CopySlices", _IndexPadNode)
+_BACKWARD[CopySlices] = _node_class("CopySlicesBackward", _IndexScatterNode)
+for _k in (1, 2, 3):
+    _FORWARD[f"circular{_k}"] = CopySlices
+
+
+def index_pad(x: Tensor, dims: tuple[int, ...], idx: tuple[Any, ...], node_cls: type) -> Tensor:
+    """``x`` gathered along each of ``dims`` at the source indices ``idx`` (one 1-D int array
+    per dim)."""
+    out = x._array
+    for d, i in zip(dims, idx):
+        out = xp.take(out, i, axis=d)
+    if not needs_grad(x):
+        return _make(out)
+    node = node_cls()
+    node._saved = HOLDS_STATE
+    node.dims, node.idx, node.in_shape = dims, idx, tuple(x._array.shape)
+    return record(node, (x,), out)
+
+
+def _index_scatter(g: Tensor, dims: tuple[int, ...], idx: tuple[Any, ...],
+                   in_shape: tuple[int, ...], fwd: type) -> Tensor:
+    """The adjoint of :func:`index_pad`: ``g`` summed back onto the source positions."""
+    out = g._array
+    for d, i in reversed(list(zip(dims, idx))):
+        moved = xp.moveaxis(out, d, 0)
+        acc = xp.zeros((in_shape[d],) + moved.shape[1:], dtype=out.dtype)
+        xp.add.at(acc, i, moved)
+        out = xp.moveaxis(acc, 0, d)
+    out = xp.ascontiguousarray(out)
+    if not needs_grad(g):
+        return _make(out)
+    node = _BACKWARD[fwd]()
+    node._saved = HOLDS_STATE
+    node.dims, node.idx, node.in_shape, node.fwd = dims, idx, in_shape, fwd
+    return record(node, (g,), out)
+
+
+def _source_index(size: int, lo: int, hi: int, mode: str) -> Any:
+    j = xp.arange(-lo, size + hi, dtype=xp.int64)
+    if mode == "reflect":
+        j = xp.abs(j)
+        return xp.where(j > size - 1, 2 * (size - 1) - j, j)
+    if mode == "replicate":
+        return xp.clip(j, 0, size - 1)
+    # circular: torch crops first (negative amounts), then wraps around the cropped part
+    c0 = max(-lo, 0)
+    csize = size - c0 - max(-hi, 0)
+    j = xp.arange(-max(lo, 0), csize + max(hi, 0), dtype=xp.int64)
+    return c0 + j % max(csize, 1)
+
+
+_SUPPORTED = (
+    "Supported combinations for non-constant padding:\n"
+    "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+    "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+    "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+)
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:
+    """torch's ``F.pad``: ``pad`` lists (before, after) amounts from the last dim backwards.
+    ``'constant'`` pads any number of dims with ``value`` (negative amounts crop);
+    ``'reflect'``, ``'replicate'`` and ``'circular'`` pad the last 1, 2 or 3 dims of a
+    (batched or unbatched) input.
+    """
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(
+            f"pad(): argument 'pad' (position 2) must be tuple of ints, not "
+            f"{type(pad).__name__}"
+        )
+    for i, p in enumerate(pad):
+        if not isinstance(p, (int, xp.integer)) or isinstance(p, bool):
+            raise TypeError(
+                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
+                f"type {type(p).__name__} at pos {i}"
+            )
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(
+            f"Unrecognised padding mode {mode} (use 'constant', 'reflect', 'replicate' or "
+            "'circular')"
+        )
+    if len(pad) % 2:
+        raise RuntimeError(f"Padding length must be divisible by 2 (got {len(pad)} values)")
+    ndim = input.ndim
+    if len(pad) > 2 * ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but "
+            f"got padding length {len(pad)} and input of dimension {ndim}"
+        )
+    if mode == "constant":
+        return constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(
+            f"Padding mode \"{mode}\" doesn't take in value argument (pass value=None, or use "
+            "mode='constant')"
+        )
+    k = len(pad) // 2
+    if k == 0 or ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n{_SUPPORTED}"
+        )
+    shape = tuple(input.shape)
+    dims, idx = [], []
+    for i in range(k):
+        d = ndim - 1 - i
+        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
+        size = shape[d]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
+                f"{list(shape)}"
+            )
+        if mode == "circular" and (lo > size or hi > size or (
+                size + min(lo, 0) + min(hi, 0) <= 0 and (lo > 0 or hi > 0))):
+            raise RuntimeError(
+                f"Padding value causes wrapping around more than once. (padding ({lo}, {hi}) "
+                f"of dimension {d} of size {size})"
+            )
+        if mode == "replicate" and size == 0 and (lo > 0 or hi > 0):
+            raise RuntimeError(
+                f"Expected dim {d} of the input to be non-empty to replicate it (shape "
+                f"{list(shape)})"
+            )
+        if size + lo + hi < 0 or -lo > size or -hi > size:
+            raise RuntimeError(
+                f"input (shape {list(shape)}) with padding ({lo}, {hi}) at dimension {d} gives "
+                "a negative output size: crop less"
+            )
+        dims.append(d)
+        idx.append(_source_index(size, lo, hi, mode))
+    return index_pad(input, tuple(dims), tuple(idx), _FORWARD[f"{mode}{k}"])
