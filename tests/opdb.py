@@ -1054,6 +1054,218 @@ op("nan_to_num", _t("nan_to_num"), lambda rng: _unary_samples(rnd)(rng) + _INT_S
 ], np_ref=None)
 
 
+
+# tensor ops of ops/more.py -------------------------------------------------------------------
+def _t_cdist(x1: Any, x2: Any, p: float = 2.0) -> Any:
+    """torch.cdist's values and errors with a twice-differentiable gradient: torch's own
+    CdistBackward0 has no double backward (tests/test_more_ops.py compares its first gradient,
+    including at zero distance, and its grad_fn name)."""
+    torch.cdist(x1.detach(), x2.detach(), p)  # (raises torch's errors)
+    return torch.linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
+
+
+def _idx_arr(rng: np.random.Generator, hi: int, *shape: int) -> Fixed:
+    return Fixed(rng.integers(0, hi, shape).astype(np.int64))
+
+
+_ZEROS_LINE = np.array([[1.5, 0.0, 2.0, -0.5], [0.0, 1.2, 0.0, 3.0], [0.7, -1.1, 0.9, 0.0]])
+op("cumprod", _t("cumprod"), lambda rng: [
+    Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), -2)), Sample((rnd(rng, 4), 0)),
+    Sample((rnd(rng), 0)), Sample((rnd(rng, 0, 3), 1)), Sample((rnd(rng, 3, 1), 1)),
+    Sample((_ZEROS_LINE, 1)), Sample((_ZEROS_LINE, 0)), Sample((np.zeros((2, 3)), 1)),
+    Sample((ints(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), 1), {"dtype": DT("float64")}),
+], np_ref=lambda a, dim, dtype=None: np.cumprod(a, axis=dim),
+   errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2))])
+op("logcumsumexp", _t("logcumsumexp"), lambda rng: [
+    Sample((rnd(rng, 2, 3), 1)), Sample((rnd(rng, 2, 3), -2)), Sample((rnd(rng), 0)),
+    Sample((rnd(rng, 0, 3), 0)), Sample((rnd(rng, 3, 4, 2), 1)),
+    Sample((rnd(rng, 5) * 30, 0)),
+], np_ref=lambda a, dim: np.logaddexp.accumulate(a, axis=dim) if a.ndim else a,
+   errors=lambda rng: [ErrorCase((ints(rng, 3), 0)), ErrorCase((rnd(rng, 3), 1))])
+for _name in ("cummax", "cummin"):
+    op(_name, _t(_name), lambda rng: [
+        Sample((distinct(rng, 2, 5), 1)), Sample((distinct(rng, 3, 4), 0)),
+        Sample((distinct(rng, 6), -1)), Sample((distinct(rng), 0)), Sample((rnd(rng, 0, 3), 0)),
+        Sample((ints(rng, 3, 6, lo=0, hi=3), 1)),
+        Sample((np.array([1.0, np.nan, 0.5, np.nan, 2.0]), 0), forward_only=True),
+    ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 2))])
+op("roll", _t("roll"), lambda rng: [
+    Sample((rnd(rng, 2, 3), 1, 1)), Sample((rnd(rng, 2, 3), (1, -2), (0, 1))),
+    Sample((rnd(rng, 2, 3), 4)), Sample((rnd(rng, 3), -1, 0)), Sample((rnd(rng), 2)),
+    Sample((rnd(rng, 0, 2), 1, 1)), Sample((rnd(rng, 2, 3, 4), 5, -1)),
+    Sample((rnd(rng, 2, 3), (1, 1), (1, 1))),
+], np_ref=lambda a, shifts, dims=None: np.roll(a, shifts, dims),
+   errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), (1, 2), (0,))),
+                       ErrorCase((rnd(rng, 2, 3), 1, 2)), ErrorCase((rnd(rng), 1, 0))])
+op("rot90", _t("rot90"), lambda rng: [
+    Sample((rnd(rng, 2, 3),)), Sample((rnd(rng, 2, 3), 2)), Sample((rnd(rng, 2, 3), -1)),
+    Sample((rnd(rng, 2, 3), 3, (1, 0))), Sample((rnd(rng, 2, 3, 4), 1, (0, -1))),
+    Sample((rnd(rng, 2, 3), 0)), Sample((rnd(rng, 2, 3), 5)),
+], errors=lambda rng: [ErrorCase((rnd(rng, 3),)), ErrorCase((rnd(rng, 2, 3), 1, (0, 0))),
+                       ErrorCase((rnd(rng, 2, 3), 1, (0,)))])
+op("fliplr", _t("fliplr"), lambda rng: [Sample((rnd(rng, 2, 3),)), Sample((rnd(rng, 2, 3, 4),))],
+   np_ref=np.fliplr, errors=lambda rng: [ErrorCase((rnd(rng, 3),))])
+op("flipud", _t("flipud"), lambda rng: [Sample((rnd(rng, 3),)), Sample((rnd(rng, 2, 3),))],
+   np_ref=np.flipud, errors=lambda rng: [ErrorCase((rnd(rng),))])
+op("diagonal", _t("diagonal"), lambda rng: [
+    Sample((rnd(rng, 3, 4),)), Sample((rnd(rng, 3, 4), 1)), Sample((rnd(rng, 3, 4), -2)),
+    Sample((rnd(rng, 2, 3, 4), 0, 1, 2)), Sample((rnd(rng, 2, 3, 4), 1, -1, 0)),
+    Sample((rnd(rng, 3, 4), 5)), Sample((rnd(rng, 0, 3),)), Sample((ints(rng, 3, 3),)),
+], np_ref=lambda a, offset=0, dim1=0, dim2=1: np.diagonal(a, offset, dim1, dim2),
+   errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), 0, 1, 1)), ErrorCase((rnd(rng, 3),))])
+op("diag", _t("diag"), lambda rng: [
+    Sample((rnd(rng, 3),)), Sample((rnd(rng, 3), 1)), Sample((rnd(rng, 3), -2)),
+    Sample((rnd(rng, 3, 4),)), Sample((rnd(rng, 3, 4), 1)), Sample((rnd(rng, 3, 4), -1)),
+    Sample((rnd(rng, 0),)), Sample((ints(rng, 3),)),
+], np_ref=np.diag, errors=lambda rng: [ErrorCase((rnd(rng, 2, 3, 4),)), ErrorCase((rnd(rng),))])
+op("diag_embed", _t("diag_embed"), lambda rng: [
+    Sample((rnd(rng, 3),)), Sample((rnd(rng, 2, 3),)), Sample((rnd(rng, 2, 3), 1)),
+    Sample((rnd(rng, 2, 3), -1, 0, 2)), Sample((rnd(rng, 2, 3), 0, 1, 0)),
+    Sample((rnd(rng, 2, 0),)), Sample((ints(rng, 2, 2),)),
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3), 0, 1, 1)), ErrorCase((rnd(rng, 3), 0, 0, 3))])
+op("trace", _t("trace"), lambda rng: [
+    Sample((rnd(rng, 3, 3),)), Sample((rnd(rng, 2, 4),)), Sample((rnd(rng, 4, 2),)),
+    Sample((rnd(rng, 0, 3),)), Sample((ints(rng, 3, 3),)),
+], np_ref=np.trace, errors=lambda rng: [ErrorCase((rnd(rng, 3),)), ErrorCase((rnd(rng, 2, 2, 2),))])
+op("movedim", _t("movedim"), lambda rng: [
+    Sample((rnd(rng, 2, 3, 4), 0, 2)), Sample((rnd(rng, 2, 3, 4), (0, 1), (2, 0))),
+    Sample((rnd(rng, 2, 3, 4), -1, 0)), Sample((rnd(rng, 2, 3), 1, 1)),
+    Sample((rnd(rng, 2, 3, 4), [2, 0], [-3, -1])),
+], aliases=("moveaxis",), np_ref=np.moveaxis, errors=lambda rng: [
+    ErrorCase((rnd(rng, 2, 3, 4), (0, 0), (1, 2))), ErrorCase((rnd(rng, 2, 3, 4), (0, 1), (1,))),
+    ErrorCase((rnd(rng, 2, 3), 2, 0)),
+])
+op("repeat_interleave", _t("repeat_interleave"), lambda rng: [
+    Sample((rnd(rng, 2, 3), 2)), Sample((rnd(rng, 2, 3), 2, 0)), Sample((rnd(rng, 2, 3), 3, -1)),
+    Sample((rnd(rng, 2, 3), idx(1, 0, 2), 1)), Sample((rnd(rng, 3), idx(2))),
+    Sample((rnd(rng), 3)), Sample((rnd(rng, 2, 3), 0, 1)),
+    Sample((rnd(rng, 3, 2), idx(2, 0, 1), 0), {"output_size": 3}),
+    Sample((Fixed(np.array([1, 2, 0])),)), Sample((ints(rng, 2, 2), 2, 1)),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 2, 3), -1)), ErrorCase((rnd(rng, 3, 2), idx(1, 2), 0)),
+    ErrorCase((rnd(rng, 3, 2), idx(1, -2, 1), 0)),
+    ErrorCase((rnd(rng, 3, 2), Fixed(np.array([1.0, 2.0, 1.0])), 0)),
+    ErrorCase((rnd(rng, 3, 2), Fixed(np.ones((3, 1), dtype=np.int64)), 0)),
+])
+op("take_along_dim", _t("take_along_dim"), lambda rng: [
+    Sample((rnd(rng, 3, 4), _idx_arr(rng, 4, 3, 1), 1)),
+    Sample((rnd(rng, 3, 4), idx(0, 5, 11, 5))),
+    Sample((rnd(rng, 3, 4), _idx_arr(rng, 3, 2, 1), 0)),
+    Sample((rnd(rng, 3, 4), _idx_arr(rng, 4, 3, 6), -1)),
+    Sample((rnd(rng, 3, 1), _idx_arr(rng, 3, 2, 4), 0)),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), idx(0, 1), 1)),
+    ErrorCase((rnd(rng, 3, 4), Fixed(np.zeros((1, 1))), 1)),
+    ErrorCase((rnd(rng, 3, 4), Fixed(np.zeros((2, 1), dtype=np.int64)), 1)),
+])
+op("einsum", _t("einsum"), lambda rng: [
+    Sample(("ij,jk->ik", rnd(rng, 2, 3), rnd(rng, 3, 4))),
+    Sample(("ij,jk", rnd(rng, 2, 3), rnd(rng, 3, 4))),
+    Sample(("ii", rnd(rng, 3, 3))), Sample(("ii->i", rnd(rng, 3, 3))),
+    Sample(("ij->ji", rnd(rng, 2, 3))), Sample(("ji", rnd(rng, 2, 3))),
+    Sample(("ij->", rnd(rng, 2, 3))), Sample(("iij->j", rnd(rng, 3, 3, 2))),
+    Sample(("bij,bjk->bik", rnd(rng, 2, 3, 4), rnd(rng, 2, 4, 2))),
+    Sample(("...ij,...jk->...ik", rnd(rng, 2, 3, 4), rnd(rng, 4, 5))),
+    Sample(("...ij,jk", rnd(rng, 2, 3, 4), rnd(rng, 4, 5))),
+    Sample(("bij,bjk->bik", rnd(rng, 1, 3, 4), rnd(rng, 2, 4, 2))),
+    Sample(("i,j->ij", rnd(rng, 3), rnd(rng, 4))), Sample(("i,i->", rnd(rng, 3), rnd(rng, 3))),
+    Sample(("ij,kl->", rnd(rng, 2, 2), rnd(rng, 3, 1))),
+    Sample(("ij,jk,kl->il", rnd(rng, 2, 3), rnd(rng, 3, 4), rnd(rng, 4, 2))),
+    Sample(("i,i,i->i", rnd(rng, 3), rnd(rng, 3), rnd(rng, 3))),
+    Sample(("ij,jk->ik", [rnd(rng, 2, 3), rnd(rng, 3, 4)])),
+    Sample(("ij,jk->ik", rnd(rng, 2, 3), NoGrad(rnd(rng, 3, 4)))),
+    Sample(("iji,j->", rnd(rng, 2, 3, 2), rnd(rng, 3))),
+    Sample(("Ab,bA->A", rnd(rng, 2, 3), rnd(rng, 3, 2))), Sample(("...", rnd(rng, 2, 3))),
+    Sample(("i j , j -> i", rnd(rng, 2, 3), rnd(rng, 3))),
+    Sample(("ij->j", ints(rng, 2, 3))), Sample(("ij,jk->ik", rnd(rng, 0, 3), rnd(rng, 3, 2))),
+], grad_fn="EinsumBackward0",
+   grad_fn_note="torch's einsum is a composite (its grad_fn is its last step's: ViewBackward0, "
+                "SumBackward1, MulBackward0, ...); gradsum's is one node",
+   errors=lambda rng: [
+       ErrorCase(("ij,jk->ik", rnd(rng, 2, 3))), ErrorCase(("ij", rnd(rng, 2, 3), rnd(rng, 3))),
+       ErrorCase(("ijk->", rnd(rng, 2, 3))),
+       ErrorCase(("ij,jk->ik", rnd(rng, 2, 3), rnd(rng, 2, 3))),
+       ErrorCase(("ij->k", rnd(rng, 2, 3))), ErrorCase(("ij->ii", rnd(rng, 2, 3))),
+       ErrorCase(("i1->", rnd(rng, 3))), ErrorCase(("ii->i", rnd(rng, 3, 4))),
+       ErrorCase(("...i...->", rnd(rng, 3))), ErrorCase(("i,i->", rnd(rng, 3), ints(rng, 3))),
+   ])
+op("tensordot", _t("tensordot"), lambda rng: [
+    Sample((rnd(rng, 2, 3, 4), rnd(rng, 3, 4, 5))), Sample((rnd(rng, 2, 3), rnd(rng, 3, 4), 1)),
+    Sample((rnd(rng, 2, 3), rnd(rng, 4), 0)),
+    Sample((rnd(rng, 2, 3, 4), rnd(rng, 4, 2, 3), ([1, 2], [2, 0]))),
+    Sample((rnd(rng, 2, 3), rnd(rng, 3, 2), ([-1], [0]))),
+    Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 2, 3)), 2)),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), rnd(rng, 3, 4), ([1], [0]))),
+    ErrorCase((rnd(rng, 3, 4), rnd(rng, 3, 4), ([1], [0, 1]))),
+    ErrorCase((rnd(rng, 3, 4), rnd(rng, 3, 4), -1)), ErrorCase((rnd(rng, 3, 4), rnd(rng, 3), 2)),
+])
+op("kron", _t("kron"), lambda rng: [
+    Sample((rnd(rng, 2, 3), rnd(rng, 2, 2))), Sample((rnd(rng, 3), rnd(rng, 2, 2))),
+    Sample((rnd(rng, 2, 1, 2), rnd(rng, 3, 2))), Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 2)))),
+    Sample((ints(rng, 2), ints(rng, 2, 2))), Sample((rnd(rng, 0, 2), rnd(rng, 2))),
+], np_ref=np.kron)
+op("cross", _t("cross"), lambda rng: [
+    Sample((rnd(rng, 4, 3), rnd(rng, 4, 3)), {"dim": 1}),
+    Sample((rnd(rng, 3, 5), rnd(rng, 3, 5), 0)),
+    Sample((rnd(rng, 1, 3), rnd(rng, 4, 3)), {"dim": -1}),
+    Sample((rnd(rng, 3), rnd(rng, 3)), {"dim": 0}),
+    Sample((rnd(rng, 2, 3), NoGrad(rnd(rng, 2, 3))), {"dim": 1}),
+    Sample((ints(rng, 2, 3), ints(rng, 2, 3)), {"dim": 1}),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), rnd(rng, 3, 4)), {"dim": 1}),
+    ErrorCase((rnd(rng, 2, 3), rnd(rng, 3, 3)), {"dim": 1}, shapes=()),
+])
+op("cdist", _t_cdist, lambda rng: [
+    Sample((rnd(rng, 3, 4), rnd(rng, 2, 4))), Sample((rnd(rng, 3, 4), rnd(rng, 2, 4), 1.0)),
+    Sample((rnd(rng, 3, 2), rnd(rng, 4, 2), 3.0)),
+    Sample((distinct(rng, 3, 2), distinct(rng, 2, 2), float("inf"))),
+    Sample((rnd(rng, 2, 3, 4), rnd(rng, 2, 2, 4))), Sample((rnd(rng, 1, 3, 2), rnd(rng, 2, 2, 2))),
+    Sample((rnd(rng, 3, 2), NoGrad(rnd(rng, 2, 2)))), Sample((rnd(rng, 0, 2), rnd(rng, 2, 2))),
+], grad_fn="CdistBackward0",
+   grad_fn_note="the reference is a twice-differentiable composite (torch's CdistBackward0 "
+                "has no double backward); test_more_ops.py checks the name against torch",
+   errors=lambda rng: [
+       ErrorCase((rnd(rng, 3), rnd(rng, 3))), ErrorCase((rnd(rng, 3, 4), rnd(rng, 2, 5))),
+       ErrorCase((rnd(rng, 3, 2), rnd(rng, 3, 2), -1.0)),
+       ErrorCase((ints(rng, 3, 2), ints(rng, 3, 2))),
+   ])
+op("addmm", _t("addmm"), lambda rng: [
+    Sample((rnd(rng, 2, 4), rnd(rng, 2, 3), rnd(rng, 3, 4))),
+    Sample((rnd(rng, 4), rnd(rng, 2, 3), rnd(rng, 3, 4)), {"beta": 0.5, "alpha": 2}),
+    Sample((rnd(rng), rnd(rng, 2, 3), rnd(rng, 3, 4)), {"alpha": -1.5}),
+    Sample((rnd(rng, 1, 4), rnd(rng, 2, 3), NoGrad(rnd(rng, 3, 4))), {"beta": 0}),
+    Sample((NoGrad(rnd(rng, 2, 4)), rnd(rng, 2, 3), rnd(rng, 3, 4))),
+    Sample((rnd(rng, 2, 4), NoGrad(rnd(rng, 2, 3)), NoGrad(rnd(rng, 3, 4))), {"beta": 3}),
+    Sample((rnd(rng, 2, 4), rnd(rng, 2, 0), rnd(rng, 0, 4))),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), rnd(rng, 3, 4), rnd(rng, 3, 4))),
+    ErrorCase((rnd(rng, 5), rnd(rng, 3, 4), rnd(rng, 4, 4))),
+])
+op("addmv", _t("addmv"), lambda rng: [
+    Sample((rnd(rng, 2), rnd(rng, 2, 3), rnd(rng, 3))),
+    Sample((rnd(rng), rnd(rng, 2, 3), rnd(rng, 3)), {"beta": 2, "alpha": 0.5}),
+    Sample((rnd(rng, 1), NoGrad(rnd(rng, 2, 3)), rnd(rng, 3)), {"beta": 0}),
+    Sample((NoGrad(rnd(rng, 2)), rnd(rng, 2, 3), NoGrad(rnd(rng, 3)))),
+], errors=lambda rng: [ErrorCase((rnd(rng, 3), rnd(rng, 3, 4), rnd(rng, 5)))])
+op("addbmm", _t("addbmm"), lambda rng: [
+    Sample((rnd(rng, 2, 4), rnd(rng, 3, 2, 5), rnd(rng, 3, 5, 4))),
+    Sample((rnd(rng, 4), rnd(rng, 3, 2, 5), rnd(rng, 3, 5, 4)), {"beta": -1, "alpha": 2.5}),
+    Sample((rnd(rng, 2, 4), NoGrad(rnd(rng, 3, 2, 5)), rnd(rng, 3, 5, 4))),
+    Sample((NoGrad(rnd(rng, 2, 4)), rnd(rng, 3, 2, 5), NoGrad(rnd(rng, 3, 5, 4))), {"beta": 0}),
+], errors=lambda rng: [ErrorCase((rnd(rng, 3, 4), rnd(rng, 2, 3, 4), rnd(rng, 2, 3, 4)))])
+op("baddbmm", _t("baddbmm"), lambda rng: [
+    Sample((rnd(rng, 3, 2, 4), rnd(rng, 3, 2, 5), rnd(rng, 3, 5, 4))),
+    Sample((rnd(rng, 2, 4), rnd(rng, 3, 2, 5), rnd(rng, 3, 5, 4)), {"beta": 0.5, "alpha": 3}),
+    Sample((rnd(rng, 1, 1, 4), rnd(rng, 3, 2, 5), NoGrad(rnd(rng, 3, 5, 4))), {"beta": 0}),
+], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3, 4), rnd(rng, 2, 3, 4), rnd(rng, 2, 3, 4)))])
+for _name in ("triu_indices", "tril_indices"):
+    op(_name, _t(_name), lambda rng: [
+        Sample((3, 3)), Sample((3, 4, 1)), Sample((4, 3, -1)), Sample((0, 0)),
+        Sample((3, 5, -7)), Sample((3, 3), {"dtype": DT("int32")}),
+    ], differentiable=False, errors=lambda rng: [ErrorCase((-1, 4)), ErrorCase((3, -2))])
+
+
 # in-place (applied to a non-leaf clone of the first operand) ---------------------------------
 def _inplace_op(name: str, samples: Callable[..., list[Sample]], **kw: Any) -> OpInfo:
     info = OpInfo(name, _g_inplace(name), _t_inplace(name), samples, **kw)

@@ -185,6 +185,7 @@ from gradsum.ops import (
     where,
 )
 from gradsum.ops import bmm, dot, mm, mv
+from gradsum.ops.more import linalg
 from gradsum.ops import mul as multiply
 
 bool = bool_

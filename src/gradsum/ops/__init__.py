@@ -76,6 +76,35 @@ from gradsum.ops.inplace import (
     zero_,
 )
 from gradsum.ops.linalg import *
+from gradsum.ops.more import (
+    addbmm,
+    addmm,
+    addmv,
+    baddbmm,
+    cdist,
+    cross,
+    cummax,
+    cummin,
+    cumprod,
+    diag,
+    diag_embed,
+    diagonal,
+    einsum,
+    fliplr,
+    flipud,
+    kron,
+    linalg,
+    logcumsumexp,
+    movedim,
+    repeat_interleave,
+    roll,
+    rot90,
+    take_along_dim,
+    tensordot,
+    trace,
+    tril_indices,
+    triu_indices,
+)
 from gradsum.ops.reduction import *
 from gradsum.ops.reduction import all, any, max, min, sum
 from gradsum.ops.shape import *
@@ -727,3 +756,22 @@ for _name, _fn in {
     "masked_scatter_": masked_scatter,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+
+
+# -- ops/more.py: Tensor methods (torch.Tensor has no einsum, cdist, tensordot or *_indices) ----
+for _name, _fn in {
+    "cumprod": cumprod, "roll": roll, "diagonal": diagonal, "diag": diag,
+    "diag_embed": diag_embed, "trace": trace, "movedim": movedim, "moveaxis": movedim,
+    "repeat_interleave": repeat_interleave, "kron": kron, "cross": cross,
+    "logcumsumexp": logcumsumexp, "cummax": cummax, "cummin": cummin, "fliplr": fliplr,
+    "flipud": flipud, "rot90": rot90, "take_along_dim": take_along_dim, "addmm": addmm,
+    "addmv": addmv, "addbmm": addbmm, "baddbmm": baddbmm,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "cumprod_": cumprod, "addmm_": addmm, "addmv_": addmv, "addbmm_": addbmm,
+    "baddbmm_": baddbmm,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+_ = (einsum, cdist, tensordot, triu_indices, tril_indices, linalg)
