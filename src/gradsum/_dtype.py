@@ -177,7 +177,7 @@ def _scalar_kind(value: object) -> str:
     if isinstance(value, (builtins_float, xp.floating)):
         return "f"
     if isinstance(value, xp.bool_):
-        return "b"
+        return "f"  # (torch's argument parser reads a NumPy bool as a float)
     raise TypeError(f"unsupported scalar of type {type(value).__name__}")
 
 

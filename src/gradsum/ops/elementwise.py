@@ -55,6 +55,40 @@ def _wrap_int(v: int, dt: Any) -> int:
     return v - (1 << info.bits) if v > info.max else v
 
 
+#: torch's C++ names of the scalar types, as its overflow errors spell them
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def _checked(v: Any, dt: Any) -> Any:
+    """A Python number converted to dtype ``dt`` as torch's checked conversion of a scalar
+    argument (``clamp``'s bounds, ``where``'s and ``pow``'s numbers): RuntimeError when it
+    overflows (c10::overflows: inf fits a float; an unsigned type takes negatives down to
+    ``-max``, wrapped), else the number (an int wrapped to the integer dtype)."""
+    kind = dt.kind
+    if kind == "b" or v.__class__ is bool:
+        return v
+    if kind == "f":
+        fv = float(v)
+        if math.isfinite(fv) and not -xp.finfo(dt).max <= fv <= xp.finfo(dt).max:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without "
+                               f"overflow (value {v}). Use a wider dtype or a smaller number.")
+        return v
+    if v.__class__ is not int:
+        return v
+    info = xp.iinfo(dt)
+    if not (-info.max if info.min == 0 else info.min) <= v <= info.max:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without "
+                           f"overflow (value {v}). Use a wider dtype or a smaller number.")
+    return _wrap_int(v, dt)
+
+
+def _wrapped(v: Any, dt: Any) -> Any:
+    """A Python number converted to float16 unchecked (too large a number is inf)."""
+    with xp.errstate(over="ignore"):
+        return xp.float16(v)
+
+
 def _arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
     """``binary_arrays``, with an out-of-range Python int operand wrapped to the integer
     result dtype (torch's cast) instead of NumPy's OverflowError."""
@@ -93,11 +127,17 @@ def _binary(a: Any, b: Any) -> tuple[Tensor, Any, Any, Any, bool]:
     return a, b, x, y, bt
 
 
+def _array_like(v: Any) -> bool:
+    """Whether a non-tensor operand is an array (a NumPy scalar is a number, as in torch)."""
+    return hasattr(v, "shape") and not isinstance(v, (int, float, xp.generic))
+
+
 def _is_bool(v: Any) -> bool:
-    """Whether an operand is a bool tensor or a Python/NumPy bool (torch wraps it as one)."""
+    """Whether an operand is a bool tensor or a Python bool (torch wraps it as one; a NumPy
+    bool it reads as a float)."""
     if isinstance(v, Tensor):
         return v._array.dtype.kind == "b"
-    return isinstance(v, (bool, xp.bool_))
+    return isinstance(v, bool)
 
 
 def _sub_check(a: Any, b: Any) -> None:
@@ -197,7 +237,9 @@ def _scaled(x: Any, y: Any, alpha: Any) -> Any:
     ``alpha`` is a bool (the sum stays bool), and an int product is wrapped to an integer
     dtype (``uint8_t + (-3) * 2`` wraps, where NumPy raises OverflowError)."""
     kind = x.dtype.kind
-    if isinstance(alpha, (bool, xp.bool_)) and kind != "b":
+    if isinstance(alpha, xp.bool_):
+        alpha = float(alpha)  # (torch reads a NumPy bool as a float)
+    if isinstance(alpha, bool) and kind != "b":
         raise RuntimeError("Boolean alpha only supported for Boolean results. Pass an int or "
                            "a float alpha.")
     if kind in "biu" and isinstance(alpha, (float, xp.floating)):
@@ -269,8 +311,9 @@ def rsub(a: Tensor, b: Any) -> Tensor:
     """``b - a`` for a non-tensor ``b`` (the reflected operator)."""
     if isinstance(b, Tensor):
         return sub(b, a)
-    if not isinstance(b, (int, float)) and hasattr(b, "shape"):
+    if _array_like(b):
         return sub(as_tensor_like(b, a), a)
+    b = scalar_value(b)
     _sub_check(b, a)
     x, y, _ = _arrays(a, b)
     out = y - x
@@ -386,10 +429,13 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
         a = _left(a, b, floating=True)
     x, y, bt = binary_arrays(a, b)
     if x.dtype.kind != "f":
+        # (each operand straight to the default float, as torch's true division: not through
+        # their common integer dtype, which would wrap a 0-d uint8 253 to int8's -3)
         fd = D.get_default_dtype().np
-        x = x.astype(fd)
         if bt:
-            y = y.astype(fd)
+            x, y = a._array.astype(fd), b._array.astype(fd)
+        else:
+            x = x.astype(fd)
     try:
         # (torch divides by zero silently: inf or nan, no warning; a number of magnitude
         # >= 1 can neither divide by zero nor overflow, so it skips the quiet call)
@@ -456,7 +502,7 @@ def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
 
 def rdiv(a: Tensor, b: Any) -> Tensor:
     """``b / a`` for a non-tensor ``b``."""
-    if not isinstance(b, (int, float)) and hasattr(b, "shape"):
+    if _array_like(b):
         return div(as_tensor_like(b, a), a)
     return mul(reciprocal(a), scalar_value(b))
 
@@ -489,6 +535,8 @@ class PowBackward1(Node):
             ga = _sum_to(ga, self.a_shape)
         if self.needs(1):
             zero = F.logical_and(F.eq(a, 0), F.ge(b, 0)).detach()
+            rt = D.result_type(a, b)  # (torch: the log in the operands' promoted dtype)
+            a = a if a.dtype is rt else a.to(rt)
             gb = F.mul(g, F.where(zero, F.zeros_like(out), F.mul(out, F.log(a))))
             gb = _sum_to(gb, self.b_shape)
         return ga, gb
@@ -502,6 +550,10 @@ class PowBackward2(Node):
     def backward(self, g: Tensor) -> Tensor:
         (b, out) = self.saved()
         s = self.base
+        if s.__class__ is bool:  # (torch 2.13 fails on a bool base: an internal assert)
+            raise RuntimeError(
+                "pow(bool, tensor) has no derivative: torch fails here with an internal assert "
+                "('unknown ivalue tag 4'). Pass the base as an int or a float (1 ** t).")
         if s == 0:
             return F.where(F.ge(b, 0).detach(), F.zeros_like(g), F.mul(g, F.mul(out, -math.inf)))
         return F.mul(g, F.mul(out, math.log(s) if s > 0 else math.nan))
@@ -524,7 +576,15 @@ def pow(a: Any, b: Any) -> Tensor:
                 "Integers to negative integer powers are not allowed. Use a float base "
                 "(t.float() ** p)."
             )
-        out = _int_power(x, y) if bt and x.dtype.kind in "iu" else x**y
+        if bt:
+            out = _int_power(x, y) if x.dtype.kind in "iu" else x**y
+        elif x.dtype.itemsize < 4 or x.dtype.kind != "f":
+            out = x ** _checked(y, x.dtype)  # (torch converts the exponent to the dtype)
+        elif y.__class__ is int and not -16777216 <= y <= 16777216:
+            # (torch keeps the exponent in double: an odd 2**40 - 1 stays odd)
+            out = (x.astype(xp.float64) ** y).astype(x.dtype)
+        else:
+            out = x**y
     except ValueError:
         raise broadcast_error(x, y) from None
     if out.dtype != x.dtype:
@@ -558,7 +618,7 @@ def _int_power(x: Any, y: Any) -> Any:
 
 def rpow(a: Tensor, base: Any) -> Tensor:
     """``base ** a`` for a non-tensor ``base``."""
-    if not isinstance(base, (int, float)) and hasattr(base, "shape"):
+    if _array_like(base):
         return pow(as_tensor_like(base, a), a)
     s = scalar_value(base)
     x, sv, _ = _arrays(a, s)
@@ -977,7 +1037,7 @@ def _remainder(x: Any, y: Any) -> Any:
 @register("remainder")
 def remainder(a: Any, b: Any) -> Tensor:
     """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
-    if isinstance(a, (bool, int, float)) and isinstance(b, Tensor):
+    if isinstance(a, (bool, int, float, xp.generic)) and isinstance(b, Tensor):
         # torch's remainder(number, tensor) is the reflected op: no derivative, as ``7 % t``
         return _number_left(b, scalar_value(a), "remainder", _remainder)
     a, b, x, y, bt = _binary(a, b)
@@ -1038,7 +1098,7 @@ def rfloor_divide(a: Tensor, b: Any) -> Tensor:
     """``b // a`` for a non-tensor ``b`` (the reflected operator)."""
     if isinstance(b, Tensor):
         return floor_divide(b, a)
-    if not isinstance(b, (bool, int, float)) and hasattr(b, "shape"):
+    if _array_like(b):
         return floor_divide(as_tensor_like(b, a), a)
     return _number_left(a, scalar_value(b), "floor_divide", xp.floor_divide)
 
@@ -1047,7 +1107,7 @@ def rremainder(a: Tensor, b: Any) -> Tensor:
     """``b % a`` for a non-tensor ``b`` (the reflected operator)."""
     if isinstance(b, Tensor):
         return remainder(b, a)
-    if not isinstance(b, (bool, int, float)) and hasattr(b, "shape"):
+    if _array_like(b):
         return remainder(as_tensor_like(b, a), a)
     return _number_left(a, scalar_value(b), "remainder", _remainder)
 
@@ -1251,6 +1311,9 @@ class ClampBackward1(Node):
 @register("clamp", "clip")
 def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
+    if not isinstance(a, Tensor):
+        raise TypeError(f"clamp(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(a).__name__}. Wrap it with gradsum.tensor().")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -1268,8 +1331,15 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     hi = None if max is None else scalar_value(max)
     if x.dtype.kind != "f":  # integer/bool tensors promote with the bounds, as in torch
         rt = D.result_type(a, *[v for v in (lo, hi) if v is not None]).np
+        if rt.kind == "b":
+            kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else (
+                "clamp_min_scalar_cpu" if hi is None else "clamp_max_scalar_cpu")
+            raise D.not_implemented(kernel, rt, "Convert the tensor with .long() first.")
         if rt != x.dtype:
             x = x.astype(rt)
+    # (torch converts each bound to the dtype, checked: uint8's -3 is 253, 300 an error)
+    lo = None if lo is None else _checked(lo, x.dtype)
+    hi = None if hi is None else _checked(hi, x.dtype)
     out = xp.clip(x, lo, hi)
     if out.dtype != x.dtype:
         out = out.astype(x.dtype)
@@ -1286,6 +1356,8 @@ def _clamp_tensor(a: Tensor, lo: Any, hi: Any) -> Tensor:
     lo = None if lo is None else (lo if isinstance(lo, Tensor) else as_tensor_like(lo, a))
     hi = None if hi is None else (hi if isinstance(hi, Tensor) else as_tensor_like(hi, a))
     rt = D.result_type(*(t for t in (a, lo, hi) if t is not None)).np
+    if rt.kind == "b" and lo is not None and hi is not None:
+        raise D.not_implemented("clamp_cpu", rt, "Convert the tensors with .long() first.")
     x = a._array.astype(rt, copy=False)
     try:
         out = x
@@ -1386,8 +1458,16 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
             f"where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{D.from_numpy_dtype(cond.dtype).name}. Compare first (e.g. mask = t > 0)."
         )
-    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-        a = _make(xp.asarray(a, dtype=D.result_type(a, b).np))
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        # a number takes the result dtype, converted as torch converts it: checked
+        # (``where(c, uint8_t, 300)`` raises, ``where(c, float_t, 1e300)`` too)
+        rt = D.result_type(*(v if isinstance(v, Tensor) else scalar_value(v)
+                             for v in (a, b))).np
+        check = _checked if rt != xp.float16 else _wrapped  # (float16: inf, unchecked)
+        if not isinstance(a, Tensor):
+            a = _make(xp.asarray(check(scalar_value(a), rt), dtype=rt))
+        if not isinstance(b, Tensor):
+            b = _make(xp.asarray(check(scalar_value(b), rt), dtype=rt))
     if not isinstance(a, Tensor):
         a_t = _left(a, b)
         x, y, _ = binary_arrays(a_t, b)

@@ -22,6 +22,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd import _messages
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
@@ -430,11 +431,16 @@ class AddcdivBackward0(Node):
         t1, t2 = self.saved()
         v = self.value
         ga = _sum_to(g, self.shapes[0]) if self.needs(0) else None
+        if self.needs(1) and not t2.dtype.is_floating_point:
+            # (torch's rule divides into tensor2's integer dtype and fails)
+            raise RuntimeError(_messages.cast_inplace(D.get_default_dtype().name, t2.dtype.name,
+                                                      "addcdiv's backward"))
         g1 = _sum_to(F.mul(g, F.div(v, t2)), self.shapes[1]) if self.needs(1) else None
         g2 = None
         if self.needs(2):
-            num = F.mul(F.mul(F.neg(g), v), t1)
-            g2 = _sum_to(F.div(num, F.mul(t2, t2)), self.shapes[2])
+            # (torch's grouping, which sets the dtype each step computes in)
+            g2 = F.mul(F.neg(g), F.div(F.mul(t1, v), F.mul(t2, t2)))
+            g2 = _sum_to(g2, self.shapes[2])
         return ga, g1, g2
 
 
@@ -462,6 +468,9 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         [5.0, 8.5]
     """
     x, t1, t2, v = _addc("addcmul", input, tensor1, tensor2, value)
+    if x.dtype.kind == "b":
+        raise D.not_implemented("addcmul_cpu_out", x.dtype, "Convert the tensors with .long() "
+                                "first.")
     try:
         shape = xp.broadcast_shapes(x.shape, t1.shape, t2.shape)
     except ValueError:
