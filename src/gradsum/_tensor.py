@@ -65,6 +65,11 @@ class Tensor:
     # (node name, output index) of an output of split/chunk/unbind made in grad mode, and of
     # views of it: torch refuses to modify those in place
     _multi_view: tuple[str, int] | None = None
+    # (kind, node name, output index) of a view torch refuses to use once its base changed
+    # (see _messages.view_base_modified): set on outputs of split/chunk/unbind made in grad
+    # mode of a tensor that requires grad, on views made in no_grad mode of such a tensor,
+    # and on grad-mode views of either; mark_view propagates it
+    _view_guard: tuple[str, str | None, int] | None = None
 
     def __init__(self, data: Any = None, *sizes: int, requires_grad: bool = False) -> None:
         if data is None:
@@ -227,7 +232,9 @@ class Tensor:
         """torch refuses to read the history of a view made in no_grad mode (of a tensor that
         requires grad) once it or its base was modified in place."""
         if self._version[0] != self._nograd_view_version:
-            raise RuntimeError(_messages.nograd_view_base_modified())
+            g = self._view_guard
+            raise RuntimeError(_messages.view_base_modified(*g) if g is not None else
+                               _messages.nograd_view_base_modified())
 
     @property
     def output_nr(self) -> int:
@@ -329,6 +336,8 @@ class Tensor:
         """
         if not self.requires_grad:
             raise RuntimeError(_messages.retain_grad_no_grad())
+        if self._nograd_view_version == -1:  # (a stale view that had a grad_fn: ops._core)
+            self._check_nograd_view()
         if self._grad_fn is None or self._retains_grad:
             return
         self._grad_fn._get_hooks().retains[self._output_nr] = weakref.ref(self)
@@ -362,8 +371,19 @@ class Tensor:
 
         if not self.requires_grad:
             raise RuntimeError(_messages.no_hook_without_grad())
-        if self._grad_fn is not None:
-            return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._nograd_view_version is not None:
+            self._check_nograd_view()
+        # torch keeps a tensor's hooks in one dict, attached to the grad_fn it has at the
+        # first registration: later hooks join that node even after an in-place op gave the
+        # tensor a new grad_fn (and a view's grad_fn, regenerated after its version moved,
+        # starts without them: ops._core.stale_views)
+        home = self.__dict__.get("_hook_home")
+        if home is None and self._grad_fn is not None:
+            home = self._hook_home = (self._grad_fn, self._output_nr)
+            if self._base is not None and self._view_fn is not None:
+                self._version.append(weakref.ref(self))
+        if home is not None:
+            return home[0]._add_tensor_hook(home[1], hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)

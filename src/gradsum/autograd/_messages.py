@@ -154,6 +154,30 @@ def nograd_view_base_modified() -> str:
     )
 
 
+def view_base_modified(kind: str, node: str | None, i: int) -> str:
+    """torch's error for using a view whose history it cannot regenerate after its base (or
+    another view of it) was modified in place: ``kind`` is "multi" (an output of
+    split/chunk/unbind, or a view of one), "nograd" (a view made in no_grad mode) or
+    "nograd_of" (a view, made in grad mode, of a view made in no_grad mode)."""
+    if kind == "multi":
+        return (
+            f"Output {i} of {node} is a view and its base or another view of its base has "
+            "been modified inplace. This view is the output of a function that returns "
+            "multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one (or "
+            "clone() the views before the in-place change)."
+        )
+    if kind == "nograd_of":
+        return (
+            f"Output {i} of {node} is a view of a view which was created in no_grad mode and "
+            "its base or another view of its base has been modified inplace with grad mode "
+            "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+            "Create the views with grad mode enabled, or clone() them after the in-place "
+            "change."
+        )
+    return nograd_view_base_modified()
+
+
 def view_of_leaf_inplace(op: str) -> str:
     return (
         "a view of a leaf Variable that requires grad is being used in an in-place "

@@ -46,6 +46,7 @@ def _target_of(t: Tensor) -> tuple[Node | None, int]:
         return t._grad_fn, t._output_nr
     if t._requires_grad:
         if t._nograd_view_version is not None:  # (a view made in no_grad mode: no sink)
+            t._check_nograd_view()  # (torch refuses one whose base changed since)
             return None, 0
         return grad_accumulator(t), 0
     return None, 0
@@ -215,17 +216,25 @@ def run_backward(
             node = _heappop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node.num_outputs
             hooks = node._hooks
+            early = None
             if hooks is not None:
+                if (not accumulate and needed is not None and node in needed
+                        and node in target_nodes and node.__class__ is not AccumulateGrad):
+                    # torch's autograd.grad captures the gradient of a non-leaf input whose
+                    # node must run anyway (it leads to another input) before its tensor
+                    # hooks, which run with the node; otherwise after them
+                    early = list(grads)
                 grads = _run_tensor_hooks(node, hooks, grads, shared)
             if node.__class__ is AccumulateGrad:
                 _sink(node, grads[0], targets, captured, needed, accumulate, create_graph,
                       shared)
                 continue
             if targets:
+                src = grads if early is None else early
                 for nr in range(node.num_outputs):
                     idx = targets.get((node, nr))
                     if idx is not None:
-                        captured[idx] = grads[nr]
+                        captured[idx] = src[nr]
             if needed is not None and node not in needed:
                 continue  # (with no input reachable, e.g. a view made in no_grad mode)
             outs = _apply(node, hooks, grads, shared, retain_graph,

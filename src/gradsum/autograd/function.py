@@ -243,6 +243,10 @@ class Function:
                 o._version = src._version
             elif id(o) in node.dirty:
                 o._version[0] += 1  # torch bumps a tensor marked dirty once more
+                if len(o._version) > 1:  # (views torch no longer regenerates: ops._core)
+                    from gradsum.ops._core import stale_views
+
+                    stale_views(o._version)
             differentiable = record and id(outs[i]) not in node.non_differentiable and (
                 o._array.dtype.kind == "f"
             )

@@ -126,11 +126,13 @@ def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
 
 
 def scalar_value(v: Any) -> Any:
-    """Plain Python number for a Python/NumPy scalar (NumPy scalars would upcast float32)."""
+    """Plain Python number for a Python/NumPy scalar (NumPy scalars would upcast float32).
+    A NumPy bool is a float, as torch's argument parser reads it (``int_t + np.bool_(True)``
+    is float32)."""
     if isinstance(v, (bool, int, float)):
-        return v
+        return v if v.__class__ is not xp.float64 else float(v)
     if isinstance(v, xp.generic):
-        return v.item()
+        return float(v) if isinstance(v, xp.bool_) else v.item()
     raise TypeError(
         f"unsupported operand type {type(v).__name__}: expected a Tensor or a number"
     )
@@ -158,11 +160,12 @@ def binary_arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
             return x, y, True
         rt = D.result_type(a, b).np
         return (x if x.dtype == rt else x.astype(rt)), (y if y.dtype == rt else y.astype(rt)), True
-    if not isinstance(b, (float, int)):
+    cls = b.__class__
+    if cls is not float and cls is not int and cls is not bool:
         if hasattr(b, "shape") and not isinstance(b, xp.generic):
             t = as_tensor_like(b, a)
             return binary_arrays(a, t)
-        b = scalar_value(b)
+        b = scalar_value(b)  # (NumPy scalars: a Python number, as torch wraps them)
     kind = x.dtype.kind
     if kind == "f":
         return x, b, False
@@ -215,14 +218,19 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
             out._view_fn = None
         else:
             out._view_fn = lambda r, _p=prev, _f=view_fn: _f(_p(r))
-    mv = base._multi_view
-    if mv is not None and _state.enabled:  # (a view of an output of split/unbind)
-        out._multi_view = (type(out._grad_fn).__name__.split("Backward")[0], 0)
+    g = base._view_guard
+    if g is not None and _state.enabled and out._grad_fn is not None:
+        # (a view of an output of split/unbind, or of a view made in no_grad mode)
+        name = type(out._grad_fn).__name__.split("Backward")[0]
+        if g[0] == "multi":
+            out._multi_view = (name, 0)
+        guard_view(out, "multi" if g[0] == "multi" else "nograd_of", name, 0)
     if not _state.enabled and (base._requires_grad or base._grad_fn is not None):
         # torch: a view made in no_grad mode of a tensor that requires grad requires grad
         # too, but is a leaf no gradient reaches (edge() gives it none)
         out._requires_grad = True
         out._nograd_view_version = out._version[0]
+        out._view_guard = ("nograd", None, 0)
     if _state.enabled and out._view_fn is not None:
         views = root.__dict__.get("_views")
         if views is None:
@@ -231,6 +239,69 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
             views[:] = [r for r in views if r() is not None]  # (prune dead views as it grows)
         views.append(_weakref(out))
     return out
+
+
+def guard_view(v: Tensor, kind: str, node: str, output_nr: int) -> None:
+    """Note "Views torch cannot regenerate": torch regenerates a view's grad_fn lazily once
+    the version counter it shares with its base moved, and refuses to for an output of
+    split/chunk/unbind (``kind`` "multi") or a grad-mode view of a view made in no_grad mode
+    ("nograd_of"): reading its grad_fn or is_leaf, or using it in a recorded op, raises from
+    then on. gradsum registers such a view (weakly) in the version counter itself (the list
+    every alias shares, detached ones too); the next in-place bump (``stale_views``) turns it
+    into a leaf-like tensor with the no_grad view's check (``Tensor._check_nograd_view``), so
+    the hot paths (record/edge) pay nothing."""
+    v._view_guard = (kind, node, output_nr)
+    ver = v._version
+    n = len(ver)
+    if n >= 65 and (n - 1) & (n - 2) == 0:  # (prune dead views as the list grows)
+        ver[1:] = [r for r in ver[1:] if r() is not None]
+    ver.append(_weakref(v))
+
+
+def stale_views(ver: list[Any]) -> None:
+    """After an in-place bump of version counter ``ver``: its guarded views (see
+    :func:`guard_view`) can no longer be used in grad mode, as in torch; its views with
+    tensor hooks get a new grad_fn (see ``Tensor.register_hook``: torch regenerates a view's
+    grad_fn once the version moved, and the hooks stay with the old node)."""
+    refs = ver[1:]
+    del ver[1:]
+    for r in refs:
+        v = r()
+        if v is None:
+            continue
+        if v._view_guard is not None and v._view_guard[0] != "nograd":
+            v._grad_fn = None  # (a retain_grad stays with the old node, as in torch)
+            v._output_nr = 0
+            v._requires_grad = True
+            v._nograd_view_version = -1  # (never the version again: every check raises)
+        elif v._nograd_view_version is None and v._view_fn is not None:
+            prev = _state.enabled
+            _state.enabled = True
+            try:
+                nv = v._view_fn(v._base)
+            finally:
+                _state.enabled = prev
+            set_history(v, nv._grad_fn, nv._output_nr)
+            ver.append(r)
+
+
+def set_history(t: Tensor, fn: Node | None, output_nr: int, rebase: bool = False) -> None:
+    """Give ``t`` a new grad_fn (an in-place op, a regenerated view); a retain_grad moves
+    with it to the new node, as torch's. ``rebase`` (an in-place op on ``t`` or through a
+    view of it): torch also drops the tensor's hook dict, so the next register_hook starts
+    one on the new node (see ``Tensor.register_hook``)."""
+    if rebase and "_hook_home" in t.__dict__:
+        del t.__dict__["_hook_home"]
+    if t._retains_grad:
+        old = t._grad_fn
+        if old is not None and old._hooks is not None:
+            old._hooks.retains.pop(t._output_nr, None)
+        if fn is not None:
+            fn._get_hooks().retains[output_nr] = _weakref(t)
+        else:
+            t._retains_grad = False
+    t._grad_fn = fn
+    t._output_nr = output_nr
 
 
 def float_dtype_for(a: Tensor) -> Any:

@@ -30,20 +30,62 @@ from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops._core import OPS, _make, edge, record, register, scalar_value
-from gradsum.ops.shape import _convert_key, expand_ellipsis, index_target, split_key
+from gradsum.ops._core import (
+    OPS,
+    _make,
+    edge,
+    record,
+    register,
+    scalar_value,
+    set_history,
+    stale_views,
+)
+from gradsum.ops.shape import (
+    _convert_key,
+    _empty_result,
+    expand_ellipsis,
+    index_target,
+    split_key,
+)
+
+
+def _bump(ver: list[Any]) -> None:
+    """One in-place write: the version counter moves; views torch would no longer regenerate
+    go stale (note "Views torch cannot regenerate" in ``ops._core.guard_view``)."""
+    ver[0] += 1
+    if len(ver) > 1:
+        stale_views(ver)
+
+
+def _target(self: Tensor, name: str) -> Any:
+    """A writable alias of a read-only (expanded) buffer, or torch's error when elements of
+    it share memory: torch checks that (``assert_no_internal_overlap``) for most in-place
+    ops, not for fill_/zero_; an expand that only adds dimensions of size 1 shares none."""
+    dst = self._array
+    if dst.flags.writeable:
+        return dst
+    if name in ("fill_", "zero_") or not any(
+            st == 0 and n > 1 for st, n in zip(dst.strides, dst.shape)):
+        w = _writable(dst)
+        if w is not None:
+            return w
+    raise RuntimeError(
+        "unsupported operation: more than one element of the written-to tensor refers to a "
+        f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
+        "before performing the operation."
+    )
 
 
 def _check_leaf(self: Tensor, name: str) -> None:
     if not _state.enabled:
         return
+    mv = self._multi_view
+    if mv is not None:
+        raise RuntimeError(_messages.multi_view_inplace(name, *mv))
     if self._grad_fn is None and self._requires_grad:
         if self._nograd_view_version is not None:
             raise RuntimeError(_messages.nograd_view_inplace(name))
         raise RuntimeError(_messages.leaf_inplace(name))
-    mv = self._multi_view
-    if mv is not None:
-        raise RuntimeError(_messages.multi_view_inplace(name, *mv))
     base = self._base
     if base is not None and base._grad_fn is None and base._requires_grad:
         raise RuntimeError(_messages.view_of_leaf_inplace(name))
@@ -58,6 +100,40 @@ def _recording(self: Tensor, *others: Any) -> bool:
     if base is not None and base.requires_grad:
         return True
     return any(isinstance(o, Tensor) and o.requires_grad for o in others)
+
+
+def _dense(a: Any) -> bool:
+    """torch's ``is_non_overlapping_and_dense``: the elements tile one block of memory."""
+    expect = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != expect:
+            return False
+        expect *= n
+    return True
+
+
+def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> None:
+    """torch's ``assert_no_partial_overlap`` (``full_too``: ``assert_no_overlap``, as
+    index_put_'s) between the written array ``dst`` and an input ``src``: both dense (else
+    torch finds it too hard and lets it pass), their memory ranges intersect, and they are not
+    the very same elements with the same strides."""
+    if (src is dst and not full_too) or (src is not dst and src.base is None
+                                         and dst.base is None):  # (decided here: the
+        return                                                   # common case)
+    if not src.size or not dst.size or not (_dense(dst) and _dense(src)):
+        return
+    a0 = dst.__array_interface__["data"][0]
+    b0 = src.__array_interface__["data"][0]
+    a1, b1 = a0 + dst.nbytes, b0 + src.nbytes
+    if not (a0 < b1 and b0 < a1):
+        return
+    if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor "
+        f"refer to a single memory location ({name}). Please clone() the tensor before "
+        "performing the operation."
+    )
 
 
 def _check_cast(self: Tensor, other: Any, name: str) -> None:
@@ -80,13 +156,9 @@ def _write(self: Tensor, arr: Any, name: str) -> None:
                 "out-of-place op."
             )
     if not dst.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
-            "before performing the operation."
-        )
+        dst = _target(self, name)
     xp.copyto(dst, arr, casting="unsafe")
-    self._version[0] += 1
+    _bump(self._version)
 
 
 class CopySlices(Node):
@@ -132,7 +204,7 @@ def put_view_region(g: Tensor, r: Tensor, view_fn: Callable[[Tensor], Tensor]) -
         region = view_fn(_make(out))
     finally:
         _state.enabled = prev
-    region._array[...] = r._array
+    _target(region, "copy_")[...] = r._array  # (torch refuses an expanded view region)
     if not (_state.enabled and (g.requires_grad or r.requires_grad)):
         return _make(out)
     node = PutViewRegionBackward0()
@@ -156,7 +228,7 @@ def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
         region = view_fn(_make(out))
     finally:
         _state.enabled = prev
-    region._array[...] = 0
+    _target(region, "copy_")[...] = 0
     if not (_state.enabled and g.requires_grad):
         return _make(out)
     node = ZeroViewRegionBackward0()
@@ -170,7 +242,9 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     old = Tensor._make(self._array.copy(), self._requires_grad, self._grad_fn, self._output_nr)
     base = self._base
     through_view = base is not None and self._view_fn is not None
-    if base is not None and self._view_fn is None and base.requires_grad:
+    if base is not None and self._view_fn is None:
+        # (torch: a view made in no_grad mode, or an output of split/unbind of a tensor that
+        # does not require grad, refuses a recorded write even when its base needs no grad)
         raise RuntimeError(
             f"A view was created in no_grad mode and is being modified inplace with grad mode "
             f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
@@ -198,19 +272,16 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
         else:
             cs._next = (base_edge, *node._next[1:])
             cs._saved = node._saved  # (the same SavedTensor objects: one release frees both)
-        base._grad_fn = cs
-        base._output_nr = 0
+        set_history(base, cs, 0, True)
         prev = _state.enabled
         _state.enabled = True
         try:
             nv = self._view_fn(base)
         finally:
             _state.enabled = prev
-        self._grad_fn = nv._grad_fn
-        self._output_nr = nv._output_nr
+        set_history(self, nv._grad_fn, nv._output_nr, True)
     else:
-        self._grad_fn = node
-        self._output_nr = res._output_nr
+        set_history(self, node, res._output_nr, True)
     refresh_views(base if through_view else self, self)
     return self
 
@@ -231,11 +302,11 @@ def refresh_views(root: Tensor, done: Tensor) -> None:
     try:
         for ref in list(views):
             v = ref()
-            if v is None or v is done or v._view_fn is None:
+            if v is None or v is done or v._view_fn is None or (
+                    v._nograd_view_version is not None):  # (stale: see ops._core.guard_view)
                 continue
             nv = v._view_fn(root)
-            v._grad_fn = nv._grad_fn
-            v._output_nr = nv._output_nr
+            set_history(v, nv._grad_fn, nv._output_nr)
     finally:
         _state.enabled = prev
 
@@ -254,6 +325,8 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
         if name == "sub_":
             F.elementwise._sub_check(self, other)  # (bool operands: torch's error)
         _check_cast(self, other, name)  # result_type ranks 0-d tensors below dimensioned ones
+        if isinstance(other, Tensor):
+            _check_overlap(self._array, other._array, name)
         if _recording(self, other):
             if alpha != 1:
                 return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other)
@@ -263,7 +336,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             y = y * alpha
         dst = self._array
         if not dst.flags.writeable:
-            _write(self, dst, name)
+            dst = _target(self, name)
         try:
             if name == "div_" and dst.dtype.kind != "f":
                 raise RuntimeError(_messages.cast_inplace("float32", self.dtype.name, name))
@@ -276,7 +349,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
                 f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
                 "out-of-place op."
             ) from None
-        self._version[0] += 1
+        _bump(self._version)
         return self
 
     method.__name__ = name
@@ -355,11 +428,12 @@ def fill_(self: Tensor, value: Any) -> Tensor:
             return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
                                  value)
         return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward2))
-    if not self._array.flags.writeable:
-        _write(self, self._array, "fill_")
+    arr = self._array
+    if not arr.flags.writeable:  # (an expanded tensor: torch fills it all the same)
+        arr = _target(self, "fill_")
     v = value._array if isinstance(value, Tensor) else value
-    self._array[...] = v
-    self._version[0] += 1
+    arr[...] = v
+    _bump(self._version)
     return self
 
 
@@ -399,6 +473,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     _check_leaf(self, "copy_")
     if not isinstance(src, Tensor):
         src = _make(xp.asarray(src))
+    _check_overlap(self._array, src._array, "copy_")
     if _recording(self, src):
         return apply_inplace(self, "copy_", lambda old: _copy_from(old, src), src)
     _write(self, xp.broadcast_to(src._array, self._array.shape)
@@ -426,7 +501,7 @@ def _is_basic(key: tuple[Any, ...]) -> bool:
 def _zero_index(g: Tensor, key: tuple[Any, ...]) -> Tensor:
     mask = xp.zeros(g._array.shape, dtype=bool)
     arr, k = index_target(mask, key)
-    arr[k] = True
+    _put(arr, k, True)
     return F.where(_make(mask), F.zeros_like(g), g)
 
 
@@ -438,7 +513,7 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     v = value._array if isinstance(value, Tensor) else _other_array(a, value)
     arr, kk = index_target(out, k)
     try:
-        arr[kk] = v
+        _put(arr, kk, v)
     except ValueError as e:
         raise RuntimeError(
             f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
@@ -454,6 +529,16 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     return record(node, (a, vt), out)
 
 
+def _put(arr: Any, kk: tuple[Any, ...], v: Any) -> None:
+    """``arr[kk] = v``; an out-of-range index naming no element (an empty region) writes
+    nothing, as torch's kernel, which checks indices as it writes."""
+    try:
+        arr[kk] = v
+    except IndexError:
+        if _empty_result(arr, kk) is None:
+            raise
+
+
 def _is_noop_key(k: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
     """Whether torch's slicing step returns the tensor itself for basic key ``k`` (only
     Ellipsis and slices it skips: start 0, step 1, stop at least the size)."""
@@ -462,8 +547,8 @@ def _is_noop_key(k: tuple[Any, ...], shape: tuple[int, ...]) -> bool:
     for kk in k:
         if kk is Ellipsis:
             dim = len(shape) - (consumed - dim)
-        elif (not isinstance(kk, slice) or kk.start not in (None, 0) or kk.step not in (None, 1)
-              or (kk.stop is not None and kk.stop < shape[dim])):
+        elif (not isinstance(kk, slice) or dim >= len(shape) or kk.start not in (None, 0)
+              or kk.step not in (None, 1) or (kk.stop is not None and kk.stop < shape[dim])):
             return False
         else:
             dim += 1
@@ -481,7 +566,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     # (a leaf that requires grad is refused only once the tensor written into is known: a
     # view of it, or the leaf itself, as torch's two messages tell apart)
     if _recording(self, value):
-        k, advanced = _convert_key(key)
+        k, advanced = _convert_key(key, self._array.shape)
         if advanced:
             k = expand_ellipsis(k, self._array.ndim)
             basic, rest = split_key(k, always=True)  # type: ignore[misc]
@@ -489,6 +574,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
                 setitem_(F.getitem(self, basic), rest, value)
                 return
             _check_leaf(self, "__setitem__")
+            _check_index_put_overlap(self._array, k, value)
             apply_inplace(self, "__setitem__", lambda old: index_put(old, k, value), value)
             return
         dst = self if _is_noop_key(k, self._array.shape) else F.getitem(self, key)
@@ -500,19 +586,61 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
         else:
             copy_(dst, value)
         return
-    k, _ = _convert_key(key)
+    k, advanced = _convert_key(key, self._array.shape)
     v = value._array if isinstance(value, Tensor) else value
-    if not self._array.flags.writeable:
-        _write(self, self._array, "__setitem__")
-    arr, kk = index_target(self._array, k)
+    x = self._array
+    if advanced:
+        ek = expand_ellipsis(k, x.ndim)
+        basic, _ = split_key(ek, always=True)  # type: ignore[misc]
+        _check_index_put_overlap(x if _is_noop_key(basic, x.shape) else x[basic], ek, value)
+    elif isinstance(value, Tensor):
+        dst = x[k] if Ellipsis in k else x[(*k, Ellipsis)]  # (a 0-d view for ints)
+        if dst.shape == v.shape:  # (torch: copy_; a 0-d value fills, a smaller one broadcasts)
+            _check_overlap(dst, v, "copy_")
+    if not x.flags.writeable:  # (an expanded tensor: torch checks the written elements)
+        if not advanced:
+            dst = x[k]
+            if isinstance(dst, xp.ndarray) and any(
+                    st == 0 and n > 1 for st, n in zip(dst.strides, dst.shape)):
+                _write(self, x, "__setitem__")
+        x = _writable(x)
+        if x is None:
+            _write(self, self._array, "__setitem__")
+    arr, kk = index_target(x, k)
     try:
-        arr[kk] = v
+        _put(arr, kk, v)
     except ValueError as e:
         raise RuntimeError(
             f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
             f"indexing result of shape {list(arr[kk].shape)} ({e})"
         ) from None
-    self._version[0] += 1
+    _bump(self._version)
+
+
+def _check_index_put_overlap(target: Any, k: tuple[Any, ...], value: Any) -> None:
+    """torch's index_put_ refuses a value tensor sharing memory with the tensor written
+    (after the basic part of the key), unless it becomes a masked_fill (one mask, a one-element
+    value: torch drops its leading 1-dims first)."""
+    if not isinstance(value, Tensor):
+        return
+    v = value._array
+    if v.size == 1 and sum(1 for kk in k if isinstance(kk, xp.ndarray)) == 1 and any(
+            isinstance(kk, xp.ndarray) and kk.dtype.kind == "b" for kk in k):
+        return
+    _check_overlap(target, v, "index_put_", full_too=True)
+
+
+def _writable(a: Any) -> Any:
+    """A writable alias of array ``a`` (an expanded view NumPy made read-only), or None."""
+    b = a
+    while not b.flags.writeable:
+        b = b.base
+        if not isinstance(b, xp.ndarray):
+            return None
+    if not b.flags.c_contiguous:
+        return None
+    off = a.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    return xp.ndarray(a.shape, a.dtype, buffer=b, offset=off, strides=a.strides)
 
 
 #: fills torch implements for floating dtypes only: its kernel name (None: its own message)
@@ -648,15 +776,14 @@ def _restride(self: Tensor, name: str, fwd: Callable[[Tensor], Tensor],
     _check_leaf(self, name)
     if not _state.enabled:  # (torch keeps the grad_fn: only the metadata changes)
         self._array = fwd(Tensor._make(self._array))._array
-        self._version[0] += 1
+        _bump(self._version)
         return self
     old = Tensor._make(self._array, self._requires_grad, self._grad_fn, self._output_nr)
     res = make(old)
     self._array = res._array
-    self._version[0] += 1
+    _bump(self._version)
     if res._grad_fn is not None:
-        self._grad_fn = res._grad_fn
-        self._output_nr = res._output_nr
+        set_history(self, res._grad_fn, res._output_nr, True)
     prev = self._view_fn
     if self._base is not None and prev is not None:
         self._view_fn = lambda r, _p=prev: fwd(_p(r))

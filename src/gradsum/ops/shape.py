@@ -29,6 +29,7 @@ from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
     broadcast_view,
+    guard_view,
     index_range,
     mark_view,
     needs_grad,
@@ -81,6 +82,13 @@ def _sum_leading(x: Any, lead: int) -> Any:
     return out.reshape(tail) if len(tail) != 1 else out
 
 
+def _prod(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Sum ``a`` down to ``shape`` (the reverse of broadcasting): the one unbroadcast helper."""
     x = a._array
@@ -99,8 +107,14 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
     )
     out = x.sum(axis=axes, keepdims=True) if axes else x
-    if lead:
-        out = out.reshape(shape)
+    if lead > 0:
+        out = out.reshape(-1) if out.size != _prod(shape) else out.reshape(shape)
+    if out.shape != tuple(shape):  # (torch's engine refuses a gradient that shape cannot
+        raise RuntimeError(        # be broadcast to, e.g. after an unsqueeze_ in no_grad mode)
+            f"Function returned an invalid gradient - got {list(xs)} but expected shape "
+            f"compatible with {list(shape)}: the gradient must be {list(shape)} or "
+            "broadcast from it."
+        )
     if not needs_grad(a):
         return _make(out)
     node = SumToBackward0()
@@ -408,8 +422,9 @@ def contiguous(a: Tensor) -> Tensor:
 
 
 # -- indexing ----------------------------------------------------------------------------------
-def _convert_key(key: Any) -> tuple[Any, bool]:
-    """Backend index for a torch-style key; also says whether it is advanced indexing."""
+def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, bool]:
+    """Backend index for a torch-style key; also says whether it is advanced indexing.
+    ``shape`` (of the tensor indexed): errors torch finds before a negative slice step."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
@@ -447,12 +462,40 @@ def _convert_key(key: Any) -> tuple[Any, bool]:
             advanced = True
         else:
             if isinstance(k, slice) and k.step is not None and k.step <= 0:
+                if shape is not None:
+                    _check_before_step(key, out, shape)
                 raise ValueError(
                     f"step must be greater than zero (got slice step {k.step}): gradsum, like "
                     "torch, has no negative strides. Use flip() to reverse."
                 )
             out.append(k)
     return tuple(out), advanced
+
+
+def _check_before_step(key: tuple[Any, ...], done: list[Any], shape: tuple[int, ...]) -> None:
+    """torch counts the dimensions a whole key indexes, then applies its items in order, so
+    "too many indices" and an out-of-range int before a negative-step slice raise first."""
+    used = 0
+    for k in key:
+        if isinstance(k, Tensor):
+            used += k._array.ndim if k._array.dtype.kind == "b" else 1
+        elif isinstance(k, (list, tuple, xp.ndarray)):
+            arr = xp.asarray(k)
+            used += arr.ndim if arr.dtype.kind == "b" else 1
+        elif k is not None and k is not Ellipsis and not isinstance(k, bool):
+            used += 1
+    if used > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {used})")
+    if not builtins.any(kk is Ellipsis for kk in done):
+        _check_bounds(_Shape(shape),  # (what _check_bounds reads of an array)
+                      tuple(kk for kk in done if not isinstance(kk, (xp.ndarray, bool))))
+
+
+class _Shape:
+    __slots__ = ("ndim", "shape")
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape, self.ndim = shape, len(shape)
 
 
 def split_key(k: tuple[Any, ...], always: bool = False
@@ -592,7 +635,7 @@ def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> I
 
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
-    k, advanced = _convert_key(key)
+    k, advanced = _convert_key(key, a._array.shape)
     if advanced:
         k = expand_ellipsis(k, a._array.ndim)
         parts = split_key(k)
@@ -604,7 +647,9 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     except IndexError as e:
         if not advanced:
             _check_bounds(x, k)
-        raise IndexError(f"{e} (tensor of shape {tuple(x.shape)})") from None
+        out = _empty_result(x, k)  # (torch checks no index when the result is empty)
+        if out is None:
+            raise IndexError(f"{e} (tensor of shape {tuple(x.shape)})") from None
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
         if not advanced:
@@ -628,6 +673,32 @@ def getitem(a: Tensor, key: Any) -> Tensor:
     if is_view:
         return mark_view(t, a, lambda b: getitem(b, key))
     return t
+
+
+def _empty_result(x: Any, k: tuple[Any, ...]) -> Any:
+    """``x[k]`` when it is empty although an index of ``k`` is out of range (torch's kernel
+    checks indices as it reads, so an empty result raises nothing), else None. An index into
+    a dimension of size 0 still raises."""
+    clipped = []
+    dim = 0
+    for kk in k:
+        if isinstance(kk, xp.ndarray) and kk.dtype.kind in "iu":
+            n = x.shape[dim] if dim < x.ndim else 0
+            if not n:
+                return None
+            clipped.append(xp.clip(kk, -n, n - 1))
+            dim += 1
+        else:
+            clipped.append(kk)  # (the key's Ellipsis is spelled out already)
+            if isinstance(kk, xp.ndarray):  # (a mask)
+                dim += kk.ndim
+            elif kk is not None and not isinstance(kk, bool):
+                dim += 1
+    try:
+        out = x[tuple(clipped)]
+    except IndexError:
+        return None
+    return out if out.size == 0 else None
 
 
 class IndexGradBackward0(Node):
@@ -741,7 +812,9 @@ def index_grad(g: Tensor, key: Any, shape: tuple[int, ...]) -> Tensor:
     ga = g._array
     out = xp.zeros(shape, dtype=ga.dtype)
     k0 = key[0] if len(key) == 1 else None
-    if isinstance(k0, xp.ndarray) and k0.dtype.kind in "iu" and k0.ndim >= 1:
+    if not ga.size:  # (an empty result: nothing to scatter, its indices unchecked by torch)
+        pass
+    elif isinstance(k0, xp.ndarray) and k0.dtype.kind in "iu" and k0.ndim >= 1:
         add_rows_at(out, k0.reshape(-1), ga.reshape((-1,) + tuple(shape[1:])), zeros=True)
     elif builtins.any(isinstance(kk, xp.ndarray) and kk.dtype.kind != "b" for kk in key):
         xp.add.at(out, key, ga)
@@ -1158,7 +1231,8 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(narrow(a, d, start, s))
         start += s
-    return _multi_views(tuple(out), a, "Split")
+    return _multi_views(tuple(out), a,
+                        "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
 
 
 def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str) -> tuple[Tensor, ...]:
@@ -1167,6 +1241,11 @@ def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str) -> tuple[Tensor,
     if _state.enabled and a.requires_grad:
         for i, o in enumerate(out):
             o._multi_view = (node, i)
+            if o._grad_fn is not None:
+                guard_view(o, "multi", node, i)
+    elif _state.enabled:  # (torch: no grad_fn, so "created in no_grad mode": a recorded
+        for o in out:     # write into one raises, see ops.inplace.apply_inplace)
+            o._view_fn = None
     return out
 
 
