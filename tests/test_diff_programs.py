@@ -835,10 +835,7 @@ def check_seed(seed: int, allow_known: bool = True) -> str | None:
 
 
 #: seeds of the default run that hit a known gap no phrase above identifies
-KNOWN_SEEDS: dict[int, str] = {
-    254: "threshold_backward (relu's backward) does not require grad when only relu's "
-         "result does (ops/elementwise.py: torch records ThresholdBackwardBackward0)",
-}
+KNOWN_SEEDS: dict[int, str] = {}
 
 
 def _sweep(seeds: range) -> None:
@@ -1198,5 +1195,17 @@ def test_a_gradient_of_the_wrong_shape_is_a_runtime_error() -> None:
             y.unsqueeze_(1)
         y[::2, :] = m.ones(2, 1, 4)
         log.append(_outcome(lambda: (y * m.ones(4, 1, 4)).sum().backward()))
+
+    _same_run(program)
+
+
+def test_relu_double_backward_records_for_the_result_alone() -> None:
+    def program(m: Any, log: list[Any]) -> None:
+        x = m.tensor([1.0, -1.0, 2.0], requires_grad=True)
+        (g,) = m.autograd.grad(m.relu(x).sum(), x, create_graph=True)
+        log.append(g.requires_grad)
+        log.append(type(g.grad_fn).__name__)
+        g.sum().backward()
+        log.append(x.grad.tolist())
 
     _same_run(program)

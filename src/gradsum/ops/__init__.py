@@ -775,3 +775,20 @@ for _name, _fn in {
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 _ = (einsum, cdist, tensordot, triu_indices, tril_indices, linalg)
+
+# -- in-place forms of the integer/bitwise/logical ops, and the augmented operators torch has
+for _name, _fn in {
+    "floor_divide_": floor_divide, "remainder_": remainder, "bitwise_and_": bitwise_and,
+    "bitwise_or_": bitwise_or, "bitwise_xor_": bitwise_xor,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False, check_cast=True,
+                                        elementwise=True))
+for _name, _fn in {
+    "logical_and_": logical_and, "logical_or_": logical_or, "logical_xor_": logical_xor,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+for _name, _method in {
+    "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_",
+    "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
+}.items():
+    setattr(Tensor, _name, getattr(Tensor, _method))

@@ -1126,9 +1126,12 @@ class ThresholdBackwardBackward0(Node):
 
     __slots__ = ("threshold",)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, None]:
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
         (y,) = self.saved()
-        return threshold_backward(gg, y, self.threshold), None
+        # (the mask is piecewise constant in y: torch sends y a zero gradient, not none)
+        d_y = F.zeros_like(gg) if self._next[1][0] is not None else None
+        d_g = threshold_backward(gg, y, self.threshold) if self._next[0][0] is not None else None
+        return d_g, d_y
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
@@ -1138,7 +1141,7 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     t = ga * (~(y._array <= threshold)).astype(ga.dtype)  # (faster than a bool operand)
     if t.__class__ is not _ndarray:
         t = xp.asarray(t)
-    if not _state.enabled or not _rg(g):
+    if not _state.enabled or not (_rg(g) or _rg(y)):  # (torch records for y alone too)
         return _make(t)
     node = ThresholdBackwardBackward0()
     node.threshold = threshold

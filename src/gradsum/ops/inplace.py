@@ -142,19 +142,24 @@ def _check_cast(self: Tensor, other: Any, name: str) -> None:
         raise RuntimeError(_messages.cast_inplace(rt.name, self.dtype.name, name))
 
 
-def _write(self: Tensor, arr: Any, name: str) -> None:
-    dst = self._array
-    if arr.shape != dst.shape:
+def _check_out_shape(dst_shape: tuple[int, ...], shape: tuple[int, ...], name: str) -> None:
+    """An in-place result of ``shape`` must fit the tensor (broadcasting may not grow it)."""
+    if shape != dst_shape:
         try:
-            bshape = xp.broadcast_shapes(arr.shape, dst.shape)
+            bshape = xp.broadcast_shapes(shape, dst_shape)
         except ValueError:
-            bshape = arr.shape
-        if bshape != dst.shape:
+            bshape = shape
+        if bshape != dst_shape:
             raise RuntimeError(
-                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
+                f"output with shape {list(dst_shape)} doesn't match the broadcast shape "
                 f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
                 "out-of-place op."
             )
+
+
+def _write(self: Tensor, arr: Any, name: str) -> None:
+    dst = self._array
+    _check_out_shape(dst.shape, arr.shape, name)
     if not dst.flags.writeable:
         dst = _target(self, name)
     xp.copyto(dst, arr, casting="unsafe")
@@ -333,7 +338,13 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             return apply_inplace(self, name, lambda old: op(old, other), other)
         y = _other_array(self, other)
         if alpha != 1:
-            y = y * alpha
+            if y.__class__ is xp.ndarray:  # (alpha * other in the result dtype, as torch)
+                rt = D.result_type(self, other).np
+                y = (y if y.dtype == rt else y.astype(rt)) * alpha
+            else:
+                y = y * alpha
+        if y.__class__ is int and self._array.dtype.kind in "iu":
+            y = F.elementwise._wrap_int(y, self._array.dtype)  # (torch wraps: uint8 += 300)
         dst = self._array
         if not dst.flags.writeable:
             dst = _target(self, name)
@@ -682,15 +693,22 @@ exponential_ = _random_fill("exponential_")
 random_ = _random_fill("random_")
 
 
-def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True
-                ) -> Callable[..., Tensor]:
+def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
+                check_cast: bool = False, elementwise: bool = False) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
     in-place op: the tensor's grad_fn becomes the op's node). A result that ``t``'s dtype
     cannot hold (``int_tensor.sqrt_()``) raises before anything is written. ``registered``:
-    list it in ``OPS`` (False for a Tensor method whose out-of-place op is a composite)."""
+    list it in ``OPS`` (False for a Tensor method whose out-of-place op is a composite).
+    ``check_cast``: the op's result dtype is the operands' promoted dtype, checked against
+    ``t``'s before the op runs (torch's order for the binary in-place ops). ``elementwise``:
+    the first argument broadcasts against ``t``, and the output shape is checked first."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_leaf(self, name)
+        if elementwise and args and isinstance(args[0], Tensor):  # (torch's order)
+            _check_out_shape(self._array.shape, args[0]._array.shape, name)
+        if check_cast and args:
+            _check_cast(self, args[0], name)
 
         def fn(old: Tensor) -> Tensor:
             res = op(old, *args, **kwargs)
@@ -728,7 +746,7 @@ round_ = _op_inplace("round_", F.round)
 trunc_ = _op_inplace("trunc_", F.trunc)
 reciprocal_ = _op_inplace("reciprocal_", F.reciprocal)
 erf_ = _op_inplace("erf_", F.erf)
-pow_ = _op_inplace("pow_", F.pow)
+pow_ = _op_inplace("pow_", F.pow, elementwise=True)
 clamp_ = _op_inplace("clamp_", F.clamp)
 OPS["clip_"] = clamp_
 
