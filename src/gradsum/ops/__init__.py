@@ -93,7 +93,6 @@ from gradsum.ops.more import (
     fliplr,
     flipud,
     kron,
-    linalg,
     logcumsumexp,
     movedim,
     repeat_interleave,
@@ -774,7 +773,7 @@ for _name, _fn in {
     "baddbmm_": baddbmm,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
-_ = (einsum, cdist, tensordot, triu_indices, tril_indices, linalg)
+_ = (einsum, cdist, tensordot, triu_indices, tril_indices)
 
 # -- in-place forms of the integer/bitwise/logical ops, and the augmented operators torch has
 for _name, _fn in {
