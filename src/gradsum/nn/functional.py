@@ -4,7 +4,9 @@ Everything here is built from gradsum's primitives (so double backward works), e
 primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im`` for
 convolution (:mod:`gradsum.nn._conv`), the elementwise binary cross entropy (torch's clamped
 gradient formula) and ``nll_loss`` (one ``NllLossBackward0`` node, like torch's, whose rule is
-the primitive ``_nll_backward``; that one's rule is ``nll_loss`` again).
+the primitive ``_nll_backward``; that one's rule is ``nll_loss`` again), and batch / group
+normalisation (:mod:`gradsum.nn._norm`: ``NativeBatchNormBackward0``,
+``NativeGroupNormBackward0``, like torch's).
 
 Example:
     >>> import gradsum
@@ -32,6 +34,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.nn import _conv
+from gradsum.nn._norm import batch_norm, group_norm, instance_norm
 from gradsum.nn._pad import pad
 from gradsum.nn._pool import (
     adaptive_avg_pool2d,
@@ -49,18 +52,18 @@ _min_reduce = xp.minimum.reduce
 _max_reduce = xp.maximum.reduce
 
 __all__ = [
-    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu", "conv2d",
     "cosine_embedding_loss", "cosine_similarity", "cross_entropy", "dropout", "elu",
-    "embedding", "fold", "gaussian_nll_loss", "gelu", "glu", "hardshrink", "hardsigmoid",
-    "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss", "kl_div", "l1_loss",
-    "layer_norm", "leaky_relu", "linear", "log_softmax", "logsigmoid", "margin_ranking_loss",
-    "max_pool1d", "max_pool2d", "mish", "mse_loss", "multi_margin_loss",
-    "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss", "normalize",
-    "one_hot", "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu", "relu6",
-    "rrelu", "selu", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss", "softmax",
-    "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink", "threshold",
-    "triplet_margin_loss", "unfold",
+    "embedding", "fold", "gaussian_nll_loss", "gelu", "glu", "group_norm", "hardshrink",
+    "hardsigmoid", "hardswish", "hardtanh", "hinge_embedding_loss", "huber_loss",
+    "instance_norm", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax",
+    "logsigmoid", "margin_ranking_loss", "max_pool1d", "max_pool2d", "mish", "mse_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss", "nll_loss",
+    "normalize", "one_hot", "pad", "pairwise_distance", "poisson_nll_loss", "prelu", "relu",
+    "relu6", "rrelu", "selu", "sigmoid", "silu", "smooth_l1_loss", "soft_margin_loss",
+    "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+    "threshold", "triplet_margin_loss", "unfold",
 ]
 
 

@@ -1,6 +1,6 @@
-"""Layers with parameters (``Linear``, ``Embedding``, ``LayerNorm``, ``Conv2d``) and the
-shape/regularisation modules ``Dropout``, ``Identity``, ``Flatten``, ``Unflatten``, with torch's
-default initialisation.
+"""Layers with parameters (``Linear``, ``Embedding``, ``LayerNorm``, ``Conv2d``, the batch,
+instance and group norms) and the shape/regularisation modules ``Dropout``, ``Identity``,
+``Flatten``, ``Unflatten``, with torch's default initialisation.
 
 Example:
     >>> import gradsum
@@ -14,6 +14,8 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 from gradsum import _creation
@@ -547,3 +549,337 @@ class CosineSimilarity(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+# -- batch / instance / group normalisation ----------------------------------------------------
+def _local_version(state_dict: Mapping[str, Any], prefix: str) -> int | None:
+    """The checkpoint's ``_metadata`` version for the module at ``prefix`` (None if unknown:
+    no metadata, as in a plain dict or, here, below the top-level module)."""
+    metadata = getattr(state_dict, "_metadata", None)
+    if not isinstance(metadata, Mapping):
+        return None
+    local = metadata.get(prefix[:-1], {})
+    return local.get("version") if isinstance(local, Mapping) else None
+
+
+class _NormBase(Module):
+    """Common state of the batch and instance norms: ``weight`` / ``bias`` (ones / zeros)
+    when ``affine``, and the buffers ``running_mean`` (zeros), ``running_var`` (ones) and
+    ``num_batches_tracked`` (int64 0) when ``track_running_stats`` (else registered as None)."""
+
+    _version = 2  # (version 2 added num_batches_tracked: older checkpoints load without it)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device: Any = None,
+                 dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(_empty(num_features, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_empty(num_features, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
+            self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
+            self.register_buffer("num_batches_tracked", _creation.tensor(0, dtype=D.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, no batches tracked."""
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+    def _plan_load(self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
+                   unexpected: list[str], errors: list[str],
+                   actions: list[tuple[Module, str, Any, Any]]) -> None:
+        # torch's _NormBase._load_from_state_dict: a checkpoint from before version 2 may lack
+        # num_batches_tracked; the module keeps its own (the caller's mapping is not changed)
+        version = _local_version(state_dict, prefix)
+        key = prefix + "num_batches_tracked"
+        if ((version is None or version < 2) and self.track_running_stats
+                and key not in state_dict):
+            state_dict = dict(state_dict)
+            nbt = self.num_batches_tracked
+            state_dict[key] = nbt if nbt is not None else _creation.tensor(0, dtype=D.int64)
+        super()._plan_load(state_dict, prefix, missing, unexpected, errors, actions)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        tracking = (self.training and self.track_running_stats
+                    and self.num_batches_tracked is not None)
+        if tracking and self.momentum is None:  # cumulative moving average
+            factor = 1.0 / float(int(self.num_batches_tracked.item()) + 1)
+        # batch statistics in training, and in evaluation when there are no running ones
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        use_buffers = not self.training or self.track_running_stats
+        out = F.batch_norm(
+            input, self.running_mean if use_buffers else None,
+            self.running_var if use_buffers else None, self.weight, self.bias, bn_training,
+            factor, self.eps,
+        )
+        if tracking:  # (counted once the batch went through: a failed call changes nothing)
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+        return out
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs over the batch (and length):
+    ``(x - mean) / sqrt(var + eps) * weight + bias`` per channel.
+
+    Training uses the batch statistics (biased variance) and updates ``running_mean`` /
+    ``running_var`` with ``momentum`` and the unbiased batch variance (``momentum=None``: a
+    cumulative average over ``num_batches_tracked`` batches); evaluation uses the running
+    statistics (the batch's when ``track_running_stats=False``).
+
+    Example:
+        >>> import gradsum
+        >>> bn = gradsum.nn.BatchNorm1d(2)
+        >>> bn
+        BatchNorm1d(2, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+        >>> y = bn(gradsum.tensor([[1.0, 2.0], [3.0, 6.0]]))
+        >>> [round(v, 4) for v in bn.running_mean.tolist()], bn.num_batches_tracked.item()
+        ([0.2, 0.4], 1)
+        >>> list(bn.state_dict())
+        ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of ``(N, C, H, W)`` inputs per channel (see :class:`BatchNorm1d`).
+
+    Example:
+        >>> import gradsum
+        >>> bn = gradsum.nn.BatchNorm2d(3)
+        >>> bn
+        BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+        >>> bn(gradsum.randn(4, 3, 5, 5)).shape
+        (4, 3, 5, 5)
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim != 4:
+            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of ``(N, C, D, H, W)`` inputs per channel (see
+    :class:`BatchNorm1d`).
+
+    Example:
+        >>> import gradsum
+        >>> bn = gradsum.nn.BatchNorm3d(2, momentum=None).eval()
+        >>> bn(gradsum.ones(1, 2, 2, 2, 2)).shape
+        (1, 2, 2, 2, 2)
+    """
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim != 5:
+            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def _get_no_batch_dim(self) -> int:
+        raise NotImplementedError
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:
+        return F.instance_norm(
+            input, self.running_mean, self.running_var, self.weight, self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0, self.eps,
+        )
+
+    def _plan_load(self, state_dict: Mapping[str, Any], prefix: str, missing: list[str],
+                   unexpected: list[str], errors: list[str],
+                   actions: list[tuple[Module, str, Any, Any]]) -> None:
+        # torch: checkpoints from before 0.4 stored running stats that are no longer tracked
+        if _local_version(state_dict, prefix) is None and not self.track_running_stats:
+            keys = [prefix + n for n in ("running_mean", "running_var")
+                    if prefix + n in state_dict]
+            if keys:
+                klass = type(self).__name__
+                errors.append(
+                    "Unexpected running stats buffer(s) {names} for {klass} with "
+                    "track_running_stats=False. If state_dict is a checkpoint saved before "
+                    "0.4.0, this may be expected because {klass} does not track running stats "
+                    "by default since 0.4.0. Please remove these keys from state_dict. If the "
+                    "running stats are actually needed, instead set track_running_stats=True "
+                    "in {klass} to enable them. See the documentation of {klass} for "
+                    "details.".format(names=" and ".join(f'"{k}"' for k in keys), klass=klass)
+                )
+                state_dict = {k: v for k, v in state_dict.items() if k not in keys}
+        super()._plan_load(state_dict, prefix, missing, unexpected, errors, actions)
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._check_input_dim(input)
+        feature_dim = input.ndim - self._get_no_batch_dim()
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"expected input's size at dim={feature_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.shape[feature_dim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can "
+                "silence this warning by not passing in num_features, which is not used "
+                "because affine=False",
+                stacklevel=2,
+            )
+        if input.ndim == self._get_no_batch_dim():
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, L)`` (or unbatched ``(C, L)``) inputs: each
+    channel of each sample normalised over its length. No affine parameters and no running
+    statistics by default (``affine=False``, ``track_running_stats=False``).
+
+    Example:
+        >>> import gradsum
+        >>> m = gradsum.nn.InstanceNorm1d(2)
+        >>> m  # doctest: +NORMALIZE_WHITESPACE
+        InstanceNorm1d(2, eps=1e-05, momentum=0.1, affine=False, bias=False,
+                       track_running_stats=False)
+        >>> [round(v, 3) for v in m(gradsum.tensor([[1.0, 3.0], [0.0, 4.0]]))[0].tolist()]
+        [-1.0, 1.0]
+    """
+
+    def _get_no_batch_dim(self) -> int:
+        return 2
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) inputs (see
+    :class:`InstanceNorm1d`).
+
+    Example:
+        >>> import gradsum
+        >>> m = gradsum.nn.InstanceNorm2d(3, affine=True)
+        >>> m(gradsum.randn(2, 3, 4, 4)).shape
+        (2, 3, 4, 4)
+    """
+
+    def _get_no_batch_dim(self) -> int:
+        return 3
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``) inputs
+    (see :class:`InstanceNorm1d`).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.InstanceNorm3d(2)(gradsum.randn(1, 2, 2, 2, 2)).shape
+        (1, 2, 2, 2, 2)
+    """
+
+    def _get_no_batch_dim(self) -> int:
+        return 4
+
+    def _check_input_dim(self, input: Tensor) -> None:
+        if input.ndim not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.ndim}D input)")
+
+
+class GroupNorm(Module):
+    """Group normalisation: the ``num_channels`` channels are split into ``num_groups``
+    groups, each sample's group normalised over its channels and spatial positions, then a
+    per-channel ``weight`` and ``bias`` (ones and zeros) when ``affine``.
+
+    Example:
+        >>> import gradsum
+        >>> gn = gradsum.nn.GroupNorm(2, 4)
+        >>> gn
+        GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)
+        >>> gn(gradsum.randn(3, 4, 5)).shape
+        (3, 4, 5)
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: Any = None, dtype: D.dtype | None = None, *,
+                 bias: bool = True) -> None:
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError(
+                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(_empty(num_channels, dtype=dtype))
+            if bias:
+                self.bias = Parameter(_empty(num_channels, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")

@@ -1,0 +1,406 @@
+"""Batch, group and instance normalisation: ``F.batch_norm``, ``F.group_norm`` and
+``F.instance_norm`` with torch's semantics.
+
+Batch and group norm are primitives with one node each, named like torch's
+(``NativeBatchNormBackward0``, ``NativeGroupNormBackward0``). Both normalise ``x`` viewed in a
+"statistics shape" over some of its axes (batch norm: the input itself over every axis but the
+channels; group norm: ``(N, G, C // G * spatial)`` over the last axis), then apply a
+per-channel ``weight`` and ``bias``. Their one backward rule (:func:`_norm_backward`) is
+written in gradsum ops: under ``create_graph=True`` it recomputes the batch statistics from the
+saved input with differentiable ops, so double backward is the autograd of that rule (no
+second hand-written copy). ``instance_norm`` is torch's composition: batch norm of the input
+viewed as ``(1, N * C, ...)`` with the affine parameters and running statistics repeated
+``N`` times, its output viewed back (``grad_fn`` ``ViewBackward0``, like torch's).
+
+Statistics of float32 inputs are accumulated in float64, as torch's CPU kernels do, and the
+running statistics are updated with the unbiased batch variance,
+``running = momentum * batch + (1 - momentum) * running``.
+
+Example:
+    >>> import gradsum
+    >>> import gradsum.nn.functional as F
+    >>> x = gradsum.tensor([[1.0, 2.0], [3.0, 6.0]], requires_grad=True)
+    >>> rm, rv = gradsum.zeros(2), gradsum.ones(2)
+    >>> y = F.batch_norm(x, rm, rv, training=True)
+    >>> [[round(v, 4) for v in row] for row in y.tolist()]
+    [[-1.0, -1.0], [1.0, 1.0]]
+    >>> y.grad_fn.name()
+    'NativeBatchNormBackward0'
+    >>> [round(v, 4) for v in rm.tolist()], [round(v, 4) for v in rv.tolist()]
+    ([0.2, 0.4], [1.1, 1.7])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradsum.ops as ops
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
+from gradsum.autograd.graph import Node
+from gradsum.ops._core import _make, needs_grad, record
+
+__all__ = ["batch_norm", "group_norm", "instance_norm"]
+
+
+# -- the primitive -----------------------------------------------------------------------------
+class _NormPlan:
+    """What a normalisation node's backward needs besides the saved input and weight."""
+
+    __slots__ = ("aff_axes", "aff_shape", "axes", "b_shape", "eps", "in_shape", "invstd",
+                 "mean", "stat_shape", "training", "w_shape")
+
+    def __init__(self, in_shape: tuple[int, ...], stat_shape: tuple[int, ...],
+                 axes: tuple[int, ...], eps: float, training: bool) -> None:
+        self.in_shape, self.stat_shape, self.axes = in_shape, stat_shape, axes
+        self.eps, self.training = eps, training
+        nd = len(in_shape)
+        #: per-channel parameters broadcast over the input as (1, C, 1, ...)
+        self.aff_shape = (1, in_shape[1]) + (1,) * (nd - 2)
+        self.aff_axes = (0,) + tuple(range(2, nd))
+        self.w_shape: tuple[int, ...] = ()
+        self.b_shape: tuple[int, ...] = ()
+        self.mean: Any = None  # statistics in stat_shape (keepdims), in the input's dtype
+        self.invstd: Any = None
+
+
+class _NativeNormBackward(Node):
+    """Shared rule of the normalisation nodes: inputs ``(input, weight, bias)``."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        x, w = self.saved()
+        assert x is not None
+        return _norm_backward(g, x, w, self.plan, self.needs(0), self.needs(1), self.needs(2))
+
+
+class NativeBatchNormBackward0(_NativeNormBackward):
+    """``batch_norm`` (training and evaluation), torch's node name."""
+
+    __slots__ = ()
+
+
+class NativeGroupNormBackward0(_NativeNormBackward):
+    """``group_norm``, torch's node name."""
+
+    __slots__ = ()
+
+
+def _reshape(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    return t if tuple(t.shape) == shape else ops.reshape(t, shape)
+
+
+def _norm_backward(g: Tensor, x: Tensor, w: Tensor | None, plan: _NormPlan, nx: bool,
+                   nw: bool, nb: bool) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """Gradients of ``xhat * w + b`` (``xhat = (x - mean) * invstd`` in the statistics shape)
+    for ``(input, weight, bias)``, in gradsum ops. With batch statistics the input gradient is
+    ``invstd * (gy - mean(gy) - xhat * mean(gy * xhat))`` for ``gy = g * w``; when recording
+    (``create_graph=True``) the statistics are recomputed from ``x`` so that the rule is
+    differentiable in ``x`` too; otherwise the forward's saved statistics are used."""
+    axes = plan.axes
+    xs = _reshape(x, plan.stat_shape)
+    if plan.training and is_grad_enabled() and needs_grad(x):
+        mean = ops.mean(xs, axes, keepdim=True)
+        xc = ops.sub(xs, mean)
+        invstd = ops.rsqrt(ops.add(ops.mean(ops.mul(xc, xc), axes, keepdim=True), plan.eps))
+    else:
+        xc = ops.sub(xs, _make(plan.mean))
+        invstd = _make(plan.invstd)
+    xhat = ops.mul(xc, invstd)
+    gx = gw = gb = None
+    if nw:
+        gw = ops.sum(ops.mul(g, _reshape(xhat, plan.in_shape)), plan.aff_axes)
+        gw = _reshape(gw, plan.w_shape)
+    if nb:
+        gb = _reshape(ops.sum(g, plan.aff_axes), plan.b_shape)
+    if nx:
+        gy = g if w is None else ops.mul(g, _reshape(w, plan.aff_shape))
+        gy = _reshape(gy, plan.stat_shape)
+        if plan.training:
+            gy = ops.sub(ops.sub(gy, ops.mean(gy, axes, keepdim=True)),
+                         ops.mul(xhat, ops.mean(ops.mul(gy, xhat), axes, keepdim=True)))
+        gx = _reshape(ops.mul(gy, invstd), plan.in_shape)
+    return gx, gw, gb
+
+
+def _acc(a: Any) -> Any:
+    """float64 view of the data for accumulating statistics (torch's CPU ``acc_type``)."""
+    return a if a.dtype == xp.float64 else a.astype(xp.float64)
+
+
+def _normalize(node: _NativeNormBackward, x: Tensor, w: Tensor | None, b: Tensor | None,
+               plan: _NormPlan) -> Tensor:
+    """The forward ``(x - mean) * invstd * w + b`` from ``plan``'s statistics, recorded."""
+    xa = x._array
+    dt = xa.dtype
+    with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        out = ((xa.reshape(plan.stat_shape) - plan.mean) * plan.invstd).reshape(plan.in_shape)
+        if w is not None:
+            out = out * w._array.reshape(plan.aff_shape)
+        if b is not None:
+            out = out + b._array.reshape(plan.aff_shape)
+    out = out.astype(dt, copy=False)
+    if not needs_grad(x, w, b):
+        return _make(out)
+    plan.w_shape = () if w is None else tuple(w.shape)
+    plan.b_shape = () if b is None else tuple(b.shape)
+    node.plan = plan
+    res = record(node, (x, w, b), out)
+    node.save(x, w)
+    return res
+
+
+def _batch_stats(xs: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any, Any, int]:
+    """``(mean, invstd, var_sum, n)`` over ``axes`` (keepdims), accumulated in float64."""
+    a = _acc(xs)
+    n = 1
+    for ax in axes:
+        n *= xs.shape[ax]
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        mean = a.sum(axis=axes, keepdims=True) / n
+        xc = a - mean
+        var_sum = (xc * xc).sum(axis=axes, keepdims=True)
+        invstd = 1.0 / xp.sqrt(var_sum / n + eps)
+    return mean, invstd, var_sum, n
+
+
+# -- checks ------------------------------------------------------------------------------------
+def _torch_name(dtype: Any) -> str:
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(dtype.name, dtype.name)
+
+
+def _check_dtypes(kernel: str, input: Tensor, *params: Tensor | None) -> None:
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
+            "with .float()"
+        )
+    for p in params:
+        if p is not None and p.dtype != input.dtype:
+            if input.dtype.name == "float32":
+                raise RuntimeError(
+                    "mixed dtype (CPU): expect parameter to have scalar type of Float: got "
+                    f"{p.dtype.name}; convert the parameters and running statistics with "
+                    ".float()"
+                )
+            raise RuntimeError(
+                "mixed dtype (CPU): all inputs must share same datatype. Got input "
+                f"{input.dtype.name} and a parameter or running statistic of {p.dtype.name}; "
+                "convert them to the input's dtype"
+            )
+
+
+def _verify_batch_size(size: list[int]) -> None:
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {_size(size)}"
+        )
+
+
+def _size(size: Any) -> str:
+    return f"torch.Size({list(size)})" if isinstance(size, tuple) else str(list(size))
+
+
+def _check_features(name: str, c: int, t: Tensor | None) -> None:
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+# -- batch norm --------------------------------------------------------------------------------
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) of ``input`` (``(N, C)``, ``(N, C, L)``,
+    ``(N, C, H, W)`` or ``(N, C, D, H, W)``) by its mean and biased variance over the batch
+    and spatial dims (``training=True``) or by ``running_mean`` / ``running_var``
+    (``training=False``), then scale by ``weight`` and shift by ``bias``.
+
+    In training, ``running_mean`` and ``running_var`` (if given) are updated in place with
+    ``momentum`` and the *unbiased* batch variance. ``grad_fn`` is
+    ``NativeBatchNormBackward0`` in both modes, like torch's.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.tensor([[0.0, 1.0], [2.0, 5.0]])
+        >>> F.batch_norm(x, gradsum.tensor([1.0, 1.0]), gradsum.tensor([4.0, 4.0]), eps=0.0)
+        tensor([[-0.5000,  0.0000],
+                [ 0.5000,  2.0000]])
+    """
+    if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(
+            "batch_norm(): argument 'momentum' (position 7) must be float, not "
+            f"{type(momentum).__name__}: pass a number (the module's momentum=None means a "
+            "cumulative average, computed by the module)"
+        )
+    size = tuple(input.shape)
+    if training:
+        if not size:
+            raise IndexError("list index out of range: batch_norm needs an (N, C, ...) input")
+        _verify_batch_size(list(size))
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return _native_batch_norm(input, running_mean, running_var, weight, bias, training,
+                              float(momentum), float(eps))
+
+
+def _native_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                       weight: Tensor | None, bias: Tensor | None, training: bool,
+                       momentum: float, eps: float) -> Tensor:
+    """torch's ``at::batch_norm`` (no Python-level checks; also instance norm's): the
+    native checks, then the statistics, the running update and the recorded forward."""
+    size = tuple(input.shape)
+    _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
+    if input.numel() == 0 and input.ndim >= 2:  # torch: a clone, scaled by weight[0] etc.
+        out = ops.clone(input)
+        if weight is not None:
+            out = ops.mul(out, ops.reshape(weight, (-1,))[0])
+        if bias is not None:
+            out = ops.add(out, ops.reshape(bias, (-1,))[0])
+        return out
+    c = size[1] if len(size) >= 2 else 0
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None and not training:
+            raise RuntimeError(
+                f"{name} must be defined in evaluation mode: pass the running statistics or "
+                "training=True"
+            )
+        _check_features(name, c, t)
+    _check_features("weight", c, weight)
+    _check_features("bias", c, bias)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(
+            "running_mean and running_var must either both be None or neither be None"
+        )
+    if len(size) < 2:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+            f"batch_norm needs an (N, C, ...) input, got shape {list(size)}"
+        )
+    plan = _NormPlan(size, size, (0,) + tuple(range(2, len(size))), eps, training)
+    dt = input._array.dtype
+    if training:
+        mean, invstd, var_sum, n = _batch_stats(input._array, plan.axes, eps)
+        if running_mean is not None and running_var is not None:
+            # (torch's kernel writes the buffers directly: their versions do not change)
+            rm, rv = running_mean._array, running_var._array
+            bm = mean.reshape(rm.shape)
+            with xp.errstate(invalid="ignore", divide="ignore"):
+                unbiased = (var_sum / (n - 1)).reshape(rv.shape)
+            rm[...] = (momentum * bm + (1.0 - momentum) * _acc(rm)).astype(rm.dtype)
+            rv[...] = (momentum * unbiased + (1.0 - momentum) * _acc(rv)).astype(rv.dtype)
+    else:
+        assert running_mean is not None and running_var is not None
+        mean = running_mean._array.reshape(plan.aff_shape)
+        with xp.errstate(invalid="ignore", divide="ignore"):
+            invstd = 1.0 / xp.sqrt(_acc(running_var._array).reshape(plan.aff_shape) + eps)
+    plan.mean = mean.astype(dt, copy=False)
+    plan.invstd = invstd.astype(dt, copy=False)
+    return _normalize(NativeBatchNormBackward0(), input, weight, bias, plan)
+
+
+# -- group norm --------------------------------------------------------------------------------
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Split the channels (dim 1) of an ``(N, C, *)`` input into ``num_groups`` groups and
+    normalise each sample's group by its mean and biased variance, then apply the
+    per-channel ``weight`` and ``bias``. ``grad_fn`` is ``NativeGroupNormBackward0``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.tensor([[1.0, 3.0, 0.0, 4.0]])
+        >>> F.group_norm(x, 2, eps=0.0)
+        tensor([[-1.,  1., -1.,  1.]])
+    """
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
+        )
+    size = tuple(input.shape)
+    if num_groups == 0:
+        raise ZeroDivisionError("integer division or modulo by zero: num_groups must be > 0")
+    _verify_batch_size([size[0] * size[1] // num_groups, num_groups, *size[2:]])
+    n, c = size[0], size[1]
+    if num_groups < 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+    if c % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(size)} and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(t.shape)} and input of shape {list(size)}"
+            )
+    _check_dtypes("GroupNormKernelImpl", input, weight, bias)
+    m = c // num_groups
+    for s in size[2:]:
+        m *= s
+    plan = _NormPlan(size, (n, num_groups, m), (2,), float(eps), True)
+    mean, invstd, _, _ = _batch_stats(input._array.reshape(plan.stat_shape), (2,), eps)
+    dt = input._array.dtype
+    plan.mean = mean.astype(dt, copy=False)
+    plan.invstd = invstd.astype(dt, copy=False)
+    return _normalize(NativeGroupNormBackward0(), input, weight, bias, plan)
+
+
+# -- instance norm -----------------------------------------------------------------------------
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample of an ``(N, C, *)`` input over its spatial dims
+    (``use_input_stats=True``) or by the running statistics, then apply ``weight`` and
+    ``bias``. Torch's composition: batch norm of the input viewed as ``(1, N * C, *)``, so
+    ``grad_fn`` is ``ViewBackward0``; the running statistics (if given) are updated with the
+    batch average of the per-instance statistics.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.tensor([[[1.0, 3.0], [2.0, 6.0]]])
+        >>> F.instance_norm(x, eps=0.0)
+        tensor([[[-1.,  1.],
+                 [-1.,  1.]]])
+    """
+    size = tuple(input.shape)
+    if use_input_stats:
+        prod = 1
+        for s in size[2:]:
+            prod *= s
+        if prod == 1:
+            raise ValueError(
+                f"Expected more than 1 spatial element when training, got input size "
+                f"{_size(size)}"
+            )
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    n, c = size[0], size[1]
+    shape = (1, n * c) + size[2:]
+
+    def rep(t: Tensor | None) -> Tensor | None:
+        return None if t is None else ops.repeat(t, n)
+
+    with no_grad():
+        rm_, rv_ = rep(running_mean), rep(running_var)
+    out = _native_batch_norm(ops.reshape(input, shape), rm_, rv_, rep(weight), rep(bias),
+                             use_input_stats, float(momentum), float(eps))
+    with no_grad():
+        if running_mean is not None and rm_ is not None:
+            running_mean.copy_(ops.mean(ops.reshape(rm_, (n, c)), 0))
+        if running_var is not None and rv_ is not None:
+            running_var.copy_(ops.mean(ops.reshape(rv_, (n, c)), 0))
+    return ops.reshape(out, size)
