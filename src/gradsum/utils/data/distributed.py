@@ -15,8 +15,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from gradsum.utils.data.sampler import Sampler
 
-class DistributedSampler:
+
+class DistributedSampler(Sampler[int]):
     """Indices of the part of a dataset that this rank reads, torch's padding rules included.
 
     Every epoch the indices ``0 .. len-1`` are permuted (``shuffle=True``) with a generator
@@ -27,7 +29,8 @@ class DistributedSampler:
     together cover the dataset (plus the padding repeats).
 
     The permutation comes from gradsum's generator, so it differs from torch's for the same
-    seed; the padding, striding and lengths are torch's.
+    seed; the padding, striding and lengths are torch's. Pass it as a ``DataLoader``'s
+    ``sampler=`` (without ``shuffle``) to read this rank's share in batches.
 
     Args:
         dataset: a sized dataset, or its length as an int.
