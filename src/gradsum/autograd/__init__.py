@@ -38,6 +38,7 @@ __all__ = [
     "GradcheckError",
     "backward",
     "enable_grad",
+    "functional",
     "grad",
     "gradcheck",
     "gradgradcheck",
@@ -48,6 +49,14 @@ __all__ = [
     "once_differentiable",
     "set_grad_enabled",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "functional":  # (imported on first use: it needs gradsum.Tensor)
+        import importlib
+
+        return importlib.import_module("gradsum.autograd.functional")
+    raise AttributeError(f"module 'gradsum.autograd' has no attribute {name!r}")
 
 
 #: non-empty once ``backward(create_graph=True)`` has warned about the reference cycle

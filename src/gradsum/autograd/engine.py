@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
 from gradsum.autograd import _messages
+from gradsum.autograd.function import BackwardCFunction
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator, run_post_acc_hooks
 
@@ -381,14 +382,18 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(_checked_node_hook_result(hook, tuple(grads), r, shared))
-    if len(grads) == 1:
+    if isinstance(node, BackwardCFunction):
+        # torch runs a user Function's backward even when no gradient arrived (it
+        # materializes zeros itself, see BackwardCFunction.backward)
+        outs = node.backward(*grads)
+    elif len(grads) == 1:
         g0 = grads[0]
         outs = node.backward(g0) if g0 is not None else (None,) * len(node._next)
     elif all(g is None for g in grads):
         outs = (None,) * len(node._next)
+    elif any(g is None for g in grads):  # (post hooks still see the None entries, as torch)
+        outs = node.backward(*node._materialize(grads))  # type: ignore[attr-defined]
     else:
-        if any(g is None for g in grads):
-            grads = node._materialize(grads)  # type: ignore[attr-defined]
         outs = node.backward(*grads)
     if outs.__class__ is not tuple:
         outs = (outs,)

@@ -124,10 +124,10 @@ class BackwardCFunction(Node):
             return None
         if meta is False:  # forward's argument i is not a tensor: only None fits
             raise RuntimeError(_messages.grad_for_non_tensor(self.name(), i))
-        if meta is None:  # (a tensor that needs no gradient: the value is dropped)
-            if not isinstance(g, Tensor):
+        if meta is None:  # (a tensor that needs no gradient: no edge takes the value, but
+            if not isinstance(g, Tensor):  # torch's post hooks of this node still see it)
                 raise RuntimeError(_messages.function_grad_not_tensor(self.name(), i, g))
-            return None
+            return g
         if not isinstance(g, Tensor):
             raise RuntimeError(_messages.function_grad_not_tensor(self.name(), i, g))
         shape, dt = meta

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import itertools
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.function import Function
+from gradsum.autograd.grad_mode import _state, no_grad
 from gradsum.autograd.graph import RemovableHandle
 from gradsum.nn.parameter import Parameter
 
@@ -79,6 +81,231 @@ class _Hook:
         self.always_call = always_call
 
 
+class _ModuleHookHandle(RemovableHandle):
+    """A module hook's handle: removing the last hook puts the module back on the plain
+    ``forward`` path of :meth:`Module.__call__`."""
+
+    __slots__ = ("_module_ref",)
+
+    def __init__(self, hooks: list[Any], hook: Any, module: Module | None) -> None:
+        super().__init__(hooks, hook)
+        self._module_ref = weakref.ref(module) if module is not None else None
+
+    def remove(self) -> None:
+        super().remove()
+        ref = self._module_ref
+        if ref is None:
+            _refresh_global_hooked()
+        else:
+            m = ref()
+            if m is not None:
+                m._refresh_hooked()
+
+
+# Hooks common to all modules (torch.nn.modules.module's globals): they run before the
+# module's own hooks of the same kind.
+_global_forward_pre_hooks: list[_Hook] = []
+_global_forward_hooks: list[_Hook] = []
+_global_backward_pre_hooks: list[Callable[..., Any]] = []
+_global_backward_hooks: list[Callable[..., Any]] = []
+#: whether any global hook is registered (read by every Module.__call__, so kept as one bool)
+_global_hooked = False
+
+
+def _refresh_global_hooked() -> None:
+    global _global_hooked
+    _global_hooked = bool(_global_forward_pre_hooks or _global_forward_hooks
+                          or _global_backward_pre_hooks or _global_backward_hooks)
+
+
+def _register_global(hooks: list[Any], rec: Any) -> RemovableHandle:
+    global _global_hooked
+    hooks.append(rec)
+    _global_hooked = True
+    return _ModuleHookHandle(hooks, rec, None)
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, args)`` to run before every module's ``forward`` (before the
+    module's own forward pre-hooks); a returned value replaces the positional arguments.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn.module import register_module_forward_pre_hook
+        >>> seen = []
+        >>> h = register_module_forward_pre_hook(lambda m, args: seen.append(type(m).__name__))
+        >>> _ = gradsum.nn.Identity()(gradsum.ones(1))
+        >>> h.remove(); seen
+        ['Identity']
+    """
+    return _register_global(_global_forward_pre_hooks, _Hook(hook, False, False))
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Register ``hook(module, args, output)`` to run after every module's ``forward``
+    (before the module's own forward hooks); a returned value replaces the output."""
+    return _register_global(_global_forward_hooks, _Hook(hook, with_kwargs, always_call))
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, grad_output)`` for every module, as
+    :meth:`Module.register_full_backward_pre_hook` (it runs before the module's own)."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Register ``hook(module, grad_input, grad_output)`` for every module, as
+    :meth:`Module.register_full_backward_hook` (it runs before the module's own)."""
+    return _register_global(_global_backward_hooks, hook)
+
+
+class BackwardHookFunction(Function):
+    """The identity torch puts around a hooked module's tensor inputs and outputs: its node
+    (``BackwardHookFunctionBackward``) is where the module's backward hooks run."""
+
+    @staticmethod
+    def forward(ctx: Any, *args: Tensor) -> tuple[Tensor, ...]:
+        ctx.mark_non_differentiable(*[a for a in args if not a.requires_grad])
+        return args
+
+    @staticmethod
+    def backward(ctx: Any, *args: Tensor | None) -> tuple[Tensor | None, ...]:
+        return args
+
+
+_NO_INPUT_GRAD_WARNING = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs "
+    "since no inputs require gradients. See the documentation of "
+    "Module.register_full_backward_hook for more details."
+)
+
+
+class _BackwardHook:
+    """One module call's backward hooks (torch's ``torch.utils.hooks.BackwardHook``): the
+    gradients w.r.t. the outputs are captured at the outputs' identity node (where the
+    backward pre-hooks run), the full hooks run at the inputs' identity node."""
+
+    __slots__ = ("grad_outputs", "input_index", "module", "n_inputs", "n_outputs",
+                 "output_index", "user_hooks", "user_pre_hooks")
+
+    def __init__(self, module: Module, user_hooks: list[Callable[..., Any]],
+                 user_pre_hooks: list[Callable[..., Any]]) -> None:
+        self.module = module
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
+        self.grad_outputs: tuple[Any, ...] | None = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index: list[int] | None = None
+        self.output_index: list[int] | None = None
+
+    @staticmethod
+    def _pack(indices: list[int], values: Any, size: int) -> tuple[Any, ...]:
+        res: list[Any] = [None] * size
+        for i, v in zip(indices, values):
+            res[i] = v
+        return tuple(res)
+
+    @staticmethod
+    def _wrap(args: tuple[Any, ...]) -> tuple[Any, list[int] | None, Any]:
+        """``args`` with their tensors passed through :class:`BackwardHookFunction` (when one
+        requires grad and grad mode is on), the tensors' positions and the identity node."""
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        if not (_state.enabled and any(args[i].requires_grad for i in idx)):
+            return args, None, None
+        new = BackwardHookFunction.apply(*[args[i] for i in idx])
+        node = None
+        for k, t in enumerate(new):
+            if t._grad_fn is not None:
+                node = t._grad_fn
+                # torch: an input returned as is is a view made in a custom Function, which
+                # may not be modified in place
+                t._multi_view = ("BackwardHookFunction", k)
+        out = list(args)
+        for i, t in zip(idx, new):
+            out[i] = t
+        return (tuple(out) if type(args) is tuple else type(args)(*out)), idx, node
+
+    def setup_input_hook(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        res, idx, node = self._wrap(args)
+        self.n_inputs = len(args)
+        self.input_index = idx
+        if node is not None:
+            def hook(grad_input: tuple[Any, ...], grad_output: Any) -> Any:
+                return self._input_hook(grad_input, grad_output)  # (named "hook", as torch's)
+
+            node.register_hook(hook)
+        return res
+
+    def _input_hook(self, grad_input: tuple[Any, ...], _: Any) -> tuple[Any, ...] | None:
+        if self.grad_outputs is None:
+            # (a gradient reaching the inputs without passing through the outputs, e.g. in a
+            # double backward)
+            return None
+        if self.input_index is None:
+            return None
+        res = self._pack(self.input_index, grad_input, self.n_inputs)
+        for hook in self.user_hooks:
+            out = hook(self.module, res, self.grad_outputs)
+            if out is None:
+                continue
+            if len(out) != len(res):
+                raise RuntimeError(
+                    "Backward hook returned an invalid number of grad_input, got "
+                    f"{len(out)}, but expected {len(res)}"
+                )
+            res = out
+        self.grad_outputs = None
+        return tuple(res[i] for i in self.input_index)
+
+    def setup_output_hook(self, result: Any) -> Any:
+        is_tuple = isinstance(result, tuple)
+        args = result if is_tuple else (result,)
+        res, idx, node = self._wrap(args)
+        self.n_outputs = len(args)
+        self.output_index = idx
+        if node is not None:
+            def hook(grad_input: Any, grad_output: tuple[Any, ...]) -> Any:
+                return self._output_hook(grad_input, grad_output)
+
+            node.register_hook(hook)
+        return res if is_tuple else res[0]
+
+    def _output_hook(self, _: Any, grad_output: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        if self.output_index is None:
+            return None
+        self.grad_outputs = self._pack(self.output_index, grad_output, self.n_outputs)
+        expected = len(self.grad_outputs)
+        for pre in self.user_pre_hooks:
+            new = pre(self.module, self.grad_outputs)
+            if new is None:
+                continue
+            if len(new) != expected:
+                raise RuntimeError(
+                    "Backward pre hook returned an invalid number of grad_output, got "
+                    f"{len(new)}, but expected {expected}"
+                )
+            self.grad_outputs = new
+        local = self.grad_outputs
+        if self.input_index is None:
+            # no input requires grad: the full hooks run here, with grad_input all None
+            warnings.warn(_NO_INPUT_GRAD_WARNING, UserWarning, stacklevel=5)
+            grad_inputs = (None,) * self.n_inputs
+            for hook in self.user_hooks:
+                r = hook(self.module, grad_inputs, self.grad_outputs)
+                if r is not None and not (isinstance(r, tuple)
+                                          and all(el is None for el in r)):
+                    raise RuntimeError(
+                        "Backward hook for Modules where no input requires gradient should "
+                        "always return None or None for all gradients."
+                    )
+            self.grad_outputs = None
+        if local is None:
+            return None
+        return tuple(local[i] for i in self.output_index)
+
+
 class Module:
     """Base class for all neural network modules (torch's ``nn.Module``).
 
@@ -89,6 +316,8 @@ class Module:
 
     training: bool
     _version: int = 1
+    #: whether this module has any hook (else ``__call__`` is just ``forward``)
+    _hooked: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
@@ -104,6 +333,9 @@ class Module:
         sa(self, "_modules", {})
         sa(self, "_forward_hooks", [])
         sa(self, "_forward_pre_hooks", [])
+        sa(self, "_backward_hooks", [])
+        sa(self, "_backward_pre_hooks", [])
+        sa(self, "_hooked", False)
 
     forward: Callable[..., Any]
 
@@ -116,17 +348,29 @@ class Module:
 
     # -- calling -------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        pre, post = self._forward_pre_hooks, self._forward_hooks
-        if not pre and not post:  # no hooks: just forward
+        if not self._hooked and not _global_hooked:  # no hooks: just forward
             return self.forward(*args, **kwargs)
-        return self._call_with_hooks(pre, post, args, kwargs)
+        return self._call_impl(args, kwargs)
 
-    def _call_with_hooks(self, pre: list[_Hook], post: list[_Hook], args: tuple[Any, ...],
-                         kwargs: dict[str, Any]) -> Any:
+    def _refresh_hooked(self) -> None:
+        object.__setattr__(self, "_hooked", bool(
+            self._forward_pre_hooks or self._forward_hooks
+            or self.__dict__.get("_backward_hooks") or self.__dict__.get("_backward_pre_hooks")
+        ))
+
+    def _call_impl(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """torch's ``Module._call_impl``: forward pre-hooks (global, then the module's), the
+        backward hooks' input wrapping, ``forward``, forward hooks, the output wrapping."""
+        d = self.__dict__
+        pre = [*_global_forward_pre_hooks, *self._forward_pre_hooks]
+        post = [*_global_forward_hooks, *self._forward_hooks]
+        # (the backward hooks are those registered when forward runs, as torch's)
+        bw = [*_global_backward_hooks, *d.get("_backward_hooks", ())]
+        bw_pre = [*_global_backward_pre_hooks, *d.get("_backward_pre_hooks", ())]
         result = None
         called: set[int] = set()  # ids of the always_call hooks that already ran
         try:
-            for rec in list(pre):
+            for rec in pre:
                 if rec.with_kwargs:
                     res = rec.fn(self, args, kwargs)
                     if res is not None:
@@ -141,19 +385,44 @@ class Module:
                     res = rec.fn(self, args)
                     if res is not None:
                         args = res if isinstance(res, tuple) else (res,)
+            bw_hook = None
+            if bw or bw_pre:
+                bw_hook = _BackwardHook(self, bw, bw_pre)
+                args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for rec in list(post):
+            for rec in post:
                 if rec.always_call:
                     called.add(id(rec))
                 res = (rec.fn(self, args, kwargs, result) if rec.with_kwargs
                        else rec.fn(self, args, result))
                 if res is not None:
                     result = res
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or "
+                        f"a tuple of Tensors but received {type(result)}", stacklevel=3,
+                    )
+                result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
-            # torch runs the always_call forward hooks that did not run yet, then re-raises;
-            # an error inside one of them is only a warning (the first error wins).
-            for rec in list(post):
+            # torch runs the always_call forward hooks that did not run yet (the global ones
+            # first, called as hook(module, args, result)), then re-raises; an error inside
+            # one of them is only a warning (the first error wins).
+            for rec in _global_forward_hooks:
+                if not rec.always_call or id(rec) in called:
+                    continue
+                try:
+                    res = rec.fn(self, args, result)
+                    if res is not None:
+                        result = res
+                except Exception as e:
+                    warnings.warn(
+                        "global module forward hook with ``always_call=True`` raised an "
+                        "exception that was silenced as another error was raised in forward: "
+                        f"{e}", stacklevel=2,
+                    )
+            for rec in list(self._forward_hooks):
                 if not rec.always_call or id(rec) in called:
                     continue
                 try:
@@ -168,6 +437,74 @@ class Module:
                         stacklevel=2,
                     )
             raise
+
+    def _add_hook(self, hooks: list[Any], rec: Any, prepend: bool) -> RemovableHandle:
+        hooks.insert(0, rec) if prepend else hooks.append(rec)
+        object.__setattr__(self, "_hooked", True)
+        return _ModuleHookHandle(hooks, rec, self)
+
+    def _hook_list(self, name: str) -> list[Any]:
+        hooks = self.__dict__.get(name)
+        if hooks is None:  # (a module restored from state made before backward hooks)
+            hooks = []
+            object.__setattr__(self, name, hooks)
+        return hooks
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_output)`` when the gradients w.r.t. the module's outputs
+        are computed, before :meth:`register_full_backward_hook`'s hooks; a returned tuple
+        replaces ``grad_output`` (``None`` entries for non-tensor outputs and for outputs
+        that got no gradient). As in torch, the outputs the caller receives come out of an
+        identity node ``BackwardHookFunctionBackward``, and global pre-hooks
+        (:func:`register_module_full_backward_pre_hook`) run first.
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Identity()
+            >>> h = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 10,))
+            >>> x = gradsum.ones(2, requires_grad=True)
+            >>> m(x).sum().backward(); x.grad
+            tensor([10., 10.])
+            >>> h.remove()
+        """
+        return self._add_hook(self._hook_list("_backward_pre_hooks"), hook, prepend)
+
+    def register_full_backward_hook(
+        self, hook: Callable[..., Any], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(module, grad_input, grad_output)`` each time the gradients w.r.t. the
+        module are computed (once per backward, however many outputs); a returned tuple
+        replaces ``grad_input``.
+
+        As torch 2.13: ``grad_input`` has one entry per positional argument (``None`` for a
+        non-tensor; keyword arguments are ignored), ``grad_output`` one per output (``None``
+        for a non-tensor or an output that got no gradient). The hook fires when the
+        gradients w.r.t. the inputs are computed; when no input requires grad it fires at
+        the outputs instead, with ``grad_input`` all ``None`` and a warning (it may then
+        only return ``None``s); when no output requires grad it does not fire. The module's
+        tensor inputs and outputs pass through an identity node
+        (``BackwardHookFunctionBackward``), so modifying them in place raises. Hooks are
+        taken when ``forward`` runs; global ones (:func:`register_module_full_backward_hook`)
+        run first.
+
+        Example:
+            >>> import gradsum
+            >>> lin = gradsum.nn.Linear(2, 1)
+            >>> seen = []
+            >>> h = lin.register_full_backward_hook(
+            ...     lambda mod, gi, go: seen.append((tuple(gi[0].shape), tuple(go[0].shape))))
+            >>> x = gradsum.ones(3, 2, requires_grad=True)
+            >>> out = lin(x)
+            >>> out.grad_fn.name()
+            'BackwardHookFunctionBackward'
+            >>> out.sum().backward()
+            >>> seen
+            [((3, 2), (3, 1))]
+            >>> h.remove()
+        """
+        return self._add_hook(self._hook_list("_backward_hooks"), hook, prepend)
 
     def register_forward_pre_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False
@@ -184,10 +521,7 @@ class Module:
             tensor([2.])
             >>> h.remove()
         """
-        rec = _Hook(hook, with_kwargs, False)
-        hooks = self._forward_pre_hooks
-        hooks.insert(0, rec) if prepend else hooks.append(rec)
-        return RemovableHandle(hooks, rec)
+        return self._add_hook(self._forward_pre_hooks, _Hook(hook, with_kwargs, False), prepend)
 
     def register_forward_hook(
         self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
@@ -205,10 +539,8 @@ class Module:
             >>> seen
             [[1.0]]
         """
-        rec = _Hook(hook, with_kwargs, always_call)
-        hooks = self._forward_hooks
-        hooks.insert(0, rec) if prepend else hooks.append(rec)
-        return RemovableHandle(hooks, rec)
+        return self._add_hook(self._forward_hooks, _Hook(hook, with_kwargs, always_call),
+                              prepend)
 
     # -- registration --------------------------------------------------------------------------
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:

@@ -1,0 +1,532 @@
+"""Higher-level autograd on functions (torch's ``torch.autograd.functional``): ``vjp``,
+``jvp``, ``jacobian``, ``hessian``, ``vhp`` and ``hvp``.
+
+Each takes a function of tensors and the point (a tensor or a tuple of tensors) and returns
+results nested like torch's: a tensor where torch gives a tensor, a tuple where the function's
+inputs or outputs are a tuple. ``jvp`` and ``hvp`` use the double-backward trick (what torch
+does by default; gradsum has no forward-mode AD). With ``strict=False`` a result that does not
+depend on an input is zeros; ``strict=True`` raises instead. Without ``create_graph`` the
+results are detached; with it they are part of a graph (higher derivatives).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum.autograd.functional import jacobian
+    >>> jacobian(lambda x: x ** 2, gradsum.tensor([1.0, 3.0]))
+    tensor([[2., 0.],
+            [0., 6.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+
+__all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
+
+Tensors = Tensor | tuple[Tensor, ...]
+
+
+# -- helpers (torch's, same names and checks) -------------------------------------------------
+def _as_tuple(inp: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Any, ...]]:
+    is_inp_tuple = True
+    if not isinstance(inp, tuple):
+        inp = (inp,)
+        is_inp_tuple = False
+    for i, el in enumerate(inp):
+        if not isinstance(el, Tensor):
+            if is_inp_tuple:
+                raise TypeError(
+                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+                    f"Tensors but the value at index {i} has type {type(el)}."
+                )
+            raise TypeError(
+                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+                f"Tensors but the given {arg_name} has type {type(el)}."
+            )
+    return is_inp_tuple, inp
+
+
+def _tuple_postprocess(res: Any, to_unpack: bool | tuple[bool, bool]) -> Any:
+    if isinstance(to_unpack, tuple):
+        if not to_unpack[1]:
+            res = tuple(el[0] for el in res)
+        if not to_unpack[0]:
+            res = res[0]
+    elif not to_unpack:
+        res = res[0]
+    return res
+
+
+def _grad_preprocess(inputs: tuple[Tensor, ...], create_graph: bool,
+                     need_graph: bool) -> tuple[Tensor, ...]:
+    """Fresh tensors to differentiate with respect to: a view (so the graph reaches the
+    original) under ``create_graph``, otherwise detached copies of the references."""
+    res = []
+    for inp in inputs:
+        if create_graph and inp.requires_grad:
+            res.append(inp.view_as(inp))
+        else:
+            res.append(inp.detach().requires_grad_(need_graph))
+    return tuple(res)
+
+
+def _grad_postprocess(inputs: Any, create_graph: bool) -> Any:
+    if isinstance(inputs[0], Tensor):
+        if not create_graph:
+            return tuple(inp.detach() for inp in inputs)
+        return inputs
+    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+
+
+def _validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], is_other_tuple: bool) -> None:
+    if len(other) != len(v):
+        if is_other_tuple:
+            raise RuntimeError(
+                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+            )
+        raise RuntimeError("The given v should contain a single Tensor.")
+    for idx, (el_v, el_other) in enumerate(zip(v, other)):
+        if el_v.size() != el_other.size():
+            prepend = f"Entry {idx} in " if is_other_tuple else ""
+            raise RuntimeError(
+                f"{prepend}v has invalid size: should be {el_other.size()} but got "
+                f"{el_v.size()}."
+            )
+
+
+def _check_requires_grad(inputs: tuple[Tensor | None, ...], input_type: str,
+                         strict: bool) -> None:
+    if not strict:
+        return
+    for i, inp in enumerate(inputs):
+        if inp is None:
+            raise RuntimeError(
+                f"The output of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode."
+            )
+        if not inp.requires_grad:
+            if input_type == "hessian":
+                raise RuntimeError(
+                    f"The hessian of the user-provided function with respect to input {i} is "
+                    "independent of the input. This is not allowed in strict mode. You should "
+                    "ensure that your function is thrice differentiable and that the hessian "
+                    "depends on the inputs."
+                )
+            if input_type == "jacobian":
+                raise RuntimeError(
+                    "While computing the hessian, found that the jacobian of the user-provided "
+                    f"function with respect to input {i} is independent of the input. This is "
+                    "not allowed in strict mode. You should ensure that your function is twice "
+                    "differentiable and that the jacobian depends on the inputs (this would be "
+                    "violated by a linear function for example)."
+                )
+            if input_type == "grad_inputs":
+                raise RuntimeError(
+                    f"The gradient with respect to input {i} is independent of the inputs of "
+                    "the user-provided function. This is not allowed in strict mode."
+                )
+            raise RuntimeError(
+                f"Output {i} of the user-provided function does not require gradients. The "
+                "outputs must be computed in a differentiable manner from the input when "
+                "running in strict mode."
+            )
+
+
+def _autograd_grad(outputs: tuple[Any, ...], inputs: tuple[Tensor, ...],
+                   grad_outputs: tuple[Any, ...] | None = None, create_graph: bool = False,
+                   retain_graph: bool | None = None) -> tuple[Tensor | None, ...]:
+    """``autograd.grad`` over the outputs that require grad (None for every input when none
+    does), with ``allow_unused=True``."""
+    from gradsum.autograd import grad
+
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    new_outputs: list[Tensor] = []
+    new_grad_outputs: list[Any] = []
+    for out, grad_out in zip(outputs, grad_outputs):
+        if out is not None and out.requires_grad:
+            new_outputs.append(out)
+            new_grad_outputs.append(grad_out)
+    if not new_outputs:
+        return (None,) * len(inputs)
+    return grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,  # type: ignore[return-value]
+                create_graph=create_graph, retain_graph=retain_graph)
+
+
+def _fill_in_zeros(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...], strict: bool,
+                   create_graph: bool, stage: str) -> tuple[Tensor, ...]:
+    from gradsum._creation import zeros_like
+
+    res: list[Tensor] = []
+    for i, grads_i in enumerate(grads):
+        if grads_i is None:
+            if strict:
+                if stage == "back":
+                    raise RuntimeError(
+                        "The output of the user-provided function is independent of input "
+                        f"{i}. This is not allowed in strict mode."
+                    )
+                if stage == "back_trick":
+                    raise RuntimeError(
+                        f"The gradient with respect to the input is independent of entry {i} "
+                        "in the grad_outputs when using the double backward trick to compute "
+                        "forward mode gradients. This is not allowed in strict mode."
+                    )
+                if stage == "double_back":
+                    raise RuntimeError(
+                        "The jacobian of the user-provided function is independent of input "
+                        f"{i}. This is not allowed in strict mode."
+                    )
+                raise RuntimeError(
+                    "The hessian of the user-provided function is independent of entry "
+                    f"{i} in the grad_jacobian. This is not allowed in strict mode as it "
+                    "prevents from using the double backward trick to replace forward mode AD."
+                )
+            grads_i = zeros_like(refs[i])
+        elif strict and create_graph and not grads_i.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(
+                f"The {what} of the user-provided function is independent of input {i}. "
+                "This is not allowed in strict mode when create_graph=True."
+            )
+        res.append(grads_i)
+    return tuple(res)
+
+
+def _v_or_scalar(v: Any, ref: tuple[Tensor, ...], is_ref_tuple: bool, create_graph: bool,
+                 fn_name: str, what: str) -> tuple[Tensor, ...] | None:
+    if v is not None:
+        _, vt = _as_tuple(v, "v", fn_name)
+        vt = _grad_preprocess(vt, create_graph=create_graph, need_graph=False)
+        _validate_v(vt, ref, is_ref_tuple)
+        return vt
+    if len(ref) != 1 or ref[0].nelement() != 1:
+        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a "
+                           "single element.")
+    return None
+
+
+_V_INPUT = "the input to the user-provided function is"
+
+
+# -- the public functions ---------------------------------------------------------------------
+def vjp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T J)``: the vector-Jacobian product at ``inputs``.
+
+    ``v`` has the shape of the outputs (it may be None for a one-element output).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import vjp
+        >>> out, g = vjp(lambda x: x ** 2, gradsum.tensor([1.0, 2.0]), gradsum.ones(2))
+        >>> g
+        tensor([2., 4.])
+    """
+    with enable_grad():
+        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
+        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        raw = func(*ins)
+        is_outputs_tuple, outputs = _as_tuple(
+            raw, "outputs of the user-provided function", "vjp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        vt = _v_or_scalar(v, outputs, is_outputs_tuple, create_graph, "vjp",
+                          "the user-provided function returns")
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(outputs, ins, vt, create_graph=create_graph)
+        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_inputs_tuple))
+
+
+def jvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), J v)``: the Jacobian-vector product at ``inputs``, computed with the
+    double-backward trick (as torch's default). ``v`` has the shape of the inputs.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import jvp
+        >>> out, jv = jvp(lambda x: x ** 3, gradsum.tensor([1.0, 2.0]), gradsum.ones(2))
+        >>> jv
+        tensor([ 3., 12.])
+    """
+    from gradsum._creation import zeros_like
+
+    with enable_grad():
+        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
+        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "jvp", _V_INPUT)
+        raw = func(*ins)
+        is_outputs_tuple, outputs = _as_tuple(
+            raw, "outputs of the user-provided function", "jvp")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
+        grad_inputs = _autograd_grad(outputs, ins, grad_outputs, create_graph=True)
+        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(grad_inputs, grad_outputs, vt, create_graph=create_graph)
+        res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_outputs_tuple))
+
+
+def _basis_rows(outputs: tuple[Tensor, ...], numels: tuple[int, ...]) -> tuple[Tensor, ...]:
+    """torch's ``_construct_standard_basis_for``: per output, a (total, numel) block of the
+    identity."""
+    total = sum(numels)
+    chunks = tuple(o.new_zeros(total, n) for o, n in zip(outputs, numels))
+    start = 0
+    for chunk, n in zip(chunks, numels):
+        chunk.diagonal(start).fill_(1)
+        start -= n
+    return chunks
+
+
+def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False,
+             strict: bool = False, vectorize: bool = False,
+             strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``, one reverse pass per output element.
+
+    Entry ``[i][j]`` (for tuple outputs and inputs; a tensor where torch gives one) has shape
+    ``outputs[i].shape + inputs[j].shape``. An output independent of an input gives zeros
+    (``strict=True``: an error). ``vectorize=True`` gives the same values (gradsum loops
+    instead of using vmap); ``strategy="forward-mode"`` is refused (no forward-mode AD).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import jacobian
+        >>> def f(x, y):
+        ...     return x * y, x.sum()
+        >>> (jx, jy), (sx, sy) = jacobian(f, (gradsum.tensor([1.0, 2.0]),
+        ...                                   gradsum.tensor([3.0, 4.0])))
+        >>> jx
+        tensor([[3., 0.],
+                [0., 4.]])
+        >>> sx, sy  # (x.sum() does not depend on y: zeros)
+        (tensor([1., 1.]), tensor([0., 0.]))
+    """
+    from gradsum._creation import zeros_like
+    from gradsum.ops import stack
+
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+            'function has more outputs than inputs, "forward-mode" tends to be more '
+            'performant. Otherwise, prefer to use "reverse-mode".'
+        )
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError(
+                "torch.autograd.functional.jacobian: `create_graph=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `create_graph=False` or `strategy="reverse-mode"`.'
+            )
+        if strict:
+            raise RuntimeError(
+                "torch.autograd.functional.jacobian: `strict=True` and "
+                '`strategy="forward-mode"` are not supported together (yet). Please either '
+                'set `strict=False` or `strategy="reverse-mode"`.'
+            )
+        _as_tuple(inputs, "inputs", "jacobian")
+        if not vectorize:
+            raise NotImplementedError(
+                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                "only implemented for `vectorize=True`."
+            )
+        raise NotImplementedError(
+            'jacobian(strategy="forward-mode", vectorize=True) needs forward-mode AD and vmap, '
+            'which gradsum lacks: use strategy="reverse-mode".'
+        )
+
+    with enable_grad():
+        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        raw = func(*ins)
+        is_outputs_tuple, outputs = _as_tuple(
+            raw, "outputs of the user-provided function", "jacobian")
+        _check_requires_grad(outputs, "outputs", strict=strict)
+
+        if vectorize:
+            if strict:
+                raise RuntimeError(
+                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+                    "are not supported together. Please either set `strict=False` or "
+                    "`vectorize=False`."
+                )
+            numels = tuple(o.numel() for o in outputs)
+            basis = _basis_rows(outputs, numels)
+            flat = tuple(o.reshape(-1) for o in outputs)
+            rows: list[list[Tensor]] = [[] for _ in ins]
+            for r in range(sum(numels)):  # (torch: one batched grad; here one per row)
+                vj = _autograd_grad(flat, ins, tuple(b[r] for b in basis),
+                                    create_graph=create_graph, retain_graph=True)
+                for k, (g, inp) in enumerate(zip(vj, ins)):
+                    rows[k].append(g if g is not None else zeros_like(inp))
+            per_input = []
+            for k, inp in enumerate(ins):
+                jac = stack(rows[k], 0)
+                parts, start = [], 0
+                for o, n in zip(outputs, numels):
+                    parts.append(jac[start:start + n].view(tuple(o.shape) + tuple(inp.shape)))
+                    start += n
+                per_input.append(parts)
+            jac_oi = _grad_postprocess(tuple(zip(*per_input)), create_graph)
+            return _tuple_postprocess(jac_oi, (is_outputs_tuple, is_inputs_tuple))
+
+        result: list[tuple[Tensor, ...]] = []
+        for i, out in enumerate(outputs):
+            jac_i: tuple[list[Tensor], ...] = tuple([] for _ in ins)
+            flat_out = out.reshape(-1)
+            for j in range(out.nelement()):
+                vj = _autograd_grad((flat_out[j],), ins, retain_graph=True,
+                                    create_graph=create_graph)
+                for el_idx, (jac_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, ins)):
+                    if vj_el is not None:
+                        if strict and create_graph and not vj_el.requires_grad:
+                            raise RuntimeError(
+                                "The jacobian of the user-provided function is independent "
+                                f"of input {i}. This is not allowed in strict mode when "
+                                "create_graph=True."
+                            )
+                        jac_el.append(vj_el)
+                    else:
+                        if strict:
+                            raise RuntimeError(
+                                f"Output {i} of the user-provided function is independent of "
+                                f"input {el_idx}. This is not allowed in strict mode."
+                            )
+                        jac_el.append(zeros_like(inp_el))
+            result.append(tuple(
+                stack(jac_el, 0).view(tuple(out.shape) + tuple(ins[k].shape))
+                for k, jac_el in enumerate(jac_i)
+            ))
+        jac_t = _grad_postprocess(tuple(result), create_graph)
+        return _tuple_postprocess(jac_t, (is_outputs_tuple, is_inputs_tuple))
+
+
+def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = False,
+            strict: bool = False, vectorize: bool = False,
+            outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of the scalar function ``func`` at ``inputs`` (the Jacobian of its
+    gradient). For a tuple of inputs, entry ``[i][j]`` has shape
+    ``inputs[i].shape + inputs[j].shape``.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import hessian
+        >>> hessian(lambda x: (x ** 3).sum(), gradsum.tensor([1.0, 2.0]))
+        tensor([[ 6.,  0.],
+                [ 0., 12.]])
+    """
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+
+    def ensure_single_output_function(*inp: Tensor) -> Tensor:
+        out = func(*inp)
+        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function",
+                                        "hessian")
+        _check_requires_grad(t_out, "outputs", strict=strict)
+        if is_out_tuple or not isinstance(out, Tensor):
+            raise RuntimeError("The function given to hessian should return a single Tensor")
+        if out.nelement() != 1:
+            raise RuntimeError(
+                "The Tensor returned by the function given to hessian should contain a single "
+                "element"
+            )
+        return out.squeeze()
+
+    def jac_func(*inp: Tensor) -> Any:
+        if outer_jacobian_strategy == "forward-mode":
+            inp = tuple(t.requires_grad_(True) for t in inp)
+        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        return jac
+
+    res = jacobian(jac_func, ins, create_graph=create_graph, strict=strict,
+                   vectorize=vectorize, strategy=outer_jacobian_strategy)
+    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+
+
+def _scalar_output(func: Callable[..., Any], ins: tuple[Tensor, ...], strict: bool,
+                   fn_name: str) -> tuple[bool, tuple[Tensor, ...]]:
+    raw = func(*ins)
+    is_outputs_tuple, outputs = _as_tuple(raw, "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(
+            f"The Tensor returned by the function given to {fn_name} should contain a single "
+            "element"
+        )
+    return is_outputs_tuple, outputs
+
+
+def vhp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), v^T H)`` for a scalar function ``func``.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import vhp
+        >>> _, r = vhp(lambda x: (x ** 3).sum(), gradsum.tensor([1.0, 2.0]), gradsum.ones(2))
+        >>> r
+        tensor([ 6., 12.])
+    """
+    with enable_grad():
+        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
+        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "vhp", _V_INPUT)
+        is_outputs_tuple, outputs = _scalar_output(func, ins, strict, "vhp")
+        jac = _autograd_grad(outputs, ins, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(jac, ins, vt, create_graph=create_graph)
+        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "double_back")
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_inputs_tuple))
+
+
+def hvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
+        create_graph: bool = False, strict: bool = False) -> tuple[Any, Any]:
+    """``(func(inputs), H v)`` for a scalar function ``func``, with the double-backward trick
+    (as torch).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.autograd.functional import hvp
+        >>> _, r = hvp(lambda x: (x ** 3).sum(), gradsum.tensor([1.0, 2.0]), gradsum.ones(2))
+        >>> r
+        tensor([ 6., 12.])
+    """
+    from gradsum._creation import zeros_like
+
+    with enable_grad():
+        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
+        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "hvp", _V_INPUT)
+        is_outputs_tuple, outputs = _scalar_output(func, ins, strict, "hvp")
+        jac = _autograd_grad(outputs, ins, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in ins)
+        double_back = _autograd_grad(jac, ins, grad_jac, create_graph=True)
+        _check_requires_grad(jac, "hessian", strict=strict)
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(double_back, grad_jac, vt, create_graph=create_graph)
+        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "double_back_trick")
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_inputs_tuple))
