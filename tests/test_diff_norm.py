@@ -474,3 +474,15 @@ def test_functional_gradcheck(name: str, fn: Program, shapes: list[tuple[int, ..
     inputs = tuple(_t(_arr(*s)) for s in shapes)
     assert gradcheck(fn, inputs)
     assert gradgradcheck(fn, inputs)
+
+
+def test_nested_batch_norm_sees_the_checkpoint_version() -> None:
+    """A BatchNorm inside another module reads its own ``_metadata`` version: a version-2
+    checkpoint missing num_batches_tracked reports the key missing, as torch's."""
+    got = []
+    for lib in (torch, gradsum):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.BatchNorm1d(2))
+        sd = m.state_dict()
+        del sd["1.num_batches_tracked"]
+        got.append(list(m.load_state_dict(sd, strict=False).missing_keys))
+    assert got[0] == got[1] == ["1.num_batches_tracked"]

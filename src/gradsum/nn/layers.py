@@ -554,7 +554,7 @@ class CosineSimilarity(Module):
 # -- batch / instance / group normalisation ----------------------------------------------------
 def _local_version(state_dict: Mapping[str, Any], prefix: str) -> int | None:
     """The checkpoint's ``_metadata`` version for the module at ``prefix`` (None if unknown:
-    no metadata, as in a plain dict or, here, below the top-level module)."""
+    no metadata, as in a plain dict)."""
     metadata = getattr(state_dict, "_metadata", None)
     if not isinstance(metadata, Mapping):
         return None

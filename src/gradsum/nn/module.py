@@ -1087,13 +1087,19 @@ class Module:
         errors: list[str] = []
         actions: list[tuple[Module, str, Any, Any]] = []
 
+        metadata = getattr(state_dict, "_metadata", None)
+
         def visit(module: Module, local: Mapping[str, Any], prefix: str) -> None:
             # torch's walk: every child path (no de-duplication), each seeing its own keys
+            # and the checkpoint's per-module metadata (versions)
             module._plan_load(local, prefix, missing, unexpected, errors, actions)
             for name, child in module._modules.items():
                 if child is not None:
                     sub = prefix + name + "."
-                    visit(child, {k: v for k, v in local.items() if k.startswith(sub)}, sub)
+                    part = OrderedDict((k, v) for k, v in local.items() if k.startswith(sub))
+                    if metadata is not None:
+                        part._metadata = metadata  # type: ignore[attr-defined]
+                    visit(child, part, sub)
 
         visit(self, state_dict, "")
         if strict:
