@@ -20,10 +20,20 @@ Example:
 from __future__ import annotations
 
 from gradsum.optim import lr_scheduler
+from gradsum.optim.adadelta import Adadelta
 from gradsum.optim.adagrad import Adagrad
 from gradsum.optim.adam import Adam, AdamW
+from gradsum.optim.adamax import Adamax
+from gradsum.optim.asgd import ASGD
+from gradsum.optim.lbfgs import LBFGS
+from gradsum.optim.nadam import NAdam
 from gradsum.optim.optimizer import Optimizer
+from gradsum.optim.radam import RAdam
 from gradsum.optim.rmsprop import RMSprop
+from gradsum.optim.rprop import Rprop
 from gradsum.optim.sgd import SGD
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
+    "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+]

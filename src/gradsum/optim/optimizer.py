@@ -517,6 +517,29 @@ def _step_tensor(fused: bool | None = None) -> Tensor:
     return Tensor._make(xp.zeros((), dtype=dtype))
 
 
+def _check_betas(betas: Any) -> None:
+    """torch's check of ``betas`` (NAdam, RAdam, Adamax): each in ``[0, 1)``."""
+    for i in range(2):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _lerp_(m: Any, g: Any, weight: float) -> None:
+    """``m.lerp_(g, weight)`` with torch's formula (its branch on ``weight < 0.5``)."""
+    if abs(weight) < 0.5:
+        m += weight * (g - m)
+    else:
+        m[...] = g - (g - m) * (1 - weight)
+
+
+def _scalar_state(value: float, fused: bool | None = None) -> Tensor:
+    """A 0-d tensor of torch's scalar-state dtype (that of ``state['step']``) holding
+    ``value``: NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``."""
+    t = _step_tensor(fused)
+    t._array[...] = value
+    return t
+
+
 #: the devices torch's capturable optimizers accept (gradsum's tensors are all on the CPU)
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 

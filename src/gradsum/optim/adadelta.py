@@ -1,0 +1,117 @@
+"""``Adadelta`` (torch's update: rho, eps, weight decay, maximize; ``lr`` defaults to 1.0).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.Adadelta([w])
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()
+    >>> [round(v, 6) for v in w.tolist()]
+    [0.996838, -0.996838]
+    >>> list(opt.state[w])
+    ['step', 'square_avg', 'acc_delta']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class Adadelta(Optimizer):
+    """Adadelta, torch's formulation::
+
+        step += 1
+        g = grad (negated if maximize) + weight_decay * p
+        sq = rho * sq + (1 - rho) * g * g
+        delta = sqrt(acc + eps) / sqrt(sq + eps) * g
+        acc = rho * acc + (1 - rho) * delta * delta
+        p -= lr * delta
+
+    State per parameter (created at its first gradient): ``step``, ``square_avg``,
+    ``acc_delta``.
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> g = gradsum.optim.Adadelta([w]).param_groups[0]
+        >>> g["lr"], g["rho"], g["eps"]
+        (1.0, 0.9, 1e-06)
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        _check_hyper(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        _check_hyper(lr, eps=eps, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
+            "maximize": maximize, "capturable": capturable, "foreach": foreach,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        rho, eps = _scalar(group["rho"]), _scalar(group["eps"])
+        wd = _scalar(group["weight_decay"])
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["square_avg"] = _zeros_like(p)
+                state["acc_delta"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            state["step"]._array += 1
+            g = _grad_array(p, group["maximize"])
+            if wd != 0:
+                g = g + wd * p._array
+            sq, acc = state["square_avg"]._array, state["acc_delta"]._array
+            sq *= rho
+            sq += (1 - rho) * g * g
+            std = xp.sqrt(sq + eps)
+            delta = xp.sqrt(acc + eps)
+            delta /= std
+            delta *= g
+            acc *= rho
+            acc += (1 - rho) * delta * delta
+            p._array += -lr * delta
+            _bump(p, state["step"], state["square_avg"], state["acc_delta"])

@@ -1,0 +1,113 @@
+"""``Adamax``: Adam with the infinity norm (torch's update, weight decay, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.Adamax([w], lr=0.1)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()                  # the first step moves each weight by ~lr
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, -0.9]
+    >>> list(opt.state[w])
+    ['step', 'exp_avg', 'exp_inf']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_betas,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class Adamax(Optimizer):
+    """Adamax, torch's formulation::
+
+        step += 1
+        g = grad (negated if maximize) + weight_decay * p
+        m = lerp(m, g, 1 - beta1)
+        u = max(beta2 * u, |g| + eps)
+        p -= lr / (1 - beta1**step) * m / u
+
+    State per parameter (created at its first gradient): ``step``, ``exp_avg``, ``exp_inf``.
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> gradsum.optim.Adamax([w]).param_groups[0]["lr"]
+        0.002
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        _check_hyper(lr, eps=eps)
+        _check_betas(betas)
+        _check_hyper(lr, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
+        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = _zeros_like(p)
+                state["exp_inf"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            g = _grad_array(p, group["maximize"])
+            step_t = state["step"]
+            step_t._array += 1
+            if wd != 0:
+                g = g + wd * p._array
+            m, u = state["exp_avg"]._array, state["exp_inf"]._array
+            _lerp_(m, g, 1 - beta1)
+            u *= beta2
+            xp.maximum(u, xp.abs(g) + eps, out=u)
+            clr = lr / (1 - beta1 ** float(step_t._array))
+            p._array += (-clr * m) / u
+            _bump(p, step_t, state["exp_avg"], state["exp_inf"])

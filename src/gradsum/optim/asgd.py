@@ -1,0 +1,129 @@
+"""``ASGD``: averaged stochastic gradient descent (torch's update: lambd, alpha, t0, weight
+decay, maximize; the ``eta``/``mu``/``ax`` state).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.ASGD([w], lr=0.1, t0=0)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.95, -0.8]
+    >>> list(opt.state[w]), opt.state[w]["ax"].tolist() == w.tolist()
+    (['step', 'eta', 'mu', 'ax'], True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _scalar_state,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class ASGD(Optimizer):
+    """ASGD, torch's formulation::
+
+        step += 1
+        g = grad (negated if maximize) + weight_decay * p
+        p *= 1 - lambd * eta;  p -= eta * g
+        ax = p                       (while mu == 1)
+        ax += mu * (p - ax)          (otherwise)
+        eta = lr / (1 + lambd * lr * step) ** alpha
+        mu = 1 / max(1, step - t0)
+
+    State per parameter (created at its first gradient): ``step``, ``eta`` (starting at
+    ``lr``) and ``mu`` (starting at 1), 0-d tensors of the default float dtype, and ``ax``.
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> g = gradsum.optim.ASGD([w]).param_groups[0]
+        >>> g["lr"], g["lambd"], g["alpha"], g["t0"]
+        (0.01, 0.0001, 0.75, 1000000.0)
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        _check_hyper(lr, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0, "weight_decay": weight_decay,
+            "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+            "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p)
+                if p_state:
+                    for key in ("eta", "mu"):
+                        if not isinstance(p_state[key], Tensor):
+                            p_state[key] = _scalar_state(float(p_state[key]))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        lambd, alpha = _scalar(group["lambd"]), _scalar(group["alpha"])
+        t0, wd = _scalar(group["t0"]), _scalar(group["weight_decay"])
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["eta"] = _scalar_state(lr)
+                state["mu"] = _scalar_state(1.0)
+                state["ax"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            g = _grad_array(p, group["maximize"])
+            step_t, eta_t, mu_t = state["step"], state["eta"], state["mu"]
+            step_t._array += 1
+            if wd != 0:
+                g = g + wd * p._array
+            eta = float(eta_t._array)
+            p._array *= 1 - lambd * eta
+            p._array += -eta * g
+            ax = state["ax"]._array
+            if float(mu_t._array) != 1:
+                ax += (p._array - ax) * float(mu_t._array)
+            else:
+                ax[...] = p._array
+            step = float(step_t._array)
+            eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
+            mu_t._array[...] = 1 / max(1, step - t0)
+            _bump(p, step_t, eta_t, mu_t, state["ax"])

@@ -1,0 +1,147 @@
+"""``NAdam``: Adam with Nesterov momentum (torch's update: ``momentum_decay``, the
+``mu_product`` state, ``decoupled_weight_decay`` for NAdamW, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.NAdam([w], lr=0.1)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.8944, -0.8944]
+    >>> list(opt.state[w])
+    ['step', 'mu_product', 'exp_avg', 'exp_avg_sq']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_betas,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _scalar_state,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class NAdam(Optimizer):
+    """NAdam, torch's formulation::
+
+        step += 1
+        p *= 1 - lr * wd   (decoupled)    |   g = g + wd * p   (otherwise)
+        mu = beta1 * (1 - 0.5 * 0.96 ** (step * momentum_decay))
+        mu_next = beta1 * (1 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+        mu_product *= mu
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        denom = sqrt(v / (1 - beta2**step)) + eps
+        p += -lr * (1 - mu) / (1 - mu_product) * g / denom
+        p += -lr * mu_next / (1 - mu_product * mu_next) * m / denom
+
+    State per parameter (created at its first gradient): ``step`` and ``mu_product`` (0-d
+    tensors of the default float dtype), ``exp_avg``, ``exp_avg_sq``.
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> opt = gradsum.optim.NAdam([w], momentum_decay=0.0, decoupled_weight_decay=True)
+        >>> opt.param_groups[0]["lr"], opt.param_groups[0]["momentum_decay"]
+        (0.002, 0.0)
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+        "decoupled_weight_decay": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        _check_hyper(lr, eps=eps)
+        _check_betas(betas)
+        _check_hyper(lr, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
+            "maximize": maximize, "foreach": foreach, "capturable": capturable,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p)
+                if p_state and not isinstance(p_state["mu_product"], Tensor):
+                    p_state["mu_product"] = _scalar_state(float(p_state["mu_product"]))
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
+        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        momentum_decay = _scalar(group["momentum_decay"])
+        decoupled = group["decoupled_weight_decay"]
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["mu_product"] = _scalar_state(1.0)
+                state["exp_avg"] = _zeros_like(p)
+                state["exp_avg_sq"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            g = _grad_array(p, group["maximize"])
+            step_t, mu_product_t = state["step"], state["mu_product"]
+            step_t._array += 1
+            step = float(step_t._array)
+            bias_correction2 = 1 - beta2**step
+            if wd != 0:
+                if decoupled:
+                    p._array *= 1 - lr * wd
+                else:
+                    g = g + wd * p._array
+            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+            mu_product_t._array *= mu  # (in the state's own dtype, like torch)
+            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+            _lerp_(m, g, 1 - beta1)
+            v *= beta2
+            v += (1 - beta2) * g * g
+            denom = xp.sqrt(v / bias_correction2)
+            denom += eps
+            mu_product = float(mu_product_t._array)
+            mu_product_next = mu_product * mu_next
+            p._array += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom
+            p._array += ((-lr * mu_next) / (1.0 - mu_product_next) * m) / denom
+            _bump(p, step_t, mu_product_t, state["exp_avg"], state["exp_avg_sq"])

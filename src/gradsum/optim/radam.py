@@ -1,0 +1,138 @@
+"""``RAdam``: rectified Adam (torch's update: the variance rectification used once
+``rho_t > 5``, ``decoupled_weight_decay``, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.RAdam([w], lr=0.1)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()                  # rho_t <= 5: an unadapted (SGD with momentum) step
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.95, -0.8]
+    >>> list(opt.state[w])
+    ['step', 'exp_avg', 'exp_avg_sq']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_betas,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _lerp_,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class RAdam(Optimizer):
+    """RAdam, torch's formulation::
+
+        step += 1
+        p *= 1 - lr * wd   (decoupled)    |   g = g + wd * p   (otherwise)
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        m_hat = m / (1 - beta1**step)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * beta2**step / (1 - beta2**step)
+        rho_t > 5:  p -= m_hat * lr * sqrt(1 - beta2**step) / (sqrt(v) + eps) * rect
+                    rect = sqrt((rho_t - 4) (rho_t - 2) rho_inf
+                                / ((rho_inf - 4) (rho_inf - 2) rho_t))
+        otherwise:  p -= m_hat * lr
+
+    State per parameter (created at its first gradient): ``step``, ``exp_avg``,
+    ``exp_avg_sq``.
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> opt = gradsum.optim.RAdam([w], weight_decay=0.1, decoupled_weight_decay=True)
+        >>> opt.param_groups[0]["lr"], opt.param_groups[0]["betas"]
+        (0.001, (0.9, 0.999))
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False,
+        "decoupled_weight_decay": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False,
+                 capturable: bool = False, differentiable: bool = False) -> None:
+        _check_hyper(lr, eps=eps)
+        _check_betas(betas)
+        _check_hyper(lr, weight_decay=weight_decay)
+        defaults = {
+            "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+            "maximize": maximize, "foreach": foreach, "capturable": capturable,
+            "decoupled_weight_decay": decoupled_weight_decay,
+            "differentiable": differentiable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        lr = _scalar(group["lr"])
+        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
+        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        decoupled = group["decoupled_weight_decay"]
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = _zeros_like(p)
+                state["exp_avg_sq"] = _zeros_like(p)
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            g = _grad_array(p, group["maximize"])
+            step_t = state["step"]
+            step_t._array += 1
+            step = float(step_t._array)
+            if wd != 0:
+                if decoupled:
+                    p._array *= 1 - lr * wd
+                else:
+                    g = g + wd * p._array
+            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+            _lerp_(m, g, 1 - beta1)
+            v *= beta2
+            v += (1 - beta2) * g * g
+            bias_correction1 = 1 - beta1**step
+            bias_correction2 = 1 - beta2**step
+            m_hat = m / bias_correction1
+            rho_inf = 2 / (1 - beta2) - 1
+            rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+            if rho_t > 5.0:
+                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                adaptive_lr = (bias_correction2**0.5) / (xp.sqrt(v) + eps)
+                p._array -= m_hat * lr * adaptive_lr * rect
+            else:
+                p._array -= m_hat * lr
+            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])

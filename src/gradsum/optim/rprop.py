@@ -1,0 +1,119 @@
+"""``Rprop``: resilient backpropagation (torch's update: etas, step_sizes, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.tensor([1.0, -1.0]))
+    >>> opt = optim.Rprop([w], lr=0.1)
+    >>> w.grad = gradsum.tensor([0.5, -2.0])
+    >>> opt.step()                  # each weight moves by its step size against the sign
+    >>> [round(v, 4) for v in w.tolist()]
+    [0.9, -0.9]
+    >>> w.grad = gradsum.tensor([-0.5, -1.0])
+    >>> opt.step()                  # a sign change halves the step size and skips the move
+    >>> [round(v, 4) for v in opt.state[w]["step_size"].tolist()], round(w.tolist()[0], 4)
+    ([0.05, 0.12], 0.9)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import no_grad
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _bump,
+    _check_capturable,
+    _check_differentiable,
+    _check_hyper,
+    _grad_array,
+    _params_with_grad,
+    _scalar,
+    _step_tensor,
+    _zeros_like,
+)
+
+
+class Rprop(Optimizer):
+    """Rprop, torch's formulation (elementwise)::
+
+        step += 1
+        s = sign(g * prev)
+        step_size = clamp(step_size * (etaplus if s > 0 else etaminus if s < 0 else 1),
+                          step_size_min, step_size_max)
+        g = 0 where s < 0        (a sign change: no move, and no sign memory)
+        p -= sign(g) * step_size
+        prev = g
+
+    State per parameter (created at its first gradient): ``step``, ``prev`` (zeros) and
+    ``step_size`` (filled with ``lr``).
+
+    Example:
+        >>> import gradsum
+        >>> w = gradsum.nn.Parameter(gradsum.ones(2))
+        >>> g = gradsum.optim.Rprop([w]).param_groups[0]
+        >>> g["lr"], g["etas"], g["step_sizes"]
+        (0.01, (0.5, 1.2), (1e-06, 50))
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
+        "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
+    }
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2,
+                 etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        _check_hyper(lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = {
+            "lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
+            "maximize": maximize, "differentiable": differentiable, "capturable": capturable,
+        }
+        super().__init__(params, defaults)
+        _check_differentiable(differentiable)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        etaminus, etaplus = _scalar(group["etas"][0]), _scalar(group["etas"][1])
+        step_size_min = _scalar(group["step_sizes"][0])
+        step_size_max = _scalar(group["step_sizes"][1])
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["prev"] = _zeros_like(p)
+                state["step_size"] = Tensor._make(
+                    xp.full_like(p.grad._array, _scalar(group["lr"]))  # type: ignore[union-attr]
+                )
+        if params:
+            _check_capturable(group)
+        for p in params:
+            state = self.state[p]
+            state["step"]._array += 1
+            g = _grad_array(p, group["maximize"])
+            prev, step_size = state["prev"]._array, state["step_size"]._array
+            sign = xp.sign(g * prev)
+            negative = sign < 0
+            factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
+                                                           xp.where(sign == 0, 1.0, sign)))
+            step_size *= factor.astype(step_size.dtype, copy=False)
+            xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+            g = xp.where(negative, xp.zeros_like(g), g)
+            p._array -= xp.sign(g) * step_size
+            prev[...] = g
+            _bump(p, state["step"], state["prev"], state["step_size"])
