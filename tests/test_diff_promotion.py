@@ -340,3 +340,15 @@ def test_pending_differences() -> None:
         n, bad = n + k, bad + b
     k, b = compare(BINARY["mul"], (c for c in pairs() if pending("mul", c)))
     _check(n + k, bad + b)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.add(L.ones(2), L.full((2,), 2.0), alpha=L.tensor(3.0)),
+    lambda L: L.sub(L.ones(2), L.full((2,), 2.0), alpha=L.tensor(3.0)),
+    lambda L: L.ones(2).add_(L.full((2,), 2.0), alpha=L.tensor(3.0)),
+    lambda L: L.ones(2).sub_(L.full((2,), 2.0), alpha=L.tensor(2.0)),
+    lambda L: L.ones(2, dtype=L.int64).add_(L.ones(2, dtype=L.int64), alpha=L.tensor(3)),
+])
+def test_alpha_as_a_one_element_tensor(call: Any) -> None:
+    g, t = call(gradsum), call(torch)
+    assert g.tolist() == t.tolist() and str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]

@@ -232,6 +232,9 @@ class SubBackward0(AddBackward0):
     __slots__ = ()
 
 
+_INT_ONE = 1  # (the default alpha: ``alpha is not _INT_ONE`` skips the checks cheaply)
+
+
 def _scaled(x: Any, y: Any, alpha: Any) -> Any:
     """``alpha * y`` in the result dtype of ``x``, as torch computes it: for bool tensors
     ``alpha`` is a bool (the sum stays bool), and an int product is wrapped to an integer
@@ -263,6 +266,8 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         >>> gradsum.add(gradsum.tensor([1.0, 2.0]), 1.0, alpha=2).tolist()
         [3.0, 4.0]
     """
+    if alpha is not _INT_ONE and isinstance(alpha, Tensor):
+        alpha = alpha.item()  # (torch takes a one-element tensor as the number)
     if isinstance(b, Tensor) and isinstance(a, Tensor) and a._array.dtype is b._array.dtype:
         x, y, bt = a._array, b._array, True  # the common case, inlined
     else:
@@ -285,6 +290,8 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
 @register("sub")
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a - alpha * b`` with broadcasting."""
+    if alpha is not _INT_ONE and isinstance(alpha, Tensor):
+        alpha = alpha.item()  # (torch takes a one-element tensor as the number)
     _sub_check(a, b)
     a, b, x, y, bt = _binary(a, b)
     try:

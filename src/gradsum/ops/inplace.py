@@ -326,6 +326,8 @@ def _other_array(self: Tensor, other: Any) -> Any:
 
 def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
+        if isinstance(alpha, Tensor):
+            alpha = alpha.item()  # (torch takes a one-element tensor as the number)
         _check_leaf(self, name)
         if name == "sub_":
             F.elementwise._sub_check(self, other)  # (bool operands: torch's error)
