@@ -1350,3 +1350,6 @@ def by_name() -> dict[str, OpInfo]:
 def missing_entries(ops: Sequence[str]) -> list[str]:
     table = by_name()
     return sorted(n for n in ops if n not in table)
+
+import opdb_selection  # noqa: E402,F401  (ops/selection.py entries)
+import opdb_special  # noqa: E402,F401  (ops/special.py and ops/decomp.py entries)

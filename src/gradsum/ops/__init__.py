@@ -791,3 +791,101 @@ for _name, _method in {
     "__iand__": "bitwise_and_", "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_",
 }.items():
     setattr(Tensor, _name, getattr(Tensor, _method))
+
+
+# == ops/selection.py (median ... scatter_reduce): imports and Tensor methods =====================
+from gradsum.ops.selection import (  # noqa: E402
+    aminmax,
+    bincount,
+    bucketize,
+    histc,
+    kthvalue,
+    median,
+    meshgrid,
+    mode,
+    nanmedian,
+    nanquantile,
+    quantile,
+    scatter_reduce,
+    searchsorted,
+    std_mean,
+    take,
+    unique,
+    unique_consecutive,
+    var_mean,
+)
+
+for _name, _fn in {
+    "median": median, "nanmedian": nanmedian, "kthvalue": kthvalue, "mode": mode,
+    "quantile": quantile, "nanquantile": nanquantile, "aminmax": aminmax, "unique": unique,
+    "unique_consecutive": unique_consecutive, "bincount": bincount, "histc": histc,
+    "take": take, "scatter_reduce": scatter_reduce,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+Tensor.scatter_reduce_ = _op_inplace("scatter_reduce_", scatter_reduce, registered=False)
+_ = (meshgrid, searchsorted, bucketize, std_mean, var_mean)
+# == end ops/selection.py =========================================================================
+
+# == ops/special.py and ops/decomp.py (special functions, linalg decompositions) ===============
+from gradsum.ops import decomp as _decomp  # noqa: E402
+from gradsum.ops import special as _special  # noqa: E402
+from gradsum.ops.decomp import (  # noqa: E402
+    LinAlgError,
+    det,
+    logdet,
+    matrix_exp,
+    pinverse,
+    slogdet,
+)
+from gradsum.ops.decomp import cholesky_legacy as cholesky  # noqa: E402
+from gradsum.ops.decomp import inv as inverse  # noqa: E402
+from gradsum.ops.decomp import torch_svd as svd  # noqa: E402
+from gradsum.ops.special import (  # noqa: E402
+    copysign,
+    deg2rad,
+    digamma,
+    erfc,
+    erfinv,
+    fmod,
+    frac,
+    heaviside,
+    hypot,
+    i0,
+    lgamma,
+    logaddexp,
+    logaddexp2,
+    nextafter,
+    polygamma,
+    rad2deg,
+    signbit,
+    sinc,
+    xlogy,
+)
+
+
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``t.polygamma(n)``: :func:`polygamma` with the tensor first."""
+    return polygamma(n, self)
+
+
+for _name, _fn in {
+    "signbit": signbit, "heaviside": heaviside, "hypot": hypot, "logaddexp": logaddexp,
+    "logaddexp2": logaddexp2, "xlogy": xlogy, "erfc": erfc, "erfinv": erfinv,
+    "lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method, "i0": i0,
+    "sinc": sinc, "frac": frac, "fmod": fmod, "copysign": copysign, "nextafter": nextafter,
+    "deg2rad": deg2rad, "rad2deg": rad2deg, "det": det, "logdet": logdet, "slogdet": slogdet,
+    "inverse": inverse, "pinverse": pinverse, "svd": svd, "matrix_exp": matrix_exp,
+    "cholesky": cholesky,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "heaviside_": heaviside, "hypot_": hypot, "xlogy_": xlogy, "erfc_": erfc,
+    "erfinv_": erfinv, "lgamma_": lgamma, "digamma_": digamma,
+    "polygamma_": _polygamma_method, "i0_": i0, "sinc_": sinc, "frac_": frac, "fmod_": fmod,
+    "copysign_": copysign, "nextafter_": nextafter, "deg2rad_": deg2rad, "rad2deg_": rad2deg,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+_ = (_decomp, _special, LinAlgError)
+# == end ops/special.py and ops/decomp.py =======================================================
