@@ -278,8 +278,19 @@ class Optimizer:
                 _clear_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """Update the parameters once (subclasses implement it)."""
-        raise NotImplementedError
+        """One update of every parameter that has a gradient (each group through the
+        subclass's ``_update_group``, under ``no_grad``); returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        """Update the parameters of one group (subclasses implement it, or ``step``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither step() nor _update_group()"
+        )
 
     def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:

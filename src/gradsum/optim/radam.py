@@ -16,12 +16,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
@@ -85,14 +83,6 @@ class RAdam(Optimizer):
         }
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
-
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
