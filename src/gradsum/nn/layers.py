@@ -182,6 +182,28 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 
+def _affine_parameters(m: Module, shape: tuple[int, ...], affine: bool, bias: bool,
+                       dtype: Any) -> None:
+    """The ``weight`` (and ``bias``) of a normalisation layer, or registered ``None``s."""
+    if affine:
+        m.weight = Parameter(_empty(*shape, dtype=dtype))
+        if bias:
+            m.bias = Parameter(_empty(*shape, dtype=dtype))
+        else:
+            m.register_parameter("bias", None)
+    else:
+        m.register_parameter("weight", None)
+        m.register_parameter("bias", None)
+
+
+def _reset_affine(m: Module) -> None:
+    """torch's initialisation of a normalisation layer's affine parameters: ones, zeros."""
+    if m.weight is not None:
+        init.ones_(m.weight)
+        if m.bias is not None:
+            init.zeros_(m.bias)
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims, then ``* weight + bias``
     (initialised to ones and zeros).
@@ -204,22 +226,11 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_empty(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_empty(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, tuple(self.normalized_shape), elementwise_affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -578,15 +589,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype))
@@ -607,10 +610,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError
@@ -860,22 +860,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(_empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
