@@ -36,7 +36,14 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
-from gradsum.ops.reduction import _correction, _dims, _expand_back, _var_backward
+from gradsum.ops.more import _contig, _require_tensor, _tname
+from gradsum.ops.reduction import (
+    MaxBackward0,
+    _correction,
+    _dims,
+    _expand_back,
+    _var_backward,
+)
 
 #: torch.return_types' named tuples (same names and fields)
 median_t = namedtuple("median", ["values", "indices"])
@@ -46,38 +53,13 @@ mode_t = namedtuple("mode", ["values", "indices"])
 aminmax_t = namedtuple("aminmax", ["min", "max"])
 
 
-def _contig(a: Any) -> Any:
-    """``a`` as a C-contiguous array (0-d stays 0-d, unlike ``ascontiguousarray``)."""
-    a = xp.asarray(a)
-    return a if a.flags.c_contiguous else a.copy()
-
-
-def _tname(dt: Any) -> str:
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
-
-
-def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
-    if not isinstance(v, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}. Wrap it with gradsum.tensor().")
-    return v
-
-
 # -- value-selecting reductions: median(dim), nanmedian(dim), kthvalue, mode ------------------
-class _SelectBackward(Node):
+class _SelectBackward(MaxBackward0):
     """torch's ``value_selecting_reduction_backward``: the gradient goes to the returned
-    index along ``dim`` (a scatter into zeros, whose own derivative is a gather)."""
+    index along ``dim`` (max/min's rule: a scatter into zeros, whose own derivative is a
+    gather)."""
 
-    __slots__ = ("dim", "in_shape", "indices", "keepdim")
-
-    def backward(self, g: Tensor) -> Tensor:
-        if not self.in_shape:
-            return g
-        idx = self.indices
-        if not self.keepdim:
-            g = F.unsqueeze(g, self.dim)
-            idx = F.unsqueeze(idx, self.dim)
-        return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, idx, g)
+    __slots__ = ()
 
 
 class MedianBackward1(_SelectBackward):
