@@ -66,3 +66,23 @@ def same_error(fn: Program) -> type[BaseException]:
     with pytest.raises(t_err):
         fn(gradsum)
     return t_err
+
+
+def pair64(values: Any, requires_grad: bool = True) -> tuple[Any, Any]:
+    """The same float64 values as a gradsum tensor and a torch tensor."""
+    import numpy as np
+
+    torch = _torch()
+    arr = np.asarray(values, dtype=np.float64)
+    return (gradsum.tensor(arr, dtype=gradsum.float64, requires_grad=requires_grad),
+            torch.tensor(arr, dtype=torch.float64, requires_grad=requires_grad))
+
+
+def same_tensor(g: Any, t: Any, tol: float = 1e-12) -> None:
+    """Same shape, dtype name and values (nan where nan)."""
+    import numpy as np
+
+    assert tuple(g.shape) == tuple(t.shape)
+    np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol,
+                               equal_nan=True)
+    assert g.dtype.name == str(t.dtype).replace("torch.", "")

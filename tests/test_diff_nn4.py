@@ -18,6 +18,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 
 Program = Callable[..., Any]
@@ -70,18 +71,6 @@ def check(fn: Program, arrays: list[Any], ints: tuple[int, ...] = (), second: bo
             continue
         assert a.shape == b.shape, (i, a.shape, b.shape)
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=atol, equal_nan=True, err_msg=str(i))
-
-
-def same_error(fn: Program) -> type[BaseException]:
-    try:
-        fn(torch)
-    except Exception as e:
-        t_err = type(e)
-    else:
-        raise AssertionError("torch did not raise")
-    with pytest.raises(t_err):
-        fn(gradsum)
-    return t_err
 
 
 def same_repr(make: Program) -> None:

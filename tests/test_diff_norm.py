@@ -19,6 +19,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 
 Program = Callable[..., Any]
@@ -83,18 +84,6 @@ def check(fn: Program, arrays: list[np.ndarray], dtype: str = "float64",
         scale = max(1.0, float(np.abs(a).max())) if a.size else 1.0
         np.testing.assert_allclose(b, a, rtol=tol["rtol"], atol=tol["atol"] * scale,
                                    err_msg=str(i))
-
-
-def same_error(fn: Program) -> type[BaseException]:
-    try:
-        fn(torch)
-    except Exception as e:
-        t_err = type(e)
-    else:
-        raise AssertionError("torch did not raise")
-    with pytest.raises(t_err):
-        fn(gradsum)
-    return t_err
 
 
 # -- F.batch_norm ------------------------------------------------------------------------------

@@ -15,19 +15,8 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-
-
-def _pair(values: Any, requires_grad: bool = True) -> tuple[gradsum.Tensor, torch.Tensor]:
-    arr = np.asarray(values, dtype=np.float64)
-    return (gradsum.tensor(arr, dtype=gradsum.float64, requires_grad=requires_grad),
-            torch.tensor(arr, dtype=torch.float64, requires_grad=requires_grad))
-
-
-def _same(g: Any, t: Any, tol: float = 1e-12) -> None:
-    assert tuple(g.shape) == tuple(t.shape)
-    np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol,
-                               equal_nan=True)
-    assert g.dtype.name == str(t.dtype).replace("torch.", "")
+from diff_helpers import pair64 as _pair  # noqa: E402
+from diff_helpers import same_tensor as _same  # noqa: E402
 
 
 # -- views ------------------------------------------------------------------------------------
