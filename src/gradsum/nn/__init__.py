@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 from gradsum.nn import functional, init, parallel, utils
+from gradsum.nn._attention import MultiheadAttention, NonDynamicallyQuantizableLinear
 from gradsum.nn.activation import (
     CELU,
     ELU,
@@ -59,11 +60,14 @@ from gradsum.nn.layers import (
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    Bilinear,
+    ChannelShuffle,
     Conv2d,
     CosineSimilarity,
     Dropout,
     Embedding,
     Flatten,
+    Fold,
     GroupNorm,
     Identity,
     InstanceNorm1d,
@@ -74,7 +78,13 @@ from gradsum.nn.layers import (
     MaxPool1d,
     MaxPool2d,
     PairwiseDistance,
+    PixelShuffle,
+    PixelUnshuffle,
     Unflatten,
+    Unfold,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
 )
 from gradsum.nn.loss import (
     BCELoss,
@@ -99,6 +109,7 @@ from gradsum.nn.loss import (
 )
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
+from gradsum.nn.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 
 __all__ = [
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "BCELoss",
@@ -114,4 +125,10 @@ __all__ = [
     "Sequential", "SiLU", "Sigmoid", "SmoothL1Loss", "SoftMarginLoss", "Softmax", "Softmin",
     "Softplus", "Softshrink", "Softsign", "Tanh", "Tanhshrink", "Threshold",
     "TripletMarginLoss", "Unflatten", "functional", "init", "parallel", "utils",
+]
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+__all__ += [
+    "Bilinear", "ChannelShuffle", "Fold", "MultiheadAttention", "NonDynamicallyQuantizableLinear",
+    "PixelShuffle", "PixelUnshuffle", "Unfold", "Upsample", "UpsamplingBilinear2d",
+    "UpsamplingNearest2d",
 ]

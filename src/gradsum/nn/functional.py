@@ -1791,3 +1791,148 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     if reduction == "sum":
         return ops.sum(loss)
     raise ValueError(reduction + " is not valid")
+
+
+# -- attention, resampling and rearrangement (the fifth nn sweep) ------------------------------
+__all__ += [
+    "bilinear", "channel_shuffle", "interpolate", "multi_head_attention_forward",
+    "pixel_shuffle", "pixel_unshuffle", "scaled_dot_product_attention", "upsample",
+]
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` (torch's math backend; a bool
+    ``attn_mask`` keeps its True entries; fully masked rows give zeros).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> q = gradsum.ones(2, 3, 4)
+        >>> y = F.scaled_dot_product_attention(q, q, gradsum.arange(12.0).reshape(1, 3, 4))
+        >>> [round(v, 4) for v in y[0, 0].tolist()]
+        [4.0, 5.0, 6.0, 7.0]
+    """
+    from gradsum.nn._attention import scaled_dot_product_attention as sdpa
+
+    return sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+
+
+def multi_head_attention_forward(*args: Any, **kwargs: Any) -> tuple[Tensor, Tensor | None]:
+    """torch's ``F.multi_head_attention_forward`` (see
+    :func:`gradsum.nn._attention.multi_head_attention_forward`)."""
+    from gradsum.nn._attention import multi_head_attention_forward as mha
+
+    return mha(*args, **kwargs)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize by ``size`` or ``scale_factor`` (see :func:`gradsum.nn._upsample.interpolate`).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.interpolate(gradsum.tensor([[[1.0, 3.0]]]), size=3, mode="linear",
+        ...               align_corners=True).tolist()
+        [[[1.0, 2.0, 3.0]]]
+    """
+    from gradsum.nn._upsample import interpolate as interp
+
+    return interp(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                  antialias)
+
+
+def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """The deprecated alias of :func:`interpolate` (torch warns; so does gradsum)."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _lead(input: Tensor, name: str) -> None:
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
+    _lead(input, "pixel_shuffle")
+    r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(b)
+    x = ops.reshape(input, (*b, c // (r * r), r, r, h, w))
+    x = ops.permute(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return ops.reshape(x, (*b, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)`` (pixel_shuffle's inverse)."""
+    _lead(input, "pixel_unshuffle")
+    r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if h % r or w % r:
+        dim, size = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(
+            f"pixel_unshuffle expects {dim} to be divisible by downscale_factor, but "
+            f"input.size({-2 if dim == 'height' else -1})={size} is not divisible by {r}"
+        )
+    n = len(b)
+    x = ops.reshape(input, (*b, c, h // r, r, w // r, r))
+    x = ops.permute(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return ops.reshape(x, (*b, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``(N, C, *)``: the channels, viewed as ``(groups, C // groups)``, transposed."""
+    if input.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    x = ops.reshape(input, (n, g, c // g, *rest))
+    return ops.reshape(ops.transpose(x, 1, 2), (n, c, *rest))
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``."""
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got "
+                           f"{weight.ndim}-D weight")
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        raise RuntimeError(
+            "bilinear(): input batch dimensions do not match: got "
+            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
+    if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
+            f"weight's {weight.shape[1]} and {weight.shape[2]}"
+        )
+    y = ops.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else ops.add(y, bias)

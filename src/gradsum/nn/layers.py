@@ -872,3 +872,170 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
                 f"affine={self.affine}, bias={self.bias is not None}")
+
+
+# -- resampling, rearrangement and bilinear layers (the fifth nn sweep) -------------------------
+class Upsample(Module):
+    """``F.interpolate`` as a module (``size`` or ``scale_factor``, ``mode``,
+    ``align_corners``, ``recompute_scale_factor``).
+
+    Example:
+        >>> import gradsum
+        >>> up = gradsum.nn.Upsample(scale_factor=2, mode="nearest")
+        >>> up
+        Upsample(scale_factor=2.0, mode='nearest')
+        >>> up(gradsum.ones(1, 1, 2, 3)).shape
+        (1, 1, 4, 6)
+    """
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor: Any = tuple(float(f) for f in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        if self.scale_factor is not None:
+            info = "scale_factor=" + repr(self.scale_factor)
+        else:
+            info = "size=" + repr(self.size)
+        return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode='nearest')`` for ``(N, C, H, W)`` inputs."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """``Upsample(mode='bilinear', align_corners=True)``."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
+
+
+class PixelShuffle(Module):
+    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)``."""
+
+    def __init__(self, downscale_factor: int) -> None:
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Shuffle ``(N, C, *)`` channels in ``groups``."""
+
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+class Unfold(Module):
+    """``F.unfold`` as a module: sliding blocks as columns ``(N, C*kh*kw, L)``."""
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Module):
+    """``F.fold`` as a module: sum columns back into ``(N, C, *output_size)``."""
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Bilinear(Module):
+    """``y = x1 @ weight[o] @ x2 + bias[o]``, weight ``(out, in1, in2)``; weight and bias from
+    U(-1/sqrt(in1_features), 1/sqrt(in1_features)) like torch."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_empty(out_features, in1_features, in2_features, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
