@@ -1209,3 +1209,20 @@ def test_relu_double_backward_records_for_the_result_alone() -> None:
         log.append(x.grad.tolist())
 
     _same_run(program)
+
+
+def test_deepcopy_of_a_no_grad_view_is_a_plain_leaf() -> None:
+    import copy
+
+    def program(m: Any, log: list[Any]) -> None:
+        x = m.ones(3, requires_grad=True)
+        with m.no_grad():
+            w = x[:2]
+        c = copy.deepcopy(w)
+        (c * 2).sum().backward()
+        log.append((c.requires_grad, c.is_leaf, c.grad.tolist(), x.grad))
+        with m.no_grad():
+            x.mul_(2)
+        log.append(c.is_leaf)  # (the copy is not a view: the write to x does not concern it)
+
+    _same_run(program)

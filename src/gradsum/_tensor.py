@@ -529,7 +529,10 @@ class Tensor:
         # like torch, hooks are not copied, and the copy is no view (it owns a new buffer):
         # it neither claims the original's base nor inherits the original's registered views
         # (an in-place op on the copy would otherwise rewrite their history)
-        for k in ("_hooks", "_post_acc_hooks", "_acc_ref", "_base", "_view_fn", "_views"):
+        # (nor the marks of a view made in no_grad mode or of a split output: a copy of such
+        # a view is a plain leaf, as in torch)
+        for k in ("_hooks", "_post_acc_hooks", "_acc_ref", "_base", "_view_fn", "_views",
+                  "_nograd_view_version", "_multi_view", "_view_guard", "_hook_home"):
             new.__dict__.pop(k, None)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)
