@@ -86,3 +86,59 @@ def same_tensor(g: Any, t: Any, tol: float = 1e-12) -> None:
     np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol,
                                equal_nan=True)
     assert g.dtype.name == str(t.dtype).replace("torch.", "")
+
+
+def as_np(t: Any) -> Any:
+    """A tensor of either library as a float64 NumPy array (None stays None)."""
+    import numpy as np
+
+    return None if t is None else np.asarray(t.detach().tolist(), dtype=float)
+
+
+def run_grads_both(fn: Callable[..., Any], arrays: list[Any], consts: tuple[int, ...] = (),
+                   second: bool = True) -> list[list[Any]]:
+    """``fn(lib, F, *tensors)`` on torch, then gradsum (``arrays`` as float64 tensors that
+    require grad, except the indices in ``consts``): the output, its grad_fn name, any extra
+    outputs (when ``fn`` returns a tuple), the gradients of ``sum(y**2)`` and, if ``second``,
+    the gradients of the squared-gradient sum (create_graph=True)."""
+    res = []
+    for lib in (_torch(), gradsum):
+        xs = [lib.tensor(a) if i in consts else lib.tensor(a, dtype=lib.float64,
+                                                           requires_grad=True)
+              for i, a in enumerate(arrays)]
+        diff = [x for i, x in enumerate(xs) if i not in consts]
+        y = fn(lib, lib.nn.functional, *xs)
+        extra = []
+        if isinstance(y, tuple):
+            y, extra = y[0], [as_np(t) for t in y[1:]]
+        gs = lib.autograd.grad((y * y).sum(), diff, create_graph=second, allow_unused=True)
+        out = [as_np(y), y.grad_fn.name().split("::")[-1] if y.grad_fn else None, *extra,
+               *[as_np(g) for g in gs]]
+        if second:
+            s = sum((g * g).sum() for g in gs if g is not None)
+            out += [as_np(g) for g in lib.autograd.grad(s, diff, allow_unused=True)]
+        res.append(out)
+    return res
+
+
+def check_grads(fn: Callable[..., Any], arrays: list[Any], consts: tuple[int, ...] = (),
+                second: bool = True, name: bool = False, atol: float = 1e-10) -> None:
+    """:func:`run_grads_both`, compared: values and gradients to rtol 1e-9 (None where
+    None), the grad_fn names too when ``name``."""
+    import numpy as np
+
+    t_res, g_res = run_grads_both(fn, arrays, consts, second)
+    for i, (a, b) in enumerate(zip(t_res, g_res)):
+        if i == 1:
+            if name:
+                assert a == b, (a, b)
+            continue
+        if a is None or b is None:
+            assert a is None and b is None, i
+            continue
+        assert a.shape == b.shape, (i, a.shape, b.shape)
+        np.testing.assert_allclose(b, a, rtol=1e-9, atol=atol, equal_nan=True, err_msg=str(i))
+
+
+def same_repr(make: Callable[[Any], Any]) -> None:
+    assert repr(make(gradsum)) == repr(make(_torch()))

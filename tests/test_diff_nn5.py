@@ -17,7 +17,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import same_error  # noqa: E402
+from diff_helpers import as_np, check_grads, run_grads_both, same_error, same_repr  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 
 Program = Callable[..., Any]
@@ -28,48 +28,9 @@ def _arr(*shape: int) -> np.ndarray:
     return RS.randn(*shape)
 
 
-def _np(t: Any) -> np.ndarray | None:
-    return None if t is None else np.asarray(t.detach().tolist(), dtype=float)
-
-
-def run_both(fn: Program, arrays: list[Any], consts: tuple[int, ...] = (),
-             second: bool = True) -> list[list[Any]]:
-    """``fn(lib, F, *tensors)`` on both libraries: output, grad_fn name, gradients of
-    ``sum(y**2)`` and, if ``second``, gradients of the squared-gradient sum."""
-    res = []
-    for lib in (torch, gradsum):
-        xs = [lib.tensor(a) if i in consts else lib.tensor(a, dtype=lib.float64,
-                                                           requires_grad=True)
-              for i, a in enumerate(arrays)]
-        diff = [x for i, x in enumerate(xs) if i not in consts]
-        y = fn(lib, lib.nn.functional, *xs)
-        gs = lib.autograd.grad((y * y).sum(), diff, create_graph=second, allow_unused=True)
-        out = [_np(y), y.grad_fn.name().split("::")[-1] if y.grad_fn else None,
-               *[_np(g) for g in gs]]
-        if second:
-            s = sum((g * g).sum() for g in gs if g is not None)
-            out += [_np(g) for g in lib.autograd.grad(s, diff, allow_unused=True)]
-        res.append(out)
-    return res
-
-
-def check(fn: Program, arrays: list[Any], consts: tuple[int, ...] = (), second: bool = True,
-          name: bool = False, atol: float = 1e-10) -> None:
-    t_res, g_res = run_both(fn, arrays, consts, second)
-    for i, (a, b) in enumerate(zip(t_res, g_res)):
-        if i == 1:
-            if name:
-                assert a == b, (a, b)
-            continue
-        if a is None or b is None:
-            assert a is None and b is None, i
-            continue
-        assert a.shape == b.shape, (i, a.shape, b.shape)
-        np.testing.assert_allclose(b, a, rtol=1e-9, atol=atol, equal_nan=True, err_msg=str(i))
-
-
-def same_repr(make: Program) -> None:
-    assert repr(make(gradsum)) == repr(make(torch))
+_np = as_np
+run_both = run_grads_both
+check = check_grads
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
