@@ -40,7 +40,10 @@ _NO_MPI = (
 
 
 class ReduceOp(enum.Enum):
-    """Reduction operations for :func:`all_reduce` (torch's names).
+    """Reduction operations for :func:`all_reduce` (torch's names and values).
+
+    ``BAND``/``BOR``/``BXOR`` are bitwise (logical on bool tensors) and, as in torch, refuse
+    floating-point tensors.
 
     Example:
         >>> from gradsum.distributed import ReduceOp
@@ -53,6 +56,9 @@ class ReduceOp(enum.Enum):
     PRODUCT = 2
     MIN = 3
     MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
 
 
 # -- signatures ----------------------------------------------------------------------------------
@@ -68,6 +74,17 @@ _ERRORS = {
     4: "src is not a valid rank",
     5: "the tensor has more than 8 dimensions",
     6: "the count does not fit in int64",
+    7: "a bitwise ReduceOp (BAND/BOR/BXOR) needs an integer or bool tensor",
+    8: "the tensors of tensor_list must have the input's dtype",
+}
+# The local argument errors that torch raises before the collective, as (type, torch's phrase):
+# the rank that passed them raises this instead of the generic mismatch RuntimeError.
+_LOCAL_ERRORS: dict[int, tuple[type[Exception], str]] = {
+    1: (RuntimeError, "result type Float can't be cast to the desired output type"),
+    3: (RuntimeError, "invalid output tensor list"),
+    4: (RuntimeError, "invalid root rank"),
+    7: (RuntimeError, "Cannot use ReduceOp.{op} with non-integral dtype"),
+    8: (ValueError, "Invalid usage of tensors with different dtypes"),
 }
 
 
@@ -136,7 +153,8 @@ class _Comm:
     def _mpi_op(self, op: ReduceOp) -> Any:
         M = self.MPI
         return {ReduceOp.SUM: M.SUM, ReduceOp.AVG: M.SUM, ReduceOp.PRODUCT: M.PROD,
-                ReduceOp.MIN: M.MIN, ReduceOp.MAX: M.MAX}[op]
+                ReduceOp.MIN: M.MIN, ReduceOp.MAX: M.MAX, ReduceOp.BAND: M.BAND,
+                ReduceOp.BOR: M.BOR, ReduceOp.BXOR: M.BXOR}[op]
 
     def iallreduce_sum(self, flat: Any) -> Any:
         """Start an in-place sum of a contiguous 1-D array; returns the request."""
@@ -169,6 +187,15 @@ class _Comm:
         if bool((head == head[0]).all()) and not bool(table[:, 3].any()):
             return table
         lines = [f"  rank {r}: {_describe(table[r])}" for r in range(self.size)]
+        local = _LOCAL_ERRORS.get(int(sig[3]))
+        if local is not None:  # torch raises these on the rank that passed them
+            exc, phrase = local
+            op = ReduceOp(int(sig[2])).name if _OPS[int(sig[1])] == "all_reduce" else "?"
+            raise exc(
+                f"{phrase.format(op=op)} ({what} on rank {self.rank}: {_ERRORS[int(sig[3])]}; "
+                f"no rank ran it). Fix the arguments; what each rank passed:\n"
+                + "\n".join(lines)
+            )
         raise RuntimeError(
             f"{what}: the ranks called mismatched collectives, so none of them ran. Every rank "
             f"must call the same collective with tensors of the same shape and dtype (and the "
@@ -419,12 +446,14 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
     Args:
         tensor: the input and output (its buffer is overwritten, its version bumped).
         op: :class:`ReduceOp` ``SUM`` (default), ``AVG`` (floating dtypes), ``PRODUCT``,
-            ``MIN`` or ``MAX``.
+            ``MIN``, ``MAX``, or the bitwise ``BAND``, ``BOR``, ``BXOR`` (integer and bool
+            dtypes).
         async_op: return a :class:`Work` whose ``wait()`` completes the reduction (an MPI
             non-blocking ``Iallreduce``); the signature check before it is blocking.
 
     Raises:
-        RuntimeError: the ranks passed tensors of different shapes/dtypes or different ops.
+        RuntimeError: the ranks passed tensors of different shapes/dtypes or different ops;
+            ``AVG`` of an integer tensor, or a bitwise op on a floating one (torch's errors).
     """
     _tensor_check(tensor)
     if not isinstance(op, ReduceOp):
@@ -434,13 +463,16 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
     err = 0
     if op is ReduceOp.AVG and arr.dtype.kind not in "fc":
         err = 1
+    elif op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and arr.dtype.kind in "fc":
+        err = 7
     elif not arr.flags.writeable:
         err = 2
     g.check(_signature("all_reduce", op.value, arr, err), "all_reduce")
     buf, copied = _buffer(arr, reduce=True)
     M = g.MPI
-    if arr.dtype == xp.bool_:  # SUM/MAX of booleans: OR; MIN/PRODUCT: AND
-        mop = M.LOR if op in (ReduceOp.SUM, ReduceOp.MAX) else M.LAND
+    if arr.dtype == xp.bool_:  # SUM/MAX/BOR of booleans: OR; MIN/PRODUCT/BAND: AND
+        mop = (M.LXOR if op is ReduceOp.BXOR
+               else M.LOR if op in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.BOR) else M.LAND)
     else:
         mop = g._mpi_op(op)
     req = g.comm.Iallreduce(M.IN_PLACE, buf, op=mop)
@@ -479,15 +511,26 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None,
                async_op: bool = False) -> Work | None:
-    """Gather ``tensor`` from every rank into ``tensor_list[r]`` (written in place)."""
+    """Gather ``tensor`` from every rank into ``tensor_list[r]`` (written in place).
+
+    Raises:
+        ValueError: a tensor of ``tensor_list`` has another dtype than ``tensor`` (torch's
+            "Invalid usage of tensors with different dtypes").
+        RuntimeError: ``tensor_list`` does not hold ``world_size`` tensors of ``tensor``'s
+            shape, or the ranks passed different shapes/dtypes.
+    """
     _tensor_check(tensor)
     g = _group(group)
     arr = tensor._array
     err = 0
     from gradsum._tensor import Tensor
 
-    if (not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.size or any(
-        not isinstance(o, Tensor) or o._array.shape != arr.shape or o._array.dtype != arr.dtype
+    if isinstance(tensor_list, (list, tuple)) and any(
+        isinstance(o, Tensor) and o._array.dtype != arr.dtype for o in tensor_list
+    ):
+        err = 8  # torch checks the dtypes first, in Python: ValueError
+    elif (not isinstance(tensor_list, (list, tuple)) or len(tensor_list) != g.size or any(
+        not isinstance(o, Tensor) or o._array.shape != arr.shape
         or not o._array.flags.writeable for o in tensor_list
     )):
         err = 3

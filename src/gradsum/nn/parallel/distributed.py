@@ -138,12 +138,17 @@ class DistributedDataParallel(Module):
         gradient_as_bucket_view: see above.
         check_consistency: strict mode (default: ``GRADSUM_STRICT``).
         device_ids, output_device, dim, process_group, find_unused_parameters,
-            check_reduction, static_graph: torch's; accepted without effect (``device_ids``
-            and ``output_device`` must be ``None``: CPU modules).
+            check_reduction, static_graph, skip_all_reduce_unused_params, batched_grad_copy:
+            torch's; accepted without effect (``device_ids`` and ``output_device`` must be
+            falsy, as torch requires for CPU modules; ``check_reduction=True`` warns).
+        bucket_cap_mb_list: per-bucket caps; their maximum is used as ``bucket_cap_mb``.
+        delay_all_reduce_named_params, param_to_hook_all_reduce, mixed_precision,
+            device_mesh: torch's; only ``None`` is supported (``NotImplementedError``).
 
     Raises:
         ValueError: the default process group is not initialised, or ``device_ids`` /
             ``output_device`` were given.
+        AttributeError: ``module`` is not a Module (torch's type).
         RuntimeError: the ranks' models differ, or no parameter requires grad.
     """
 
@@ -161,20 +166,48 @@ class DistributedDataParallel(Module):
         check_reduction: bool = False,
         gradient_as_bucket_view: bool = False,
         static_graph: bool = False,
-        *,
+        delay_all_reduce_named_params: Any = None,
+        param_to_hook_all_reduce: Any = None,
+        mixed_precision: Any = None,
+        device_mesh: Any = None,
+        skip_all_reduce_unused_params: bool = False,
+        bucket_cap_mb_list: list[int] | None = None,
+        batched_grad_copy: bool = False,
         forward_sync_buffers: bool | None = None,
+        *,
         check_consistency: bool | None = None,
     ) -> None:
         super().__init__()
-        if not isinstance(module, Module):
-            raise TypeError(f"module must be a gradsum.nn.Module, got {type(module).__name__}")
+        if (delay_all_reduce_named_params is not None) != (param_to_hook_all_reduce is not None):
+            raise ValueError(
+                "delay_all_reduce_named_params and param_to_hook_all_reduce need to be set at "
+                "the same time."
+            )
+        for name, value in (("delay_all_reduce_named_params", delay_all_reduce_named_params),
+                            ("mixed_precision", mixed_precision), ("device_mesh", device_mesh)):
+            if value is not None:
+                raise NotImplementedError(
+                    f"DistributedDataParallel({name}=...) is not supported by gradsum: it "
+                    f"would change what the replicas compute. Leave {name}=None."
+                )
         group = _core._group(process_group)
+        if not isinstance(module, Module):  # torch fails on module.named_parameters
+            raise AttributeError(
+                f"'{type(module).__name__}' object has no attribute 'named_parameters': "
+                f"DistributedDataParallel wraps a gradsum.nn.Module, got "
+                f"{type(module).__name__}"
+            )
         if not any(p.requires_grad for p in module.parameters()):
             raise RuntimeError(
                 "DistributedDataParallel is not needed when a module doesn't have any parameter "
                 f"that requires a gradient ({type(module).__name__} has "
                 f"{len(list(module.parameters()))} parameter(s), none requiring grad). Wrap a "
                 "module with trainable parameters, or call the module directly."
+            )
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError(
+                f"device_ids can only be None or contain a single element (got {device_ids}); "
+                "gradsum modules are on the CPU: leave device_ids None."
             )
         if device_ids or output_device:
             raise ValueError(
@@ -184,7 +217,13 @@ class DistributedDataParallel(Module):
                 "gradsum runs on the CPU: leave both None."
             )
         sync_bufs_at_init = _buffer_flags(broadcast_buffers, forward_sync_buffers)
+        if check_reduction:
+            warnings.warn(
+                "The `check_reduction` argument in `DistributedDataParallel` module is "
+                "deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
         self.module = module
+        self.device_ids = None  # torch's attributes for a CPU module
+        self.output_device = None
         self.dim = dim
         self.forward_sync_buffers = (
             forward_sync_buffers if forward_sync_buffers is not None
@@ -197,10 +236,15 @@ class DistributedDataParallel(Module):
         self.find_unused_parameters = find_unused_parameters
         self.gradient_as_bucket_view = gradient_as_bucket_view
         self.static_graph = static_graph
+        # torch accepts any cap (0 or less: every parameter a bucket of its own); a
+        # bucket_cap_mb_list only sizes buckets, which does not change the averages
         cap = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
-        if cap <= 0:
-            raise ValueError(f"bucket_cap_mb must be positive, got {bucket_cap_mb}")
+        if bucket_cap_mb_list:
+            cap = float(max(bucket_cap_mb_list))
         self.bucket_bytes_cap = int(cap * 1024 * 1024)
+        self.skip_all_reduce_unused_params = skip_all_reduce_unused_params
+        self.batched_grad_copy = batched_grad_copy
+        self.mixed_precision = None
         self.check_consistency = (
             _core._strict_env() if check_consistency is None else bool(check_consistency)
         )
@@ -213,7 +257,7 @@ class DistributedDataParallel(Module):
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self._param_names = [n for n, _ in named]
         object.__setattr__(self, "reducer", Reducer(
-            [p for _, p in named], self._param_names, group, self.bucket_bytes_cap,
+            [p for _, p in named], self._param_names, group, max(self.bucket_bytes_cap, 0),
             gradient_as_bucket_view,
         ))
         object.__setattr__(self, "_ctrl", group.dup())
