@@ -32,7 +32,7 @@ from gradsum import _random
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
-from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.autograd.graph import Node
 from gradsum.nn import _conv
 from gradsum.nn._norm import batch_norm, group_norm, instance_norm
 from gradsum.nn._pad import pad
@@ -786,17 +786,20 @@ class NllLossBackward0(Node):
     __slots__ = ("plan",)
 
     def backward(self, g: Tensor) -> Tensor:
-        return _nll_backward(g, self.plan)
+        (x,) = self.saved()
+        return _nll_backward(g, self.plan, x)
 
 
 class NllLossBackwardBackward0(Node):
     """The rule of ``_nll_backward``: it is linear in ``g`` and its adjoint is ``nll_loss``
-    itself (picking and weighting ``gg`` at the targets, then reducing)."""
+    itself (picking and weighting ``gg`` at the targets, then reducing); the input, which it
+    takes as torch's ``nll_loss_backward`` does, gets zeros."""
 
     __slots__ = ("plan",)
 
-    def backward(self, gg: Tensor) -> Tensor:
-        return _nll_forward(gg, self.plan)
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        d_g = _nll_forward(gg, self.plan) if self.needs(0) else None
+        return d_g, (ops.zeros_like(gg) if self.needs(1) else None)
 
 
 def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
@@ -815,12 +818,13 @@ def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
     if not needs_grad(x):
         return _make(out)
     node = NllLossBackward0()
-    node._saved = HOLDS_STATE  # (torch saves the target, weight and total weight)
     node.plan = plan
-    return record(node, (x,), out)
+    res = record(node, (x,), out)
+    node.save(x)  # (torch saves it, with the target, weight and total weight)
+    return res
 
 
-def _nll_backward(g: Tensor, plan: _NllPlan) -> Tensor:
+def _nll_backward(g: Tensor, plan: _NllPlan, x: Tensor) -> Tensor:
     """The gradient of ``nll_loss`` for the output gradient ``g``: ``-w * g`` (divided by the
     total weight for 'mean') at each target's position, zeros elsewhere (torch's formula)."""
     ga = g._array
@@ -842,11 +846,13 @@ def _nll_backward(g: Tensor, plan: _NllPlan) -> Tensor:
     out[plan.key] += coef  # += into zeros: an ignored target adds +0.0, not -0.0
     if plan.one_d:
         out = out.reshape(plan.shape)
-    if not needs_grad(g):
+    # (recorded when the input needs grad too: under create_graph the gradient then requires
+    # grad, as torch's nll_loss_backward(grad, self, ...) output does)
+    if not needs_grad(g, x):
         return _make(out)
     node = NllLossBackwardBackward0()
     node.plan = plan
-    return record(node, (g,), out)
+    return record(node, (g, x), out)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -1000,6 +1006,11 @@ def _check_weight_fits(weight: Tensor | None, input: Tensor, arg: str) -> None:
         )
 
 
+#: torch's binary_cross_entropy_backward divides by max(x (1 - x), EPSILON), EPSILON a float32
+#: 1e-12 in every dtype (9.99999996e-13 in float64)
+_BCE_EPS = float(xp.float32(1e-12))
+
+
 class BinaryCrossEntropyBackward0(Node):
     """Elementwise BCE with torch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the
     input and ``-logit(x)`` for the target (not clamped: +-inf at x = 0 and 1, like torch)."""
@@ -1010,7 +1021,7 @@ class BinaryCrossEntropyBackward0(Node):
         x, t = self.saved()
         gx = gt = None
         if self.needs(0):
-            den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=1e-12)
+            den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=_BCE_EPS)
             gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
         if self.needs(1):  # torch: grad * -logit(x) = grad * -log(x / (1 - x))
             with xp.errstate(divide="ignore"):  # (x = 0 or 1: +-inf, as in torch, silently)
@@ -1146,18 +1157,131 @@ def _const_like(value: Any, ref: Tensor) -> Tensor:
     return _make(xp.asarray(value, dtype=ref._array.dtype))
 
 
+class _Act:
+    """An elementwise activation ``y = f(x)`` with torch's gradient rules: ``deriv`` maps the
+    input array to ``f'(x)`` (torch's masks at the kinks and at nan), ``second(gg, g, x)`` is
+    the gradient that the backward's output sends ``x`` (None: a piecewise-linear ``f``, whose
+    backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's."""
+
+    __slots__ = ("bwd", "deriv", "fwd", "second")
+
+    def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
+                 second: Any = None) -> None:
+        self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
+
+
+class _ActBackward(Node):
+    """The node of an :class:`_Act` activation: its rule is :func:`_act_backward`, a primitive
+    that takes the input too, as torch's ``<op>_backward`` kernels do. So under
+    ``create_graph`` the gradient requires grad whenever the input does, even where ``f`` is
+    piecewise linear (then ``x`` gets zeros from the double backward, not ``None``)."""
+
+    __slots__ = ("act",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        return _act_backward(g, x, self.act)
+
+
+class _ActBackwardBackward(Node):
+    """The rule of :func:`_act_backward`: linear in ``g`` (its own adjoint), and ``x`` gets
+    ``act.second`` (zeros for a piecewise-linear activation, as in torch)."""
+
+    __slots__ = ("act",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, x = self.saved()
+        act = self.act
+        if act.second == "not implemented":  # (torch has no rule for it either)
+            raise RuntimeError(
+                f"derivative for aten::{_ACT_KERNELS[act.fwd.__name__]}_backward is not "
+                "implemented: this activation supports first-order gradients only"
+            )
+        d_g = _act_backward(gg, x, act) if self.needs(0) else None
+        d_x = None
+        if self.needs(1):
+            d_x = ops.zeros_like(gg) if act.second is None else act.second(gg, g, x)
+        return d_g, d_x
+
+
+def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type[Node]]:
+    """The node classes ``<name>Backward0`` and ``<bwd_name>BackwardBackward0``."""
+    fwd = type(f"{name}Backward0", (_ActBackward,), {"__slots__": ()})
+    bwd = type(f"{bwd_name or name}BackwardBackward0", (_ActBackwardBackward,),
+               {"__slots__": ()})
+    return fwd, bwd
+
+
+def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
+    """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`)."""
+    ga = g._array
+    out = xp.asarray(ga * act.deriv(x._array).astype(ga.dtype, copy=False))
+    if not needs_grad(g, x):
+        return _make(out)
+    node = act.bwd()
+    node.act = act
+    res = record(node, (g, x), out)
+    node.save(g, x)
+    return res
+
+
+def _act(input: Tensor, out: Any, act: _Act) -> Tensor:
+    """The output array ``out`` of the activation ``act`` of ``input``, recorded."""
+    if not needs_grad(input):
+        return _make(out)
+    node = act.fwd()
+    node.act = act
+    res = record(node, (input,), out)
+    node.save(input)
+    return res
+
+
+_ACT_KERNELS = {"HardsigmoidBackward0": "hardsigmoid"}
+_HARDTANH_NODES = _act_nodes("Hardtanh")
+_THRESHOLD_NODES = _act_nodes("Threshold")
+_HARDSHRINK_NODES = _act_nodes("Hardshrink")
+_SOFTSHRINK_NODES = _act_nodes("Softshrink")
+_HARDSIGMOID_NODES = _act_nodes("Hardsigmoid")
+_HARDSWISH_NODES = _act_nodes("Hardswish")
+_ELU_NODES = _act_nodes("Elu")
+_RRELU_NODES = _act_nodes("RreluWithNoise")
+_CELU_NODES = _act_nodes("Celu", "Elu")
+#: torch's hardsigmoid_backward multiplies by 1/6 as a float32 constant, in every dtype
+_ONE_SIXTH = float(xp.float32(1.0 / 6.0))
+
+
 def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
     """torch's ``elu(x, alpha, scale, input_scale)``: ``scale * x`` for ``x > 0``, else
     ``alpha * scale * expm1(x * input_scale)`` (the negative branch's gradient at 0)."""
     _float_only(input, "elu_cpu")
-    pos = _make(input._array > 0)
-    # (the exponential sees only the non-positive part: no inf * 0 in the masked gradient)
-    neg_part = ops.where(pos, _const_like(0.0, input), input)
+    x = input._array
+    # (the exponential sees only the non-positive part: no overflow where x is large)
+    neg_part = xp.minimum(x, 0)
     if input_scale != 1.0:
-        neg_part = ops.mul(neg_part, input_scale)
-    neg = ops.mul(ops.expm1(neg_part), alpha * scale)
-    posv = input if scale == 1.0 else ops.mul(input, scale)
-    return ops.where(pos, posv, neg)
+        neg_part = neg_part * input_scale
+    neg = xp.expm1(neg_part) * (alpha * scale)
+    out = xp.asarray(xp.where(x > 0, x if scale == 1.0 else x * scale, neg), dtype=x.dtype)
+    return _act(input, out, _elu_act(alpha, scale, input_scale))
+
+
+def _elu_act(alpha: float, scale: float, input_scale: float) -> _Act:
+    """torch's ``elu_backward`` (``x <= 0``: ``input_scale * alpha * scale * exp(x *
+    input_scale)``, else ``scale``; nan takes ``scale``) and its double backward, which sends
+    ``x`` the second derivative only where ``x < 0`` strictly."""
+    coef = alpha * scale * input_scale
+
+    def deriv(x: Any) -> Any:
+        return xp.where(x <= 0, coef * xp.exp(xp.minimum(x, 0) * input_scale), scale)
+
+    def second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
+        neg = _make(x._array < 0)
+        zero = _const_like(0.0, x)
+        e = ops.mul(ops.exp(ops.mul(ops.where(neg, x, zero), input_scale)),
+                    coef * input_scale)
+        return ops.mul(ops.mul(gg, g), ops.where(neg, e, zero))
+
+    nodes = _CELU_NODES if input_scale != 1.0 else _ELU_NODES
+    return _Act(nodes[0], nodes[1], deriv, second)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -1195,14 +1319,17 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 
 def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
-    x = input._array
     with no_grad():
         clamped = ops.clamp(input, min_val, max_val)
     if not needs_grad(input):
         return clamped
-    # torch's gradient passes strictly inside (min_val, max_val) only (clamp's is inclusive)
-    inside = _make((x > min_val) & (x < max_val))
-    return ops.where(inside, input, clamped)
+
+    def deriv(x: Any) -> Any:
+        # torch's gradient passes strictly inside (min_val, max_val) only (clamp's is
+        # inclusive); nan gets none
+        return (x > min_val) & (x < max_val)
+
+    return _act(input, clamped._array, _Act(*_HARDTANH_NODES, deriv))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -1227,13 +1354,13 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     _float_only(input, "hardsigmoid_cpu")
 
     def fn(t: Tensor) -> Tensor:
-        x = t._array
-        mid = ops.div(ops.add(t, 3.0), 6.0)
         with no_grad():
             const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
         if not needs_grad(t):
             return const
-        return ops.where(_make((x > -3) & (x < 3)), mid, const)
+        act = _Act(*_HARDSIGMOID_NODES, lambda x: ((x > -3) & (x < 3)) * _ONE_SIXTH,
+                   "not implemented")
+        return _act(t, const._array, act)
 
     return _run_inplace(input, "hardsigmoid_", fn) if inplace else fn(input)
 
@@ -1245,11 +1372,22 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
-        mid = ops.div(ops.mul(t, ops.add(t, 3.0)), 6.0)
-        zero = _const_like(0.0, t)
-        return ops.where(_make(x <= -3), zero, ops.where(_make(x < 3), mid, t))
+        with no_grad():
+            mid = ops.div(ops.mul(t, ops.add(t, 3.0)), 6.0)._array
+        out = xp.asarray(xp.where(x <= -3, 0.0, xp.where(x < 3, mid, x)), dtype=x.dtype)
+        return _act(t, out, _Act(*_HARDSWISH_NODES, _hardswish_deriv, _hardswish_second))
 
     return _run_inplace(input, "hardswish_", fn) if inplace else fn(input)
+
+
+def _hardswish_deriv(x: Any) -> Any:
+    # (nan: the last branch, 1, like torch)
+    return xp.where(x <= -3, 0.0, xp.where(x < 3, x / 3 + 0.5, 1.0))
+
+
+def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
+    inside = _make((x._array > -3) & (x._array < 3))
+    return ops.where(inside, ops.div(ops.mul(gg, g), 3.0), _const_like(0.0, x))
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1284,22 +1422,30 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
             f"{_torch_name(input.dtype)}, but found {lambd:g}: pass lambd >= 0"
         )
     x = input._array
-    zero = _const_like(0.0, input)
-    return ops.where(_make(x > lambd), ops.sub(input, lambd),
-                     ops.where(_make(x < -lambd), ops.add(input, lambd), zero))
+    # (torch's kernel: x * 0 in between, so nan stays nan and -0.5 + 0.5 style zeros keep
+    # their sign)
+    out = xp.asarray(xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)),
+                     dtype=x.dtype)
+    return _act(input, out, _Act(*_SOFTSHRINK_NODES, lambda a: (a < -lambd) | (a > lambd)))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """0 on ``[-lambd, lambd]``, ``x`` elsewhere."""
     _float_only(input, "hardshrink_cpu")
     x = input._array
-    return ops.where(_make((x >= -lambd) & (x <= lambd)), _const_like(0.0, input), input)
+    out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
+    # (torch's hardshrink_backward passes the gradient outside [-lambd, lambd]: not at nan)
+    return _act(input, out, _Act(*_HARDSHRINK_NODES, lambda a: (a < -lambd) | (a > lambd)))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where ``x <= threshold``, else ``x``."""
     def fn(t: Tensor) -> Tensor:
-        return ops.where(_make(t._array <= threshold), _const_like(value, t), t)
+        x = t._array
+        out = xp.asarray(xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x),
+                         dtype=x.dtype)
+        # torch's threshold_backward: 0 where x <= threshold (nan passes the gradient)
+        return _act(t, out, _Act(*_THRESHOLD_NODES, lambda a: ~(a <= threshold)))
 
     return _run_inplace(input, "threshold_", fn) if inplace else fn(input)
 
@@ -1382,12 +1528,64 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         if training:
             r = _random.rng(None).uniform(lower, upper, x.shape)
             noise = xp.where(x <= 0, r, 1.0).astype(x.dtype)
+            act = _Act(*_RRELU_NODES, lambda a: noise)
         else:
-            noise = xp.where(x <= 0, (lower + upper) / 2, 1.0).astype(x.dtype)
-        return ops.mul(t, _make(noise))
+            slope = (lower + upper) / 2
+            noise = xp.where(x <= 0, slope, 1.0).astype(x.dtype)
+            # (torch's leaky_relu_backward: the slope wherever x > 0 is false, nan included)
+            act = _Act(*_RRELU_NODES, lambda a: xp.where(a > 0, 1.0, slope))
+        return _act(t, x * noise, act)
 
     _float_only(input, "rrelu_with_noise_cpu")
     return _run_inplace(input, "rrelu_", fn) if inplace else fn(input)
+
+
+# torch's in-place spellings: ``F.relu_(x)`` is ``F.relu(x, inplace=True)`` and so on
+def relu_(input: Tensor) -> Tensor:
+    """``relu(input, inplace=True)``."""
+    return relu(input, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``elu(input, alpha, inplace=True)``."""
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """``selu(input, inplace=True)``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """``celu(input, alpha, inplace=True)``."""
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """``leaky_relu(input, negative_slope, inplace=True)``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """``hardtanh(input, min_val, max_val, inplace=True)``."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """``threshold(input, threshold, value, inplace=True)``."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """``rrelu(input, lower, upper, training, inplace=True)``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+_threshold = threshold
+
+__all__ += ["celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "selu_",
+            "threshold_"]
 
 
 # -- normalisation and distances ---------------------------------------------------------------

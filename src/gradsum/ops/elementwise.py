@@ -1231,9 +1231,37 @@ class LeakyReluBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
-        x = a._array
-        factor = xp.where(x > 0, 1.0, self.slope).astype(x.dtype)
-        return F.mul(g, _make(factor))
+        return leaky_relu_backward(g, a, self.slope)
+
+
+class LeakyReluBackwardBackward0(Node):
+    """The rule of ``leaky_relu_backward``: linear in ``g`` with a mask that is piecewise
+    constant in the input, which gets zeros (not None), as in torch."""
+
+    __slots__ = ("slope",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        (a,) = self.saved()
+        d_g = leaky_relu_backward(gg, a, self.slope) if self._next[0][0] is not None else None
+        d_a = F.zeros_like(gg) if self._next[1][0] is not None else None
+        return d_g, d_a
+
+
+def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
+    """``g`` where ``a > 0``, ``slope * g`` elsewhere (nan included), in one op recorded with
+    ``a`` as an input (torch's ``leaky_relu_backward(grad, self, slope)``): under
+    ``create_graph`` the gradient requires grad whenever the input does."""
+    ga = g._array
+    t = ga * xp.where(a._array > 0, 1.0, slope).astype(ga.dtype, copy=False)
+    if t.__class__ is not _ndarray:
+        t = xp.asarray(t)
+    if not _state.enabled or not (_rg(g) or _rg(a)):
+        return _make(t)
+    node = LeakyReluBackwardBackward0()
+    node.slope = slope
+    out = record(node, (g, a), t)
+    node.save(a)
+    return out
 
 
 @register("leaky_relu")
