@@ -64,7 +64,7 @@ class Tensor:
     _nograd_view_version: int | None = None
     # (node name, output index) of an output of split/chunk/unbind made in grad mode, and of
     # views of it: torch refuses to modify those in place
-    _multi_view: tuple[str, int] | None = None
+    _multi_view: tuple[Any, ...] | None = None
     # (kind, node name, output index) of a view torch refuses to use once its base changed
     # (see _messages.view_base_modified): set on outputs of split/chunk/unbind made in grad
     # mode of a tensor that requires grad, on views made in no_grad mode of such a tensor,
@@ -181,8 +181,14 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         """True for leaves created with ``requires_grad=True`` and for every result computed
-        from such tensors while grad mode is on."""
-        return self._requires_grad or self._grad_fn is not None
+        from such tensors while grad mode is on (a view made in no_grad mode of a tensor that
+        requires grad: while its base does, as torch's, which asks the base)."""
+        if self._grad_fn is not None:
+            return True
+        if self._requires_grad:
+            nv = self._nograd_view_version
+            return nv is None or nv == -1 or self._base is None or self._base.requires_grad
+        return False
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -224,8 +230,8 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         """The node that produced this tensor (``None`` for leaves)."""
         fn = self._grad_fn
-        if fn is None and self._nograd_view_version is not None:
-            self._check_nograd_view()
+        if fn is None and self._nograd_view_version is not None and self.requires_grad:
+            self._check_nograd_view()  # (torch asks only while the view requires grad)
         return fn
 
     def _check_nograd_view(self) -> None:

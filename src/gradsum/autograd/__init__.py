@@ -134,8 +134,9 @@ def backward(
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(roots)
     # torch's order of checks: the seeds, their count, the roots, then the inputs
     seeds = make_grads(roots, grads, "grad_output")
-    if len(grads) != len(roots):
+    if len(grads) < len(roots):  # (torch pairs them with zip: extra gradients are ignored)
         raise RuntimeError(_messages.grad_count(len(roots), len(grads), "tensors"))
+    seeds = seeds[:len(roots)]
     _check_roots(roots)
     if in_list is not None:
         for t in in_list:
@@ -176,8 +177,6 @@ def grad(
     """
     from gradsum._creation import zeros_like
 
-    if is_grads_batched:
-        raise NotImplementedError("is_grads_batched=True needs vmap, which gradsum lacks")
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but "
@@ -191,9 +190,13 @@ def grad(
     if not ins:
         raise RuntimeError(_messages.empty_inputs("grad"))
     gos = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    if is_grads_batched:
+        return _grad_batched(outs, ins, inputs, gos, retain_graph, create_graph,
+                             bool(allow_unused), materialize_grads)
     seeds = make_grads(outs, gos, "grad_output")  # (torch's order, as in backward)
-    if len(gos) != len(outs):
+    if len(gos) < len(outs):  # (torch pairs them with zip: extra gradients are ignored)
         raise RuntimeError(_messages.grad_count(len(outs), len(gos), "outputs"))
+    seeds = seeds[:len(outs)]
     _check_roots(outs)
     for i, t in enumerate(ins):
         if not t.requires_grad:
@@ -213,4 +216,59 @@ def grad(
         final.append(g)
     if type(inputs) is dict:  # torch returns a dict for a dict of inputs
         return dict(zip(inputs.keys(), final))  # type: ignore[return-value]
+    return tuple(final)
+
+
+def _grad_batched(outs: list[Tensor], ins: list[Tensor], inputs: Any, gos: list[Any],
+                  retain_graph: bool | None, create_graph: bool, allow_unused: bool,
+                  materialize_grads: bool) -> tuple[Tensor | None, ...] | dict[str, Any]:
+    """``grad(..., is_grads_batched=True)``: the first dimension of every grad_output is a
+    batch; torch vmaps the backward over it, gradsum runs one backward per batch entry
+    (keeping the graph between them) and stacks the gradients."""
+    from gradsum import stack
+    from gradsum._creation import zeros_like
+
+    sizes = set()
+    for i, (o, g) in enumerate(zip(outs, gos)):
+        if g is None:
+            if isinstance(o, _T[0]) and o.requires_grad and o._array.size == 1:
+                raise ValueError(_messages.batched_implicit(i, tuple(o.shape)))
+            make_grads([o], [None], "grad_output")  # (raises torch's error)
+            continue
+        if not isinstance(g, _T[0]):
+            make_grads([o], [g], "grad_output")  # (raises torch's error)
+        if g._array.ndim == 0 or g._array.shape[1:] != o._array.shape:
+            raise RuntimeError(_messages.batched_shape(i, tuple(g.shape), tuple(o.shape)))
+        sizes.add(g._array.shape[0])
+    if len(gos) < len(outs):
+        raise RuntimeError(_messages.grad_count(len(outs), len(gos), "outputs"))
+    _check_roots(outs)
+    for i, t in enumerate(ins):
+        if not t.requires_grad:
+            raise RuntimeError(_messages.input_not_requiring_grad(i))
+    if len(sizes) > 1:
+        raise ValueError(_messages.batched_sizes(sorted(sizes)))
+    n = sizes.pop() if sizes else 1
+    if retain_graph is None:
+        retain_graph = create_graph
+    per: list[list[Tensor | None]] = []
+    for b in range(n):
+        seeds = make_grads(outs, [g[b] for g in gos[:len(outs)]], "grad_output")
+        per.append(run_backward(outs, seeds, retain_graph or b < n - 1, create_graph,
+                                inputs=ins, accumulate=False))
+    final: list[Tensor | None] = []
+    for i, t in enumerate(ins):
+        gs = [p[i] for p in per]
+        if any(g is None for g in gs):
+            if materialize_grads:  # (torch: zeros of the input's shape, no batch dimension)
+                final.append(zeros_like(t, requires_grad=create_graph))
+                continue
+            if not allow_unused:
+                raise RuntimeError(_messages.unused_input(i))
+            final.append(None)
+            continue
+        g = stack(gs)
+        final.append(g if create_graph or not g.requires_grad else g.detach())
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), final))
     return tuple(final)

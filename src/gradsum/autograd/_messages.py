@@ -371,3 +371,80 @@ def create_graph_cycle() -> str:
         "function, make sure to reset the .grad fields of your parameters to None after use "
         "to break the cycle and avoid the leak."
     )
+
+
+def custom_view_inplace(op: str, fn: str, i: int) -> str:
+    return (
+        f"Output {i} of {fn} is a view and is being modified inplace ({op}). This view was "
+        "created inside a custom Function (or because an input was returned as-is) and the "
+        "autograd logic to handle view+inplace would override the custom backward associated "
+        "with the custom Function, leading to incorrect gradients. This behavior is "
+        "forbidden. You can fix this by cloning the output of the custom Function."
+    )
+
+
+def dirty_not_returned(fn: str, n: int) -> str:
+    return (
+        "Some elements marked as dirty during the forward method were not returned as output. "
+        f"The inputs that are modified inplace must all be outputs of the Function ({fn}: "
+        f"{n} tensor(s) passed to ctx.mark_dirty() are missing from what forward returned). "
+        "Return every tensor you modify in place, or do not mark it dirty."
+    )
+
+
+def dirty_view_many_outputs(fn: str, n: int) -> str:
+    return (
+        "If your Function modifies inplace an input that is a view of another Tensor, your "
+        f"Function cannot return more than one Tensor ({fn} returns {n}). This is not "
+        "supported by the current autograd engine. You should either make sure the input is "
+        "not a view (using .clone() for example) or make your Function only return one Tensor."
+    )
+
+
+def apply_kwarg_unexpected(name: str) -> str:
+    return (
+        f"forward() got an unexpected keyword argument '{name}' (Function.apply passes keyword "
+        "arguments to forward's positional parameters by name; keyword-only and **kwargs "
+        "parameters cannot receive them). Pass it by position or rename it."
+    )
+
+
+def apply_kwarg_twice(name: str) -> str:
+    return (
+        f"forward() got multiple values for argument '{name}' (given by position and by "
+        "keyword to Function.apply). Pass it once."
+    )
+
+
+def apply_kwarg_missing(name: str, pos: int) -> str:
+    return (
+        f"forward() missing required argument: '{name}' (position {pos}): Function.apply "
+        "filled a later parameter by keyword, and every parameter before it must be given "
+        "too (defaults are not filled in). Pass it by position or keyword."
+    )
+
+
+def batched_shape(i: int, got: tuple[int, ...], out: tuple[int, ...]) -> str:
+    return (
+        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+        "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+        f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+        f"shape of {_shape(got)} and output[{i}] has a shape of {_shape(out)}. Give it a "
+        "leading batch dimension."
+    )
+
+
+def batched_implicit(i: int, out: tuple[int, ...]) -> str:
+    return (
+        f"vmap(vjp, in_dims=0, ...)(<inputs>): Got in_dim=0 for grad_output {i}, but the "
+        f"implicit grad_output of output {i} (shape {_shape(out)}) has no batch dimension. "
+        "With is_grads_batched=True pass every grad_output, with a leading batch dimension."
+    )
+
+
+def batched_sizes(sizes: list[int]) -> str:
+    return (
+        "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+        f"{sizes} for the first dimension of the grad_outputs (is_grads_batched=True). Give "
+        "every grad_output the same batch size."
+    )

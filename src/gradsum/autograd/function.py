@@ -190,36 +190,51 @@ class Function:
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        """Run ``forward`` without recording, then attach one node for the whole op."""
+        """Run ``forward`` without recording, then attach one node for the whole op.
+
+        Keyword arguments are bound to ``forward``'s positional parameters by name, as in
+        torch (split style: with ``forward``'s defaults filled in), so they count as inputs.
+        """
         from gradsum._tensor import Tensor
         from gradsum.ops._core import edge
 
+        split = cls.setup_context is not Function.setup_context
+        if split or kwargs:
+            args = _bind(cls.forward, args, kwargs, split)
         node = cls._backward_cls()
         node._fn_cls = cls
-        node.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a.requires_grad and _state.enabled for a in args
-        )
+        # (torch: the inputs' requires_grad, whatever the grad mode)
+        node.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         prev = _state.enabled
         _state.enabled = False
         try:
-            if cls.setup_context is Function.setup_context:
-                raw = cls.forward(node, *args, **kwargs)
+            if not split:
+                raw = cls.forward(node, *args)
             else:  # split style: forward(*args), then setup_context(ctx, inputs, output)
-                raw = cls.forward(*args, **kwargs)
+                raw = cls.forward(*args)
                 cls.setup_context(node, args, raw)
         finally:
             _state.enabled = prev
         single = not isinstance(raw, tuple)
         outs = (raw,) if single else raw
         record = _state.enabled and any(node.needs_input_grad)
+        inputs_by_id = {id(a): a for a in args if isinstance(a, Tensor)}
+        if node.dirty:
+            out_ids = {id(o) for o in outs}
+            missing = len(node.dirty - out_ids)
+            if missing:
+                raise RuntimeError(_messages.dirty_not_returned(cls.__name__, missing))
         if record:
             # Edges first: an input modified in place and returned (mark_dirty) is about to
             # get this node as its grad_fn, and its edge must point to its previous history.
+            n_out = sum(isinstance(o, Tensor) for o in outs)
             for a in args:
-                if isinstance(a, Tensor) and id(a) in node.dirty and a.is_leaf and (
-                    a._requires_grad
-                ):
-                    raise RuntimeError(_messages.leaf_inplace(f"{cls.__name__}.forward"))
+                if isinstance(a, Tensor) and id(a) in node.dirty:
+                    if a.is_leaf and a._requires_grad:
+                        raise RuntimeError(_messages.leaf_inplace(f"{cls.__name__}.forward"))
+                    if a._base is not None and n_out > 1:
+                        raise RuntimeError(_messages.dirty_view_many_outputs(cls.__name__,
+                                                                             n_out))
             node._next = tuple(edge(a) if isinstance(a, Tensor) else (None, 0) for a in args)
             node._in_meta = [  # (shape, dtype); None: no gradient needed; False: no tensor
                 ((a._array.shape, a._array.dtype) if node._next[i][0] is not None else None)
@@ -230,31 +245,46 @@ class Function:
             (o._array.shape, o._array.dtype) if isinstance(o, Tensor) else ((), None)
             for o in outs
         ]
+        roots = {id(a._base if a._base is not None else a) for a in inputs_by_id.values()}
         results: list[Any] = []
-        inputs_by_id = {id(a): a for a in args if isinstance(a, Tensor)}
+        rebase: tuple[Tensor, int, tuple[Node | None, int]] | None = None
         for i, o in enumerate(outs):
             if not isinstance(o, Tensor):
                 results.append(o)
                 continue
-            if id(o) in inputs_by_id and id(o) not in node.dirty:
-                # An input returned as is: a new tensor sharing its buffer, like torch.
-                src = o
-                o = Tensor._make(src._array)
-                o._version = src._version
-            elif id(o) in node.dirty:
+            is_input = id(o) in inputs_by_id
+            dirty = id(o) in node.dirty
+            if dirty:
                 o._version[0] += 1  # torch bumps a tensor marked dirty once more
                 if len(o._version) > 1:  # (views torch no longer regenerates: ops._core)
                     from gradsum.ops._core import stale_views
 
                     stale_views(o._version)
-            differentiable = record and id(outs[i]) not in node.non_differentiable and (
+            differentiable = record and id(o) not in node.non_differentiable and (
                 o._array.dtype.kind == "f"
             )
-            if differentiable:
+            # torch's _wrap_outputs: which tensor the caller gets, and its history
+            if not differentiable:
+                if not o.requires_grad:
+                    if is_input and not dirty:
+                        o = _view_as_self(o)
+                elif is_input:  # (a detached alias, not the input losing its history)
+                    o = o.detach()
+                elif o._base is None:
+                    o.detach_()
+            elif dirty and o._base is not None and o._view_fn is not None:
+                k = next(j for j, a in enumerate(args) if a is o)
+                rebase = (o, k, edge(o._base))  # (done once the saved tensors are known)
+            else:
+                if is_input and not dirty:
+                    o = _view_as_self(o)
+                    o._multi_view = (cls.__name__, i, "custom")
+                elif not dirty and o._base is not None and id(o._base) in roots:
+                    o._multi_view = (cls.__name__, i, "custom")  # (a view of an input)
                 o._grad_fn = node
                 o._output_nr = i
                 o._requires_grad = False
-                if id(o) in node.dirty and o._base is None:  # (note "Views after an in-place
+                if dirty and o._base is None:  # (note "Views after an in-place
                     from gradsum.ops.inplace import refresh_views  # op" in ops.inplace)
 
                     refresh_views(o, o)
@@ -273,7 +303,94 @@ class Function:
                     saved.append(SavedTensor(t, False))
             node._saved = tuple(saved)
             node._to_save = ()
+        if rebase is not None:
+            _rebase_view(node, *rebase)
         return results[0] if single else tuple(results)
+
+
+def _bind(forward: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+          split: bool) -> tuple[Any, ...]:
+    """``apply``'s arguments as forward's positional inputs, as torch binds them: the split
+    style binds with Python's rules and fills in defaults; otherwise each keyword names one
+    positional parameter after ``ctx`` (no defaults are filled in)."""
+    import inspect
+
+    if split:
+        bound = inspect.signature(forward).bind(*args, **kwargs)
+        bound.apply_defaults()
+        if bound.kwargs:  # (keyword-only or **kwargs parameters: torch refuses them)
+            raise TypeError(_messages.apply_kwarg_unexpected(next(iter(bound.kwargs))))
+        return tuple(bound.args)
+    params = [p.name for p in inspect.signature(forward).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][1:]
+    extra: dict[int, Any] = {}
+    for k, v in kwargs.items():
+        if k not in params:
+            raise TypeError(_messages.apply_kwarg_unexpected(k))
+        i = params.index(k)
+        if i < len(args):
+            raise TypeError(_messages.apply_kwarg_twice(k))
+        extra[i] = v
+    n = max(extra) + 1
+    for i in range(len(args), n):
+        if i not in extra:
+            raise TypeError(_messages.apply_kwarg_missing(params[i], i))
+    return args + tuple(extra[i] for i in range(len(args), n))
+
+
+def _view_as_self(t: Tensor) -> Tensor:
+    """torch's ``view_as(self)`` of an input a Function returns as is: a new tensor on the
+    same buffer and version counter, a view of the input's base."""
+    from gradsum._tensor import Tensor
+
+    o = Tensor._make(t._array)
+    o._version = t._version
+    o._base = t._base if t._base is not None else t
+    return o
+
+
+class _DirtyViewFn:
+    """The node of a Function that modified an input view in place, seen by
+    ``ops.inplace.CopySlices`` as an op whose first input is that view."""
+
+    __slots__ = ("index", "node")
+
+    def __init__(self, node: BackwardCFunction, index: int) -> None:
+        self.node = node
+        self.index = index
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        res = self.node.backward(g)
+        k = self.index
+        return (res[k], *res[:k], *res[k + 1:])
+
+
+def _rebase_view(node: BackwardCFunction, v: Tensor, k: int,
+                 base_edge: tuple[Node | None, int]) -> None:
+    """Input ``k`` of the Function, a view, was modified in place (mark_dirty): like an
+    in-place op on a view (``ops.inplace.apply_inplace``), the base's history gains a
+    CopySlices around ``node`` (its first edge ``base_edge``, the base's history before) and
+    every view of the base is rebuilt from it."""
+    from gradsum.ops._core import set_history
+    from gradsum.ops.inplace import CopySlices, refresh_views
+
+    base = v._base
+    assert base is not None and v._view_fn is not None
+    nxt = node._next
+    cs = CopySlices()
+    cs.view_fn = v._view_fn
+    cs.fn = _DirtyViewFn(node, k)
+    cs._next = (base_edge, *nxt[:k], *nxt[k + 1:])
+    cs._saved = node._saved
+    set_history(base, cs, 0, True)
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        nv = v._view_fn(base)
+    finally:
+        _state.enabled = prev
+    set_history(v, nv._grad_fn, nv._output_nr, True)
+    refresh_views(base, v)
 
 
 def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:

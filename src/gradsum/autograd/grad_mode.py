@@ -19,8 +19,9 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -39,6 +40,44 @@ def is_grad_enabled() -> bool:
     return _state.enabled
 
 
+def _wrap_generator(func: Callable[..., Generator[Any, Any, Any]], target: bool
+                    ) -> Callable[..., Generator[Any, Any, Any]]:
+    """A decorated generator function, as torch's: the mode holds while the generator's body
+    runs (each resumption), not while the caller runs between its yields."""
+
+    def step(gen: Generator[Any, Any, Any], how: str, arg: Any = None) -> Any:
+        prev = _state.enabled
+        _state.enabled = target
+        try:
+            if how == "send":
+                return gen.send(arg)
+            if how == "throw":
+                return gen.throw(arg)
+            return gen.close()
+        finally:
+            _state.enabled = prev
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        gen = func(*args, **kwargs)
+        try:
+            response = step(gen, "send")
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    step(gen, "close")
+                    raise
+                except BaseException as e:
+                    response = step(gen, "throw", e)
+                else:
+                    response = step(gen, "send", request)
+        except StopIteration as e:
+            return e.value
+
+    return wrapper
+
+
 class _GradModeBase:
     _target: bool
 
@@ -51,6 +90,8 @@ class _GradModeBase:
 
     def __call__(self, func: F) -> F:
         target = self._target
+        if inspect.isgeneratorfunction(func):
+            return _wrap_generator(func, target)  # type: ignore[return-value]
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

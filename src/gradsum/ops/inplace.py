@@ -81,13 +81,19 @@ def _check_leaf(self: Tensor, name: str) -> None:
         return
     mv = self._multi_view
     if mv is not None:
+        if len(mv) == 3:  # (an output of a custom Function that is a view: autograd.function)
+            raise RuntimeError(_messages.custom_view_inplace(name, mv[0], mv[1]))
         raise RuntimeError(_messages.multi_view_inplace(name, *mv))
     if self._grad_fn is None and self._requires_grad:
-        if self._nograd_view_version is not None:
+        if self._nograd_view_version is None:
+            raise RuntimeError(_messages.leaf_inplace(name))
+        if self.requires_grad:  # (torch: such a view requires grad while its base does)
             raise RuntimeError(_messages.nograd_view_inplace(name))
-        raise RuntimeError(_messages.leaf_inplace(name))
     base = self._base
-    if base is not None and base._grad_fn is None and base._requires_grad:
+    # torch: a view that requires grad, of a leaf (its base may have been detached in place
+    # since the view was made)
+    if base is not None and base._grad_fn is None and (
+            base._requires_grad or self._grad_fn is not None):
         raise RuntimeError(_messages.view_of_leaf_inplace(name))
 
 
