@@ -187,6 +187,7 @@ from gradsum.ops import (
 from gradsum.ops import bmm, dot, mm, mv
 from gradsum.ops.more import linalg
 from gradsum.ops import mul as multiply
+from gradsum.ops.compose import *  # noqa: F403  (torch's broadcast/stack/alias helpers)
 
 bool = bool_
 float = float32

@@ -889,3 +889,76 @@ for _name, _fn in {
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 _ = (_decomp, _special, LinAlgError)
 # == end ops/special.py and ops/decomp.py =======================================================
+
+# -- ops/compose.py ---------------------------------------------------------------------------
+# torch's everyday top-level functions (tile, *stack, tensor_split, nansum, fmax, dist, ...):
+# imports, the existing composites torch also has at top level, and the Tensor methods. The
+# new logit/clamp_min/clamp_max have torch's own nodes and replace the composite methods.
+from gradsum.ops import compose as _compose  # noqa: E402
+from gradsum.ops.compose import (  # noqa: E402
+    block_diag,
+    broadcast_shapes,
+    broadcast_tensors,
+    cartesian_prod,
+    column_stack,
+    combinations,
+    diagflat,
+    diagonal_scatter,
+    dsplit,
+    dstack,
+    float_power,
+    fmax,
+    fmin,
+    hsplit,
+    hstack,
+    inner,
+    is_complex,
+    is_same_size,
+    isin,
+    matrix_power,
+    nanmean,
+    nansum,
+    ravel,
+    select_scatter,
+    slice_scatter,
+    swapdims,
+    tensor_split,
+    tile,
+    vdot,
+    vsplit,
+    vstack,
+)
+from gradsum.ops.compose import clamp_max as clamp_max  # noqa: E402
+from gradsum.ops.compose import clamp_min as clamp_min  # noqa: E402
+from gradsum.ops.compose import dist as dist  # noqa: E402
+from gradsum.ops.compose import logit as logit  # noqa: E402
+
+register("diff")(diff)
+register("argwhere")(argwhere)
+register("index_copy")(index_copy)
+register("index_fill")(index_fill)
+
+for _name, _fn in {
+    "tile": _compose._tile_method, "tensor_split": tensor_split, "hsplit": hsplit,
+    "vsplit": vsplit, "dsplit": dsplit, "swapdims": swapdims, "ravel": ravel,
+    "nansum": nansum, "nanmean": nanmean, "logit": logit, "clamp_min": clamp_min,
+    "clamp_max": clamp_max, "float_power": float_power, "fmax": fmax, "fmin": fmin,
+    "inner": inner, "vdot": vdot, "matrix_power": matrix_power, "dist": dist,
+    "diagflat": diagflat, "is_complex": is_complex, "is_same_size": is_same_size,
+    "select_scatter": select_scatter, "slice_scatter": slice_scatter,
+    "diagonal_scatter": diagonal_scatter, "greater": gt, "greater_equal": ge, "less": lt,
+    "less_equal": le, "not_equal": ne,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "logit_": logit, "clamp_min_": clamp_min, "clamp_max_": clamp_max, "square_": square,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+Tensor.float_power_ = _compose._float_power_
+Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
+Tensor.subtract_ = Tensor.sub_
+Tensor.negative_ = Tensor.neg_
+_ = (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack,
+     combinations, dstack, hstack, isin, vstack)
+# -- end ops/compose.py -----------------------------------------------------------------------
