@@ -365,3 +365,16 @@ def test_argwhere_diff_index_ops_at_top_level() -> None:
     same_meta(lambda lib: lib.diff(lib.tensor([1, 4, 9, 16]), n=2))
     same_meta(lambda lib: lib.index_fill(lib.zeros(2, 3), 1, lib.tensor([0, 2]), 7.0))
     same_meta(lambda lib: lib.index_copy(lib.zeros(3), 0, lib.tensor([2]), lib.ones(1)))
+
+
+def test_transpose_of_a_0d_tensor_is_a_view() -> None:
+    # torch: transpose(0, -1)/swapdims of a 0-d tensor is a TransposeBackward0 view; a dim
+    # other than 0/-1 is an IndexError
+    for m in (torch, gradsum):
+        x = m.tensor(2.0, requires_grad=True)
+        for y in (x.transpose(0, -1), m.swapdims(x, 0, 0)):
+            assert y.grad_fn.name() == "TransposeBackward0" and y._base is x
+        y.backward()
+        assert x.grad.item() == 1.0
+        with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 1"):
+            x.transpose(0, 1)

@@ -388,9 +388,9 @@ def permute(a: Tensor, *dims: Any) -> Tensor:
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     nd = a._array.ndim
+    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)  # (a 0-d tensor takes 0 and -1)
     if nd == 0:
-        return a
-    d0, d1 = wrap_dim(dim0, nd), wrap_dim(dim1, nd)
+        return _permute(a, (), TransposeBackward0, True)  # a view, as torch's
     dims = list(range(nd))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return _permute(a, tuple(dims), TransposeBackward0, True)
