@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
+from gradsum._dtype import bool_
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
@@ -43,6 +44,14 @@ class Adagrad(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "fused": None,
     }
     _TENSOR_STEP = True
+
+    def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
+        """torch's type for an integer or bool parameter: its ``addcmul`` has no bool kernel
+        (``NotImplementedError``); the rest fail a float-to-integer cast (``RuntimeError``)."""
+        if (p.dtype == bool_ and not group["maximize"]
+                and _scalar(group["weight_decay"]) == 0):
+            return NotImplementedError
+        return super()._integral_error(group, p)
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,

@@ -52,6 +52,7 @@ class Adam(Optimizer):
         "differentiable": False, "decoupled_weight_decay": False, "fused": None,
     }
     _TENSOR_STEP = True
+    _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -96,9 +97,7 @@ class Adam(Optimizer):
         _check_differentiable(differentiable, fused, foreach)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
-        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
         amsgrad = group["amsgrad"]
         decoupled = group.get("decoupled_weight_decay", False)
         params = _params_with_grad(group)
@@ -111,7 +110,16 @@ class Adam(Optimizer):
                 if amsgrad:
                     state["max_exp_avg_sq"] = _zeros_like(p)
         if params:
+            if (group.get("foreach") and isinstance(group["lr"], Tensor)
+                    and not group.get("capturable", False)):
+                raise RuntimeError(
+                    "lr as a Tensor is not supported for capturable=False and foreach=True: "
+                    "set the group's lr to a float, or its foreach to None"
+                )
             _check_capturable(group)
+        lr = _scalar(group["lr"])  # (after torch's _init_group checks, like its update)
+        beta1, beta2 = _scalar(beta1), _scalar(beta2)
+        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
         for p in params:
             state = self.state[p]
             g = _grad_array(p, group["maximize"])

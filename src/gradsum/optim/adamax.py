@@ -57,6 +57,7 @@ class Adamax(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
     }
     _TENSOR_STEP = True
+    _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -76,7 +77,8 @@ class Adamax(Optimizer):
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
-        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
+        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
+        beta1, beta2 = _scalar(beta1), _scalar(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
         params = _params_with_grad(group)
         for p in params:  # (all the group's state first, like torch's _init_group)

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
-from gradsum.optim.optimizer import Optimizer, _bump, _check_hyper
+from gradsum.optim.optimizer import Optimizer, _bump, _check_hyper, _closure_errstate
 
 # Scalars in the algorithm are Python numbers or 0-d tensors, as in torch (a dot product is a
 # 0-d tensor, a loss a float), so the state holds the same kinds of values as torch's.
@@ -243,7 +243,7 @@ class LBFGS(Optimizer):
             )
 
         def evaluate() -> Any:
-            with enable_grad():
+            with enable_grad(), _closure_errstate():
                 return closure()
 
         group = self.param_groups[0]

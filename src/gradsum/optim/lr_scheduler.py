@@ -424,6 +424,13 @@ class SequentialLR(LRScheduler):
         for i, s in enumerate(schedulers):
             if not hasattr(s, "optimizer"):
                 raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(
+                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                    "additional kwargs to be specified when calling `step`, but got one at index "
+                    f"{i} in the given schedulers sequence. Step the ReduceLROnPlateau scheduler "
+                    "yourself, with its metric."
+                )
             if optimizer is not s.optimizer:
                 raise ValueError(
                     f"{name} expects all schedulers to belong to the same optimizer, but got "

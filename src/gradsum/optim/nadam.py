@@ -66,6 +66,7 @@ class NAdam(Optimizer):
         "decoupled_weight_decay": False,
     }
     _TENSOR_STEP = True
+    _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -95,7 +96,8 @@ class NAdam(Optimizer):
 
     def _update_group(self, group: dict[str, Any]) -> None:
         lr = _scalar(group["lr"])
-        beta1, beta2 = _scalar(group["betas"][0]), _scalar(group["betas"][1])
+        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
+        beta1, beta2 = _scalar(beta1), _scalar(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
         momentum_decay = _scalar(group["momentum_decay"])
         decoupled = group["decoupled_weight_decay"]

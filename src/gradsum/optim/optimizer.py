@@ -26,11 +26,12 @@ import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable
+from contextvars import ContextVar
 from itertools import chain
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
-from gradsum._dtype import float64, get_default_dtype
+from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
 from gradsum.autograd.graph import RemovableHandle
@@ -51,8 +52,20 @@ def _typename(obj: object) -> str:
 
 
 def _scalar(v: Any) -> float:
-    """A Python float for a hyper-parameter given as a number or a one-element tensor."""
-    return float(v.item()) if isinstance(v, Tensor) else float(v)
+    """A Python float for a hyper-parameter given as a number or a one-element tensor.
+
+    Raises:
+        TypeError: ``v`` is a tensor of several elements (e.g. a group's ``lr`` set to one
+            after construction; torch's update kernels refuse it with a TypeError too).
+    """
+    if isinstance(v, Tensor):
+        if v.numel() != 1:
+            raise TypeError(
+                "an optimizer hyper-parameter given as a tensor must have one element, but got "
+                f"one of shape {tuple(v.shape)}. Use a number or a one-element tensor."
+            )
+        return float(v.item())
+    return float(v)
 
 
 _STATE_DICT_HOOK_KINDS = (
@@ -88,6 +101,25 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
     return RemovableHandle(_global_step_post_hooks, hook)
 
 
+#: NumPy's error settings of the code that called ``step`` (closures run under them)
+_caller_errstate: ContextVar[dict[str, str] | None] = ContextVar(
+    "gradsum_optim_caller_errstate", default=None
+)
+
+
+def _closure_errstate() -> Any:
+    """A context restoring the floating-point warning settings of ``step``'s caller, for the
+    closure (``step`` itself runs with them off)."""
+    return xp.errstate(**(_caller_errstate.get() or xp.geterr()))
+
+
+@xp.errstate(all="ignore")
+def _quietly(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``step(*args, **kwargs)`` without NumPy's floating-point warnings (the decorator form
+    of ``errstate`` costs a fraction of a ``with`` block)."""
+    return step(*args, **kwargs)
+
+
 def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(step)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -102,13 +134,60 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                         f"{step} must return None or a tuple of (new_args, new_kwargs), but "
                         f"got {result}."
                     )
-        out = step(*args, **kwargs)
+        # torch's updates are silent on inf/nan (eps=0 with a zero gradient, an overflowing
+        # gradient): NumPy's floating-point warnings are off inside step, even where warnings
+        # are errors; the closure runs under the caller's settings (_closure_errstate).
+        closure = kwargs.get("closure") if kwargs else args[1] if len(args) > 1 else None
+        token = _caller_errstate.set(xp.geterr()) if closure is not None else None
+        try:
+            out = _quietly(step, args, kwargs)
+        except (TypeError, ValueError) as e:
+            translated = _step_error(self, e)
+            if translated is None:
+                raise
+            raise translated from e
+        finally:
+            if token is not None:
+                _caller_errstate.reset(token)
         for post in [*self._optimizer_step_post_hooks, *_global_step_post_hooks]:
             post(self, args, kwargs)
         return out
 
     wrapper.hooked = True  # type: ignore[attr-defined]
     return wrapper
+
+
+_BROADCAST_ERRORS = (
+    "could not be broadcast", "non-broadcastable output", "could not broadcast input",
+)
+
+
+def _step_error(opt: Optimizer, err: Exception) -> Exception | None:
+    """The error torch raises where NumPy failed inside ``opt.step()`` (no cost unless a step
+    fails): an integer or bool parameter with a gradient (torch cannot write a floating-point
+    update into it: ``RuntimeError``, or ``NotImplementedError`` where its first failing kernel
+    is ``lerp``), or a state tensor whose shape does not match its parameter (a state dict of
+    other parameters: ``RuntimeError``). ``None``: not one of these, re-raise ``err``."""
+    name = type(opt).__name__
+    text = str(err)
+    numpy_error = type(err).__module__.startswith("numpy") or "numpy" in text
+    for group in opt.param_groups:
+        for i, p in enumerate(group["params"]):
+            if numpy_error and p.grad is not None and not p.is_floating_point():
+                kind = opt._integral_error(group, p)
+                return kind(
+                    f"{name}.step() can't update a parameter of dtype {p.dtype} (#{i} of its "
+                    "group): the update is floating-point arithmetic, which can't be written "
+                    f"back into an integer or bool tensor (torch raises {kind.__name__} too). "
+                    "Optimize floating-point parameters: convert them with .float()."
+                )
+    if isinstance(err, ValueError) and any(m in text for m in _BROADCAST_ERRORS):
+        return RuntimeError(
+            f"{name}.step(): a state tensor's shape does not match its parameter's ({text}). "
+            "Was the optimizer's state dict saved with other parameters? Load one saved with "
+            "parameters of these shapes, in the same order."
+        )
+    return None
 
 
 class Optimizer:
@@ -286,6 +365,20 @@ class Optimizer:
                 self._update_group(group)
         return loss
 
+    #: The exception torch's step raises on an integer parameter when no weight decay applies
+    #: first (optimizers whose first update kernel is ``lerp`` raise ``NotImplementedError``).
+    _INTEGRAL_ERROR: ClassVar[type[Exception]] = RuntimeError
+
+    def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
+        """The exception type torch's ``step`` raises for the integer or bool parameter ``p``:
+        negating a bool gradient (``maximize``) and a weight decay (a float ``alpha`` or
+        factor on an integer tensor) fail first, with ``RuntimeError``."""
+        if group.get("maximize", False) and p.dtype == bool_:
+            return RuntimeError
+        if _scalar(group.get("weight_decay", 0)) != 0:
+            return RuntimeError
+        return self._INTEGRAL_ERROR
+
     def _update_group(self, group: dict[str, Any]) -> None:
         """Update the parameters of one group (subclasses implement it, or ``step``)."""
         raise NotImplementedError(
@@ -295,7 +388,7 @@ class Optimizer:
     def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
         if closure is None:
             return None
-        with enable_grad():
+        with enable_grad(), _closure_errstate():
             return closure()
 
     # -- hooks ---------------------------------------------------------------------------------

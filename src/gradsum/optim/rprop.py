@@ -35,6 +35,13 @@ from gradsum.optim.optimizer import (
 )
 
 
+def _sign(a: Any) -> Any:
+    """torch's ``sign``: 0 for nan (NumPy's is nan), so a nan or inf gradient (``inf * 0`` is
+    nan) leaves the step size and the parameter as torch's do."""
+    s = xp.sign(a)
+    return xp.where(xp.isnan(s), 0, s)  # (a 0-d array's sign is a NumPy scalar)
+
+
 class Rprop(Optimizer):
     """Rprop, torch's formulation (elementwise)::
 
@@ -78,9 +85,10 @@ class Rprop(Optimizer):
         _check_differentiable(differentiable)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        etaminus, etaplus = _scalar(group["etas"][0]), _scalar(group["etas"][1])
-        step_size_min = _scalar(group["step_sizes"][0])
-        step_size_max = _scalar(group["step_sizes"][1])
+        etaminus, etaplus = group["etas"]  # (unpacked, as torch: other lengths raise)
+        step_size_min, step_size_max = group["step_sizes"]
+        etaminus, etaplus = _scalar(etaminus), _scalar(etaplus)
+        step_size_min, step_size_max = _scalar(step_size_min), _scalar(step_size_max)
         params = _params_with_grad(group)
         for p in params:  # (all the group's state first, like torch's _init_group)
             state = self.state[p]
@@ -97,13 +105,13 @@ class Rprop(Optimizer):
             state["step"]._array += 1
             g = _grad_array(p, group["maximize"])
             prev, step_size = state["prev"]._array, state["step_size"]._array
-            sign = xp.sign(g * prev)
+            sign = _sign(g * prev)
             negative = sign < 0
             factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
                                                            xp.where(sign == 0, 1.0, sign)))
             step_size *= factor.astype(step_size.dtype, copy=False)
             xp.clip(step_size, step_size_min, step_size_max, out=step_size)
             g = xp.where(negative, xp.zeros_like(g), g)
-            p._array -= xp.sign(g) * step_size
+            p._array -= _sign(g) * step_size
             prev[...] = g
             _bump(p, state["step"], state["prev"], state["step_size"])
