@@ -28,7 +28,7 @@ def _state(ts):
     out = []
     for t in ts:
         g = t.grad
-        out.append(None if g is None else (id(g), g._version[0], g._array.tobytes()))
+        out.append(None if g is None else (id(g), g._version, g._array.tobytes()))
     return out
 
 

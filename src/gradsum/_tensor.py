@@ -50,7 +50,7 @@ class Tensor:
     # defaults that an instance overrides in its __dict__ only when needed, so creating the
     # many intermediate tensors of a graph stays cheap.
     __slots__ = ("__dict__", "__weakref__", "_array", "_grad_fn", "_output_nr",
-                 "_requires_grad", "_version")
+                 "_requires_grad", "_vc")
     __array_priority__ = 1000  # so ndarray + Tensor calls Tensor.__radd__
     _grad: Tensor | None = None
     _base: Tensor | None = None
@@ -89,7 +89,7 @@ class Tensor:
         self._requires_grad = requires_grad
         self._grad_fn = grad_fn
         self._output_nr = output_nr
-        self._version = [0]
+        self._vc = [0]
 
     @classmethod
     def _make(
@@ -104,7 +104,7 @@ class Tensor:
         t._requires_grad = requires_grad
         t._grad_fn = grad_fn
         t._output_nr = output_nr
-        t._version = [0]
+        t._vc = [0]
         return t
 
     # -- metadata -------------------------------------------------------------------------------
@@ -237,7 +237,7 @@ class Tensor:
     def _check_nograd_view(self) -> None:
         """torch refuses to read the history of a view made in no_grad mode (of a tensor that
         requires grad) once it or its base was modified in place."""
-        if self._version[0] != self._nograd_view_version:
+        if self._vc[0] != self._nograd_view_version:
             g = self._view_guard
             raise RuntimeError(_messages.view_base_modified(*g) if g is not None else
                                _messages.nograd_view_base_modified())
@@ -282,8 +282,12 @@ class Tensor:
         self._grad = None
 
     @property
-    def _version_value(self) -> int:
-        return self._version[0]
+    def _version(self) -> int:
+        """The version counter (torch's ``_version``): bumped by every in-place change of this
+        tensor or of a tensor sharing its buffer as a view. Saved tensors compare it to detect
+        a value modified since it was saved. (Internally ``_vc``, a one-element list shared
+        with the views, whose later entries track guarded views.)"""
+        return self._vc[0]
 
     @property
     def data(self) -> Tensor:
@@ -316,7 +320,7 @@ class Tensor:
             False
         """
         t = Tensor._make(self._array)
-        t._version = self._version
+        t._vc = self._vc
         return t
 
     def detach_(self) -> Tensor:
@@ -387,7 +391,7 @@ class Tensor:
         if home is None and self._grad_fn is not None:
             home = self._hook_home = (self._grad_fn, self._output_nr)
             if self._base is not None and self._view_fn is not None:
-                self._version.append(weakref.ref(self))
+                self._vc.append(weakref.ref(self))
         if home is not None:
             return home[0]._add_tensor_hook(home[1], hook)
         if self._hooks is None:

@@ -484,8 +484,8 @@ class _Decoder:
         if entry["requires_grad"] and arr.dtype.kind != "f":
             raise self.fail(f"tensor #{index} is {arr.dtype} but marked requires_grad=True")
         t = Tensor._make(arr)
-        version = self.versions.setdefault(name, t._version)
-        t._version = version
+        version = self.versions.setdefault(name, t._vc)
+        t._vc = version
         if entry["kind"] == "parameter":
             if self.parameter is None:  # pragma: no cover - gradsum.nn always ships
                 raise CheckpointError(

@@ -125,7 +125,7 @@ def run_backward(
             saved = n._saved
             if saved:
                 for s in saved:  # Node._check_saved, inlined
-                    ver = s._version
+                    ver = s._vc
                     if ver is not None and ver[0] != s._version_at_save:
                         s.check(n)  # raises
             elif saved is None:

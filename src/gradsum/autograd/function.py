@@ -255,11 +255,11 @@ class Function:
             is_input = id(o) in inputs_by_id
             dirty = id(o) in node.dirty
             if dirty:
-                o._version[0] += 1  # torch bumps a tensor marked dirty once more
-                if len(o._version) > 1:  # (views torch no longer regenerates: ops._core)
+                o._vc[0] += 1  # torch bumps a tensor marked dirty once more
+                if len(o._vc) > 1:  # (views torch no longer regenerates: ops._core)
                     from gradsum.ops._core import stale_views
 
-                    stale_views(o._version)
+                    stale_views(o._vc)
             differentiable = record and id(o) not in node.non_differentiable and (
                 o._array.dtype.kind == "f"
             )
@@ -344,7 +344,7 @@ def _view_as_self(t: Tensor) -> Tensor:
     from gradsum._tensor import Tensor
 
     o = Tensor._make(t._array)
-    o._version = t._version
+    o._vc = t._vc
     o._base = t._base if t._base is not None else t
     return o
 

@@ -190,7 +190,7 @@ class Node:
         out: list[Tensor | None] = []
         for s in saved:  # SavedTensor.unpack, inlined for the common cases
             t = s._tensor
-            ver = s._version
+            ver = s._vc
             if ver is None:  # a "saved None" slot
                 out.append(None)
             elif ver[0] != s._version_at_save:
@@ -203,7 +203,7 @@ class Node:
                 t._requires_grad = False
                 t._grad_fn = self
                 t._output_nr = s._output_nr
-                t._version = ver
+                t._vc = ver
                 out.append(t)
             else:
                 out.append(s.unpack(self))
@@ -214,7 +214,7 @@ class Node:
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
         for s in saved:
-            ver = s._version
+            ver = s._vc
             if ver is not None and ver[0] != s._version_at_save:
                 s.check(self)  # raises
 
@@ -254,7 +254,7 @@ def _saved_input(t: Tensor | None) -> SavedTensor:
     s._tensor = t
     s._array = None
     s._output_nr = 0
-    s._version = v = t._version
+    s._vc = v = t._vc
     s._version_at_save = v[0]
     return s
 
@@ -266,7 +266,7 @@ def _saved_output(t: Tensor) -> SavedTensor:
     s._tensor = None
     s._array = t._array
     s._output_nr = t._output_nr
-    s._version = v = t._version
+    s._vc = v = t._vc
     s._version_at_save = v[0]
     return s
 
@@ -313,7 +313,7 @@ class AccumulateGrad(Node):
             arr = old._array
             if arr.flags.writeable:
                 arr += grad._array
-                old._version[0] += 1
+                old._vc[0] += 1
             elif _overlaps(arr):
                 # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
                 # tensor (several elements share memory); the .grad stays as it was.

@@ -37,29 +37,29 @@ _make: Any = None  # Tensor._make
 class SavedTensor:
     """One tensor saved by a node, with the version it had when saved."""
 
-    __slots__ = ("_array", "_is_output", "_output_nr", "_tensor", "_version",
+    __slots__ = ("_array", "_is_output", "_output_nr", "_tensor", "_vc",
                  "_version_at_save")
 
     def __init__(self, t: Tensor | None, is_output: bool) -> None:
         self._is_output = is_output
         if t is None:
-            self._tensor = self._array = self._version = None
+            self._tensor = self._array = self._vc = None
             self._version_at_save = self._output_nr = 0
         elif is_output:
             self._tensor = None
             self._array = t._array
             self._output_nr = t._output_nr
-            self._version = v = t._version
+            self._vc = v = t._vc
             self._version_at_save = v[0]
         else:
             self._tensor = t
             self._array = None
             self._output_nr = 0
-            self._version = v = t._version
+            self._vc = v = t._vc
             self._version_at_save = v[0]
 
     def check(self, node: Node) -> None:
-        ver = self._version
+        ver = self._vc
         if ver is not None and ver[0] != self._version_at_save:
             t = self._tensor
             if t is None:
@@ -79,7 +79,7 @@ class SavedTensor:
             )
 
     def unpack(self, node: Node) -> Any:
-        ver = self._version
+        ver = self._vc
         if ver is None:
             return None
         if ver[0] != self._version_at_save:
@@ -94,7 +94,7 @@ class SavedTensor:
         # Rebuild the output tensor so that differentiating through it (double backward)
         # reaches this node, without the node ever holding the output object itself.
         out = _make(self._array, False, node, self._output_nr)
-        out._version = ver
+        out._vc = ver
         return out
 
     def release(self) -> None:

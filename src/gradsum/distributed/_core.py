@@ -419,7 +419,7 @@ def _buffer(arr: Any, reduce: bool) -> tuple[Any, bool]:
 def _write_back(t: Tensor, buf: Any, copied: bool) -> None:
     if copied:
         t._array[...] = buf.reshape(t._array.shape)
-    t._version[0] += 1
+    t._vc[0] += 1
 
 
 def _run(g: _Comm, req: Any, finish: Callable[[], None], tensors: list[Tensor],
@@ -542,7 +542,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None,
     def finish() -> None:
         for r, out in enumerate(tensor_list):
             out._array[...] = recv[r].reshape(arr.shape)
-            out._version[0] += 1
+            out._vc[0] += 1
 
     return _run(g, req, finish, list(tensor_list), async_op)
 

@@ -331,7 +331,7 @@ def _embedding_renorm_(weight: Tensor, idx: Any, max_norm: float, norm_type: flo
         if over.any():
             scale = (max_norm / (norms[over] + 1e-7)).astype(arr.dtype)
             arr[rows[over]] = sub[over] * scale[:, None]
-            weight._version[0] += 1
+            weight._vc[0] += 1
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,

@@ -131,7 +131,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     out = out.clip(a, b)  # only reached if the interval has (almost) no mass
     with no_grad():
         arr[...] = out.astype(arr.dtype)
-        tensor._version[0] += 1
+        tensor._vc[0] += 1
     return tensor
 
 
@@ -198,7 +198,7 @@ def _write(tensor: Tensor, values: Any) -> Tensor:
     with no_grad():
         arr = tensor._array
         arr[...] = xp.asarray(values).astype(arr.dtype, copy=False)
-        tensor._version[0] += 1
+        tensor._vc[0] += 1
     return tensor
 
 

@@ -36,14 +36,14 @@ class Parameter(Tensor):
             arr = xp.empty((0,), dtype=get_default_dtype().np)
             version = [0]
         elif isinstance(data, Tensor):
-            arr, version = data._array, data._version
+            arr, version = data._array, data._vc
         else:
             raise TypeError(
                 f"Parameter(data): expected a gradsum Tensor or None, got {type(data).__name__}. "
                 "Wrap the values with gradsum.tensor(...) first."
             )
         p = cls._make(arr)
-        p._version = version
+        p._vc = version
         if requires_grad:
             p.requires_grad_(True)
         return p

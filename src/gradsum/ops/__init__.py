@@ -737,7 +737,7 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     _xp.fill_diagonal(mask, True, wrap=wrap)
     masked_fill_(a, Tensor._make(mask), fill_value)
     if wrap and len(shp) == 2 and shp[0] > shp[1] + 1:
-        a._version[0] += 1  # (torch fills the wrapped part in a second write)
+        a._vc[0] += 1  # (torch fills the wrapped part in a second write)
     return a
 
 

@@ -92,7 +92,7 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
     t._requires_grad = False
     t._grad_fn = node
     t._output_nr = output_nr
-    t._version = [0]
+    t._vc = [0]
     return t
 
 
@@ -205,7 +205,7 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
     bring the view's own history up to date (see ``ops.inplace``, note "Views after an
     in-place op"). Views made in grad mode are remembered (weakly) by their root for that.
     """
-    out._version = base._version
+    out._vc = base._vc
     root = base._base
     if root is None:
         root = base
@@ -229,7 +229,7 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
         # torch: a view made in no_grad mode of a tensor that requires grad requires grad
         # too, but is a leaf no gradient reaches (edge() gives it none)
         out._requires_grad = True
-        out._nograd_view_version = out._version[0]
+        out._nograd_view_version = out._vc[0]
         out._view_guard = ("nograd", None, 0)
     if _state.enabled and out._view_fn is not None:
         views = root.__dict__.get("_views")
@@ -251,7 +251,7 @@ def guard_view(v: Tensor, kind: str, node: str, output_nr: int) -> None:
     into a leaf-like tensor with the no_grad view's check (``Tensor._check_nograd_view``), so
     the hot paths (record/edge) pay nothing."""
     v._view_guard = (kind, node, output_nr)
-    ver = v._version
+    ver = v._vc
     n = len(ver)
     if n >= 65 and (n - 1) & (n - 2) == 0:  # (prune dead views as the list grows)
         ver[1:] = [r for r in ver[1:] if r() is not None]

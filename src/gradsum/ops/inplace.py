@@ -169,7 +169,7 @@ def _write(self: Tensor, arr: Any, name: str) -> None:
     if not dst.flags.writeable:
         dst = _target(self, name)
     xp.copyto(dst, arr, casting="unsafe")
-    _bump(self._version)
+    _bump(self._vc)
 
 
 class CopySlices(Node):
@@ -271,8 +271,8 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
         for s in node._saved:
             if s._is_output:
                 s._array = self._array
-                s._version = self._version
-                s._version_at_save = self._version[0]
+                s._vc = self._vc
+                s._version_at_save = self._vc[0]
     if through_view:
         assert base is not None and self._view_fn is not None
         cs = CopySlices()
@@ -368,7 +368,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
                 f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
                 "out-of-place op."
             ) from None
-        _bump(self._version)
+        _bump(self._vc)
         return self
 
     method.__name__ = name
@@ -452,7 +452,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         arr = _target(self, "fill_")
     v = value._array if isinstance(value, Tensor) else value
     arr[...] = v
-    _bump(self._version)
+    _bump(self._vc)
     return self
 
 
@@ -633,7 +633,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
             f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
             f"indexing result of shape {list(arr[kk].shape)} ({e})"
         ) from None
-    _bump(self._version)
+    _bump(self._vc)
 
 
 def _check_index_put_overlap(target: Any, k: tuple[Any, ...], value: Any) -> None:
@@ -802,12 +802,12 @@ def _restride(self: Tensor, name: str, fwd: Callable[[Tensor], Tensor],
     _check_leaf(self, name)
     if not _state.enabled:  # (torch keeps the grad_fn: only the metadata changes)
         self._array = fwd(Tensor._make(self._array))._array
-        _bump(self._version)
+        _bump(self._vc)
         return self
     old = Tensor._make(self._array, self._requires_grad, self._grad_fn, self._output_nr)
     res = make(old)
     self._array = res._array
-    _bump(self._version)
+    _bump(self._vc)
     if res._grad_fn is not None:
         set_history(self, res._grad_fn, res._output_nr, True)
     prev = self._view_fn
@@ -826,7 +826,7 @@ def t_(self: Tensor) -> Tensor:
     Example:
         >>> import gradsum
         >>> x = gradsum.tensor([[1, 2, 3]])
-        >>> x.t_().shape, x._version_value
+        >>> x.t_().shape, x._version
         ((3, 1), 1)
     """
     nd = self._array.ndim

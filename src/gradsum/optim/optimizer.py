@@ -586,7 +586,7 @@ def _grad_array(p: Tensor, maximize: bool) -> Any:
 def _bump(*tensors: Tensor) -> None:
     """Count an in-place write into each tensor's buffer (version counters, SEMANTICS 7)."""
     for t in tensors:
-        t._version[0] += 1
+        t._vc[0] += 1
 
 
 _WORK_MIN = 1 << 15  # elements: below this a fresh temporary is as cheap as a cached one

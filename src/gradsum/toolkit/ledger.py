@@ -126,7 +126,7 @@ class _Track:
             self.exp_ref = None
         else:
             self.exp_ref = weakref.ref(g)
-            self.exp_ver = g._version[0]
+            self.exp_ver = g._vc[0]
 
 
 def _norm(arr: Any) -> float:
@@ -400,7 +400,7 @@ class Ledger:
                 return
             kind = "set_to_none"
         elif tr.exp_ref is not None and tr.exp_ref() is g:
-            if g._version[0] == tr.exp_ver:
+            if g._vc[0] == tr.exp_ver:
                 return
             kind = "modified" if g._array.any() else "zeroed"
         elif not tr.synced:

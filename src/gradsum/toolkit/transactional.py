@@ -121,7 +121,7 @@ def _grab(snap: _Snapshot, seen: set[int], t: Tensor) -> None:
     if g is None:
         snap.grads.append((t, None, None, 0))
     else:
-        snap.grads.append((t, g, g._array.copy(), g._version[0]))
+        snap.grads.append((t, g, g._array.copy(), g._vc[0]))
 
 
 def take_snapshot(
@@ -159,7 +159,7 @@ def restore_snapshot(snap: _Snapshot) -> None:
         if g is not None:
             if g._array.flags.writeable:
                 g._array[...] = arr
-            g._version[0] = ver
+            g._vc[0] = ver
     for node, saved_tuple, saved in snap.saved:
         node._saved = saved_tuple  # ``None`` marks a released node (graph.Node)
         for s, tensor, array in saved:

@@ -407,7 +407,7 @@ class Reducer:
         if staged == _SPARE:
             self._copy_out(i, p)
         elif staged == _IN_PLACE:
-            g._version[0] += 1
+            g._vc[0] += 1
         else:
             p._grad = Tensor._make(g)  # the fresh zero buffer, now the average
 
@@ -419,9 +419,9 @@ class Reducer:
         if g is None:  # unused here, used elsewhere: the average (others' share) lands here
             p._grad = Tensor._make(view if self.as_view else view.copy())
         elif g._array is view:
-            g._version[0] += 1
+            g._vc[0] += 1
         elif self.as_view and g is not self._had[i] and g._grad_fn is None:
             p._grad = Tensor._make(view)  # fresh this backward: nobody else holds it
         else:
             g._array[...] = view  # keep the .grad object (and its buffer) the user holds
-            g._version[0] += 1
+            g._vc[0] += 1

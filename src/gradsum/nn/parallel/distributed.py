@@ -306,7 +306,7 @@ class DistributedDataParallel(Module):
                 for t in ts:
                     n = t._array.size
                     t._array[...] = flat[off : off + n].reshape(t._array.shape)
-                    t._version[0] += 1
+                    t._vc[0] += 1
                     off += n
 
     def _install_step_hook(self) -> Any:

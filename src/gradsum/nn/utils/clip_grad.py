@@ -111,7 +111,7 @@ def clip_grads_with_norm_(parameters: _TensorOrTensors, max_norm: float, total_n
         for g in grads:
             arr = g._array
             xp.multiply(arr, coef.astype(arr.dtype), out=arr)
-            g._version[0] += 1
+            g._vc[0] += 1
 
 
 def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
