@@ -278,3 +278,25 @@ def test_seed_10042_agrees_with_torch() -> None:
     from test_diff_programs import check_seed
 
     assert check_seed(10042, allow_known=False) is None
+
+
+def test_saved_non_leaf_detached_in_place_refuses_backward() -> None:
+    # torch: a non-leaf saved as an input and detached in place since cannot be used; the
+    # refused backward writes no .grad. Saved outputs and leaves are unaffected.
+    def prog(m: Any) -> Any:
+        x = m.ones(3, requires_grad=True)
+        w = m.ones(3, requires_grad=True)
+        y = x * 2
+        z = (w * y).sum()
+        y.detach_()
+        with pytest.raises(RuntimeError, match="saved tensor that has been detached in-place"):
+            z.backward()
+        assert w.grad is None and x.grad is None
+        y2 = x * 2
+        e = y2.exp()
+        s = (e * 1).sum()
+        e.detach_()
+        s.backward()  # (exp saved its output: still fine, as in torch)
+        return x.grad.tolist()
+
+    assert prog(torch) == pytest.approx(prog(gradsum), rel=1e-6)

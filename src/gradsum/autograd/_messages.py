@@ -46,6 +46,15 @@ def freed_graph(node_name: str) -> str:
     )
 
 
+def saved_detached_inplace(t: Any, node: str) -> str:
+    return (
+        "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+        f"This is not supported, please use out-of-place `.detach()` instead. {node} saved a "
+        f"tensor of shape {list(t.shape)} that had a grad_fn then and was detached in place "
+        "since. Fix: call .detach() (out of place) on it, or run backward before detaching."
+    )
+
+
 def modified_inplace(t: Any, producer: str, saved_version: int, now: int, node: str) -> str:
     return (
         "one of the variables needed for gradient computation has been modified by an "

@@ -126,8 +126,9 @@ def run_backward(
             if saved:
                 for s in saved:  # Node._check_saved, inlined
                     ver = s._vc
-                    if ver is not None and ver[0] != s._version_at_save:
-                        s.check(n)  # raises
+                    if ver is not None and (ver[0] != s._version_at_save or (
+                            s._output_nr < 0 and s._tensor._grad_fn is None)):
+                        s.check(n)  # raises (modified, or a non-leaf detached in place)
             elif saved is None:
                 raise RuntimeError(_messages.freed_graph(n.name()))
             for child, _ in n._next:

@@ -196,6 +196,8 @@ class Node:
             elif ver[0] != s._version_at_save:
                 out.append(s.unpack(self))  # raises
             elif t is not None:
+                if s._output_nr < 0 and t._grad_fn is None:  # a non-leaf detached in place
+                    s.check(self)  # raises
                 out.append(t)
             elif s._array is not None:  # this node's own output, rebuilt (see unpack)
                 t = _new(_Tensor if _Tensor is not None else _bind_tensor())
@@ -215,7 +217,8 @@ class Node:
             raise RuntimeError(_messages.freed_graph(self.name()))
         for s in saved:
             ver = s._vc
-            if ver is not None and ver[0] != s._version_at_save:
+            if ver is not None and (ver[0] != s._version_at_save or (
+                    s._output_nr < 0 and s._tensor._grad_fn is None)):
                 s.check(self)  # raises
 
     def _release(self) -> None:
@@ -253,7 +256,7 @@ def _saved_input(t: Tensor | None) -> SavedTensor:
     s._is_output = False
     s._tensor = t
     s._array = None
-    s._output_nr = 0
+    s._output_nr = -1 if t._grad_fn is not None else 0  # (-1: a non-leaf; see SavedTensor)
     s._vc = v = t._vc
     s._version_at_save = v[0]
     return s

@@ -54,12 +54,15 @@ class SavedTensor:
         else:
             self._tensor = t
             self._array = None
-            self._output_nr = 0
+            # (-1: ``t`` was a non-leaf when saved; a later ``detach_()`` makes it unusable)
+            self._output_nr = -1 if t._grad_fn is not None else 0
             self._vc = v = t._vc
             self._version_at_save = v[0]
 
     def check(self, node: Node) -> None:
         ver = self._vc
+        if self._output_nr < 0 and self._tensor is not None and self._tensor._grad_fn is None:
+            raise RuntimeError(_messages.saved_detached_inplace(self._tensor, node.name()))
         if ver is not None and ver[0] != self._version_at_save:
             t = self._tensor
             if t is None:
@@ -82,7 +85,7 @@ class SavedTensor:
         ver = self._vc
         if ver is None:
             return None
-        if ver[0] != self._version_at_save:
+        if ver[0] != self._version_at_save or self._output_nr < 0:
             self.check(node)
         if not self._is_output:
             return self._tensor
