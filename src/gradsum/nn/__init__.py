@@ -132,3 +132,83 @@ __all__ += [
     "PixelShuffle", "PixelUnshuffle", "Unfold", "Upsample", "UpsamplingBilinear2d",
     "UpsamplingNearest2d",
 ]
+
+# -- nn/_extra exports (ParameterList/Dict, Buffer, padding, dropout variants, RMSNorm, ...) --
+from gradsum.nn._extra import (  # noqa: E402
+    AlphaDropout,
+    Buffer,
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+    LocalResponseNorm,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    RMSNorm,
+    Softmax2d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from gradsum.nn.container import ParameterDict, ParameterList  # noqa: E402
+
+__all__ += [
+    "AlphaDropout", "Buffer", "CircularPad1d", "CircularPad2d", "CircularPad3d",
+    "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "Dropout1d", "Dropout2d", "Dropout3d",
+    "FeatureAlphaDropout", "LocalResponseNorm", "ParameterDict", "ParameterList", "RMSNorm",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d",
+    "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+]
+# -- end nn/_extra exports --
+
+# -- Transformer family (nn/_transformer.py) -----------------------------------------------------
+from gradsum.nn._transformer import (  # noqa: E402
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+            "TransformerEncoderLayer"]
+# -- end Transformer family ----------------------------------------------------------------------
+
+# -- conv/pool layers --
+from gradsum.nn.layers import (  # noqa: E402  (an appended block)
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    Conv1d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+
+__all__ += [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool3d",
+    "AvgPool3d", "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d",
+]
+# -- end conv/pool layers --

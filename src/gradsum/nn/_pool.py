@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -28,8 +29,10 @@ from gradsum.ops import shape as _shape_ops
 from gradsum.ops._core import _make, needs_grad, record
 
 __all__ = [
-    "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool1d", "avg_pool2d", "max_pool1d",
-    "max_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_pool1d", "max_pool2d", "max_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d",
 ]
 
 
@@ -63,6 +66,18 @@ AdaptiveAvgPool2DBackward0 = _node("AdaptiveAvgPool2DBackward0")
 AdaptiveAvgPool2DBackwardBackward0 = _node("AdaptiveAvgPool2DBackwardBackward0")
 AdaptiveMaxPool2DBackward0 = _node("AdaptiveMaxPool2DBackward0")
 AdaptiveMaxPool2DBackwardBackward0 = _node("AdaptiveMaxPool2DBackwardBackward0")
+MaxPool3DWithIndicesBackward0 = _node("MaxPool3DWithIndicesBackward0")
+MaxPool3DWithIndicesBackwardBackward0 = _node("MaxPool3DWithIndicesBackwardBackward0")
+AvgPool3DBackward0 = _node("AvgPool3DBackward0")
+AvgPool3DBackwardBackward0 = _node("AvgPool3DBackwardBackward0")
+AdaptiveAvgPool3DBackward0 = _node("AdaptiveAvgPool3DBackward0")
+AdaptiveAvgPool3DBackwardBackward0 = _node("AdaptiveAvgPool3DBackwardBackward0")
+AdaptiveMaxPool3DBackward0 = _node("AdaptiveMaxPool3DBackward0")
+AdaptiveMaxPool3DBackwardBackward0 = _node("AdaptiveMaxPool3DBackwardBackward0")
+MaxUnpool2DBackward0 = _node("MaxUnpool2DBackward0")
+MaxUnpool2DBackwardBackward0 = _node("MaxUnpool2DBackwardBackward0")
+MaxUnpool3DBackward0 = _node("MaxUnpool3DBackward0")
+MaxUnpool3DBackwardBackward0 = _node("MaxUnpool3DBackwardBackward0")
 
 
 def _apply(x: Tensor, plan: _Plan, transposed: bool = False) -> Tensor:
@@ -76,18 +91,27 @@ def _apply(x: Tensor, plan: _Plan, transposed: bool = False) -> Tensor:
 
 
 # -- argument parsing --------------------------------------------------------------------------
-def _tuple2(v: Any, name: str, fn: str, allow_empty: bool = False) -> tuple[int, int] | None:
+_WORDS = {1: "one", 2: "two", 3: "three"}
+_DIMS = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
+
+
+def _tuple_n(v: Any, name: str, fn: str, nd: int = 2,
+             allow_empty: bool = False) -> tuple[int, ...] | None:
     if isinstance(v, (tuple, list)):
         if len(v) == 0 and allow_empty:
             return None
         if len(v) == 1:
-            return int(v[0]), int(v[0])
-        if len(v) == 2:
-            return int(v[0]), int(v[1])
-        what = ("either be omitted, a single int, or a tuple of two ints" if allow_empty
-                else "either be a single int, or a tuple of two ints")
+            return (int(v[0]),) * nd
+        if len(v) == nd:
+            return tuple(int(i) for i in v)
+        what = (f"either be omitted, a single int, or a tuple of {_WORDS[nd]} ints"
+                if allow_empty else f"either be a single int, or a tuple of {_WORDS[nd]} ints")
         raise RuntimeError(f"{fn}: {name} must {what} (got {v})")
-    return int(v), int(v)
+    return (int(v),) * nd
+
+
+def _tuple2(v: Any, name: str, fn: str, allow_empty: bool = False) -> tuple[int, ...] | None:
+    return _tuple_n(v, name, fn, 2, allow_empty)
 
 
 def _out_size(size: int, k: int, pad: int, stride: int, dil: int, ceil: bool) -> int:
@@ -99,29 +123,31 @@ def _out_size(size: int, k: int, pad: int, stride: int, dil: int, ceil: bool) ->
     return out
 
 
+def _named(prefix: str, vals: tuple[int, ...]) -> str:
+    return " ".join(f"{prefix}{n}: {v}" for n, v in zip(_DIMS[len(vals)], vals))
+
+
 def _geometry(x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-              ceil_mode: bool, fn: str) -> tuple[Any, ...]:
-    k = _tuple2(kernel_size, "kernel_size", fn)
-    s = _tuple2(stride if stride is not None else (), "stride", fn, allow_empty=True) or k
-    p = _tuple2(padding, "padding", fn)
-    d = _tuple2(dilation, "dilation", fn)
+              ceil_mode: bool, fn: str, nd: int = 2) -> tuple[Any, ...]:
+    k = _tuple_n(kernel_size, "kernel_size", fn, nd)
+    s = _tuple_n(stride if stride is not None else (), "stride", fn, nd, allow_empty=True) or k
+    p = _tuple_n(padding, "padding", fn, nd)
+    d = _tuple_n(dilation, "dilation", fn, nd)
     assert k is not None and p is not None and d is not None
-    if x.ndim not in (3, 4) or (x.numel() == 0 and x.ndim == 3):
+    if x.ndim not in (nd + 1, nd + 2) or (x.numel() == 0 and x.ndim == nd + 1):
         raise RuntimeError(
-            f"non-empty 3D or 4D (batch mode) tensor expected for input (got shape "
-            f"{list(x.shape)})"
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input (got "
+            f"shape {list(x.shape)})"
         )
-    if s[0] == 0 or s[1] == 0:
+    if min(s) == 0:
         raise RuntimeError(f"stride should not be zero (got stride={list(s)})")
-    if k[0] <= 0 or k[1] <= 0:
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel_size should be greater than zero, but got {_named('k', k)}")
+    if min(s) < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got {_named('d', s)}")
+    if min(d) <= 0:
         raise RuntimeError(
-            f"kernel_size should be greater than zero, but got kH: {k[0]} kW: {k[1]}"
-        )
-    if s[0] < 0 or s[1] < 0:
-        raise RuntimeError(f"stride should be greater than zero, but got dH: {s[0]} dW: {s[1]}")
-    if d[0] <= 0 or d[1] <= 0:
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got dilationH: {d[0]} dilationW: {d[1]}"
+            f"dilation should be greater than zero, but got {_named('dilation', d)}"
         )
     for kk, pp, dd in zip(k, p, d):
         if pp < 0 or pp > ((kk - 1) * dd + 1) // 2:
@@ -129,94 +155,147 @@ def _geometry(x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: 
                 f"pad should be at most half of effective kernel size, but got pad={pp}, "
                 f"kernel_size={kk} and dilation={dd}"
             )
-    h, w = x.shape[-2:]
-    oh = _out_size(h, k[0], p[0], s[0], d[0], ceil_mode)
-    ow = _out_size(w, k[1], p[1], s[1], d[1], ceil_mode)
-    if oh < 1 or ow < 1:
-        c = x.shape[-3]
+    size = tuple(x.shape[-nd:])
+    out = tuple(_out_size(*a, ceil_mode) for a in zip(size, k, p, s, d))
+    if min(out) < 1:
+        c = x.shape[-nd - 1]
         raise RuntimeError(
-            f"Given input size: ({c}x{h}x{w}). Calculated output size: ({c}x{oh}x{ow}). "
-            "Output size is too small"
+            f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated output size: "
+            f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
         )
-    return k, s, p, d, (oh, ow)
+    return k, s, p, d, out
 
 
-def _windows(a: Any, k: tuple[int, int], s: tuple[int, int], p: tuple[int, int],
-             d: tuple[int, int], out: tuple[int, int], fill: Any) -> Any:
-    """The (..., oh, ow, kh, kw) windows of ``a`` padded with ``fill`` (a read-only view)."""
-    h, w = a.shape[-2:]
-    need_h = (out[0] - 1) * s[0] + d[0] * (k[0] - 1) + 1
-    need_w = (out[1] - 1) * s[1] + d[1] * (k[1] - 1) + 1
-    extra_h = max(need_h - h - p[0], p[0])
-    extra_w = max(need_w - w - p[1], p[1])
-    if p[0] or p[1] or extra_h or extra_w:
-        width = [(0, 0)] * (a.ndim - 2) + [(p[0], extra_h), (p[1], extra_w)]
+def _windows(a: Any, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...],
+             d: tuple[int, ...], out: tuple[int, ...], fill: Any) -> Any:
+    """The (..., *out, *k) windows of ``a`` padded with ``fill`` (a read-only view)."""
+    nd = len(k)
+    size = a.shape[-nd:]
+    extra = [max((o - 1) * ss + dd * (kk - 1) + 1 - n - pp, pp)
+             for o, ss, dd, kk, n, pp in zip(out, s, d, k, size, p)]
+    if any(p) or any(extra):
+        width = [(0, 0)] * (a.ndim - nd) + list(zip(p, extra))
         a = xp.pad(a, width, constant_values=fill)
     st = a.strides
+    sp = st[-nd:]
     return xp.lib.stride_tricks.as_strided(
-        a, shape=a.shape[:-2] + out + k,
-        strides=st[:-2] + (st[-2] * s[0], st[-1] * s[1], st[-2] * d[0], st[-1] * d[1]),
+        a, shape=a.shape[:-nd] + tuple(out) + tuple(k),
+        strides=st[:-nd] + tuple(x * y for x, y in zip(sp, s))
+        + tuple(x * y for x, y in zip(sp, d)),
         writeable=False,
     )
 
 
-def _gather_plan(idx: Any, in_hw: tuple[int, int], fwd_node: type, adj_node: type) -> _Plan:
-    """``out[..., i, j] = x[..., idx[..., i, j]]`` (flat H*W positions) and its adjoint, the
-    gradient summed back at those positions."""
-    h, w = in_hw
-    lead = idx.shape[:-2]
+def _gather_plan(idx: Any, in_size: tuple[int, ...], fwd_node: type, adj_node: type) -> _Plan:
+    """``out[..., *o] = x[..., idx[..., *o]]`` (flat positions in ``in_size``) and its
+    adjoint, the gradient summed back at those positions."""
+    nd = len(in_size)
+    hw = math.prod(in_size)
+    lead = idx.shape[:-nd]
     m = int(math.prod(lead))
-    flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * (h * w))[:, None]).reshape(-1)
+    flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * hw)[:, None]).reshape(-1)
 
     def fwd(a: Any) -> Any:
         return a.reshape(-1)[flat].reshape(idx.shape)
 
     def adj(g: Any) -> Any:
         if g.dtype.kind == "f":
-            out = xp.bincount(flat, weights=g.reshape(-1), minlength=m * h * w)
-            return out.astype(g.dtype, copy=False).reshape(lead + (h, w))
-        out = xp.zeros(m * h * w, dtype=g.dtype)
+            out = xp.bincount(flat, weights=g.reshape(-1), minlength=m * hw)
+            return out.astype(g.dtype, copy=False).reshape(lead + tuple(in_size))
+        out = xp.zeros(m * hw, dtype=g.dtype)
         xp.add.at(out, flat, g.reshape(-1))
-        return out.reshape(lead + (h, w))
+        return out.reshape(lead + tuple(in_size))
 
     return _Plan(fwd, adj, fwd_node, adj_node)
 
 
-def _squeeze_batch(x: Tensor, fn: str) -> None:
-    if x.ndim not in (3, 4):
+def _squeeze_batch(x: Tensor, fn: str, nd: int = 2) -> None:
+    if x.ndim not in (nd + 1, nd + 2):
+        dims = "(N, C, D, H, W) or (C, D, H, W)" if nd == 3 else "(N, C, H, W) or (C, H, W)"
         raise RuntimeError(
-            f"{fn}(): Expected 3D or 4D tensor, but got: {list(x.shape)} (pass (N, C, H, W) or "
-            "(C, H, W))"
+            f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(x.shape)} (pass "
+            f"{dims})"
         )
 
 
+def _flat_index(coords: list[Any], size: tuple[int, ...]) -> Any:
+    """Row-major flat positions of per-dim coordinates in ``size``."""
+    idx = coords[0]
+    for c, n in zip(coords[1:], size[1:]):
+        idx = idx * n + c
+    return idx.astype(xp.int64)
+
+
 # -- max pooling -------------------------------------------------------------------------------
+def _argmax_last(a: Any) -> Any:
+    if a.dtype.kind == "f":  # torch takes a nan as the maximum (the first one here)
+        return xp.argmax(xp.where(xp.isnan(a), xp.inf, a), axis=-1)
+    return xp.argmax(a, axis=-1)
+
+
+def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
+              ceil_mode: bool, return_indices: bool, nd: int, fn: str,
+              nodes: tuple[type, type]) -> Any:
+    k, s, p, d, out = _geometry(input, kernel_size, stride, padding, dilation, ceil_mode, fn,
+                                nd)
+    a = input._array
+    size = a.shape[-nd:]
+    fill = -xp.inf if a.dtype.kind == "f" else xp.iinfo(a.dtype).min
+    win = _windows(a, k, s, p, d, out, fill)
+    am = _argmax_last(win.reshape(win.shape[:-nd] + (math.prod(k),)))
+    ks = xp.unravel_index(am, k)
+    coords = []
+    for i in range(nd):
+        o = xp.arange(out[i], dtype=xp.int64).reshape((-1,) + (1,) * (nd - 1 - i))
+        coords.append(o * s[i] - p[i] + ks[i] * d[i])
+    idx = _flat_index(coords, size)
+    res = _apply(input, _gather_plan(idx, size, *nodes))
+    if return_indices:
+        return res, _make(idx)
+    return res
+
+
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
     """2-D max pooling over ``(N, C, H, W)`` or ``(C, H, W)``; the gradient goes to each
     window's (first) maximum. ``return_indices`` also returns the flat ``H * W`` argmax
     positions (int64)."""
-    k, s, p, d, out = _geometry(input, kernel_size, stride, padding, dilation, ceil_mode,
-                                "max_pool2d")
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     2, "max_pool2d", (MaxPool2DWithIndicesBackward0,
+                                       MaxPool2DWithIndicesBackwardBackward0))
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (indices: flat
+    ``D * H * W`` positions)."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d", (MaxPool3DWithIndicesBackward0,
+                                       MaxPool3DWithIndicesBackwardBackward0))
+
+
+def _adaptive_bounds(n: int, o: int) -> list[tuple[int, int]]:
+    return [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+
+
+def _adaptive_max(input: Tensor, output_size: Any, return_indices: bool, nd: int, fn: str,
+                  nodes: tuple[type, type]) -> Any:
+    _squeeze_batch(input, fn, nd)
+    osz = _adaptive_size(input, output_size, fn, nd)
     a = input._array
-    h, w = a.shape[-2:]
-    fill = -xp.inf if a.dtype.kind == "f" else xp.iinfo(a.dtype).min
-    win = _windows(a, k, s, p, d, out, fill)
-    flatwin = win.reshape(win.shape[:-2] + (k[0] * k[1],))
-    if a.dtype.kind == "f":
-        # torch takes a nan as the maximum (the first one here)
-        am = xp.argmax(xp.where(xp.isnan(flatwin), xp.inf, flatwin), axis=-1)
-    else:
-        am = xp.argmax(flatwin, axis=-1)
-    oi = xp.arange(out[0], dtype=xp.int64)[:, None]
-    oj = xp.arange(out[1], dtype=xp.int64)[None, :]
-    hh = oi * s[0] - p[0] + (am // k[1]) * d[0]
-    ww = oj * s[1] - p[1] + (am % k[1]) * d[1]
-    idx = (hh * w + ww).astype(xp.int64)
-    plan = _gather_plan(idx, (h, w), MaxPool2DWithIndicesBackward0,
-                        MaxPool2DWithIndicesBackwardBackward0)
-    res = _apply(input, plan)
+    size = a.shape[-nd:]
+    lead = a.shape[:-nd]
+    idx = xp.zeros(lead + osz, dtype=xp.int64)
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(size, osz)]
+    for pos in itertools.product(*(range(o) for o in osz)):
+        b = [bounds[i][j] for i, j in enumerate(pos)]
+        sub = a[(...,) + tuple(slice(lo, hi) for lo, hi in b)]
+        am = _argmax_last(sub.reshape(lead + (-1,)))
+        ks = xp.unravel_index(am, tuple(hi - lo for lo, hi in b))
+        idx[(...,) + pos] = _flat_index([lo + c for (lo, _), c in zip(b, ks)], size)
+    res = _apply(input, _gather_plan(idx, size, *nodes))
     if return_indices:
         return res, _make(idx)
     return res
@@ -225,41 +304,28 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
     """Max over the windows ``[floor(i * H / oh), ceil((i + 1) * H / oh))`` (per dim);
     ``None`` in ``output_size`` keeps that input size."""
-    _squeeze_batch(input, "adaptive_max_pool2d")
-    oh, ow = _adaptive_size(input, output_size, "adaptive_max_pool2d")
-    a = input._array
-    h, w = a.shape[-2:]
-    idx = xp.zeros(a.shape[:-2] + (oh, ow), dtype=xp.int64)
-    for i in range(oh):
-        hs, he = (i * h) // oh, -((-(i + 1) * h) // oh)
-        for j in range(ow):
-            ws, we = (j * w) // ow, -((-(j + 1) * w) // ow)
-            sub = a[..., hs:he, ws:we].reshape(a.shape[:-2] + (-1,))
-            if a.dtype.kind == "f":
-                sub = xp.where(xp.isnan(sub), xp.inf, sub)
-            am = xp.argmax(sub, axis=-1)
-            idx[..., i, j] = (hs + am // (we - ws)) * w + ws + am % (we - ws)
-    plan = _gather_plan(idx, (h, w), AdaptiveMaxPool2DBackward0,
-                        AdaptiveMaxPool2DBackwardBackward0)
-    res = _apply(input, plan)
-    if return_indices:
-        return res, _make(idx)
-    return res
+    return _adaptive_max(input, output_size, return_indices, 2, "adaptive_max_pool2d",
+                         (AdaptiveMaxPool2DBackward0, AdaptiveMaxPool2DBackwardBackward0))
 
 
-def _adaptive_size(x: Tensor, output_size: Any, fn: str) -> tuple[int, int]:
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """3-D :func:`adaptive_max_pool2d` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d",
+                         (AdaptiveMaxPool3DBackward0, AdaptiveMaxPool3DBackwardBackward0))
+
+
+def _adaptive_size(x: Tensor, output_size: Any, fn: str, nd: int = 2) -> tuple[int, ...]:
     if isinstance(output_size, (tuple, list)):
-        if len(output_size) != 2:
-            raise RuntimeError(f"{fn}: output_size must be 2 (got {tuple(output_size)})")
-        oh, ow = output_size
+        if len(output_size) != nd:
+            raise RuntimeError(f"{fn}: output_size must be {nd} (got {tuple(output_size)})")
+        sizes = list(output_size)
     else:
-        oh = ow = output_size
-    oh = x.shape[-2] if oh is None else int(oh)
-    ow = x.shape[-1] if ow is None else int(ow)
-    if oh < 0 or ow < 0:
+        sizes = [output_size] * nd
+    osz = tuple(x.shape[-nd + i] if v is None else int(v) for i, v in enumerate(sizes))
+    if min(osz) < 0:
         raise RuntimeError(
             f"{fn}: elements of output_size must be greater than or equal to 0 but received "
-            f"{{{oh}, {ow}}}"
+            f"{{{', '.join(map(str, osz))}}}"
         )
     for d in range(1, x.ndim):
         if x.shape[d] == 0:
@@ -267,7 +333,7 @@ def _adaptive_size(x: Tensor, output_size: Any, fn: str) -> tuple[int, int]:
                 f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
                 f"input has sizes {list(x.shape)} with dimension {d} being empty"
             )
-    return oh, ow
+    return osz
 
 
 # -- average pooling ---------------------------------------------------------------------------
@@ -279,78 +345,116 @@ def _avg_divisor(size: int, k: int, s: int, p: int, out: int, include_pad: bool)
     return full if include_pad else end - start
 
 
-def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, count_include_pad: bool = True,
-               divisor_override: int | None = None) -> Tensor:
-    """2-D average pooling: each window's sum divided by its size (with ``count_include_pad``
-    the padded zeros count, the part beyond the padding from ``ceil_mode`` never does), or by
-    ``divisor_override``."""
-    k, s, p, d, out = _geometry(input, kernel_size, stride, padding, 1, ceil_mode,
-                                "avg_pool2d")
+def _avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool,
+              count_include_pad: bool, divisor_override: int | None, nd: int, fn: str,
+              nodes: tuple[type, type]) -> Tensor:
+    k, s, p, d, out = _geometry(input, kernel_size, stride, padding, 1, ceil_mode, fn, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     a = input._array
-    h, w = a.shape[-2:]
+    size = a.shape[-nd:]
     if divisor_override is not None:
         div: Any = xp.asarray(float(divisor_override))
     else:
-        dh = _avg_divisor(h, k[0], s[0], p[0], out[0], count_include_pad)
-        dw = _avg_divisor(w, k[1], s[1], p[1], out[1], count_include_pad)
-        div = (dh[:, None] * dw[None, :]).astype(xp.float64)
-    lead = a.shape[:-2]
-    ph = p[0] + max((out[0] - 1) * s[0] + k[0] - h - p[0], p[0])
-    pw = p[1] + max((out[1] - 1) * s[1] + k[1] - w - p[1], p[1])
+        div = xp.ones((), dtype=xp.int64)
+        for i in range(nd):
+            di = _avg_divisor(size[i], k[i], s[i], p[i], out[i], count_include_pad)
+            div = div[..., None] * di
+        div = div.astype(xp.float64)
+    lead = a.shape[:-nd]
+    padded = tuple(n + pp + max((o - 1) * ss + kk - n - pp, pp)
+                   for n, pp, o, ss, kk in zip(size, p, out, s, k))
+    axes = tuple(range(-nd, 0))
 
     def fwd(x: Any) -> Any:
         win = _windows(x, k, s, p, d, out, 0)
-        total = win.sum(axis=(-2, -1))
+        total = win.sum(axis=axes)
         if x.dtype.kind in "biu":
             return xp.trunc(total / div).astype(x.dtype)
         return (total / div.astype(x.dtype)).astype(x.dtype, copy=False)
 
     def adj(g: Any) -> Any:
         gd = (g / div.astype(g.dtype)).astype(g.dtype, copy=False)
-        acc = xp.zeros(lead + (h + ph, w + pw), dtype=g.dtype)
-        for i in range(k[0]):
-            for j in range(k[1]):
-                acc[..., i: i + s[0] * (out[0] - 1) + 1: s[0],
-                    j: j + s[1] * (out[1] - 1) + 1: s[1]] += gd
-        return acc[..., p[0]: p[0] + h, p[1]: p[1] + w].copy()
+        acc = xp.zeros(lead + padded, dtype=g.dtype)
+        for pos in itertools.product(*(range(kk) for kk in k)):
+            acc[(...,) + tuple(slice(i, i + ss * (o - 1) + 1, ss)
+                               for i, ss, o in zip(pos, s, out))] += gd
+        return acc[(...,) + tuple(slice(pp, pp + n) for pp, n in zip(p, size))].copy()
 
-    return _apply(input, _Plan(fwd, adj, AvgPool2DBackward0, AvgPool2DBackwardBackward0))
+    return _apply(input, _Plan(fwd, adj, *nodes))
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """2-D average pooling: each window's sum divided by its size (with ``count_include_pad``
+    the padded zeros count, the part beyond the padding from ``ceil_mode`` never does), or by
+    ``divisor_override``."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 2, "avg_pool2d",
+                     (AvgPool2DBackward0, AvgPool2DBackwardBackward0))
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """3-D :func:`avg_pool2d` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d",
+                     (AvgPool3DBackward0, AvgPool3DBackwardBackward0))
+
+
+def _adaptive_avg(input: Tensor, output_size: Any, nd: int, fn: str,
+                  nodes: tuple[type, type]) -> Tensor:
+    _squeeze_batch(input, fn, nd)
+    osz = _adaptive_size(input, output_size, fn, nd)
+    axes = tuple(range(-nd, 0))
+    if osz == (1,) * nd:  # (torch: a mean over the spatial dims)
+        from gradsum import ops
+
+        return ops.mean(input, axes, keepdim=True)
+    a = input._array
+    size = a.shape[-nd:]
+    lead = a.shape[:-nd]
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(size, osz)]
+    cells = []
+    for pos in itertools.product(*(range(o) for o in osz)):
+        b = [bounds[i][j] for i, j in enumerate(pos)]
+        cells.append((pos, tuple(slice(lo, hi) for lo, hi in b),
+                      [hi - lo for lo, hi in b]))
+
+    def fwd(x: Any) -> Any:
+        out = xp.empty(lead + osz, dtype=x.dtype)
+        for pos, sl, counts in cells:
+            v = x[(...,) + sl].sum(axis=axes)
+            for c in counts:
+                v = v / c
+            out[(...,) + pos] = v
+        return out
+
+    def adj(g: Any) -> Any:
+        acc = xp.zeros(lead + size, dtype=g.dtype)
+        for pos, sl, counts in cells:
+            v = g[(...,) + pos]
+            for c in counts:
+                v = v / c
+            acc[(...,) + sl] += v[(...,) + (None,) * nd]
+        return acc
+
+    return _apply(input, _Plan(fwd, adj, *nodes))
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average over the windows ``[floor(i * H / oh), ceil((i + 1) * H / oh))`` (per dim);
     ``None`` in ``output_size`` keeps that input size."""
-    _squeeze_batch(input, "adaptive_avg_pool2d")
-    oh, ow = _adaptive_size(input, output_size, "adaptive_avg_pool2d")
-    if (oh, ow) == (1, 1):  # (torch: a mean over the last two dims)
-        from gradsum import ops
+    return _adaptive_avg(input, output_size, 2, "adaptive_avg_pool2d",
+                         (AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0))
 
-        return ops.mean(input, (-2, -1), keepdim=True)
-    a = input._array
-    h, w = a.shape[-2:]
-    lead = a.shape[:-2]
-    rows = [((i * h) // oh, -((-(i + 1) * h) // oh)) for i in range(oh)]
-    cols = [((j * w) // ow, -((-(j + 1) * w) // ow)) for j in range(ow)]
 
-    def fwd(x: Any) -> Any:
-        out = xp.empty(lead + (oh, ow), dtype=x.dtype)
-        for i, (hs, he) in enumerate(rows):
-            for j, (ws, we) in enumerate(cols):
-                out[..., i, j] = x[..., hs:he, ws:we].sum(axis=(-2, -1)) / (he - hs) / (we - ws)
-        return out
-
-    def adj(g: Any) -> Any:
-        acc = xp.zeros(lead + (h, w), dtype=g.dtype)
-        for i, (hs, he) in enumerate(rows):
-            for j, (ws, we) in enumerate(cols):
-                acc[..., hs:he, ws:we] += (g[..., i, j] / (he - hs) / (we - ws))[..., None, None]
-        return acc
-
-    return _apply(input, _Plan(fwd, adj, AdaptiveAvgPool2DBackward0,
-                               AdaptiveAvgPool2DBackwardBackward0))
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """3-D :func:`adaptive_avg_pool2d` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
+    return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d",
+                         (AdaptiveAvgPool3DBackward0, AdaptiveAvgPool3DBackwardBackward0))
 
 
 # -- 1-D pooling: the 2-D ops over a unit height -----------------------------------------------
@@ -397,3 +501,212 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     assert p is not None
     x2 = _shape_ops.unsqueeze(input, -2)
     return _shape_ops.squeeze(avg_pool2d(x2, k, s, (0, p[1]), ceil_mode, count_include_pad), -2)
+
+
+def _check_1d(input: Tensor, fn: str) -> None:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument "
+            f"#1 'self' (while checking arguments for {fn})"
+        )
+
+
+def _size1(output_size: Any, fn: str) -> Any:
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 1:
+            raise RuntimeError(f"{fn}: output_size must be 1 (got {tuple(output_size)})")
+        output_size = output_size[0]
+    return (1, output_size)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """1-D :func:`adaptive_avg_pool2d` over ``(N, C, L)`` or ``(C, L)`` (torch's: the 2-D op
+    over a unit height)."""
+    _check_1d(input, "adaptive_avg_pool1d")
+    x2 = _shape_ops.unsqueeze(input, -2)
+    return _shape_ops.squeeze(
+        adaptive_avg_pool2d(x2, _size1(output_size, "adaptive_avg_pool1d")), -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """1-D :func:`adaptive_max_pool2d` over ``(N, C, L)`` or ``(C, L)``."""
+    _check_1d(input, "adaptive_max_pool1d")
+    x2 = _shape_ops.unsqueeze(input, -2)
+    res = adaptive_max_pool2d(x2, _size1(output_size, "adaptive_max_pool1d"), True)
+    out, idx = _shape_ops.squeeze(res[0], -2), _shape_ops.squeeze(res[1], -2)
+    return (out, idx) if return_indices else out
+
+
+# -- max unpooling -----------------------------------------------------------------------------
+def _unpool_output_size(input: Tensor, kernel: tuple[int, ...], stride: tuple[int, ...],
+                        padding: tuple[int, ...], output_size: Any) -> tuple[int, ...]:
+    """torch's ``_unpool_output_size``."""
+    nd = len(kernel)
+    default = tuple((input.shape[-nd + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+                    for d in range(nd))
+    if output_size is None:
+        return default
+    out = [int(v) for v in output_size]
+    if len(out) == nd + 2:
+        out = out[2:]
+    if len(out) != nd:
+        raise ValueError(
+            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
+            f"has a length of '{len(out)}'"
+        )
+    for d in range(nd):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < out[d] < hi:
+            raise ValueError(
+                f'invalid output_size "{list(output_size)}" (dim {d} must be between {lo} and '
+                f"{hi})"
+            )
+    return tuple(out)
+
+
+def _max_unpool(input: Tensor, indices: Tensor, size: tuple[int, ...], nd: int,
+                nodes: tuple[type, type]) -> Tensor:
+    """``out[..., indices] = input`` over zeros of spatial ``size`` (torch's
+    ``max_unpool{nd}d``); the gradient gathers at ``indices``."""
+    fn = f"max_unpooling{nd}d"
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Input to {fn} should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor with "
+            f"{input.ndim} dimensions."
+        )
+    if indices.dtype.name != "int64":
+        raise RuntimeError(
+            f"elements in indices should be type int64 but got: {indices.dtype.name} (pass the "
+            "indices returned by max_pool with return_indices=True)"
+        )
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
+    idx = indices._array
+    hw = math.prod(size)
+    if idx.size and (idx.min() < 0 or idx.max() >= hw):
+        bad = int(idx.min() if idx.min() < 0 else idx.max())
+        raise RuntimeError(
+            f"Found an invalid max index: {bad} (output volumes are of size "
+            f"{'x'.join(map(str, size))})"
+        )
+    lead = idx.shape[:-nd]
+    m = int(math.prod(lead))
+    flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * hw)[:, None]).reshape(-1)
+
+    def scatter(a: Any) -> Any:  # (torch: of duplicate indices, one value is kept)
+        out = xp.zeros(m * hw, dtype=a.dtype)
+        out[flat] = a.reshape(-1)
+        return out.reshape(lead + size)
+
+    def scatter_add(a: Any) -> Any:  # the adjoint of gather, for the derivatives
+        out = xp.zeros(m * hw, dtype=a.dtype)
+        xp.add.at(out, flat, a.reshape(-1))
+        return out.reshape(lead + size)
+
+    def gather(g: Any) -> Any:
+        return g.reshape(-1)[flat].reshape(idx.shape)
+
+    out = scatter(input._array)
+    if not needs_grad(input):
+        return _make(out)
+    node = nodes[0]()
+    node._saved = HOLDS_STATE
+    node.plan, node.transposed = _Plan(scatter_add, gather, *nodes), False
+    return record(node, (input,), out)
+
+
+def _unpool_args(kernel_size: Any, stride: Any, padding: Any, nd: int,
+                 fn: str) -> tuple[tuple[int, ...], ...]:
+    k = _tuple_n(kernel_size, "kernel_size", fn, nd)
+    s = _tuple_n(stride if stride is not None else (), "stride", fn, nd, allow_empty=True) or k
+    p = _tuple_n(padding, "padding", fn, nd)
+    assert k is not None and p is not None
+    return k, s, p
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of :func:`max_pool1d` (torch's: the 2-D op over a unit width)."""
+    k, s, p = _unpool_args(kernel_size, stride, padding, 1, "max_unpool1d")
+    size = _unpool_output_size(input, k, s, p, output_size)
+    x2 = _shape_ops.unsqueeze(input, -1)
+    i2 = _shape_ops.unsqueeze(indices, -1)
+    return _shape_ops.squeeze(_max_unpool(x2, i2, size + (1,), 2, (
+        MaxUnpool2DBackward0, MaxUnpool2DBackwardBackward0)), -1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of :func:`max_pool2d`: each value put back at its index, zeros
+    elsewhere.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> y, i = F.max_pool2d(gradsum.arange(16.0).reshape(1, 1, 4, 4), 2,
+        ...                     return_indices=True)
+        >>> F.max_unpool2d(y, i, 2)[0, 0, 1].tolist()
+        [0.0, 5.0, 0.0, 7.0]
+    """
+    k, s, p = _unpool_args(kernel_size, stride, padding, 2, "max_unpool2d")
+    size = _unpool_output_size(input, k, s, p, output_size)
+    return _max_unpool(input, indices, size, 2,
+                       (MaxUnpool2DBackward0, MaxUnpool2DBackwardBackward0))
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of :func:`max_pool3d`."""
+    k, s, p = _unpool_args(kernel_size, stride, padding, 3, "max_unpool3d")
+    size = _unpool_output_size(input, k, s, p, output_size)
+    return _max_unpool(input, indices, size, 3,
+                       (MaxUnpool3DBackward0, MaxUnpool3DBackwardBackward0))
+
+
+# -- power-average pooling (torch's composition) -----------------------------------------------
+def _lp_pool(input: Tensor, norm_type: float, kernel_size: Any, stride: Any, ceil_mode: bool,
+             nd: int) -> Tensor:
+    from gradsum import ops
+
+    pool = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}[nd]
+    if isinstance(norm_type, (int, float)) and math.isinf(norm_type):
+        if norm_type > 0:
+            return pool(ops.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+        return ops.neg(pool(ops.neg(ops.abs(input)), kernel_size, stride, 0, 1, ceil_mode))
+    if nd == 1:
+        out = avg_pool1d(ops.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+        k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    else:
+        avg = avg_pool2d if nd == 2 else avg_pool3d
+        out = avg(ops.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+        k = math.prod(_tuple_n(kernel_size, "kernel_size", f"lp_pool{nd}d", nd) or ())
+    out = ops.mul(ops.mul(ops.sign(out), ops.relu(ops.abs(out))), k)
+    return ops.pow(out, 1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """``(sum over each window of x**p) ** (1/p)`` over ``(N, C, L)`` or ``(C, L)``."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """``(sum over each window of x**p) ** (1/p)``; ``p = inf`` is max pooling of ``|x|``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.lp_pool2d(gradsum.full((1, 1, 2, 2), 2.0), 2, 2).tolist()
+        [[[[4.0]]]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """3-D :func:`lp_pool2d`."""
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)

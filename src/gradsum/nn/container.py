@@ -1,4 +1,5 @@
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict`` (torch's names and behaviour).
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``,
+``ParameterDict`` (torch's names and behaviour).
 
 Example:
     >>> import gradsum
@@ -19,7 +20,9 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from gradsum._tensor import Tensor
 from gradsum.nn.module import Module, _addindent
+from gradsum.nn.parameter import Parameter
 
 
 def _index(idx: Any, size: int) -> int:
@@ -331,3 +334,245 @@ class ModuleDict(Module):
                     + str(len(m)) + "; 2 is required"
                 )
             self[m[0]] = m[1]
+
+
+def _entry_repr(p: Any, typename: bool) -> str:
+    """One line of ``ParameterList``/``ParameterDict``'s ``extra_repr`` (torch's wording;
+    the list shows the dtype, the dict the tensor type name, as torch does)."""
+    if isinstance(p, Tensor):
+        size_str = "x".join(str(s) for s in p.shape)
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return f"{kind} containing: [{p.type() if typename else p.dtype} of size {size_str}]"
+    return "Object of type: " + type(p).__name__
+
+
+class ParameterList(Module):
+    """A list of parameters, registered under ``"0"``, ``"1"``, ... (torch's
+    ``nn.ParameterList``). A plain tensor stored through indexing, ``append`` or ``extend``
+    becomes a :class:`Parameter`; other objects are kept as they are (not registered).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn
+        >>> pl = nn.ParameterList([nn.Parameter(gradsum.ones(2)), gradsum.zeros(3)])
+        >>> type(pl[1]).__name__, len(pl), [n for n, _ in pl.named_parameters()]
+        ('Parameter', 2, ['0', '1'])
+        >>> pl
+        ParameterList(
+            (0): Parameter containing: [gradsum.float32 of size 2]
+            (1): Parameter containing: [gradsum.float32 of size 3]
+        )
+    """
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _get_abs_string_index(self, idx: Any) -> str:
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"index {idx} is out of range")
+        if idx < 0:
+            idx += len(self)
+        return str(idx)
+
+    def __getitem__(self, idx: int | slice) -> Any:
+        if isinstance(idx, slice):
+            out = type(self)()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._get_abs_string_index(idx))
+
+    def __setitem__(self, idx: int, param: Any) -> None:
+        # every way of adding an entry ends here: the one place that wraps tensors
+        key = self._get_abs_string_index(idx)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, key, param)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters: Iterable[Any]) -> ParameterList:
+        return self.extend(parameters)
+
+    def __dir__(self) -> list[str]:
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value: Any) -> ParameterList:
+        """Add ``value`` at the end (a tensor becomes a Parameter); returns ``self``."""
+        new_idx = len(self)
+        self._size += 1
+        self[new_idx] = value
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        """Append every element of ``values`` (a tensor is not unpacked: ``TypeError``)."""
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): {_entry_repr(p, False)}" for k, p in enumerate(self))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters, registered under their (string) keys (torch's
+    ``nn.ParameterDict``). A plain tensor stored under a key becomes a :class:`Parameter`.
+    Built from an ``OrderedDict``, a ``ParameterDict`` or pairs, the order is kept; from a
+    plain mapping the keys are sorted, like torch.
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum import nn
+        >>> pd = nn.ParameterDict({"b": gradsum.ones(2), "a": gradsum.zeros(1)})
+        >>> list(pd), [n for n, _ in pd.named_parameters()]
+        (['a', 'b'], ['a', 'b'])
+        >>> pd["c"] = gradsum.ones(3); len(pd), "c" in pd
+        (3, True)
+    """
+
+    def __init__(self, parameters: Any = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def _key_to_attr(self, key: Any) -> str:
+        if not isinstance(key, str):
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}'). Open an issue on github if you need "
+                "non-string keys."
+            )
+        return key
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._key_to_attr(key))
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        # every way of adding an entry ends here: the one place that wraps tensors
+        self._keys[key] = None
+        attr = self._key_to_attr(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        setattr(self, attr, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, self._key_to_attr(key))
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same parameter objects."""
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key: str, default: Any | None = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self) -> None:
+        for k in self._keys.copy():
+            del self[k]
+
+    def pop(self, key: str) -> Any:
+        v = self[key]
+        del self[key]
+        return v
+
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and return the last ``(key, value)`` pair."""
+        k, _ = self._keys.popitem()
+        self._keys[k] = None  # (put back so that the lookup and the deletion find it)
+        val = self[k]
+        del self[k]
+        return k, val
+
+    def get(self, key: str, default: Any | None = None) -> Any:
+        return self[key] if key in self else default  # noqa: SIM401 (self.get is this)
+
+    def fromkeys(self, keys: Iterable[str], default: Any | None = None) -> ParameterDict:
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self) -> Any:
+        return self._keys.keys()
+
+    def items(self) -> Iterable[tuple[str, Any]]:
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self) -> Iterable[Any]:
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters: Any) -> None:
+        """Add ``(key, value)`` pairs from a mapping or an iterable of pairs (a plain,
+        unordered mapping in sorted key order, like torch)."""
+        if not isinstance(parameters, Iterable):
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                "but got " + type(parameters).__name__
+            )
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            for key, parameter in parameters.items():
+                self[key] = parameter
+        elif isinstance(parameters, Mapping):
+            for key, parameter in sorted(parameters.items()):
+                self[key] = parameter
+        else:
+            for j, p in enumerate(parameters):
+                if not isinstance(p, Iterable):
+                    raise TypeError(
+                        "ParameterDict update sequence element #" + str(j)
+                        + " should be Iterable; is" + type(p).__name__
+                    )
+                if len(p) != 2:
+                    raise ValueError(
+                        "ParameterDict update sequence element #" + str(j) + " has length "
+                        + str(len(p)) + "; 2 is required"
+                    )
+                self[p[0]] = p[1]
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"  ({k}): {_entry_repr(p, True)}" for k, p in self.items())
+
+    def __call__(self, input: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        copy = self.copy()
+        copy.update(other)
+        return copy
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        copy = other.copy()
+        copy.update(self)
+        return copy
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self

@@ -470,28 +470,6 @@ def _warn_asymmetric_same_padding() -> None:
     )
 
 
-def _padding4(padding: Any, kernel: tuple[int, int], dilation: tuple[int, int],
-              stride: tuple[int, int]) -> tuple[int, int, int, int]:
-    if isinstance(padding, str):
-        if padding == "valid":
-            return (0, 0, 0, 0)
-        if padding == "same":
-            if stride != (1, 1):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            pads = []
-            for k, d in zip(kernel, dilation):
-                total = d * (k - 1)
-                pads += [total // 2, total - total // 2]  # the extra one goes after, as torch
-            if pads[0] != pads[1] or pads[2] != pads[3]:
-                _warn_asymmetric_same_padding()
-            return pads[0], pads[1], pads[2], pads[3]
-        raise RuntimeError(f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
-    ph, pw = _pair(padding, "padding")
-    if ph < 0 or pw < 0:
-        raise RuntimeError("negative padding is not supported")
-    return ph, ph, pw, pw
-
-
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation (torch's ``conv2d``): ``im2col`` then one matmul per group.
@@ -503,55 +481,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
         >>> F.conv2d(x, gradsum.ones(1, 1, 2, 2), padding=1).shape
         (1, 1, 4, 4)
     """
-    unbatched = input.ndim == 3
-    if unbatched:
-        input = ops.unsqueeze(input, 0)
-    if input.ndim != 4:
-        raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-            f"{list(input.shape)}"
-        )
-    if weight.ndim != 4:
-        raise RuntimeError(
-            f"conv2d: expected a 4-D weight (out_channels, in_channels/groups, kH, kW), got "
-            f"weight of size {list(weight.shape)}"
-        )
-    n, c = input.shape[:2]
-    o, cg, kh, kw = weight.shape
-    if groups < 1:
-        raise RuntimeError("non-positive groups is not supported")
-    if c != cg * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
-            f"input{list(input.shape)} to have {cg * groups} channels, but got {c} channels "
-            "instead"
-        )
-    if o % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size {list(weight.shape)} instead"
-        )
-    stride_, dilation_ = _pair(stride, "stride"), _pair(dilation, "dilation")
-    if min(stride_) <= 0:
-        raise RuntimeError(f"non-positive stride is not supported: got stride={list(stride_)}")
-    if min(dilation_) <= 0:
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got {list(dilation_)}"
-        )
-    pads = _padding4(padding, (kh, kw), dilation_, stride_)
-    geo = _conv.Geometry.make(tuple(input.shape), (kh, kw), dilation_, pads, stride_)
-    oh, ow = geo.out_hw
-    cols = _conv.im2col(input, geo)  # (N, C*kh*kw, L)
-    if groups == 1:
-        out = ops.matmul(ops.reshape(weight, (o, c * kh * kw)), cols)
-    else:
-        cols = ops.reshape(cols, (n, groups, cg * kh * kw, oh * ow))
-        w = ops.reshape(weight, (groups, o // groups, cg * kh * kw))
-        out = ops.matmul(w, cols)
-    out = ops.reshape(out, (n, o, oh, ow))
-    if bias is not None:
-        out = ops.add(out, ops.reshape(bias, (1, o, 1, 1)))
-    return ops.squeeze(out, 0) if unbatched else out
+    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 2,
+                         _warn_asymmetric_same_padding)
 
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
@@ -2134,3 +2065,413 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
         )
     y = ops.einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else ops.add(y, bias)
+
+
+# -- nn/_extra functional (dropout variants, rms_norm, local_response_norm) --
+# torch's composite kernels, written in differentiable ops (so every order of derivative works
+# and the output's grad_fn is torch's: MulBackward0 / AddBackward0 / DivBackward0 /
+# SqueezeBackward1). The random masks come from gradsum's generator.
+_ALPHA = 1.7580993408473766  # -SELU's scale * alpha: the value alpha dropout saturates to
+
+
+def _check_dropout_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_kernel(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
+                    alpha: bool) -> Tensor:
+    """ATen's ``_dropout_impl``: the feature variants draw one Bernoulli(1 - p) per (sample,
+    channel) (the first two dims), the alpha variants keep SELU's mean and variance by
+    sending dropped values to ``-alpha'`` and applying the affine map ``a * y + b``."""
+    _check_dropout_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    arr = input._array
+    if p == 1.0:
+        zero = _make(xp.zeros((), dtype=arr.dtype))
+        return input.mul_(zero) if inplace else ops.mul(input, zero)
+    if arr.dtype.kind in "biu":
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type "
+            f"{_torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
+            "(convert with .float())"
+        )
+    if feature:
+        if arr.ndim < 2:
+            raise RuntimeError(
+                "Feature dropout requires at least 2 dimensions in the input (got a "
+                f"{arr.ndim}-D input of shape {list(arr.shape)}): give it a channel dimension"
+            )
+        shape = arr.shape[:2] + (1,) * (arr.ndim - 2)
+    else:
+        shape = arr.shape
+    noise = (_random.rng(None).random(shape) < (1.0 - p)).astype(arr.dtype)
+    if not alpha:
+        mask = _make(noise / arr.dtype.type(1.0 - p))
+        return input.mul_(mask) if inplace else ops.mul(input, mask)
+    a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+    b = _make((noise - 1) * arr.dtype.type(_ALPHA * a) + arr.dtype.type(_ALPHA * a * p))
+    mask = _make(noise * arr.dtype.type(a))
+    if inplace:
+        return input.mul_(mask).add_(b)
+    return ops.add(ops.mul(input, mask), b)
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                     unbatched: bool) -> Tensor:
+    """torch's dropout1d/3d: an unbatched input gets a batch dim of 1 for the kernel."""
+    if not unbatched:
+        return _dropout_kernel(input, p, training, inplace, True, False)
+    if inplace:
+        # (torch: unsqueeze_, feature_dropout_, squeeze_; the same values written into input)
+        x = input.unsqueeze_(0)
+        _dropout_kernel(x, p, training, True, True, False)
+        return x.squeeze_(0)
+    out = _dropout_kernel(ops.unsqueeze(input, 0), p, training, False, True, False)
+    return ops.squeeze(out, 0)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels (``input[n, c, :]``) with probability ``p`` and scale the rest by
+    ``1 / (1 - p)``; a 2-D input is one unbatched ``(C, L)`` sample.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> y = F.dropout1d(gradsum.ones(2, 100, 4), 0.5)
+        >>> bool(((y == 0).all(-1) | (y == 2).all(-1)).all())   # one draw per channel
+        True
+
+    Raises:
+        RuntimeError: the input is not 2-D or 3-D.
+    """
+    _check_dropout_p(p)
+    inp_dim = input.ndim
+    if inp_dim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    return _feature_dropout(input, p, training, inplace, inp_dim == 2)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels (``input[n, c]``) with probability ``p`` and scale the rest by
+    ``1 / (1 - p)``. Like torch, a 3-D input is read as ``(N, C, L)`` (with a warning) and
+    other ranks than 3-D/4-D warn that they are deprecated.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.ones(2, 3, 4, 4)
+        >>> F.dropout2d(x, 0.5, training=False) is x
+        True
+    """
+    _check_dropout_p(p)
+    inp_dim = input.ndim
+    if inp_dim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 3D or 4D inputs).", UserWarning, stacklevel=2,
+        )
+    if inp_dim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            UserWarning, stacklevel=2,
+        )
+    return _dropout_kernel(input, p, training, inplace, True, False)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels (``input[n, c]``) of a 5-D ``(N, C, D, H, W)`` input (or a 4-D
+    unbatched one) with probability ``p`` and scale the rest by ``1 / (1 - p)``; other ranks
+    warn that they are deprecated, like torch.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.dropout3d(gradsum.ones(2, 3, 2, 2, 2), 0.5).shape
+        (2, 3, 2, 2, 2)
+    """
+    _check_dropout_p(p)
+    inp_dim = input.ndim
+    if inp_dim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 4D or 5D inputs).", UserWarning, stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace, inp_dim != 5)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Alpha dropout (for SELU networks): dropped elements become SELU's negative
+    saturation value, then an affine map restores zero mean and unit variance. Note the
+    default ``training=False``, as torch.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> x = gradsum.zeros(4)
+        >>> F.alpha_dropout(x, 0.5) is x
+        True
+    """
+    return _dropout_kernel(input, p, training, inplace, False, True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels (one draw per ``input[n, c]``); default
+    ``training=False``, as torch.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> y = F.feature_alpha_dropout(gradsum.zeros(2, 50, 3), 0.5, training=True)
+        >>> len(set(y.flatten().tolist())) <= 2
+        True
+    """
+    return _dropout_kernel(input, p, training, inplace, True, True)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """``input * rsqrt(mean(input**2) + eps) * weight`` over the trailing
+    ``normalized_shape`` dims; ``eps=None`` is the machine epsilon of the computation dtype
+    (float32 for half/bfloat16 inputs, which are computed in float32). The result has
+    ``input``'s dtype.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.rms_norm(gradsum.tensor([[3.0, 4.0]]), [2], eps=0.0).tolist()
+        [[0.8485281467437744, 1.1313709020614624]]
+
+    Raises:
+        RuntimeError: ``input`` does not end with ``normalized_shape``, or ``weight`` has
+            another shape.
+        NotImplementedError: ``input`` is not floating point.
+    """
+    if isinstance(normalized_shape, int):
+        raise TypeError(
+            "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+            f"int: pass ({normalized_shape},)"
+        )
+    ns = tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
+        raise RuntimeError(
+            f"Given normalized_shape={list(ns)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
+        )
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(ns)}"
+        )
+    if not input.is_floating_point():
+        raise NotImplementedError(
+            f"\"rms_norm\" not implemented for '{_torch_name(input.dtype)}': convert the "
+            "input with .float()"
+        )
+    if weight is not None and weight.dtype != input.dtype:
+        warnings.warn(
+            "Mismatch dtype between input and weight: input dtype = "
+            f"{_torch_name(input.dtype).lower()}, weight dtype = "
+            f"{_torch_name(weight.dtype).lower()}, Cannot dispatch to fused implementation.",
+            UserWarning, stacklevel=2,
+        )
+    in_dtype = input.dtype
+    x = input
+    if input.dtype.itemsize < 4:  # (half and bfloat16 compute in float32, torch's opmath)
+        x = input.float()
+    if eps is None:
+        eps = float(xp.finfo(x._array.dtype).eps)
+    dims = tuple(range(-k, 0))
+    r = ops.rsqrt(ops.add(ops.mean(ops.mul(x, x), dims, keepdim=True), eps))
+    out = ops.mul(x, r)
+    if out.dtype != in_dtype:
+        out = out.to(in_dtype)
+    if weight is not None:
+        out = ops.mul(out, weight)
+        if out.dtype != in_dtype:
+            out = out.to(in_dtype)
+    return out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """Divide each element by ``(k + alpha * mean of squares over size neighbouring
+    channels) ** beta`` (channels are dim 1; the window is zero-padded, ``size // 2``
+    channels before and ``(size - 1) // 2`` after, as torch).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> y = F.local_response_norm(gradsum.ones(1, 3, 2), 2, alpha=1.0, beta=1.0, k=0.0)
+        >>> y[0, :, 0].tolist()
+        [2.0, 1.0, 1.0]
+
+    Raises:
+        ValueError: the input has fewer than 3 dims.
+    """
+    dim = input.ndim
+    if dim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality                          input (got {dim} "
+            "dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    sq = ops.mul(input, input)
+    channels = input.shape[1]
+    padded = pad(sq, [0, 0] * (dim - 2) + [size // 2, (size - 1) // 2])
+    total = _shape.narrow(padded, 1, 0, channels)
+    for j in range(1, size):
+        total = ops.add(total, _shape.narrow(padded, 1, j, channels))
+    div = ops.pow(ops.add(ops.mul(ops.div(total, size), alpha), k), beta)
+    return ops.div(input, div)
+# -- end nn/_extra functional --
+
+
+# -- conv/pool functional --
+from gradsum.nn._pool import (  # noqa: E402  (the block is appended, see the report)
+    adaptive_avg_pool1d,
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d,
+    adaptive_max_pool3d,
+    avg_pool3d,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "avg_pool3d", "conv1d",
+    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "lp_pool1d",
+    "lp_pool2d", "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d", "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+]
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D cross-correlation over ``(N, C, L)`` or ``(C, L)`` (torch's ``conv1d``).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.conv1d(gradsum.ones(1, 1, 4), gradsum.ones(1, 1, 3), padding="same").tolist()
+        [[[2.0, 3.0, 3.0, 2.0]]]
+    """
+    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 1,
+                         _warn_asymmetric_same_padding)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D cross-correlation over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.conv3d(gradsum.ones(1, 1, 3, 3, 3), gradsum.ones(2, 1, 2, 2, 2)).shape
+        (1, 2, 2, 2, 2)
+    """
+    return _conv.conv_nd(input, weight, bias, stride, padding, dilation, groups, 3,
+                         _warn_asymmetric_same_padding)
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The adjoint of :func:`conv1d` in its input; ``weight`` is ``(C_in, C_out / groups,
+    k)``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.conv_transpose1d(gradsum.ones(1, 1, 2), gradsum.ones(1, 1, 2), stride=2).tolist()
+        [[[1.0, 1.0, 1.0, 1.0]]]
+    """
+    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding,
+                                   groups, dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The adjoint of :func:`conv2d` in its input; ``weight`` is ``(C_in, C_out / groups,
+    kH, kW)``."""
+    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding,
+                                   groups, dilation, 2)
+
+
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
+                     groups: int = 1, dilation: Any = 1) -> Tensor:
+    """The adjoint of :func:`conv3d` in its input."""
+    return _conv.conv_transpose_nd(input, weight, bias, stride, padding, output_padding,
+                                   groups, dilation, 3)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool1d` and its indices (``return_indices`` is ignored, as torch)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool2d` and its indices (``return_indices`` is ignored, as torch)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`max_pool3d` and its indices (``return_indices`` is ignored, as torch)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool1d` and its indices."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool2d` and its indices."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """:func:`adaptive_max_pool3d` and its indices."""
+    return adaptive_max_pool3d(input, output_size, True)
+# -- end conv/pool functional --

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from gradsum._backend import xp
@@ -293,3 +294,41 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
     for col in range(cols):
         values[r.permutation(rows)[:num_zeros], col] = 0
     return _write(tensor, values)
+
+
+# -- torch's deprecated spellings without the trailing underscore -------------------------------
+def _make_deprecate(meth: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """``nn.init.<name>``: warns (``FutureWarning``, torch's text) and calls ``<name>_``."""
+    new_name = meth.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning, stacklevel=2,
+        )
+        return meth(*args, **kwargs)
+
+    deprecated_init.__doc__ = (
+        f"{old_name}(...): deprecated alias of :func:`{new_name}` (warns, like torch)."
+    )
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    return deprecated_init
+
+
+uniform = _make_deprecate(uniform_)
+normal = _make_deprecate(normal_)
+constant = _make_deprecate(constant_)
+eye = _make_deprecate(eye_)
+dirac = _make_deprecate(dirac_)
+xavier_uniform = _make_deprecate(xavier_uniform_)
+xavier_normal = _make_deprecate(xavier_normal_)
+kaiming_uniform = _make_deprecate(kaiming_uniform_)
+kaiming_normal = _make_deprecate(kaiming_normal_)
+orthogonal = _make_deprecate(orthogonal_)
+sparse = _make_deprecate(sparse_)
+
+__all__ += [
+    "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal", "orthogonal",
+    "sparse", "uniform", "xavier_normal", "xavier_uniform",
+]

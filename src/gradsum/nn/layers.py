@@ -324,7 +324,120 @@ def _pair(v: Any) -> tuple[int, int]:
     return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
 
 
-class Conv2d(Module):
+def _ntuple(v: Any, n: int) -> tuple[int, ...]:
+    """torch's ``_single``/``_pair``/``_triple``: a sequence as a tuple, a number repeated."""
+    return tuple(int(i) for i in v) if isinstance(v, (tuple, list)) else (int(v),) * n
+
+
+class _ConvNd(Module):
+    """What every convolution module shares (torch's ``_ConvNd``): the checks, the
+    attributes, the parameters and their initialisation, the repr."""
+
+    _nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any,
+                 padding: Any, dilation: Any, transposed: bool, output_padding: Any,
+                 groups: int, bias: bool, padding_mode: str,
+                 dtype: D.dtype | None = None) -> None:
+        super().__init__()
+        nd = self._nd
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.stride = _ntuple(stride, nd)
+        self.dilation = _ntuple(dilation, nd)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(
+                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+                )
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+            self.padding: Any = padding
+        else:
+            self.padding = _ntuple(padding, nd)
+        # (after the padding checks, like torch)
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"padding_mode must be one of {_PADDING_MODES}, but got "
+                f"padding_mode='{padding_mode}'"
+            )
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.transposed = transposed
+        self.output_padding = _ntuple(output_padding, nd)
+        # torch's F.pad-order padding (last dim first, before/after): what a non-'zeros'
+        # padding_mode would pad by
+        rev: list[int] | tuple[int, ...]
+        if isinstance(self.padding, str):
+            rev = [0, 0] * len(self.kernel_size)
+            if self.padding == "same":
+                for d, k, i in zip(self.dilation, self.kernel_size,
+                                   range(len(self.kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    rev[2 * i] = total // 2
+                    rev[2 * i + 1] = total - total // 2
+        else:
+            rev = tuple(p for p in reversed(self.padding) for _ in range(2))
+        self._reversed_padding_repeated_twice = rev
+        shape = ((in_channels, out_channels // groups) if transposed
+                 else (out_channels, in_channels // groups))
+        self.weight = Parameter(_empty(*shape, *self.kernel_size, dtype=dtype))
+        if bias:
+            self.bias = Parameter(_empty(out_channels, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _reset_weight_and_bias(self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        nd = len(self.kernel_size)
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}")
+        if self.padding != (0,) * nd:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    _conv: Any = None
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None,
+                 dtype: D.dtype | None = None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         False, 0, groups, bias, padding_mode, dtype)
+
+    def forward(self, input: Tensor) -> Tensor:
+        conv = type(self)._conv
+        if self.padding_mode != "zeros":
+            return conv(F.pad(input, list(self._reversed_padding_repeated_twice),
+                              mode=self.padding_mode),
+                        self.weight, self.bias, self.stride, (0,) * self._nd, self.dilation,
+                        self.groups)
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                    self.groups)
+
+
+class Conv2d(_Conv):
     """2-D convolution over ``(N, C, H, W)`` (or unbatched ``(C, H, W)``) inputs, initialised
     like torch (``kaiming_uniform_(a=sqrt(5))``, bias from U(-1/sqrt(fan_in), 1/sqrt(fan_in))).
 
@@ -335,88 +448,135 @@ class Conv2d(Module):
         (1, 2, 3, 3)
     """
 
+    _nd = 2
+    _conv = staticmethod(F.conv2d)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over ``(N, C, L)`` (or unbatched ``(C, L)``) inputs, torch's
+    arguments, padding modes and initialisation.
+
+    Example:
+        >>> import gradsum
+        >>> conv = gradsum.nn.Conv1d(2, 4, 3, padding="same", padding_mode="circular")
+        >>> conv
+        Conv1d(2, 4, kernel_size=(3,), stride=(1,), padding=same, padding_mode=circular)
+        >>> conv(gradsum.ones(1, 2, 5)).shape
+        (1, 4, 5)
+    """
+
+    _nd = 1
+    _conv = staticmethod(F.conv1d)
+
+
+class Conv3d(_Conv):
+    """3-D convolution over ``(N, C, D, H, W)`` (or unbatched ``(C, D, H, W)``) inputs.
+
+    Example:
+        >>> import gradsum
+        >>> conv = gradsum.nn.Conv3d(1, 2, (1, 3, 3), stride=(1, 2, 2))
+        >>> conv(gradsum.ones(1, 1, 2, 5, 5)).shape
+        (1, 2, 2, 2, 2)
+    """
+
+    _nd = 3
+    _conv = staticmethod(F.conv3d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _conv: Any = None
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros", device: Any = None,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
-        super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _pair(kernel_size)
-        self.stride = _pair(stride)
-        self.dilation = _pair(dilation)
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
-                )
-            if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-            self.padding: Any = padding
-        else:
-            self.padding = _pair(padding)
-        # (after the padding checks, like torch)
-        if padding_mode not in _PADDING_MODES:
+        if padding_mode != "zeros":
             raise ValueError(
-                f"padding_mode must be one of {_PADDING_MODES}, but got "
-                f"padding_mode='{padding_mode}'"
+                f'Only "zeros" padding mode is supported for {type(self).__name__}'
             )
-        self.groups = groups
-        self.padding_mode = padding_mode
-        self.transposed = False
-        self.output_padding = (0, 0)
-        # torch's F.pad-order padding (last dim first, before/after): what a non-'zeros'
-        # padding_mode would pad by
-        rev: list[int] | tuple[int, ...]
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         True, output_padding, groups, bias, padding_mode, dtype)
+
+    def _output_padding(self, input: Tensor, output_size: Any) -> tuple[int, ...]:
+        """torch's: the ``output_padding`` that gives ``output_size`` (if given)."""
+        nd = self._nd
+        if output_size is None:
+            return self.output_padding
+        lead = 2 if input.ndim == nd + 2 else 1
+        size = [int(v) for v in output_size]
+        if len(size) == lead + nd:
+            size = size[lead:]
+        if len(size) != nd:
+            raise ValueError(
+                f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+                f"{lead + nd} elements (got {len(size)})"
+            )
+        lo = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
+              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
+        hi = [m + s - 1 for m, s in zip(lo, self.stride)]
+        for v, a, b in zip(size, lo, hi):
+            if v < a or v > b:
+                raise ValueError(
+                    f"requested an output size of {size}, but valid sizes range from {lo} to "
+                    f"{hi} (for an input of {list(input.shape[lead:])})"
+                )
+        return tuple(v - a for v, a in zip(size, lo))
+
+    def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         if isinstance(self.padding, str):
-            rev = [0, 0] * 2
-            if self.padding == "same":
-                for d, k, i in zip(self.dilation, self.kernel_size, (1, 0)):
-                    total = d * (k - 1)
-                    rev[2 * i] = total // 2
-                    rev[2 * i + 1] = total - total // 2
-        else:
-            rev = (self.padding[1], self.padding[1], self.padding[0], self.padding[0])
-        self._reversed_padding_repeated_twice = rev
-        self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size,
-                                       dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_channels, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+            raise TypeError(
+                f"conv_transpose{self._nd}d(): argument 'padding' must be tuple of ints, not "
+                "str"
+            )
+        op = self._output_padding(input, output_size)
+        return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding, op,
+                                self.groups, self.dilation)
 
-    def reset_parameters(self) -> None:
-        _reset_weight_and_bias(self.weight, self.bias)
 
-    def forward(self, input: Tensor) -> Tensor:
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, list(self._reversed_padding_repeated_twice),
-                                  mode=self.padding_mode),
-                            self.weight, self.bias, self.stride, (0, 0), self.dilation,
-                            self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding,
-                        self.dilation, self.groups)
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution (the adjoint of ``Conv1d`` in its input); ``weight`` is
+    ``(in_channels, out_channels / groups, k)``.
 
-    def extra_repr(self) -> str:
-        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-             f"stride={self.stride}")
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.padding_mode != "zeros":
-            s += f", padding_mode={self.padding_mode}"
-        return s
+    Example:
+        >>> import gradsum
+        >>> up = gradsum.nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1)
+        >>> up(gradsum.ones(1, 4, 5), output_size=[10]).shape
+        (1, 2, 10)
+    """
+
+    _nd = 1
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution; ``forward(input, output_size=None)`` picks the
+    ``output_padding`` that gives ``output_size``.
+
+    Example:
+        >>> import gradsum
+        >>> up = gradsum.nn.ConvTranspose2d(3, 1, 2, stride=2)
+        >>> up
+        ConvTranspose2d(3, 1, kernel_size=(2, 2), stride=(2, 2))
+        >>> up(gradsum.ones(1, 3, 4, 4)).shape
+        (1, 1, 8, 8)
+    """
+
+    _nd = 2
+    _conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution.
+
+    Example:
+        >>> import gradsum
+        >>> up = gradsum.nn.ConvTranspose3d(2, 2, 3, padding=1, output_padding=1, dilation=2)
+        >>> up(gradsum.ones(2, 3, 3, 3)).shape
+        (2, 6, 6, 6)
+    """
+
+    _nd = 3
+    _conv = staticmethod(F.conv_transpose3d)
 
 
 # -- pooling -----------------------------------------------------------------------------------
@@ -534,6 +694,230 @@ class AdaptiveMaxPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.MaxPool3d(2, ceil_mode=True)(gradsum.ones(1, 1, 3, 3, 3)).shape
+        (1, 1, 2, 2, 2)
+    """
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling (``count_include_pad``, ``ceil_mode``, ``divisor_override``).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.AvgPool3d(2, divisor_override=1)(gradsum.ones(1, 1, 2, 2, 2)).tolist()
+        [[[[[8.0]]]]]
+    """
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class _AdaptivePool(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Average pooling of ``(N, C, L)`` or ``(C, L)`` to a fixed length.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.AdaptiveAvgPool1d(2)(gradsum.arange(5.0).reshape(1, 5)).tolist()
+        [[1.0, 3.0]]
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool1d)
+
+
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of ``(N, C, D, H, W)`` to a fixed ``output_size``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.AdaptiveAvgPool3d((1, None, 2))(gradsum.ones(1, 2, 3, 4, 5)).shape
+        (1, 2, 1, 4, 2)
+    """
+
+    _fn = staticmethod(F.adaptive_avg_pool3d)
+
+
+class _AdaptiveMaxPool(Module):
+    _fn: Any = None
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return type(self)._fn(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPool):
+    """Max pooling of ``(N, C, L)`` or ``(C, L)`` to a fixed length (``return_indices``).
+
+    Example:
+        >>> import gradsum
+        >>> y, i = gradsum.nn.AdaptiveMaxPool1d(2, return_indices=True)(
+        ...     gradsum.tensor([[3.0, 1.0, 4.0, 1.0, 5.0]]))
+        >>> y.tolist(), i.tolist()
+        ([[4.0, 5.0]], [[2, 4]])
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool1d)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max pooling of ``(N, C, D, H, W)`` to a fixed ``output_size``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.AdaptiveMaxPool3d(2)(gradsum.ones(1, 3, 3, 3)).shape
+        (1, 2, 2, 2)
+    """
+
+    _fn = staticmethod(F.adaptive_max_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 2
+    _fn: Any = None
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool1d``: values back at their indices, zeros elsewhere.
+
+    Example:
+        >>> import gradsum
+        >>> x = gradsum.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+        >>> y, i = gradsum.nn.MaxPool1d(2, return_indices=True)(x)
+        >>> gradsum.nn.MaxUnpool1d(2)(y, i).tolist()
+        [[[0.0, 2.0, 0.0, 4.0]]]
+    """
+
+    _nd = 1
+    _fn = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool2d`` (``output_size`` resolves the ambiguous sizes).
+
+    Example:
+        >>> import gradsum
+        >>> y, i = gradsum.nn.MaxPool2d(2, return_indices=True)(gradsum.ones(1, 1, 5, 5))
+        >>> gradsum.nn.MaxUnpool2d(2)(y, i, output_size=[5, 5]).shape
+        (1, 1, 5, 5)
+    """
+
+    _nd = 2
+    _fn = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool3d``.
+
+    Example:
+        >>> import gradsum
+        >>> y, i = gradsum.nn.MaxPool3d(2, return_indices=True)(gradsum.ones(1, 1, 2, 2, 2))
+        >>> gradsum.nn.MaxUnpool3d(2)(y, i).sum().item()
+        1.0
+    """
+
+    _nd = 3
+    _fn = staticmethod(F.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    _fn: Any = None
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride,
+                              self.ceil_mode)
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling ``(sum x**p) ** (1/p)`` over ``(N, C, L)`` windows.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.LPPool1d(2, 2)(gradsum.tensor([[[3.0, 4.0]]])).tolist()
+        [[[5.0]]]
+    """
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over ``(N, C, H, W)`` windows.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.LPPool2d(1, 2)(gradsum.ones(1, 1, 2, 2)).tolist()
+        [[[[4.0]]]]
+    """
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over ``(N, C, D, H, W)`` windows.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nn.LPPool3d(2, 2)(gradsum.ones(1, 1, 2, 2, 2)).shape
+        (1, 1, 1, 1, 1)
+    """
+
+    _fn = staticmethod(F.lp_pool3d)
 
 
 # -- distances ---------------------------------------------------------------------------------

@@ -711,6 +711,10 @@ class Module:
                 )
             modules[name] = value
             return
+        if isinstance(value, Tensor) and getattr(value, "_is_buffer", False):
+            # nn.Buffer (torch 2.5+): registers itself, with its own persistence
+            self.register_buffer(name, value, value.persistent)
+            return
         buffers = d.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):

@@ -1,4 +1,5 @@
-"""``gradsum.nn.utils``: gradient clipping and parameter/vector conversion.
+"""``gradsum.nn.utils``: gradient clipping, parameter/vector conversion, conv/linear + batch
+norm fusion and ``skip_init``.
 
 Example:
     >>> import gradsum
@@ -21,6 +22,15 @@ from gradsum.nn.utils.clip_grad import (
     get_total_norm,
 )
 from gradsum.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters
+from gradsum.nn.utils.fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from gradsum.nn.utils.init import skip_init
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
-           "get_total_norm", "parameters_to_vector", "vector_to_parameters"]
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters",
+           "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+           "fuse_linear_bn_weights", "skip_init"]
