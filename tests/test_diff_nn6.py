@@ -6,6 +6,7 @@ epsilon and the in-place functional spellings (``F.relu_`` ...)."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -177,3 +178,52 @@ def test_in_place_functional_spellings(name: str, args: tuple[Any, ...]) -> None
         np.testing.assert_allclose(b, a, rtol=1e-12)
     same_error(lambda lib: getattr(lib.nn.functional, name)(
         lib.tensor([1.0], requires_grad=True), *args))
+
+
+@pytest.mark.parametrize("name", ["mse", "bce", "bce_logits"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weights", [0, 1, 2])
+def test_losses_are_one_node_named_as_torch(name: str, reduction: str, weights: int) -> None:
+    # torch's MseLossBackward0 / BinaryCrossEntropy(WithLogits)Backward0 include the weights
+    # and the reduction; first and second derivatives for input and target match
+    rng = np.random.default_rng(weights)
+    x0, t0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    if name == "bce":
+        x0, t0 = 1 / (1 + np.exp(-x0)), (t0 > 0) * 0.7 + 0.1
+
+    def run(m: Any) -> tuple[str, list[np.ndarray]]:
+        F = m.nn.functional
+        x = m.tensor(x0, requires_grad=True)
+        t = m.tensor(t0, requires_grad=True)
+        kw: dict[str, Any] = {}
+        if weights:
+            kw["weight"] = m.tensor(np.linspace(0.5, 1.5, 4))
+        if weights == 2 and name == "bce_logits":
+            kw["pos_weight"] = m.tensor(np.linspace(0.2, 2.0, 4))
+        if name == "mse":
+            y = F.mse_loss(x, t, reduction=reduction)
+        elif name == "bce":
+            y = F.binary_cross_entropy(x, t, reduction=reduction, **kw)
+        else:
+            y = F.binary_cross_entropy_with_logits(x, t, reduction=reduction, **kw)
+        gx, gt = m.autograd.grad((y * y).sum(), [x, t], create_graph=True)
+        ggx, ggt = m.autograd.grad((gx * gx).sum() + (gt * gt).sum(), [x, t])
+        return y.grad_fn.name(), [v.detach().numpy() for v in (y, gx, gt, ggx, ggt)]
+
+    (want_name, want), (got_name, got) = run(torch), run(gradsum)
+    assert got_name == want_name
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(w).max()))
+
+
+def test_mse_loss_broadcast_sums_gradients_back() -> None:
+    def run(m: Any) -> list[Any]:
+        x = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        t = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (both warn about the broadcast)
+            y = m.nn.functional.mse_loss(x, t)
+        y.backward()
+        return [y.item(), *x.grad.flatten().tolist(), *t.grad.tolist()]
+
+    assert run(gradsum) == pytest.approx(run(torch))

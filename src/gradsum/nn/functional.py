@@ -95,6 +95,33 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+def _loss_node(node: Node, inputs: tuple[Tensor, ...], loss: Tensor, reduction: str) -> Tensor:
+    """Reduce the elementwise ``loss`` (computed without recording) and record ``node`` (a
+    ``<Loss>Backward0`` whose rule includes the reduction, as torch's loss nodes do) with
+    edges to ``inputs``; ``node.reduction`` and ``node.numel`` are set here."""
+    with no_grad():
+        out = _reduce(loss, reduction)
+    if not needs_grad(*inputs):
+        return out
+    node.reduction = reduction  # type: ignore[attr-defined]
+    node.numel = loss._array.size  # type: ignore[attr-defined]
+    return record(node, inputs, out._array)
+
+
+def _loss_grad(node: Any, g: Tensor) -> Tensor:
+    """The output gradient ``g`` of a loss node as the elementwise loss's gradient factor:
+    ``g`` itself for reduction 'none', ``g`` (0-d, broadcasting) for 'sum', ``g / numel`` for
+    'mean'."""
+    if node.reduction == "mean":
+        return ops.div(g, node.numel)
+    return g
+
+
+def _sum_back(t: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """``t`` summed to ``shape`` (an input broadcast by the loss, as torch's expand)."""
+    return t if tuple(t.shape) == tuple(shape) else ops.sum_to(t, tuple(shape))
+
+
 def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce)
@@ -551,8 +578,30 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             f"\"mse_cpu\" not implemented for '{_torch_name(dt)}': mse_loss takes floating "
             "point tensors, convert them with .float()"
         )
-    d = ops.sub(input, target)
-    return _reduce(ops.mul(d, d), reduction)
+    with no_grad():
+        d = ops.sub(input, target)
+        loss = ops.mul(d, d)
+    node = MseLossBackward0()
+    res = _loss_node(node, (input, target), loss, reduction)
+    if res.grad_fn is node:
+        node.save(input, target)
+    return res
+
+
+class MseLossBackward0(Node):
+    """``mse_loss`` with its reduction (torch's node): the input gets
+    ``2 (input - target) * g`` (divided by the element count for 'mean'), the target the
+    negation; both summed back to their shapes when the loss broadcast them."""
+
+    __slots__ = ("numel", "reduction")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        norm = 2.0 / self.numel if self.reduction == "mean" else 2.0  # (torch's order)
+        gi = ops.mul(ops.mul(ops.sub(a, b), norm), g)
+        ga = _sum_back(gi, a.shape) if self.needs(0) else None
+        gb = _sum_back(ops.neg(gi), b.shape) if self.needs(1) else None
+        return ga, gb
 
 
 def _promote(a: Any, b: Any) -> Any:
@@ -943,20 +992,25 @@ _BCE_EPS = float(xp.float32(1e-12))
 
 
 class BinaryCrossEntropyBackward0(Node):
-    """Elementwise BCE with torch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the
-    input and ``-logit(x)`` for the target (not clamped: +-inf at x = 0 and 1, like torch)."""
+    """BCE with its weight and reduction (torch's node) and torch's gradients:
+    ``(x - t) / max(x (1 - x), 1e-12)`` for the input and ``-logit(x)`` for the target (not
+    clamped: +-inf at x = 0 and 1, like torch), times the weight, over the count for 'mean'."""
 
-    __slots__ = ()
+    __slots__ = ("numel", "reduction", "weight")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         x, t = self.saved()
+        g = _loss_grad(self, g)
+        if self.weight is not None:
+            g = ops.mul(g, self.weight)
         gx = gt = None
         if self.needs(0):
             den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=_BCE_EPS)
-            gx = ops.div(ops.mul(g, ops.sub(x, t)), den)
+            gx = _sum_back(ops.div(ops.mul(g, ops.sub(x, t)), den), x.shape)
         if self.needs(1):  # torch: grad * -logit(x) = grad * -log(x / (1 - x))
             with xp.errstate(divide="ignore"):  # (x = 0 or 1: +-inf, as in torch, silently)
                 gt = ops.mul(g, ops.neg(ops.log(ops.div(x, ops.rsub(x, 1.0)))))
+            gt = _sum_back(gt, t.shape)
         return gx, gt
 
 
@@ -965,13 +1019,7 @@ def _bce_elementwise(x: Tensor, t: Tensor) -> Tensor:
     with xp.errstate(divide="ignore"):
         lx = xp.maximum(xp.log(xa), -100.0)
         l1x = xp.maximum(xp.log(1.0 - xa), -100.0)
-    out = (-(ta * lx + (1.0 - ta) * l1x)).astype(xa.dtype, copy=False)
-    if not needs_grad(x, t):
-        return _make(out)
-    node = BinaryCrossEntropyBackward0()
-    res = record(node, (x, t), out)
-    node.save(x, t)
-    return res
+    return _make((-(ta * lx + (1.0 - ta) * l1x)).astype(xa.dtype, copy=False))
 
 
 def binary_cross_entropy(input: Tensor, target: Tensor,
@@ -1019,9 +1067,16 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
             "target probabilities)"
         )
     loss = _bce_elementwise(input, target)
+    w = None
     if weight is not None:  # (torch multiplies in place: the loss keeps the input's dtype)
-        loss = ops.mul(loss, weight.to(input.dtype))
-    return _reduce(loss, reduction)
+        w = weight.detach().to(input.dtype)
+        loss = ops.mul(loss, w)
+    node = BinaryCrossEntropyBackward0()
+    node.weight = w
+    res = _loss_node(node, (input, target), loss, reduction)
+    if res.grad_fn is node:
+        node.save(input, target)
+    return res
 
 
 def binary_cross_entropy_with_logits(
@@ -1060,19 +1115,57 @@ def binary_cross_entropy_with_logits(
     _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
     _check_weight_fits(pos_weight, input, "pos_weight")
     _check_weight_fits(weight, input, "weight")
-    neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
-    one_minus_t = ops.rsub(target, 1.0)
-    if pos_weight is not None:
-        lw = ops.add(ops.mul(ops.sub(pos_weight, 1.0), target), 1.0)
-        loss = ops.add(ops.mul(one_minus_t, input), ops.mul(lw, neg_log_sig))
-    else:
-        loss = ops.add(ops.mul(one_minus_t, input), neg_log_sig)
-    if weight is not None:
-        loss = ops.mul(loss, weight)
-    if loss.dtype != target.dtype:
-        # torch computes in place into ``1 - target``: the loss has the target's dtype
-        loss = loss.to(target.dtype)
-    return _reduce(loss, reduction)
+    with no_grad():
+        neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
+        one_minus_t = ops.rsub(target, 1.0)
+        if pos_weight is not None:
+            lw = ops.add(ops.mul(ops.sub(pos_weight, 1.0), target), 1.0)
+            loss = ops.add(ops.mul(one_minus_t, input), ops.mul(lw, neg_log_sig))
+        else:
+            loss = ops.add(ops.mul(one_minus_t, input), neg_log_sig)
+        if weight is not None:
+            loss = ops.mul(loss, weight)
+        if loss.dtype != target.dtype:
+            # torch computes in place into ``1 - target``: the loss has the target's dtype
+            loss = loss.to(target.dtype)
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    node.weight = None if weight is None else weight.detach()
+    node.pos_weight = None if pos_weight is None else pos_weight.detach()
+    res = _loss_node(node, (input, target), loss, reduction)
+    if res.grad_fn is node:
+        node.save(input, target)
+    return res
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    """``binary_cross_entropy_with_logits`` with its weights and reduction (torch's node).
+    With ``lw = 1 + (pos_weight - 1) t``: the input gets ``lw sigmoid(x) - pos_weight t``
+    (``sigmoid(x) - t`` without pos_weight), the target ``-x - (pos_weight - 1) logsigmoid(x)``
+    (``-x``), each times ``g``, the weight, and over the count for 'mean'."""
+
+    __slots__ = ("numel", "pos_weight", "reduction", "weight")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        x, t = self.saved()
+        g = _loss_grad(self, g)
+        if self.weight is not None:
+            g = ops.mul(g, self.weight)
+        pw = self.pos_weight
+        gx = gt = None
+        if self.needs(0):
+            sig = ops.sigmoid(x)
+            if pw is None:
+                d = ops.sub(sig, t)
+            else:
+                pwt = ops.mul(pw, t)
+                d = ops.sub(ops.mul(ops.sub(ops.add(pwt, 1.0), t), sig), pwt)
+            gx = _sum_back(ops.mul(d, g), x.shape)
+        if self.needs(1):
+            d = ops.neg(x)
+            if pw is not None:
+                d = ops.sub(d, ops.mul(ops.sub(pw, 1.0), logsigmoid(x)))
+            gt = _sum_back(ops.mul(d, g), t.shape)
+        return gx, gt
 
 
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
