@@ -300,3 +300,21 @@ def test_saved_non_leaf_detached_in_place_refuses_backward() -> None:
         return x.grad.tolist()
 
     assert prog(torch) == pytest.approx(prog(gradsum), rel=1e-6)
+
+
+def test_view_gets_a_new_grad_fn_after_an_unrecorded_write_to_its_base() -> None:
+    # torch regenerates a grad-mode view's grad_fn once its base was written in no_grad
+    # mode: the view is then outside graphs built before (autograd.grad finds it unused)
+    def prog(m: Any) -> Any:
+        x = m.ones(4, 2, dtype=m.float64, requires_grad=True)
+        v = x.T
+        y = v.pow(3)
+        s = y.split(1, -1)[0]
+        g0 = v.grad_fn
+        with m.no_grad():
+            x.zero_()
+        r = m.autograd.grad(s, [v, y], m.ones(2, 1, dtype=m.float64), allow_unused=True)
+        (v * 2).sum().backward()  # the new grad_fn still leads to x
+        return v.grad_fn is g0, r[0] is None, r[1].tolist(), x.grad.tolist()
+
+    assert prog(torch) == prog(gradsum)

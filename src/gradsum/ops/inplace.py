@@ -57,6 +57,18 @@ def _bump(ver: list[Any]) -> None:
         stale_views(ver)
 
 
+def _bump_unrecorded(self: Tensor) -> None:
+    """:func:`_bump` for a write that records nothing (no_grad mode, or nothing requires
+    grad). torch regenerates the grad_fn of the base's grad-mode views on their next use,
+    since the version moved: the same gradients, but new nodes, outside the graphs built
+    before (``autograd.grad`` with such a view as input then finds it unused). gradsum
+    regenerates them here."""
+    _bump(self._vc)
+    root = self._base if self._base is not None else self
+    if root.__dict__.get("_views"):
+        refresh_views(root, None)
+
+
 def _target(self: Tensor, name: str) -> Any:
     """A writable alias of a read-only (expanded) buffer, or torch's error when elements of
     it share memory: torch checks that (``assert_no_internal_overlap``) for most in-place
@@ -169,7 +181,7 @@ def _write(self: Tensor, arr: Any, name: str) -> None:
     if not dst.flags.writeable:
         dst = _target(self, name)
     xp.copyto(dst, arr, casting="unsafe")
-    _bump(self._vc)
+    _bump_unrecorded(self)
 
 
 class CopySlices(Node):
@@ -297,7 +309,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     return self
 
 
-def refresh_views(root: Tensor, done: Tensor) -> None:
+def refresh_views(root: Tensor, done: Tensor | None) -> None:
     """Note "Views after an in-place op": once an in-place op has given ``root`` (the base)
     a new history, every other view of it made in grad mode must read its values through
     that history too, or its gradient would skip the in-place op (``v = y[:2]; y.mul_(2);
@@ -368,7 +380,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
                 f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
                 "out-of-place op."
             ) from None
-        _bump(self._vc)
+        _bump_unrecorded(self)
         return self
 
     method.__name__ = name
@@ -452,7 +464,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         arr = _target(self, "fill_")
     v = value._array if isinstance(value, Tensor) else value
     arr[...] = v
-    _bump(self._vc)
+    _bump_unrecorded(self)
     return self
 
 
@@ -633,7 +645,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
             f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
             f"indexing result of shape {list(arr[kk].shape)} ({e})"
         ) from None
-    _bump(self._vc)
+    _bump_unrecorded(self)
 
 
 def _check_index_put_overlap(target: Any, k: tuple[Any, ...], value: Any) -> None:
