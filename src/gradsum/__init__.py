@@ -188,6 +188,7 @@ from gradsum.ops import bmm, dot, mm, mv
 from gradsum.ops.more import linalg
 from gradsum.ops import mul as multiply
 from gradsum.ops.compose import *  # noqa: F403  (torch's broadcast/stack/alias helpers)
+from gradsum.ops.methods import *  # noqa: F403  (acosh, gcd, cov, histogram, ...)
 
 bool = bool_
 float = float32

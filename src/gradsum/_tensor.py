@@ -137,6 +137,56 @@ class Tensor:
     def ndim(self) -> int:
         return self._array.ndim
 
+    @property
+    def nbytes(self) -> int:
+        """The size of the elements in bytes (``numel() * itemsize``)."""
+        return self._array.nbytes
+
+    @property
+    def itemsize(self) -> int:
+        """The size of one element in bytes."""
+        return self._array.itemsize
+
+    @property
+    def is_cpu(self) -> bool:
+        """Whether the tensor lives on the CPU: always, in gradsum."""
+        return True
+
+    @property
+    def is_sparse(self) -> bool:
+        """Whether the layout is sparse COO: never (gradsum is dense only)."""
+        return False
+
+    @property
+    def is_sparse_csr(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_mkldnn(self) -> bool:
+        return False
+
+    @property
+    def is_nested(self) -> bool:
+        return False
+
+    @property
+    def real(self) -> Tensor:
+        """The real part: the tensor itself, for gradsum's real dtypes."""
+        return self
+
+    @property
+    def imag(self) -> Tensor:
+        """torch's error: a real tensor has no imaginary part."""
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
     def dim(self) -> int:
         return self._array.ndim
 

@@ -962,3 +962,108 @@ Tensor.negative_ = Tensor.neg_
 _ = (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack,
      combinations, dstack, hstack, isin, vstack)
 # -- end ops/compose.py -----------------------------------------------------------------------
+
+# == ops/methods.py (torch.Tensor's remaining methods: acosh ... unfold, put, cov) ==============
+from gradsum._creation import bernoulli as _creation_bernoulli  # noqa: E402
+from gradsum._creation import multinomial as _creation_multinomial  # noqa: E402
+from gradsum.ops import methods as _methods  # noqa: E402
+from gradsum.ops.methods import (  # noqa: E402
+    acosh,
+    addr,
+    angle,
+    arccosh,
+    arcsinh,
+    arctanh,
+    asinh,
+    atanh,
+    bitwise_left_shift,
+    bitwise_right_shift,
+    corrcoef,
+    cov,
+    fix,
+    frexp,
+    gcd,
+    hardshrink,
+    histogram,
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    ldexp,
+    msort,
+    mvlgamma,
+    narrow_copy,
+    prelu,
+    put,
+    renorm,
+)
+
+for _name, _fn in {
+    "acosh": acosh, "asinh": asinh, "atanh": atanh, "arccosh": arccosh, "arcsinh": arcsinh,
+    "arctanh": arctanh, "bitwise_left_shift": bitwise_left_shift,
+    "bitwise_right_shift": bitwise_right_shift, "gcd": gcd, "lcm": lcm, "ldexp": ldexp,
+    "frexp": frexp, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal,
+    "positive": _methods.positive, "fix": fix, "msort": msort, "angle": angle,
+    "adjoint": _methods.adjoint, "hardshrink": hardshrink, "prelu": prelu, "addr": addr,
+    "renorm": renorm, "mvlgamma": mvlgamma, "unfold": _methods.unfold,
+    "narrow_copy": narrow_copy, "split_with_sizes": _methods.split_with_sizes,
+    "unsafe_split": _methods.unsafe_split, "unsafe_chunk": _methods.unsafe_chunk,
+    "put": put, "index_put": _methods.index_put, "cov": cov, "corrcoef": corrcoef,
+    "histogram": histogram, "ger": outer, "conj": _methods.conj,
+    "conj_physical": _methods.conj_physical, "resolve_conj": _methods.resolve_conj,
+    "resolve_neg": _methods.resolve_neg, "is_conj": _methods.is_conj,
+    "is_neg": _methods.is_neg, "is_inference": _methods.is_inference,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
+    "acosh_": _methods._acosh_inplace, "asinh_": _methods._asinh_inplace,
+    "atanh_": _methods._atanh_inplace, "arccosh_": _methods._acosh_inplace,
+    "arcsinh_": _methods._asinh_inplace, "arctanh_": _methods._atanh_inplace, "fix_": trunc,
+    "cumsum_": cumsum, "tril_": tril, "triu_": triu,
+    "index_add_": index_add, "scatter_add_": scatter_add, "renorm_": renorm,
+    "mvlgamma_": mvlgamma, "put_": put, "addr_": addr, "index_put_": _methods.index_put,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
+for _name, _pos, _kw in [("index_add_", 2, "source"), ("scatter_add_", 2, "src"),
+                         ("put_", 1, "source"), ("index_put_", 1, "values")]:
+    setattr(Tensor, _name, _methods._no_overlap(_name, getattr(Tensor, _name), _pos, _kw))
+for _name, _fn in {
+    "gcd_": gcd, "lcm_": lcm, "ldexp_": ldexp, "bitwise_left_shift_": bitwise_left_shift,
+    "bitwise_right_shift_": bitwise_right_shift,
+}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False, check_cast=True,
+                                        elementwise=True))
+for _name, _fn, _node in [
+    ("eq_", eq, "Eq"), ("ne_", ne, "Ne"), ("lt_", lt, "Lt"), ("le_", le, "Le"),
+    ("gt_", gt, "Gt"), ("ge_", ge, "Ge"), ("greater_", gt, "Gt"),
+    ("greater_equal_", ge, "Ge"), ("less_", lt, "Lt"), ("less_equal_", le, "Le"),
+    ("not_equal_", ne, "Ne"),
+]:
+    setattr(Tensor, _name, _methods._cmp_inplace(_name, _fn, _node))
+Tensor.bitwise_not_ = _methods._untracked_inplace("bitwise_not_", bitwise_not)
+Tensor.logical_not_ = _methods._untracked_inplace("logical_not_", logical_not)
+Tensor.absolute_ = Tensor.abs_
+Tensor.divide_ = Tensor.true_divide_ = Tensor.div_
+Tensor.multiply_ = Tensor.mul_
+Tensor.__lshift__ = bitwise_left_shift
+Tensor.__rshift__ = bitwise_right_shift
+Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
+Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
+Tensor.apply_ = _methods.apply_
+Tensor.map_ = _methods.map_
+Tensor.resize_ = _methods.resize_
+Tensor.resize_as_ = _methods.resize_as_
+Tensor.geometric_ = _methods.geometric_
+Tensor.cauchy_ = _methods.cauchy_
+Tensor.log_normal_ = _methods.log_normal_
+Tensor.qr = _methods._qr_method
+Tensor.bernoulli = _creation_bernoulli
+Tensor.multinomial = _creation_multinomial
+for _name in ("data_ptr", "storage_offset", "get_device", "is_pinned", "is_shared"):
+    setattr(Tensor, _name, getattr(_methods, _name))
+for _name in ("solve", "lstsq", "eig", "symeig"):
+    setattr(Tensor, _name, _methods._removed(_name))
+# == end ops/methods.py ===========================================================================
