@@ -42,6 +42,7 @@ from gradsum.ops._core import (
     register,
     wrap_dim,
 )
+from gradsum.ops.more import _require_tensor, _tname
 from gradsum.ops.reduction import _check_differentiable, _dims, _expand_back
 
 __all__ = [
@@ -54,18 +55,6 @@ __all__ = [
     "row_stack", "scalar_tensor", "select_scatter", "slice_scatter", "square_", "subtract",
     "swapdims", "tensor_split", "tile", "unravel_index", "vdot", "vsplit", "vstack",
 ]
-
-
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``)."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
-
-
-def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
-    if not isinstance(v, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}. Wrap it with gradsum.tensor().")
-    return v
 
 
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:

@@ -56,10 +56,12 @@ def _contig(a: Any, dtype: Any = None) -> Any:
 
 
 def _tname(dt: Any) -> str:
+    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``)."""
     return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
 
 
 def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
+    """``v``, or torch's TypeError for a non-tensor argument ``arg`` at position ``pos``."""
     if not isinstance(v, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
                         f"{type(v).__name__}. Wrap it with gradsum.tensor().")
