@@ -319,10 +319,6 @@ def test_eval_no_grad_matches_torch_fast_path(
     _eval_nograd(*case, dtype=dtype)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "gradsum's MultiheadAttention lacks torch's own MHA fast path: in eval mode without grad, "
-    "self-attention (query is key is value) with bool masks gives NaN rows where a query has "
-    "nothing to attend (gradsum: zeros). The decoder layer passes its masks to it unchanged."))
 def test_eval_no_grad_decoder_self_attention_fully_masked_row() -> None:
     _eval_nograd("dec_layer", {}, {"tgt_key_padding_mask": np.ones((N, T), dtype=bool)})
 

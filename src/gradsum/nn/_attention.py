@@ -22,6 +22,7 @@ from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import is_grad_enabled
 from gradsum.nn import functional as F
 from gradsum.nn import init
 from gradsum.nn.layers import Linear
@@ -431,6 +432,9 @@ class MultiheadAttention(Module):
         ``embed_dim`` features); ``attn_weights`` ``(N, L, S)`` (averaged over heads) or
         ``(N, num_heads, L, S)``, None when ``need_weights=False``."""
         is_batched = query.ndim == 3
+        if self._fast_path(query, key, value, attn_mask, key_padding_mask):
+            return self._native_forward(query, attn_mask, key_padding_mask, need_weights,
+                                        average_attn_weights)
         if self.batch_first and is_batched:
             if key is value:
                 if query is key:
@@ -453,3 +457,64 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             return ops.transpose(out, 1, 0), w
         return out, w
+
+    def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+                   key_padding_mask: Tensor | None) -> bool:
+        """Whether torch takes its fused inference path (``_native_multi_head_attention``),
+        whose results differ from the composed one: rows with every key masked give nan,
+        and ``is_causal`` is ignored. torch's conditions, in its order."""
+        floating = [m is not None and m.dtype.is_floating_point
+                    for m in (attn_mask, key_padding_mask)]
+        if any(floating):  # (torch: floating-point masks are not supported for fast path)
+            return False
+        if query.ndim != 3 or query is not key or key is not value:
+            return False
+        w, b = self.in_proj_weight, self.in_proj_bias
+        if w is None or b is None or query.dtype != w.dtype or query.dtype != b.dtype:
+            return False
+        if (self.training or self.num_heads % 2 or not self.batch_first
+                or self.bias_k is not None or self.bias_v is not None or self.add_zero_attn
+                or not self._qkv_same_embed_dim):
+            return False
+        args = (query, w, b, self.out_proj.weight, self.out_proj.bias)
+        return not (is_grad_enabled() and any(t is not None and t.requires_grad for t in args))
+
+    def _native_forward(self, x: Tensor, attn_mask: Tensor | None,
+                        key_padding_mask: Tensor | None, need_weights: bool,
+                        average_attn_weights: bool) -> tuple[Tensor, Tensor | None]:
+        """torch's ``_native_multi_head_attention`` on ``(N, L, E)`` self-attention (nothing
+        recorded: it runs only when no gradient is needed). The masks are merged as torch's
+        ``merge_masks`` does; a row whose keys are all masked gives nan (in the output and
+        the weights), as torch's masked softmax does."""
+        if key_padding_mask is not None and attn_mask is not None \
+                and key_padding_mask.dtype != attn_mask.dtype:
+            warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
+                          "Use same type for both instead.", stacklevel=3)
+        kpm = _canonical_mask(key_padding_mask, "key_padding_mask", x.dtype)
+        am = _canonical_mask(attn_mask, "attn_mask", x.dtype)
+        xa = x._array
+        n, seq, e = xa.shape
+        h = self.num_heads
+        d = e // h
+        qkv = xa @ self.in_proj_weight._array.T + self.in_proj_bias._array
+        q, k, v = (t.reshape(n, seq, h, d).transpose(0, 2, 1, 3)
+                   for t in xp.split(qkv, 3, axis=-1))
+        scores = (q / math.sqrt(d)) @ k.transpose(0, 1, 3, 2)  # (N, H, L, L)
+        if am is not None:
+            scores = scores + am._array.reshape((n, -1, seq, seq) if am.ndim == 3
+                                                else (1, 1, seq, seq))
+        if kpm is not None:
+            scores = scores + kpm._array.reshape(n, 1, 1, seq)
+        with xp.errstate(invalid="ignore"):
+            top = scores.max(axis=-1, keepdims=True)
+            ex = xp.exp(scores - top)  # (a row of -inf only: -inf - -inf = nan, as torch)
+            p = ex / ex.sum(axis=-1, keepdims=True)
+        out = (p @ v).transpose(0, 2, 1, 3).reshape(n, seq, e)
+        out = out @ self.out_proj.weight._array.T
+        if self.out_proj.bias is not None:
+            out = out + self.out_proj.bias._array
+        out_t = _make(xp.asarray(out, dtype=xa.dtype))
+        if not need_weights:
+            return out_t, None
+        weights = p.mean(axis=1) if average_attn_weights else p
+        return out_t, _make(xp.asarray(weights, dtype=xa.dtype))

@@ -404,3 +404,164 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         if running_var is not None and rv_ is not None:
             running_var.copy_(ops.mean(ops.reshape(rv_, (n, c)), 0))
     return ops.reshape(out, size)
+
+
+# -- layer norm --------------------------------------------------------------------------------
+class _LayerNormPlan:
+    """What the layer-norm nodes need: the normalised trailing dims (``axes``, ``m``
+    elements per row), ``eps`` and the forward's row statistics (keepdims arrays)."""
+
+    __slots__ = ("axes", "eps", "m", "mean", "rstd")
+
+    def __init__(self, axes: tuple[int, ...], m: int, eps: float, mean: Any,
+                 rstd: Any) -> None:
+        self.axes, self.m, self.eps, self.mean, self.rstd = axes, m, eps, mean, rstd
+
+
+class NativeLayerNormBackward0(Node):
+    """``layer_norm`` (torch's node; inputs ``input, weight, bias``): its rule is
+    :func:`_layer_norm_backward`, one op whose outputs are the three gradients."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        x, w, b = self.saved()
+        assert x is not None
+        return _layer_norm_backward(g, x, w, b, self.plan,
+                                    (self.needs(0), self.needs(1), self.needs(2)))
+
+
+class NativeLayerNormBackwardBackward0(Node):
+    """The rule of :func:`_layer_norm_backward`, torch's ``layer_norm_double_backward``:
+    inputs ``(g, input, mean, rstd, weight, bias)`` as torch's (the statistics and the bias
+    get no gradient), outputs the three gradients. With ``xh = (x - mean) rstd``, ``r =
+    rstd``, ``gy = g w``, ``P(u) = u - mean(u) - xh mean(u xh)`` (row means) and the incoming
+    gradients ``ggx, ggw, ggb``: ``g`` gets ``w r P(ggx) + ggw xh + ggb``, ``w`` gets
+    ``sum(g r P(ggx))`` and ``x`` gets ``r P(v) - C r**2 xh / m`` with ``v = ggw g - r (<ggx,
+    xh> gy + <gy, xh> ggx) / m`` and ``C = <ggx, gy> - mean(gy) sum(ggx) - <gy, xh> <ggx, xh>
+    / m`` (the derivative of ``<ggx, gx> + <ggw, gw>`` through ``xh`` and ``r``). The row
+    statistics are recomputed from ``x`` in gradsum ops, so this rule is differentiable too."""
+
+    __slots__ = ("plan",)
+    num_outputs = 3
+
+    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return grads  # (a missing output gradient is a zero term: left out below)
+
+    def backward(self, ggx: Tensor | None, ggw: Tensor | None, ggb: Tensor | None
+                 ) -> tuple[Tensor | None, ...]:
+        g, x, w, _b = self.saved()
+        assert g is not None and x is not None
+        plan = self.plan
+        axes, m = plan.axes, plan.m
+        lead = tuple(range(x.ndim - len(axes)))
+
+        def rsum(t: Tensor) -> Tensor:
+            return ops.sum(t, axes, keepdim=True)
+
+        mu = ops.mean(x, axes, keepdim=True)
+        xc = ops.sub(x, mu)
+        r = ops.rsqrt(ops.add(ops.mean(ops.mul(xc, xc), axes, keepdim=True), plan.eps))
+        xh = ops.mul(xc, r)
+
+        def proj(u: Tensor) -> Tensor:
+            return ops.sub(ops.sub(u, ops.mean(u, axes, keepdim=True)),
+                           ops.mul(xh, ops.mean(ops.mul(u, xh), axes, keepdim=True)))
+
+        gy = g if w is None else ops.mul(g, w)
+        rp = ops.mul(r, proj(ggx)) if ggx is not None else None
+        d_g = d_x = d_w = None
+        if self.needs(0):
+            terms = []
+            if rp is not None:
+                terms.append(rp if w is None else ops.mul(rp, w))
+            if ggw is not None:
+                terms.append(ops.mul(ggw, xh))
+            if ggb is not None:
+                terms.append(ggb)
+            d_g = terms[0]
+            for t in terms[1:]:
+                d_g = ops.add(d_g, t)
+            if tuple(d_g.shape) != tuple(g.shape):
+                d_g = ops.expand(d_g, tuple(g.shape))
+        if self.needs(4):
+            d_w = (ops.zeros_like(w) if rp is None  # type: ignore[arg-type]
+                   else ops.sum(ops.mul(g, rp), lead) if lead else ops.mul(g, rp))
+        if self.needs(1):
+            v = None if ggw is None else ops.mul(ggw, g)
+            c = None
+            if ggx is not None:
+                gy_xh, ggx_xh = rsum(ops.mul(gy, xh)), rsum(ops.mul(ggx, xh))
+                t = ops.div(ops.mul(r, ops.add(ops.mul(ggx_xh, gy), ops.mul(gy_xh, ggx))), m)
+                v = ops.neg(t) if v is None else ops.sub(v, t)
+                c = ops.sub(ops.sub(rsum(ops.mul(ggx, gy)),
+                                    ops.mul(ops.mean(gy, axes, keepdim=True), rsum(ggx))),
+                            ops.div(ops.mul(gy_xh, ggx_xh), m))
+            d_x = ops.zeros_like(x) if v is None else ops.mul(r, proj(v))
+            if c is not None:
+                d_x = ops.sub(d_x, ops.div(ops.mul(ops.mul(c, ops.mul(r, r)), xh), m))
+        return d_g, d_x, None, None, d_w, None
+
+
+def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None,
+                         plan: _LayerNormPlan, mask: tuple[bool, bool, bool]
+                         ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    """torch's ``native_layer_norm_backward``: ``(r P(g w), sum(g xh), sum(g))`` (see
+    :class:`NativeLayerNormBackwardBackward0`) for the outputs ``mask`` asks for, from the
+    forward's statistics; one op recorded with ``g, x, w, b`` as inputs, so under
+    ``create_graph`` every gradient requires grad when any of them does (as torch's)."""
+    axes = plan.axes
+    xa, ga = x._array, g._array
+    dt = xa.dtype
+    lead = tuple(range(xa.ndim - len(axes)))
+    with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        xh = (xa - plan.mean) * plan.rstd
+        outs: list[Any] = [None, None, None]
+        if mask[0]:
+            gy = ga if w is None else ga * w._array
+            proj = (gy - gy.mean(axis=axes, keepdims=True)
+                    - xh * (gy * xh).mean(axis=axes, keepdims=True))
+            outs[0] = xp.asarray(plan.rstd * proj, dtype=dt)
+        if mask[1] and w is not None:
+            outs[1] = xp.asarray((ga * xh).sum(axis=lead), dtype=dt)
+        if mask[2] and b is not None:
+            outs[2] = xp.asarray(ga.sum(axis=lead), dtype=dt)
+    if not needs_grad(g, x, w, b):
+        return tuple(None if o is None else _make(o) for o in outs)  # type: ignore[return-value]
+    node = NativeLayerNormBackwardBackward0()
+    node.plan = plan
+    ins = (g, x, None, None, w, b)
+    res = tuple(None if o is None else record(node, ins, o, i) for i, o in enumerate(outs))
+    node.save(g, x, w, b)
+    return res  # type: ignore[return-value]
+
+
+def native_layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: Tensor | None,
+                      bias: Tensor | None, eps: float) -> Tensor:
+    """Layer normalisation over the trailing ``normalized_shape`` dims (biased variance),
+    scaled and shifted: one ``NativeLayerNormBackward0`` node, as torch's (arguments checked
+    by :func:`gradsum.nn.functional.layer_norm`)."""
+    k = len(normalized_shape)
+    xa = input._array
+    axes = tuple(range(xa.ndim - k, xa.ndim))
+    m = 1
+    for s in normalized_shape:
+        m *= s
+    with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        mean = xa.mean(axis=axes, keepdims=True) if m else xp.zeros_like(xa[..., :1])
+        xc = xa - mean
+        var = (xc * xc).mean(axis=axes, keepdims=True) if m else mean
+        rstd = xp.asarray(1.0 / xp.sqrt(var + eps), dtype=xa.dtype)
+        out = xc * rstd
+        if weight is not None:
+            out = out * weight._array
+        if bias is not None:
+            out = out + bias._array
+    out = xp.asarray(out, dtype=xa.dtype)
+    if not needs_grad(input, weight, bias):
+        return _make(out)
+    node = NativeLayerNormBackward0()
+    node.plan = _LayerNormPlan(axes, m, eps, mean, rstd)
+    res = record(node, (input, weight, bias), out)
+    node.save(input, weight, bias)
+    return res

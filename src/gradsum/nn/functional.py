@@ -34,7 +34,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.nn import _conv
-from gradsum.nn._norm import batch_norm, group_norm, instance_norm
+from gradsum.nn._norm import batch_norm, group_norm, instance_norm, native_layer_norm
 from gradsum.nn._pad import pad
 from gradsum.nn._pool import (
     adaptive_avg_pool2d,
@@ -44,9 +44,11 @@ from gradsum.nn._pool import (
     max_pool1d,
     max_pool2d,
 )
+from gradsum.ops import elementwise as _elementwise
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
+from gradsum.ops.selection import _NoDerivative
 
 _min_reduce = xp.minimum.reduce
 _max_reduce = xp.maximum.reduce
@@ -249,8 +251,42 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01,
                inplace: bool = False) -> Tensor:
     """``input`` where positive, ``negative_slope * input`` elsewhere."""
     if inplace:
-        return _run_inplace(input, "leaky_relu_", lambda t: ops.leaky_relu(t, negative_slope))
+        return _run_inplace(input, "leaky_relu_", lambda t: _leaky_relu_1(t, negative_slope))
     return ops.leaky_relu(input, negative_slope)
+
+
+class LeakyReluBackward1(Node):
+    """In-place ``leaky_relu_`` (torch's node): its rule reads the saved result, which says
+    where the input was positive only for a non-negative slope; a negative slope raises at
+    backward, as torch's ``leaky_relu_backward(..., self_is_result=True)`` does."""
+
+    __slots__ = ("slope",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (res,) = self.saved()
+        if self.slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead. File an "
+                "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                "in-place leakRelu backward calculation with negative slope"
+            )
+        return _elementwise.leaky_relu_backward(g, res, self.slope)
+
+
+def _leaky_relu_1(t: Tensor, slope: float) -> Tensor:
+    """``leaky_relu(t, slope)`` recorded as the in-place ``LeakyReluBackward1`` (which saves
+    its output: see :func:`_run_inplace`)."""
+    if not needs_grad(t):
+        return ops.leaky_relu(t, slope)
+    with no_grad():
+        out = ops.leaky_relu(t, slope)
+    node = LeakyReluBackward1()
+    node.slope = slope
+    res = record(node, (t,), out._array)
+    node.save(outputs=(res,))
+    return res
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
@@ -425,7 +461,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims (biased variance), then scale
-    and shift.
+    and shift: one ``NativeLayerNormBackward0`` node, as torch's.
 
     Example:
         >>> import gradsum
@@ -458,16 +494,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
             f"Given normalized_shape={list(ns)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
         )
-    dims = tuple(range(-k, 0))
-    mean = ops.mean(input, dims, keepdim=True)
-    xc = ops.sub(input, mean)
-    var = ops.mean(ops.mul(xc, xc), dims, keepdim=True)
-    out = ops.mul(xc, ops.rsqrt(ops.add(var, eps)))
-    if weight is not None:
-        out = ops.mul(out, weight)
-    if bias is not None:
-        out = ops.add(out, bias)
-    return out
+    return native_layer_norm(input, ns, weight, bias, eps)
 
 
 # -- convolution -------------------------------------------------------------------------------
@@ -1274,9 +1301,11 @@ _CELU_NODES = _act_nodes("Celu", "Elu")
 _ONE_SIXTH = float(xp.float32(1.0 / 6.0))
 
 
-def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tensor:
+def _elu(input: Tensor, alpha: float, scale: float, input_scale: float,
+         celu: bool = False) -> Tensor:
     """torch's ``elu(x, alpha, scale, input_scale)``: ``scale * x`` for ``x > 0``, else
-    ``alpha * scale * expm1(x * input_scale)`` (the negative branch's gradient at 0)."""
+    ``alpha * scale * expm1(x * input_scale)`` (the negative branch's gradient at 0);
+    ``celu``: recorded as torch's ``celu`` (``CeluBackward0``, whatever ``alpha``)."""
     _float_only(input, "elu_cpu")
     x = input._array
     # (the exponential sees only the non-positive part: no overflow where x is large)
@@ -1285,10 +1314,10 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float) -> Tenso
         neg_part = neg_part * input_scale
     neg = xp.expm1(neg_part) * (alpha * scale)
     out = xp.asarray(xp.where(x > 0, x if scale == 1.0 else x * scale, neg), dtype=x.dtype)
-    return _act(input, out, _elu_act(alpha, scale, input_scale))
+    return _act(input, out, _elu_act(alpha, scale, input_scale, celu))
 
 
-def _elu_act(alpha: float, scale: float, input_scale: float) -> _Act:
+def _elu_act(alpha: float, scale: float, input_scale: float, celu: bool = False) -> _Act:
     """torch's ``elu_backward`` (``x <= 0``: ``input_scale * alpha * scale * exp(x *
     input_scale)``, else ``scale``; nan takes ``scale``) and its double backward, which sends
     ``x`` the second derivative only where ``x < 0`` strictly."""
@@ -1304,7 +1333,7 @@ def _elu_act(alpha: float, scale: float, input_scale: float) -> _Act:
                     coef * input_scale)
         return ops.mul(ops.mul(gg, g), ops.where(neg, e, zero))
 
-    nodes = _CELU_NODES if input_scale != 1.0 else _ELU_NODES
+    nodes = _CELU_NODES if celu else _ELU_NODES
     return _Act(nodes[0], nodes[1], deriv, second)
 
 
@@ -1338,7 +1367,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
             "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: "
             "pass a non-zero alpha)"
         )
-    fn = lambda t: _elu(t, alpha, 1.0, 1.0 / alpha)  # noqa: E731
+    fn = lambda t: _elu(t, alpha, 1.0, 1.0 / alpha, celu=True)  # noqa: E731
     return _run_inplace(input, "celu_", fn) if inplace else fn(input)
 
 
@@ -1414,17 +1443,63 @@ def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
     return ops.where(inside, ops.div(ops.mul(gg, g), 3.0), _const_like(0.0, x))
 
 
+class MishBackward0(Node):
+    """``mish`` (torch's node); its rule is torch's ``infinitely_differentiable_mish_backward``
+    in gradsum ops: ``g * (tsp + x * sigmoid(x) * (1 - tsp**2))``, ``tsp = tanh(softplus(x))``
+    (so the gradient's ``grad_fn`` is a ``MulBackward0``, as torch's under ``create_graph``)."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        tsp = ops.tanh(ops.softplus(x))
+        inner = ops.mul(ops.mul(x, ops.sigmoid(x)), ops.rsub(ops.mul(tsp, tsp), 1.0))
+        return ops.mul(g, ops.add(tsp, inner))
+
+
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
-    """``x * tanh(softplus(x))``."""
+    """``x * tanh(softplus(x))``, one ``MishBackward0`` node like torch's."""
     _float_only(input, "mish_cpu")
-    fn = lambda t: ops.mul(t, ops.tanh(ops.softplus(t)))  # noqa: E731
+
+    def fn(t: Tensor) -> Tensor:
+        x = t._array
+        with xp.errstate(over="ignore"):
+            sp = xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+            out = xp.asarray(x * xp.tanh(xp.where(x > 20, x, sp)), dtype=x.dtype)
+        if not needs_grad(t):
+            return _make(out)
+        node = MishBackward0()
+        res = record(node, (t,), out)
+        node.save(t)
+        return res
+
     return _run_inplace(input, "mish_", fn) if inplace else fn(input)
 
 
+def _logsigmoid_deriv(x: Any) -> Any:
+    """torch's ``log_sigmoid_backward`` kernel: ``max_deriv - sign * z / (1 + z)`` with
+    ``z = exp(-|x|)`` (``1 - sigmoid(x)``, computed stably)."""
+    neg = x < 0
+    z = xp.exp(-xp.abs(x))
+    return xp.where(neg, 1.0, 0.0) - xp.where(neg, 1.0, -1.0) * (z / (1 + z))
+
+
+def _logsigmoid_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
+    """torch's ``log_sigmoid_double_backward(gg * g, x)``: ``gg * g * (s - 1) * s``."""
+    s = ops.sigmoid(x)
+    return ops.mul(ops.mul(ops.mul(gg, g), ops.sub(s, 1.0)), s)
+
+
+_LOGSIGMOID_NODES = _act_nodes("LogSigmoid")
+
+
 def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = -softplus(-x)``, computed stably."""
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, one ``LogSigmoidBackward0`` node
+    like torch's."""
     _float_only(input, "log_sigmoid_cpu")
-    return ops.neg(ops.softplus(ops.neg(input), 1.0, math.inf))
+    x = input._array
+    out = xp.asarray(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), dtype=x.dtype)
+    return _act(input, out, _Act(*_LOGSIGMOID_NODES, _logsigmoid_deriv, _logsigmoid_second))
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -1485,7 +1560,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
-    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``."""
+    """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``, one
+    ``GluBackward0`` node like torch's."""
     if input.ndim == 0:
         raise RuntimeError(
             "glu does not support scalars because halving size must be even (give it a tensor "
@@ -1503,38 +1579,88 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
             f"Halving dimension must be even, but dimension {d} is size {size}: glu splits "
             "that dimension into two halves"
         )
-    a = ops.narrow(input, d, 0, size // 2)
-    b = ops.narrow(input, d, size // 2, size // 2)
-    return ops.mul(a, ops.sigmoid(b))
+    x = input._array
+    a, b = xp.split(x, [size // 2], axis=d)
+    with xp.errstate(over="ignore"):
+        out = xp.asarray(a / (1.0 + xp.exp(-b)), dtype=x.dtype)
+    if not needs_grad(input):
+        return _make(out)
+    node = GluBackward0()
+    node.dim = d
+    res = record(node, (input,), out)
+    node.save(input)
+    return res
+
+
+class GluBackward0(Node):
+    """``glu`` (torch's node): its rule is :func:`_glu_backward`."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        return _glu_backward(g, x, self.dim)
+
+
+class GluBackwardBackward0(Node):
+    """The rule of :func:`_glu_backward` (inputs ``g, x``), with ``s = sigmoid(b)``,
+    ``s' = s (1 - s)`` and the incoming gradient's halves ``ga, gb``: ``g`` gets
+    ``ga s + gb a s'``, ``a`` gets ``gb g s'`` and ``b`` gets
+    ``ga g s' + gb g a s' (1 - 2 s)`` (torch's ``glu_double_backward``)."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, x = self.saved()
+        d = self.dim
+        h = x.shape[d] // 2
+        a, b = ops.narrow(x, d, 0, h), ops.narrow(x, d, h, h)
+        ga, gb = ops.narrow(gg, d, 0, h), ops.narrow(gg, d, h, h)
+        s = ops.sigmoid(b)
+        ds = ops.mul(s, ops.rsub(s, 1.0))
+        d_g = d_x = None
+        if self.needs(0):
+            d_g = ops.add(ops.mul(ga, s), ops.mul(ops.mul(gb, a), ds))
+        if self.needs(1):
+            gds = ops.mul(g, ds)
+            d_a = ops.mul(gb, gds)
+            d_b = ops.add(ops.mul(ga, gds),
+                          ops.mul(ops.mul(ops.mul(gb, a), gds), ops.rsub(ops.mul(s, 2.0), 1.0)))
+            d_x = ops.cat([d_a, d_b], d)
+        return d_g, d_x
+
+
+def _glu_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
+    """torch's ``glu_backward(g, x, dim)``: ``cat(g s, g a s (1 - s))`` along ``dim`` for the
+    halves ``a, b`` of ``x`` and ``s = sigmoid(b)``, one op recorded with ``g, x`` as inputs."""
+    xa, gaa = x._array, g._array
+    h = xa.shape[dim] // 2
+    a, b = xp.split(xa, [h], axis=dim)
+    with xp.errstate(over="ignore"):
+        s = 1.0 / (1.0 + xp.exp(-b))
+    gs = gaa * s
+    out = xp.asarray(xp.concatenate([gs, gs * a * (1 - s)], axis=dim), dtype=xa.dtype)
+    if not needs_grad(g, x):
+        return _make(out)
+    node = GluBackwardBackward0()
+    node.dim = dim
+    res = record(node, (g, x), out)
+    node.save(g, x)
+    return res
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one element or one per
-    channel (dim 1)."""
-    if weight.ndim > 1:
-        raise RuntimeError(
-            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
-            f"{weight.ndim}"
-        )
-    if weight.dtype != input.dtype:
-        raise RuntimeError(
-            f"prelu: Type promoting not supported. Got {_torch_name(input.dtype)} and "
-            f"{_torch_name(weight.dtype)} (give the weight the input's dtype)"
-        )
-    w = weight
-    if weight.numel() != 1:
-        if input.ndim == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
-        channels = input.shape[1] if input.ndim >= 2 else 1
-        if channels != weight.numel():
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
-                f"= {weight.numel()} and channel size = {channels}."
-            )
-        w = ops.reshape(weight, (1, channels) + (1,) * (input.ndim - 2))
-    elif weight.ndim == 1 and input.ndim == 0:
-        w = ops.reshape(weight, ())
-    return ops.where(_make(input._array > 0), input, ops.mul(w, input))
+    channel (dim 1). One implementation with ``Tensor.prelu`` / ``gradsum.prelu``
+    (torch's ``PreluKernelBackward0`` node, differentiable twice).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.prelu(gradsum.tensor([-2.0, 3.0]), gradsum.tensor([0.25])).tolist()
+        [-0.5, 3.0]
+    """
+    return ops.prelu(input, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -1678,11 +1804,121 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 
 
 # -- more losses -------------------------------------------------------------------------------
+class _PiecewiseLoss:
+    """What the nodes of ``smooth_l1_loss`` / ``huber_loss`` need: with ``d = a - b``, the
+    first gradient is ``norm * g * clip(d * scale, -cap, cap)`` and its derivative in ``a`` is
+    ``norm * g * scale`` where ``|d| < bound`` (0 elsewhere), as torch's
+    ``<loss>_backward`` and ``<loss>_double_backward``."""
+
+    __slots__ = ("bound", "bwd", "cap", "numel", "reduction", "scale")
+
+    def __init__(self, bwd: type[Node], reduction: str, numel: int, scale: float, cap: float,
+                 bound: float) -> None:
+        self.bwd, self.reduction, self.numel = bwd, reduction, numel
+        self.scale, self.cap, self.bound = scale, cap, bound
+
+
+class _PiecewiseLossBackward(Node):
+    """``SmoothL1LossBackward0`` / ``HuberLossBackward0``: the input gets
+    ``<loss>_backward(g, input, target)``, the target ``<loss>_backward(g, target, input)``
+    (torch's formulas: one ``...BackwardBackward0`` node each under ``create_graph``)."""
+
+    __slots__ = ("numel", "plan", "reduction")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        x, t = self.saved()
+        gx = _sum_back(_piecewise_backward(g, x, t, self.plan), x.shape) if self.needs(0) else None
+        gt = _sum_back(_piecewise_backward(g, t, x, self.plan), t.shape) if self.needs(1) else None
+        return gx, gt
+
+
+class _PiecewiseLossBackwardBackward(Node):
+    """The rule of :func:`_piecewise_backward` (inputs ``g, a, b``): ``g`` gets the first
+    rule again (summed against the incoming gradient when the loss was reduced), ``a`` gets
+    ``gg * g * scale`` where ``|a - b| < bound`` (over the count for 'mean'), ``b`` the
+    negation: torch's ``<loss>_double_backward``."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        g, a, b = self.saved()
+        plan = self.plan
+        d_g = d_a = d_b = None
+        if self.needs(0):
+            if plan.reduction == "none":
+                d_g = _sum_back(_piecewise_backward(gg, a, b, plan), g.shape)
+            else:
+                ones = _make(xp.ones(g._array.shape, dtype=g._array.dtype))
+                d_g = ops.sum(ops.mul(_piecewise_backward(ones, a, b, plan), gg))
+        if self.needs(1) or self.needs(2):
+            inside = _make(xp.abs(a._array - b._array) < plan.bound)
+            dd = ops.mul(ops.mul(gg, g), ops.mul(inside.to(gg.dtype), plan.scale))
+            if plan.reduction == "mean":
+                dd = ops.div(dd, plan.numel)
+            d_a = _sum_back(dd, a.shape) if self.needs(1) else None
+            d_b = _sum_back(ops.neg(dd), b.shape) if self.needs(2) else None
+        return d_g, d_a, d_b
+
+
+SmoothL1LossBackward0 = type("SmoothL1LossBackward0", (_PiecewiseLossBackward,),
+                             {"__slots__": ()})
+SmoothL1LossBackwardBackward0 = type("SmoothL1LossBackwardBackward0",
+                                     (_PiecewiseLossBackwardBackward,), {"__slots__": ()})
+HuberLossBackward0 = type("HuberLossBackward0", (_PiecewiseLossBackward,), {"__slots__": ()})
+HuberLossBackwardBackward0 = type("HuberLossBackwardBackward0",
+                                  (_PiecewiseLossBackwardBackward,), {"__slots__": ()})
+
+
+def _piecewise_backward(g: Tensor, a: Tensor, b: Tensor, plan: _PiecewiseLoss) -> Tensor:
+    """torch's ``smooth_l1_loss_backward`` / ``huber_loss_backward(g, a, b)``, one op
+    recorded with ``g, a, b`` as inputs (so under ``create_graph`` the gradient requires grad
+    whenever one of them does)."""
+    ga, aa = g._array, a._array
+    with xp.errstate(invalid="ignore"):
+        d = aa - b._array
+        out = ga * xp.clip(d * plan.scale, -plan.cap, plan.cap)
+    if plan.reduction == "mean":
+        out = out / plan.numel
+    out = xp.asarray(out, dtype=aa.dtype)
+    if not needs_grad(g, a, b):
+        return _make(out)
+    node = plan.bwd()
+    node.plan = plan
+    res = record(node, (g, a, b), out)
+    node.save(g, a, b)
+    return res
+
+
+def _piecewise_loss(input: Tensor, target: Tensor, reduction: str, loss: Any,
+                    nodes: tuple[type[Node], type[Node]], scale: float, cap: float,
+                    bound: float) -> Tensor:
+    """The elementwise ``loss`` array of ``input`` and ``target``, reduced, recorded as one
+    node of ``nodes`` (see :class:`_PiecewiseLoss`)."""
+    node = nodes[0]()
+    res = _loss_node(node, (input, target), _make(loss), reduction)
+    if res.grad_fn is node:
+        node.plan = _PiecewiseLoss(nodes[1], reduction, loss.size, scale, cap, bound)
+        node.save(input, target)
+    return res
+
+
+def _abs_diff(input: Tensor, target: Tensor, kernel: str) -> Any:
+    dt = _promote(input.dtype, target.dtype)
+    if not dt.is_floating_point:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_torch_name(dt)}': convert the tensors with "
+            ".float()"
+        )
+    with xp.errstate(invalid="ignore"):
+        return xp.abs(input._array - target._array)
+
+
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input -
-    target``); ``beta = 0`` is the L1 loss.
+    target``), one ``SmoothL1LossBackward0`` node like torch's; ``beta = 0`` is torch's
+    ``l1_loss`` composition.
 
     Example:
         >>> import gradsum
@@ -1698,33 +1934,39 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
         )
     if beta == 0.0:
         return _reduce(ops.abs(ops.sub(input, target)), reduction)
-    z = ops.abs(ops.sub(input, target))
-    quad = ops.div(ops.mul(ops.mul(z, 0.5), z), beta)
-    lin = ops.sub(z, 0.5 * beta)
-    return _reduce(ops.where(_make(z._array < beta), quad, lin), reduction)
+    z = _abs_diff(input, target, "smooth_l1_cpu")
+    with xp.errstate(invalid="ignore"):
+        loss = xp.asarray(xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), dtype=z.dtype)
+    return _piecewise_loss(input, target, reduction, loss,
+                           (SmoothL1LossBackward0, SmoothL1LossBackwardBackward0),
+                           1.0 / beta, 1.0, beta)
 
 
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
-    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``."""
+    """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``: one
+    ``HuberLossBackward0`` node like torch's (with ``weight``: torch's composition, the
+    unreduced loss times the weight, then reduced)."""
     _warn_size(input, target)
     _check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError(
             f"huber_loss does not support non-positive values for delta (got delta={delta})."
         )
-    z = ops.abs(ops.sub(input, target))
-    quad = ops.mul(ops.mul(z, 0.5), z)
-    lin = ops.mul(ops.sub(z, 0.5 * delta), delta)
-    loss = ops.where(_make(z._array < delta), quad, lin)
-    if weight is not None:
-        if tuple(weight.shape) != tuple(input.shape):
-            raise ValueError(
-                f"Weights and input must have the same size. (weight {list(weight.shape)}, "
-                f"input {list(input.shape)})"
-            )
-        loss = ops.mul(loss, weight)
-    return _reduce(loss, reduction)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Weights and input must have the same size. (weight {list(weight.shape)}, "
+            f"input {list(input.shape)})"
+        )
+    z = _abs_diff(input, target, "huber_cpu")
+    with xp.errstate(invalid="ignore"):
+        loss = xp.asarray(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)),
+                          dtype=z.dtype)
+    nodes = (HuberLossBackward0, HuberLossBackwardBackward0)
+    if weight is None:
+        return _piecewise_loss(input, target, reduction, loss, nodes, 1.0, delta, delta)
+    unreduced = _piecewise_loss(input, target, "none", loss, nodes, 1.0, delta, delta)
+    return _reduce(ops.mul(unreduced, weight), reduction)
 
 
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -1757,11 +1999,87 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     return out
 
 
+def _not_differentiable(t: Tensor | None, arg: str, fn: str) -> None:
+    """torch's check for an argument its derivative table marks non-differentiable."""
+    if t is not None and is_grad_enabled() and t.requires_grad:
+        raise RuntimeError(
+            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
+            "This input cannot have requires_grad True."
+        )
+
+
+class SoftMarginLossBackward0(Node):
+    """``soft_margin_loss`` with its reduction (torch's node; the target is not
+    differentiable): the input gets :func:`_soft_margin_backward`."""
+
+    __slots__ = ("numel", "reduction", "target")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        return _soft_margin_backward(g, x, self)
+
+
+class SoftMarginLossBackwardBackward0(Node):
+    """The rule of :func:`_soft_margin_backward` (inputs ``g, x``): ``g`` gets the first rule
+    again (summed against the incoming gradient when reduced), ``x`` gets
+    ``gg * g * t**2 * z / (1 + z)**2`` with ``z = exp(-t x)`` (torch's
+    ``soft_margin_loss_double_backward``)."""
+
+    __slots__ = ("plan",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, x = self.saved()
+        plan = self.plan
+        d_g = d_x = None
+        if self.needs(0):
+            if plan.reduction == "none":
+                d_g = _soft_margin_backward(gg, x, plan)
+            else:
+                ones = _make(xp.ones(g._array.shape, dtype=g._array.dtype))
+                d_g = ops.sum(ops.mul(_soft_margin_backward(ones, x, plan), gg))
+        if self.needs(1):
+            t = plan.target
+            z = ops.exp(ops.mul(ops.neg(t), x))
+            zp1 = ops.add(z, 1.0)
+            d_x = ops.div(ops.mul(ops.mul(ops.mul(gg, g), ops.mul(t, t)), z), ops.mul(zp1, zp1))
+            if plan.reduction == "mean":
+                d_x = ops.div(d_x, plan.numel)
+        return d_g, d_x
+
+
+def _soft_margin_backward(g: Tensor, x: Tensor, plan: Any) -> Tensor:
+    """torch's ``soft_margin_loss_backward(g, x, t)``: ``-norm * t * z / (1 + z) * g`` with
+    ``z = exp(-t x)``, recorded with ``g, x`` as inputs."""
+    ta = plan.target._array
+    with xp.errstate(over="ignore", invalid="ignore"):
+        z = xp.exp(-ta * x._array)
+        out = -ta * z / (1 + z) * g._array
+    if plan.reduction == "mean":
+        out = out / plan.numel
+    out = xp.asarray(out, dtype=x._array.dtype)
+    if not needs_grad(g, x):
+        return _make(out)
+    node = SoftMarginLossBackwardBackward0()
+    node.plan = plan
+    res = record(node, (g, x), out)
+    node.save(g, x)
+    return res
+
+
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
-    """``log(1 + exp(-target * input))``."""
+    """``log(1 + exp(-target * input))``, one ``SoftMarginLossBackward0`` node like torch's
+    (whose target is not differentiable: a target that requires grad raises)."""
     reduction = _resolve(size_average, reduce, reduction)
-    return _reduce(ops.log1p(ops.exp(ops.mul(ops.neg(input), target))), reduction)
+    _not_differentiable(target, "target", "soft_margin_loss")
+    with no_grad():
+        loss = ops.log1p(ops.exp(ops.mul(ops.neg(input), target)))
+    node = SoftMarginLossBackward0()
+    res = _loss_node(node, (input,), loss, reduction)
+    if res.grad_fn is node:
+        node.target = target.detach().to(loss.dtype)
+        node.save(input)
+    return res
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
@@ -1924,11 +2242,56 @@ def _margin_target(input: Tensor, target: Tensor, fn: str) -> tuple[Tensor, Any,
     return x, target._array, one_d
 
 
+class _MarginLossBackward(Node):
+    """``multi_margin_loss`` / ``multilabel_margin_loss`` with the reduction (torch's nodes):
+    ``coef`` is the gradient of the loss per unit output gradient, shaped like the (2-D)
+    input; the rule is ``g * coef`` (g per sample for reduction 'none'), and torch has no
+    derivative for that rule (its node is ``NotImplemented``)."""
+
+    __slots__ = ("coef", "numel", "op", "reduction")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        coef = self.coef
+        ga = g._array
+        if self.reduction == "none":
+            ga = ga.reshape(-1, 1)
+        elif self.reduction == "mean":
+            coef = coef / self.numel
+        out = xp.asarray((ga * coef).reshape(x._array.shape), dtype=x._array.dtype)
+        if not needs_grad(x):
+            return _make(out)
+        node = _NoDerivative()
+        node.op = self.op
+        return record(node, (x,), out)
+
+
+MultiMarginLossBackward0 = type("MultiMarginLossBackward0", (_MarginLossBackward,),
+                                {"__slots__": ()})
+MultilabelMarginLossBackward0 = type("MultilabelMarginLossBackward0", (_MarginLossBackward,),
+                                     {"__slots__": ()})
+
+
+def _margin_loss(input: Tensor, loss: Any, coef: Any, reduction: str, one_d: bool,
+                 node: _MarginLossBackward, op: str) -> Tensor:
+    """The per-sample ``loss`` array reduced and recorded as ``node`` (see
+    :class:`_MarginLossBackward`)."""
+    if one_d and reduction == "none":
+        loss = loss.reshape(())
+    res = _loss_node(node, (input,), _make(loss), reduction)
+    if res.grad_fn is node:
+        node.coef = coef
+        node.op = op
+        node.save(input)
+    return res
+
+
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Multi-class hinge loss: ``sum_{i != y} max(0, margin - x[y] + x[i])**p / C`` per sample
-    (times ``weight[y]``)."""
+    (times ``weight[y]``): one ``MultiMarginLossBackward0`` node like torch's (the weight is
+    not differentiable, and neither is the gradient)."""
     reduction = _resolve(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -1947,26 +2310,31 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError(
             f"inconsistent weight size, expected {c} but got {list(weight.shape)}"
         )
-    idx = _make(t.astype(xp.int64).reshape(n, 1))
-    xy = ops.gather(x, 1, idx)
-    z = ops.relu(ops.add(ops.sub(x, xy), margin))  # (the gradient only where z > 0)
-    if p == 2:
-        z = ops.mul(z, z)
+    _not_differentiable(weight, "weight", "multi_margin_loss")
+    xa = x._array
+    rows = xp.arange(n)
+    t = t.astype(xp.int64)
+    with xp.errstate(invalid="ignore"):
+        z = margin - xa[rows, t][:, None] + xa
+        hit = z > 0
+    hit[rows, t] = False
+    h = xp.where(hit, z if p == 1 else z * z, 0)
+    dh = xp.where(hit, 1.0 if p == 1 else 2 * z, 0)
     if weight is not None:
-        z = ops.mul(z, _make(weight._array[t].reshape(n, 1)))
-    notself = xp.ones((n, c), dtype=bool)
-    notself[xp.arange(n), t] = False
-    z = ops.where(_make(notself), z, _make(xp.zeros((), dtype=x._array.dtype)))
-    loss = ops.div(ops.sum(z, 1), c)
-    if one_d and reduction == "none":
-        loss = ops.reshape(loss, ())
-    return _reduce(loss, reduction)
+        wy = weight._array.astype(xa.dtype, copy=False)[t][:, None]
+        h, dh = h * wy, dh * wy
+    loss = xp.asarray(h.sum(1) / c, dtype=xa.dtype)
+    coef = dh / c
+    coef[rows, t] = -coef.sum(1)
+    return _margin_loss(input, loss, coef, reduction, one_d, MultiMarginLossBackward0(),
+                        "multi_margin_loss_backward")
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C`` over the target classes ``y_j`` (up to
-    the first -1) and the other classes ``i``."""
+    the first -1) and the other classes ``i``: one ``MultilabelMarginLossBackward0`` node
+    like torch's (whose gradient has no derivative)."""
     reduction = _resolve(size_average, reduce, reduction)
     x, t, one_d = _margin_target(input, target, "multilabel_margin_loss")
     n, c = x.shape
@@ -1983,14 +2351,17 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     is_target = xp.zeros((n, c), dtype=bool)
     rows = xp.repeat(xp.arange(n), c).reshape(n, c)
     is_target[rows[valid], safe[valid]] = True
-    xy = ops.gather(x, 1, _make(safe))  # (N, slots)
-    z = ops.relu(ops.add(ops.sub(ops.unsqueeze(x, 1), ops.unsqueeze(xy, 2)), 1.0))
-    pair = valid[:, :, None] & ~is_target[:, None, :]
-    z = ops.where(_make(pair), z, _make(xp.zeros((), dtype=x._array.dtype)))
-    loss = ops.div(ops.sum(z, (1, 2)), c)
-    if one_d and reduction == "none":
-        loss = ops.reshape(loss, ())
-    return _reduce(loss, reduction)
+    xa = x._array
+    xy = xp.take_along_axis(xa, safe, 1)  # (N, slots)
+    with xp.errstate(invalid="ignore"):
+        z = 1.0 - xy[:, :, None] + xa[:, None, :]  # (N, slots, C)
+        hit = valid[:, :, None] & ~is_target[:, None, :] & (z > 0)
+    loss = xp.asarray(xp.where(hit, z, 0).sum((1, 2)) / c, dtype=xa.dtype)
+    coef = hit.sum(1).astype(xa.dtype)  # each class i: +1 per target slot it violates
+    xp.add.at(coef, (rows, safe), -hit.sum(2).astype(xa.dtype))  # each target: -1 per i
+    coef = coef / c
+    return _margin_loss(input, loss, coef, reduction, one_d, MultilabelMarginLossBackward0(),
+                        "multilabel_margin_loss_backward")
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,

@@ -529,16 +529,76 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 class PreluKernelBackward0(Node):
+    """torch's ``_prelu_kernel`` node (inputs ``input`` and the weight reshaped to broadcast
+    over it): its rule is :func:`_prelu_kernel_backward`."""
+
     __slots__ = ()
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         x, w = self.saved()
-        pos = _make(x._array > 0)
-        gx = F.where(pos, g, F.mul(w, g)) if self.needs(0) else None
-        gw = None
-        if self.needs(1):
-            gw = F.sum_to(F.where(pos, F.zeros_like(g), F.mul(x, g)), w.shape)
+        gx, gw = _prelu_kernel_backward(g, x, w, self.needs(0), self.needs(1))
+        if gw is not None:  # (torch's sum_to_size: a keepdim sum over the broadcast dims)
+            axes = tuple(i for i, n in enumerate(w.shape) if n == 1 and gw.shape[i] != 1)
+            if axes:
+                gw = F.sum(gw, axes, keepdim=True)
         return gx, gw
+
+
+class PreluKernelBackwardBackward0(Node):
+    """The rule of :func:`_prelu_kernel_backward` (inputs ``g, x, w``; outputs the input's
+    and the weight's gradients), torch's formulas with its ``x >= 0`` masks: ``g`` gets
+    ``where(x >= 0, ggx, ggx w + ggw x)``, ``x`` gets ``where(x >= 0, 0, g ggw)`` and ``w``
+    gets ``where(x >= 0, 0, g ggx)`` summed to ``w``'s shape."""
+
+    __slots__ = ()
+    num_outputs = 2
+
+    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return grads  # (a missing output gradient is a zero term: left out below)
+
+    def backward(self, ggx: Tensor | None, ggw: Tensor | None
+                 ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        g, x, w = self.saved()
+        nonneg = _make(x._array >= 0)
+        zero = _make(xp.zeros((), dtype=x._array.dtype))
+        d_g = d_x = d_w = None
+        if self.needs(0):
+            neg = None
+            if ggx is not None:
+                neg = F.mul(ggx, w)
+            if ggw is not None:
+                gwx = F.mul(ggw, x)
+                neg = gwx if neg is None else F.add(neg, gwx)
+            d_g = F.where(nonneg, zero if ggx is None else ggx, neg)
+            d_g = F.sum_to(d_g, g.shape) if tuple(d_g.shape) != tuple(g.shape) else d_g
+        if self.needs(1):
+            d_x = (F.zeros_like(x) if ggw is None
+                   else F.where(nonneg, zero, F.mul(g, ggw)))
+        if self.needs(2):
+            d_w = (F.zeros_like(w) if ggx is None
+                   else F.sum_to(F.where(nonneg, zero, F.mul(g, ggx)), w.shape))
+        return d_g, d_x, d_w
+
+
+def _prelu_kernel_backward(g: Tensor, x: Tensor, w: Tensor, nx: bool = True,
+                           nw: bool = True) -> tuple[Tensor | None, Tensor | None]:
+    """torch's ``_prelu_kernel_backward(g, x, w)``: ``(where(x > 0, g, w g),
+    where(x > 0, 0, x g))`` (the second in the input's shape: the caller sums it to the
+    weight's, as torch's ``sum_to_size``), one op with two outputs recorded with
+    ``g, x, w`` as inputs (under ``create_graph`` both gradients require grad whenever one
+    of them does)."""
+    xa, ga, wa = x._array, g._array, w._array
+    pos = xa > 0
+    dt = xa.dtype
+    gx = xp.asarray(xp.where(pos, ga, wa * ga), dtype=dt) if nx else None
+    gw = xp.asarray(xp.where(pos, 0, xa * ga), dtype=dt) if nw else None
+    if not needs_grad(g, x, w):
+        return (None if gx is None else _make(gx)), (None if gw is None else _make(gw))
+    node = PreluKernelBackwardBackward0()
+    outs = (None if gx is None else record(node, (g, x, w), gx, 0),
+            None if gw is None else record(node, (g, x, w), gw, 1))
+    node.save(g, x, w)
+    return outs
 
 
 @register("prelu")
@@ -551,16 +611,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         >>> gradsum.prelu(gradsum.tensor([-2.0, 3.0]), gradsum.tensor([0.25])).tolist()
         [-0.5, 3.0]
     """
-    if weight._array.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight._array.ndim}")
+    # (torch's order of checks: dtypes, then the channel count, then the weight's ndim)
     if weight._array.dtype != input._array.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got "
                            f"{_tname(input._array.dtype)} and {_tname(weight._array.dtype)} "
                            "(give the weight the input's dtype)")
-    if input._array.dtype.kind != "f":
-        raise D.not_implemented("prelu_cpu", input._array.dtype, "Convert with .float().")
-    w = weight
     nd = input._array.ndim
     if weight._array.size != 1:
         if nd == 0:
@@ -570,9 +625,17 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             raise RuntimeError(
                 "Mismatch of parameter numbers and input channel size. Found parameter numbers "
                 f"= {weight._array.size} and channel size = {channels}.")
-        w = F.reshape(weight, (1, channels) + (1,) * (nd - 2))
-    elif weight._array.ndim == 1 and nd == 0:
-        w = F.reshape(weight, ())
+    if weight._array.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight._array.ndim}")
+    if input._array.dtype.kind != "f":
+        raise D.not_implemented("prelu_cpu", input._array.dtype, "Convert with .float().")
+    w = weight
+    if weight._array.ndim != nd:  # (torch: a view of the weight with the input's ndim)
+        shape = [1] * nd
+        if nd > 1:
+            shape[1] = weight._array.size
+        w = F.reshape(weight, tuple(shape))
     x, wa = input._array, w._array
     out = xp.asarray(xp.where(x > 0, x, wa * x), dtype=x.dtype)
     if not needs_grad(input, w):
