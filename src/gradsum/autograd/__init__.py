@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages, graph
+from gradsum.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from gradsum.autograd.engine import make_grads, run_backward
 from gradsum.autograd.function import Function, FunctionCtx, once_differentiable
 from gradsum.autograd.grad_mode import (
@@ -28,6 +29,8 @@ from gradsum.autograd.grad_mode import (
     set_grad_enabled,
 )
 from gradsum.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from gradsum.autograd.graph import GradientEdge
+from gradsum.autograd.variable import Variable
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -36,7 +39,9 @@ __all__ = [
     "Function",
     "FunctionCtx",
     "GradcheckError",
+    "Variable",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "functional",
     "grad",
@@ -47,6 +52,7 @@ __all__ = [
     "is_grad_enabled",
     "no_grad",
     "once_differentiable",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]
 
@@ -75,7 +81,7 @@ def _tensor_type() -> type:
 def _as_list(x: Any) -> list[Any]:
     if x is None:
         return []
-    if isinstance(x, _T[0]):
+    if isinstance(x, (_T[0], GradientEdge)):
         return [x]
     return list(x)
 
@@ -83,7 +89,7 @@ def _as_list(x: Any) -> list[Any]:
 def _inputs_list(inputs: Any, fn: str) -> list[Any]:
     """``inputs`` as a list: a tensor, a sequence, or (as torch) a plain ``dict`` whose values
     are the tensors (``dict(model.named_parameters())``); other mappings are refused."""
-    if isinstance(inputs, _T[0]):
+    if isinstance(inputs, (_T[0], GradientEdge)):
         return [inputs]
     if type(inputs) is dict:
         return list(inputs.values())
@@ -92,8 +98,28 @@ def _inputs_list(inputs: Any, fn: str) -> list[Any]:
     return list(inputs)
 
 
+def _make_seeds(outs: list[Any], grads: list[Any], kind: str) -> list[Tensor]:
+    """``make_grads`` for tensors; a :class:`GradientEdge` output takes its gradient as given
+    (gradsum's nodes keep no output shapes: an implicit one cannot be made)."""
+    if not any(o.__class__ is GradientEdge for o in outs):
+        return make_grads(outs, grads, kind)
+    seeds: list[Any] = []
+    for i, (o, g) in enumerate(zip(outs, grads)):
+        if o.__class__ is not GradientEdge:
+            seeds.extend(make_grads([o], [g], kind))
+        elif g is None:
+            raise RuntimeError(_messages.edge_implicit_grad())
+        elif not isinstance(g, _T[0]):
+            raise TypeError(_messages.bad_grad_type(kind, i, g))
+        else:
+            seeds.append(g)
+    return seeds
+
+
 def _check_roots(roots: list[Tensor]) -> None:
     for i, t in enumerate(roots):
+        if t.__class__ is GradientEdge:
+            continue
         if not isinstance(t, _T[0]):
             raise TypeError(f"expected a Tensor at position {i}, got {type(t).__name__}")
         if not t.requires_grad:
@@ -133,13 +159,15 @@ def backward(
     roots = _as_list(tensors)
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(roots)
     # torch's order of checks: the seeds, their count, the roots, then the inputs
-    seeds = make_grads(roots, grads, "grad_output")
+    seeds = _make_seeds(roots, grads, "grad_output")
     if len(grads) < len(roots):  # (torch pairs them with zip: extra gradients are ignored)
         raise RuntimeError(_messages.grad_count(len(roots), len(grads), "tensors"))
     seeds = seeds[:len(roots)]
     _check_roots(roots)
     if in_list is not None:
         for t in in_list:
+            if t.__class__ is GradientEdge:
+                continue
             if not t.requires_grad:  # (torch calls retain_grad() on each input)
                 raise RuntimeError(_messages.retain_grad_no_grad())
     if create_graph and not _warned_create_graph:
@@ -191,15 +219,17 @@ def grad(
         raise RuntimeError(_messages.empty_inputs("grad"))
     gos = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
     if is_grads_batched:
+        if any(t.__class__ is GradientEdge for t in outs + ins):
+            raise RuntimeError(_messages.edge_batched())
         return _grad_batched(outs, ins, inputs, gos, retain_graph, create_graph,
                              bool(allow_unused), materialize_grads)
-    seeds = make_grads(outs, gos, "grad_output")  # (torch's order, as in backward)
+    seeds = _make_seeds(outs, gos, "grad_output")  # (torch's order, as in backward)
     if len(gos) < len(outs):  # (torch pairs them with zip: extra gradients are ignored)
         raise RuntimeError(_messages.grad_count(len(outs), len(gos), "outputs"))
     seeds = seeds[:len(outs)]
     _check_roots(outs)
     for i, t in enumerate(ins):
-        if not t.requires_grad:
+        if t.__class__ is not GradientEdge and not t.requires_grad:
             raise RuntimeError(_messages.input_not_requiring_grad(i))
     if retain_graph is None:
         retain_graph = create_graph
@@ -207,6 +237,8 @@ def grad(
     final: list[Tensor | None] = []
     for i, (t, g) in enumerate(zip(ins, result)):
         if g is None:
+            if materialize_grads and t.__class__ is GradientEdge:
+                raise RuntimeError(_messages.edge_materialize())
             if materialize_grads:  # (torch: part of the new graph under create_graph)
                 g = zeros_like(t, requires_grad=create_graph)
             elif not allow_unused:

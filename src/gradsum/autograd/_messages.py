@@ -46,6 +46,14 @@ def freed_graph(node_name: str) -> str:
     )
 
 
+def gradcheck_overlapping_input(i: int) -> str:
+    return (
+        f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+        "are non-overlapping to be able to compute the numerical gradients correctly. You "
+        "should call .contiguous on the input before passing it to gradcheck."
+    )
+
+
 def saved_detached_inplace(t: Any, node: str) -> str:
     return (
         "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
@@ -456,4 +464,203 @@ def batched_sizes(sizes: list[int]) -> str:
         "vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
         f"{sizes} for the first dimension of the grad_outputs (is_grads_batched=True). Give "
         "every grad_output the same batch size."
+    )
+
+
+# -- saved tensor hooks, graph utilities, anomaly mode, checkpoint ------------------------------
+def unpack_not_tensor(obj: object) -> str:
+    return (
+        "Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+        f"{type(obj).__name__}. Make unpack_hook return a Tensor rebuilt from what pack_hook "
+        "returned."
+    )
+
+
+def pack_modified_input() -> str:
+    return (
+        "A saved tensor pack hook is modifying its input in place. Tensors provided as input "
+        "to pack hook cannot be modified by in-place operations as this can lead to "
+        "unexpected side-effects. Please open an issue if you need to perform in-place "
+        "operations on the input to a pack hook."
+    )
+
+
+def pop_hooks_empty() -> str:
+    return (
+        "saved_tensors_hooks: there is no pair of saved tensor hooks to pop in this thread "
+        "(is_initialized && !tls.stack.empty()). Leave each saved_tensors_hooks context only "
+        "once, in the thread that entered it."
+    )
+
+
+def gradient_edge_no_grad() -> str:
+    return (
+        "It is not possible to get the gradient edge for a Tensor that does not require "
+        "gradients"
+    )
+
+
+def multi_grad_mode(mode: object) -> str:
+    return f"Expects mode to be one of ('all', 'any') but got {mode}"
+
+
+def hook_outside_backward() -> str:
+    return "expected this hook to be called inside a backward call"
+
+
+def edge_implicit_grad() -> str:
+    return (
+        "grad can be implicitly created only for scalar outputs: a GradientEdge output "
+        "carries no shape in gradsum, so pass its gradient explicitly in grad_outputs."
+    )
+
+
+def edge_materialize() -> str:
+    return "materialize_grads cannot be used when the given input is a GradientEdge"
+
+
+def edge_batched() -> str:
+    return "Batched grads are not supported with GradientEdge"
+
+
+def anomaly_enabled_warning() -> str:
+    return (
+        "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+        "only be enabled for debugging."
+    )
+
+
+def anomaly_nan(node_name: str, i: int) -> str:
+    return f"Function '{node_name}' returned nan values in its {i}th output."
+
+
+def anomaly_traceback(node_name: str, stack: str) -> str:
+    return (
+        f"Error detected in {node_name}. Traceback of forward call that caused the error:\n"
+        f"{stack}"
+    )
+
+
+def anomaly_no_traceback(node_name: str) -> str:
+    return (
+        f"Error detected in {node_name}. No forward pass information available. Enable "
+        "detect anomaly during forward pass for more information."
+    )
+
+
+def anomaly_parent(node_name: str, stack: str) -> str:
+    return (
+        f"\n\nPrevious calculation was induced by {node_name}. Traceback of forward call "
+        f"that induced the previous calculation:\n{stack}"
+    )
+
+
+def variable_data_not_tensor(obj: object) -> str:
+    return f"Variable data has to be a tensor, but got {type(obj).__name__}"
+
+
+def checkpoint_use_reentrant(fn: str) -> str:
+    if fn == "checkpoint":
+        return (
+            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "
+            "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+            "exception. use_reentrant=False is recommended, but if you need to preserve the "
+            "current default behavior, you can pass use_reentrant=True. Refer to docs for "
+            "more details on the differences between the two variants."
+        )
+    return (
+        "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+        "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
+        "passed. use_reentrant=False is recommended, but if you need to preserve the current "
+        "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+        "the differences between the two variants."
+    )
+
+
+def checkpoint_kwargs(names: list[str]) -> str:
+    return "Unexpected keyword arguments: " + ",".join(names)
+
+
+def checkpoint_reentrant_options() -> str:
+    return "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
+
+
+def checkpoint_reentrant_grad() -> str:
+    return (
+        "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or "
+        "passing an `inputs` parameter to .backward(). To resolve this error, you can either "
+        "set use_reentrant=False, or call .backward() without passing the `inputs` argument."
+    )
+
+
+def checkpoint_reentrant_no_grad_output() -> str:
+    return (
+        "none of output has requires_grad=True, this checkpoint() is not necessary"
+    )
+
+
+def checkpoint_twice() -> str:
+    return (
+        "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already "
+        "unpacked once. If you are calling ctx.saved_tensors in backward, make sure to do so "
+        "only once. Otherwise please open an issue with details on your use case."
+    )
+
+
+def checkpoint_freed() -> str:
+    return (
+        "torch.utils.checkpoint: Trying to backward through the graph a second time (or "
+        "directly access saved tensors after they have already been freed). Saved "
+        "intermediate values of the graph are freed when you call .backward() or "
+        "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+        "graph a second time or if you need to access saved tensors after calling backward."
+    )
+
+
+def checkpoint_recompute_mismatch(n_fwd: int, n_re: int) -> str:
+    return (
+        "torch.utils.checkpoint: A different number of tensors was saved during the original "
+        f"forward and recomputation.\nNumber of tensors saved during forward: {n_fwd}\n"
+        f"Number of tensors saved during recomputation: {n_re}. Make the checkpointed "
+        "function deterministic (same ops on the same inputs), or pass "
+        "determinism_check='none'."
+    )
+
+
+def checkpoint_metadata_mismatch(i: int, fwd: object, re: object) -> str:
+    return (
+        "torch.utils.checkpoint: Recomputed values for the following tensors have different "
+        f"metadata than during the forward pass.\ntensor at position {i}:\nsaved metadata: "
+        f"{fwd}\nrecomputed metadata: {re}\n Make the checkpointed function deterministic, or "
+        "pass determinism_check='none'."
+    )
+
+
+def checkpoint_determinism_value(value: object) -> str:
+    return (
+        "determinism_check should be one of ['default', 'none'], but got "
+        f"{value}"
+    )
+
+
+
+def node_expected() -> str:
+    return (
+        "Expected gradient function to be set: the tensor does not require grad, so it has "
+        "no place in the graph. Register multi-grad hooks on tensors that require grad."
+    )
+
+
+def noop_saver_backward() -> str:
+    return (
+        "Did not expect to backward on this graph: the node that keeps a checkpoint's inputs "
+        "is never differentiated."
+    )
+
+
+def will_execute_leaf() -> str:
+    return (
+        "A leaf node was passed to _will_engine_execute_node but we are currently running "
+        "autograd.grad(). This is currently not supported. (register_multi_grad_hook in "
+        "mode='all' on a leaf works with backward(), not with autograd.grad().)"
     )

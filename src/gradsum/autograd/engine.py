@@ -16,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import gc
 import heapq
 import itertools
@@ -24,9 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
 from gradsum.autograd import _messages
+from gradsum.autograd.anomaly_mode import _anomaly, apply_checked
 from gradsum.autograd.function import BackwardCFunction
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import AccumulateGrad, Node, grad_accumulator, run_post_acc_hooks
+from gradsum.autograd.graph import (
+    AccumulateGrad,
+    GradientEdge,
+    Node,
+    grad_accumulator,
+    run_post_acc_hooks,
+)
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -40,9 +48,17 @@ _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 _heappush = heapq.heappush
 _heappop = heapq.heappop
 
+#: the backwards running in this process, innermost last: ``(task id, deps, needed,
+#: target_nodes, accumulate)``; read by :func:`current_graph_task_id` and
+#: :func:`will_engine_execute_node` (multi-grad hooks). One append and one pop per backward.
+_tasks: list[tuple[int, dict[Node, int], set[Node] | None, set[Node], bool]] = []
+_task_ids = itertools.count()
+
 
 def _target_of(t: Tensor) -> tuple[Node | None, int]:
     """The (node, slot) where the gradient of ``t`` arrives, or (None, 0) if none can."""
+    if t.__class__ is GradientEdge:  # (autograd.graph.get_gradient_edge)
+        return t.node, t.output_nr
     if t._grad_fn is not None:
         return t._grad_fn, t._output_nr
     if t._requires_grad:
@@ -169,7 +185,7 @@ def run_backward(
             # above, so a refused call changes nothing): a named non-leaf gets its .grad from
             # the retain hook, out of place, in this backward and in every later one.
             for t in inputs:
-                if t._grad_fn is not None:
+                if t.__class__ is not GradientEdge and t._grad_fn is not None:
                     t.retain_grad()
 
     def wanted(n: Node) -> bool:
@@ -211,8 +227,11 @@ def run_backward(
     # backward rule give inf or nan silently); NumPy's are silenced for the walk only.
     fp_state = xp.errstate(divide="ignore", invalid="ignore", over="ignore")
     fp_state.__enter__()
+    _tasks.append((next(_task_ids), deps, needed, target_nodes, accumulate))
+    # (note "Anomaly mode costs nothing when off" in anomaly_mode: one test per backward)
+    apply = _apply if not _anomaly[0] else functools.partial(apply_checked, _apply)
     try:
-        if needed is None and not targets:
+        if needed is None and not targets and apply is _apply:
             _run_all(heap, buffers, deps, shared, retain_graph, create_graph, accumulate, tick)
         while heap:
             node = _heappop(heap)[2]
@@ -239,8 +258,8 @@ def run_backward(
                         captured[idx] = src[nr]
             if needed is not None and node not in needed:
                 continue  # (with no input reachable, e.g. a view made in no_grad mode)
-            outs = _apply(node, hooks, grads, shared, retain_graph,
-                          wanted if needed is not None else None)
+            outs = apply(node, hooks, grads, shared, retain_graph,
+                         wanted if needed is not None else None)
             for (child, cnr), g in zip(node._next, outs):
                 if child is None:
                     continue
@@ -254,6 +273,7 @@ def run_backward(
         failed = e
         raise
     finally:
+        _tasks.pop()
         fp_state.__exit__(None, None, None)
         if gc_was_enabled:
             _gc_enable()
@@ -266,6 +286,25 @@ def run_backward(
             if node is not None and targets.get((node, nr), i) != i:
                 captured[i] = captured[targets[(node, nr)]]
     return captured
+
+
+def current_graph_task_id() -> int:
+    """An id of the innermost backward running now, -1 outside backward (torch's
+    ``torch._C._current_graph_task_id``)."""
+    return _tasks[-1][0] if _tasks else -1
+
+
+def will_engine_execute_node(node: Node) -> bool:
+    """Whether the innermost running backward executes ``node`` (reaches it and, under
+    ``inputs=``, needs it), as torch's ``torch._C._will_engine_execute_node``."""
+    if not _tasks:
+        raise RuntimeError(_messages.hook_outside_backward())
+    _, deps, needed, target_nodes, accumulate = _tasks[-1]
+    if not accumulate and node.__class__ is AccumulateGrad:
+        raise RuntimeError(_messages.will_execute_leaf())
+    if needed is None:
+        return node in deps
+    return node in needed or node in target_nodes
 
 
 def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor | None]],

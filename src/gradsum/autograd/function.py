@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node
-from gradsum.autograd.saved import SavedTensor
+from gradsum.autograd.graph import Node, _saved_input, _saved_output
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -296,11 +295,11 @@ class Function:
             for t in node._to_save:
                 if t is not None and id(t) in raw_ids and isinstance(results[raw_ids[id(t)]],
                                                                      Tensor):
-                    saved.append(SavedTensor(results[raw_ids[id(t)]], True))
+                    saved.append(_saved_output(results[raw_ids[id(t)]]))
                 elif t is not None and id(t) in out_ids:
-                    saved.append(SavedTensor(t, True))
-                else:
-                    saved.append(SavedTensor(t, False))
+                    saved.append(_saved_output(t))
+                else:  # (through the saved tensor hooks when some are active)
+                    saved.append(_saved_input(t))
             node._saved = tuple(saved)
             node._to_save = ()
         if rebase is not None:

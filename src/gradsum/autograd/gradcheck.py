@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
+from gradsum.autograd import _messages
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -37,24 +38,26 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: Sequence[Any], i: int, e
                         ) -> list[Any]:
     """d(each output, flattened) / d(input i, flattened), by central differences."""
     x = inputs[i]._array
-    flat = x.reshape(-1)
+    if x.size and any(st == 0 and n > 1 for st, n in zip(x.strides, x.shape)):
+        raise RuntimeError(_messages.gradcheck_overlapping_input(i))
     cols: list[list[Any]] = []
-    if True:  # grad mode stays on: the function may itself call autograd.grad (gradgradcheck)
-        for k in range(flat.size):
-            orig = flat[k]
-            flat[k] = orig + eps
-            plus = [o._array.astype(xp.float64).reshape(-1).copy()
-                    for o in _outputs(fn, inputs)]
-            flat[k] = orig - eps
-            minus = [o._array.astype(xp.float64).reshape(-1).copy()
-                     for o in _outputs(fn, inputs)]
-            flat[k] = orig
-            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+    # Each element is perturbed where it lives (``x[pos]``, in C order: the column order of
+    # the analytical Jacobian): a non-contiguous input (a transposed or sliced view) has no
+    # flat view to write through. Grad mode stays on: the function may itself call
+    # autograd.grad (gradgradcheck).
+    for pos in xp.ndindex(x.shape):
+        orig = x[pos]
+        x[pos] = orig + eps
+        plus = [o._array.astype(xp.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+        x[pos] = orig - eps
+        minus = [o._array.astype(xp.float64).reshape(-1).copy() for o in _outputs(fn, inputs)]
+        x[pos] = orig
+        cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     sizes = ([c.size for c in cols[0]] if cols
              else [o._array.size for o in _outputs(fn, inputs)])  # an empty input: no columns
     jac = []
     for j, size in enumerate(sizes):
-        m = xp.zeros((size, flat.size))
+        m = xp.zeros((size, x.size))
         for k, col in enumerate(cols):
             m[:, k] = col[j]
         jac.append(m)

@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.saved import SavedTensor
+from gradsum.autograd.saved import SavedTensor, hooks_active, pack_saved
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
 
 _seq = itertools.count()
+#: ``Node.metadata`` dicts, allocated on first access only (nodes have no slot for them)
+_node_metadata: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 _handle_ids = itertools.count()
 _Tensor: Any = None  # gradsum._tensor.Tensor, bound on first use (import cycle)
 
@@ -128,7 +130,11 @@ class Node:
 
     @property
     def metadata(self) -> dict[str, Any]:
-        return {}
+        """A dict kept with this node (torch's; anomaly mode stores ``"traceback_"`` there)."""
+        d = _node_metadata.get(self)
+        if d is None:
+            d = _node_metadata[self] = {}
+        return d
 
     @property
     def _released(self) -> bool:
@@ -252,6 +258,8 @@ def _saved_input(t: Tensor | None) -> SavedTensor:
     """``SavedTensor(t, False)`` without the generic constructor (the hot path of ``save``)."""
     if t is None:
         return _NOTHING_SAVED
+    if hooks_active:  # (note "Saved tensor hooks on the hot path" in saved.py)
+        return pack_saved(t, False)
     s = _new(SavedTensor)
     s._is_output = False
     s._tensor = t
@@ -264,6 +272,8 @@ def _saved_input(t: Tensor | None) -> SavedTensor:
 
 def _saved_output(t: Tensor) -> SavedTensor:
     """``SavedTensor(t, True)``: a node's own output, kept as buffer + counter only."""
+    if hooks_active:  # (note "Saved tensor hooks on the hot path" in saved.py)
+        return pack_saved(t, True)
     s = _new(SavedTensor)
     s._is_output = True
     s._tensor = None
@@ -379,3 +389,28 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
         acc.variable = t
         t._acc_ref = _weakref(acc)
     return acc
+
+
+# torch.autograd.graph's public utilities (defined apart to keep this hot module small)
+from gradsum.autograd._graph_utils import (  # noqa: E402
+    GradientEdge,
+    disable_saved_tensors_hooks,
+    get_gradient_edge,
+    increment_version,
+    register_multi_grad_hook,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
+
+__all__ = [
+    "AccumulateGrad",
+    "GradientEdge",
+    "Node",
+    "RemovableHandle",
+    "disable_saved_tensors_hooks",
+    "get_gradient_edge",
+    "increment_version",
+    "register_multi_grad_hook",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]

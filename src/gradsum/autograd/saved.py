@@ -22,6 +22,8 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages
@@ -103,3 +105,115 @@ class SavedTensor:
     def release(self) -> None:
         self._tensor = None
         self._array = None
+
+
+# -- saved tensor hooks (``gradsum.autograd.graph.saved_tensors_hooks``) -----------------------
+#
+# Note "Saved tensor hooks on the hot path": every op that records saves tensors through
+# ``graph._saved_input``/``graph._saved_output``. Those test ``hooks_active`` (a module-level
+# list, non-empty while any thread has a pair of hooks pushed) and only then call
+# :func:`pack_saved`, which looks at this thread's own stack. Without hooks a save costs one
+# truth test of a global.
+
+#: one entry per pair of hooks pushed in any thread (see the note above)
+hooks_active: list[None] = []
+
+
+class _HooksState(threading.local):
+    def __init__(self) -> None:
+        #: this thread's ``(pack_hook, unpack_hook)`` pairs, innermost last
+        self.stack: list[tuple[Callable[[Any], Any], Callable[[Any], Any]]] = []
+        #: the message of ``disable_saved_tensors_hooks``, or None when hooks are allowed
+        self.disabled: str | None = None
+
+
+hooks_state = _HooksState()
+
+#: what ``_vc`` of a packed saved tensor points to: its ``_version_at_save`` (-1) never
+#: matches, which sends every inlined fast path (engine validation, ``Node.saved``) to the
+#: methods of :class:`PackedSavedTensor` (torch checks no version through hooks)
+_PACKED_VC = [0]
+_PACKED_NONE = object()  # stands for a pack hook's ``None`` (``None`` marks a released slot)
+
+
+class PackedSavedTensor(SavedTensor):
+    """A tensor saved while saved-tensor hooks were active: the node keeps only what the pack
+    hook returned (in ``_tensor``, released after backward like any saved tensor) and the
+    autograd metadata needed to rebuild the tensor, as torch's ``SavedVariable`` with hooks.
+
+    ``_is_output`` is False even for an output (in-place ops re-point saved outputs at their
+    destination buffer, see ``ops.inplace``: a packed value must stay as packed); ``_out``
+    says whether this is the node's own output.
+    """
+
+    __slots__ = ("_acc_ref", "_grad_fn", "_out", "_requires_grad", "_unpack_hook")
+
+    def check(self, node: Node) -> None:
+        if self._tensor is None:  # (released through another holder of the same slot)
+            raise RuntimeError(_messages.freed_graph(node.name()))
+
+    def unpack(self, node: Node) -> Any:
+        packed = self._tensor
+        if packed is None:
+            raise RuntimeError(_messages.freed_graph(node.name()))
+        global _make
+        if _make is None:
+            from gradsum._tensor import Tensor
+
+            _make = Tensor._make
+        r = self._unpack_hook(None if packed is _PACKED_NONE else packed)
+        if not isinstance(r, _make.__self__):
+            raise TypeError(_messages.unpack_not_tensor(r))
+        # torch's make_variable(data, edge): a new tensor on the unpacked data, carrying the
+        # saved tensor's place in the graph, so double backward through it still works
+        if self._out:
+            out = _make(r._array, False, node, self._output_nr)
+        elif self._grad_fn is not None:
+            out = _make(r._array, False, self._grad_fn, self._output_nr)
+        else:
+            out = _make(r._array, self._requires_grad)
+            if self._requires_grad:
+                out._acc_ref = self._acc_ref  # (the original leaf's sink: grads reach it)
+        out._vc = r._vc
+        return out
+
+    def release(self) -> None:
+        self._tensor = None
+        self._array = None
+
+
+def pack_saved(t: Tensor, is_output: bool) -> SavedTensor:
+    """Save ``t`` through this thread's innermost pack hook (the plain way when this thread
+    has none: another thread's hooks do not apply here)."""
+    stack = hooks_state.stack
+    if not stack:
+        return SavedTensor(t, is_output)
+    from gradsum.autograd.grad_mode import _state
+    from gradsum.autograd.graph import grad_accumulator
+
+    pack_hook, unpack_hook = stack[-1]
+    s = PackedSavedTensor.__new__(PackedSavedTensor)
+    s._is_output = False
+    s._out = is_output
+    s._array = None
+    s._vc = _PACKED_VC
+    s._version_at_save = -1
+    s._unpack_hook = unpack_hook
+    s._output_nr = t._output_nr
+    s._grad_fn = None if is_output else t._grad_fn  # (an output's is the saving node)
+    s._requires_grad = t._requires_grad and t._grad_fn is None
+    s._acc_ref = None
+    if s._requires_grad:
+        grad_accumulator(t)  # (as torch: the sink exists for the unpacked tensor to reach)
+        s._acc_ref = t._acc_ref
+    version = t._vc[0]
+    prev = _state.enabled
+    _state.enabled = False  # (torch packs under no_grad)
+    try:
+        packed = pack_hook(t)
+    finally:
+        _state.enabled = prev
+    if t._vc[0] != version:
+        raise RuntimeError(_messages.pack_modified_input())
+    s._tensor = _PACKED_NONE if packed is None else packed
+    return s
