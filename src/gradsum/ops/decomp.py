@@ -746,24 +746,30 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
 
 
 # == pinv ======================================================================================
+def _pinv_backward(g: Tensor, a: Tensor, p: Tensor) -> Tensor:
+    """torch's ``pinv_backward``: the gradient of ``p = pinv(a)`` for output gradient ``g``
+    (also used by ``linalg.lstsq``)."""
+    m, n = a.shape[-2], a.shape[-1]
+    ph, gh = _mT(p), _mT(g)
+    mm = F.matmul
+    if m <= n:
+        K = mm(gh, p)
+        kph = mm(K, ph)
+        out = F.add(F.neg(_mT(mm(p, K))), kph)
+        out = F.sub(out, mm(mm(a, p), kph))
+        return F.add(out, mm(mm(ph, p), F.sub(gh, mm(K, a))))
+    K = mm(p, gh)
+    phk = mm(ph, K)
+    out = F.add(F.neg(_mT(mm(K, p))), mm(mm(F.sub(gh, mm(a, K)), p), ph))
+    return F.sub(F.add(out, phk), mm(mm(phk, p), a))
+
+
 class LinalgPinvBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
         a, p = self.saved()
-        m, n = a.shape[-2], a.shape[-1]
-        ph, gh = _mT(p), _mT(g)
-        mm = F.matmul
-        if m <= n:
-            K = mm(gh, p)
-            kph = mm(K, ph)
-            out = F.add(F.neg(_mT(mm(p, K))), kph)
-            out = F.sub(out, mm(mm(a, p), kph))
-            return F.add(out, mm(mm(ph, p), F.sub(gh, mm(K, a))))
-        K = mm(p, gh)
-        phk = mm(ph, K)
-        out = F.add(F.neg(_mT(mm(K, p))), mm(mm(F.sub(gh, mm(a, K)), p), ph))
-        return F.sub(F.add(out, phk), mm(mm(phk, p), a))
+        return _pinv_backward(g, a, p)
 
 
 def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False) -> Tensor:
