@@ -1352,6 +1352,8 @@ def missing_entries(ops: Sequence[str]) -> list[str]:
     return sorted(n for n in ops if n not in table)
 
 import opdb_compose  # noqa: E402, F401  (ops/compose.py entries)
+import opdb_linalg2  # noqa: E402,F401  (ops/linalg2.py entries: linalg solves, LU, index_reduce)
 import opdb_methods  # noqa: E402, F401  (ops/methods.py entries)
 import opdb_selection  # noqa: E402,F401  (ops/selection.py entries)
 import opdb_special  # noqa: E402,F401  (ops/special.py and ops/decomp.py entries)
+import opdb_special2  # noqa: E402,F401  (ops/special2.py entries: torch.special)

@@ -90,6 +90,11 @@ from gradsum.autograd import (
     no_grad,
     set_grad_enabled,
 )
+from gradsum.autograd.anomaly_mode import (
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_anomaly_enabled,
+)
 from gradsum import ops as _ops
 from gradsum.ops import (
     abs,
@@ -195,11 +200,14 @@ float = float32
 int = int32
 _tensor._F = _ops
 for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
-    if not _name.endswith("_") and _name not in globals():
+    # (``special_*``: the registry names of gradsum.special's ops, not torch top-level names)
+    if not _name.endswith("_") and _name not in globals() and not _name.startswith("special_"):
         globals()[_name] = _fn
 
-from gradsum import autograd, backends
+from gradsum import autograd, backends, utils
 from gradsum import nn, optim  # after ops: they build on them
+from gradsum import special  # torch.special (after ops: it builds on them)
+from gradsum.ops import erfc_, i0_, logit_, sinc_, xlogy_  # torch's top-level in-place
 from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim
 

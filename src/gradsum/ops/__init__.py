@@ -1067,3 +1067,41 @@ for _name in ("data_ptr", "storage_offset", "get_device", "is_pinned", "is_share
 for _name in ("solve", "lstsq", "eig", "symeig"):
     setattr(Tensor, _name, _methods._removed(_name))
 # == end ops/methods.py ===========================================================================
+
+# == ops/special2.py (torch.special's remaining functions; igamma/igammac and in-place aliases) ==
+from gradsum.ops.special2 import igamma, igammac  # noqa: E402
+
+for _name, _fn in {"igamma": igamma, "igammac": igammac}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {"igamma_": igamma, "igammac_": igammac}.items():
+    setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False, check_cast=True,
+                                        elementwise=True))
+# torch's top-level in-place functions (``torch.i0_(t)`` is ``t.i0_()``)
+i0_ = Tensor.i0_
+sinc_ = Tensor.sinc_
+erfc_ = Tensor.erfc_
+logit_ = Tensor.logit_
+xlogy_ = Tensor.xlogy_
+# == end ops/special2.py ==========================================================================
+
+# == ops/linalg2.py (triangular/LU solves, lstsq, cond, ..., index_reduce) =======================
+from gradsum.ops import linalg2 as _linalg2  # noqa: E402
+from gradsum.ops.linalg2 import (  # noqa: E402
+    chain_matmul,
+    cholesky_inverse,
+    cholesky_solve,
+    index_reduce,
+    lu_unpack,
+    triangular_solve,
+)
+
+for _name, _fn in {
+    "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse,
+    "triangular_solve": triangular_solve, "index_reduce": index_reduce,
+}.items():
+    METHODS[_name] = _fn
+    setattr(Tensor, _name, _fn)
+Tensor.index_reduce_ = _op_inplace("index_reduce_", index_reduce, registered=False)
+_ = (_linalg2, chain_matmul, lu_unpack)
+# == end ops/linalg2.py ===========================================================================
