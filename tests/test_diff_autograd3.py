@@ -490,3 +490,18 @@ def test_gradcheck_on_non_contiguous_and_overlapping_inputs() -> None:
         b = m.tensor([2.0], dtype=m.float64).expand(3).detach().requires_grad_()
         with pytest.raises(RuntimeError, match="has a dimension with stride 0"):
             m.autograd.gradcheck(lambda t: t * 2, (b,))
+
+
+def test_toolkit_reads_graphs_whose_saved_tensors_were_packed() -> None:
+    # a pack hook may keep any object: the toolkit's memory accounting counts only arrays
+    from gradsum.toolkit import dot
+    from gradsum.toolkit._hub import saved_bytes
+
+    x = gradsum.ones(3, requires_grad=True)
+    with gradsum.autograd.graph.saved_tensors_hooks(
+            lambda t: ("packed", t.detach().numpy().copy()), lambda p: gradsum.tensor(p[1])):
+        y = (x * x).exp().sum()
+    assert dot.to_dot(y).startswith("digraph")
+    assert saved_bytes(y.grad_fn.next_functions[0][0]) == 0  # (exp's output: a tuple)
+    y.backward()
+    assert x.grad.tolist() == pytest.approx([2 * 2.718281828] * 3, rel=1e-6)

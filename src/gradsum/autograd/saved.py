@@ -107,6 +107,17 @@ class SavedTensor:
         self._array = None
 
 
+def saved_array(s: SavedTensor) -> Any:
+    """The array a saved tensor holds (its own buffer for a saved output, the tensor's for a
+    saved input, what a saved-tensor pack hook returned when that is a tensor), or None once
+    released or when a pack hook kept something else. For the toolkit's memory accounting."""
+    if s._array is not None:
+        return s._array
+    t = s._tensor
+    arr = getattr(t, "_array", None)  # (a packed value may be any object)
+    return arr if arr is not None and hasattr(arr, "nbytes") else None
+
+
 # -- saved tensor hooks (``gradsum.autograd.graph.saved_tensors_hooks``) -----------------------
 #
 # Note "Saved tensor hooks on the hot path": every op that records saves tensors through

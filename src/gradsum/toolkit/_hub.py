@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import engine, graph
+from gradsum.autograd.saved import saved_array
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -288,9 +289,7 @@ def saved_bytes(node: Node) -> int:
     """Bytes held by a node's saved tensors that are not freed yet."""
     total = 0
     for s in node._saved or ():
-        arr = s._array
-        if arr is None and s._tensor is not None:
-            arr = s._tensor._array
+        arr = saved_array(s)
         if arr is not None:
             total += int(arr.nbytes)
     return total

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd.graph import AccumulateGrad
+from gradsum.autograd.saved import saved_array
 from gradsum.toolkit._hub import is_released, iter_nodes, named_params, saved_bytes, shape_str
 
 if TYPE_CHECKING:
@@ -54,8 +55,7 @@ def _saved_info(node: Node) -> tuple[list[str], str | None]:
     shapes: list[str] = []
     out_shape = None
     for s in node._saved or ():
-        arr = s._array if s._array is not None else (
-            s._tensor._array if s._tensor is not None else None)
+        arr = saved_array(s)
         if arr is None:
             continue
         shp = str(tuple(arr.shape))

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
+from gradsum.autograd.saved import saved_array
 from gradsum.toolkit import _optim_hooks
 from gradsum.toolkit._hub import HUB, _Frame, iter_nodes, named_params
 from gradsum.toolkit.ledger import Contribution, Ledger
@@ -448,10 +449,8 @@ class Sanitizer:
             if gr.step < step - 1 and not gr.reported:
                 gr.reported = True
                 nodes = iter_nodes([node], limit=10_000)
-                held = sum(
-                    int(s._array.nbytes) if s._array is not None else (
-                        int(s._tensor._array.nbytes) if s._tensor is not None else 0)
-                    for n in nodes for s in (n._saved or ()))
+                held = sum(int(a.nbytes) for n in nodes for s in (n._saved or ())
+                           if (a := saved_array(s)) is not None)
                 origin = (f"backward #{gr.seq} at {gr.site}" if gr.seq else
                           f"autograd.grad at {gr.site}" if gr.site else "optimizer.step()")
                 desc = (f"{gr.what} from {origin} (before step {gr.step + 1}) is still alive "
