@@ -19,13 +19,16 @@ Example:
 
 from __future__ import annotations
 
-from gradsum.optim import lr_scheduler
+from gradsum.optim import lr_scheduler, swa_utils
+from gradsum.optim._stateless import swap_in_optimizer_params_and_state
 from gradsum.optim.adadelta import Adadelta
+from gradsum.optim.adafactor import Adafactor
 from gradsum.optim.adagrad import Adagrad
 from gradsum.optim.adam import Adam, AdamW
 from gradsum.optim.adamax import Adamax
 from gradsum.optim.asgd import ASGD
 from gradsum.optim.lbfgs import LBFGS
+from gradsum.optim.muon import Muon
 from gradsum.optim.nadam import NAdam
 from gradsum.optim.optimizer import Optimizer
 from gradsum.optim.radam import RAdam
@@ -34,6 +37,7 @@ from gradsum.optim.rprop import Rprop
 from gradsum.optim.sgd import SGD
 
 __all__ = [
-    "ASGD", "LBFGS", "SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "NAdam",
-    "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+    "ASGD", "LBFGS", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax",
+    "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler",
+    "swa_utils", "swap_in_optimizer_params_and_state",
 ]

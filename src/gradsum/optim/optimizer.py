@@ -644,6 +644,28 @@ def _scalar_state(value: float, fused: bool | None = None) -> Tensor:
     return t
 
 
+def _lr_value(lr: Any) -> Any:
+    """A learning rate for arithmetic that rounds like torch's: a Python float for a number,
+    a NumPy scalar of the tensor's dtype for a one-element tensor (torch computes ``lr * x``
+    with a 0-d float32 ``lr`` in float32; NumPy's weak Python scalars then follow the same
+    rules). Raises like :func:`_scalar` for a tensor of several elements."""
+    if isinstance(lr, Tensor):
+        _scalar(lr)  # (the one-element check and its TypeError)
+        return lr._array.reshape(())[()]
+    return float(lr)
+
+
+def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
+    """``dest += alpha * update`` as torch's ``add_(update, alpha=alpha)`` computes it on the
+    CPU: one fused multiply-add, ``alpha`` in ``dest``'s dtype (float32 emulated through
+    float64, where the fused result and the double one round alike)."""
+    if dest.dtype == xp.float32:
+        a = xp.float64(xp.float32(alpha))
+        dest[...] = dest.astype(xp.float64) + a * update.astype(xp.float64)
+    else:
+        dest += update.astype(dest.dtype, copy=False) * alpha
+
+
 #: the devices torch's capturable optimizers accept (gradsum's tensors are all on the CPU)
 _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 

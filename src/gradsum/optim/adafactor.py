@@ -1,0 +1,192 @@
+"""``Adafactor``: Adam-like steps with factored second moments (torch's ``torch.optim.Adafactor``:
+row/column factors for parameters of two or more dimensions, ``beta2_decay``, the ``eps`` pair,
+update clipping ``d``, decoupled weight decay, maximize).
+
+Example:
+    >>> import gradsum
+    >>> from gradsum import nn, optim
+    >>> w = nn.Parameter(gradsum.ones(2, 3))
+    >>> opt = optim.Adafactor([w])
+    >>> w.grad = gradsum.ones(2, 3)
+    >>> opt.step()              # relative step: lr * RMS(w) = 0.01 * 1
+    >>> [round(v, 4) for v in w[0].tolist()]
+    [0.99, 0.99, 0.99]
+    >>> list(opt.state[w]), tuple(opt.state[w]["row_var"].shape)
+    (['step', 'row_var', 'col_var'], (2, 1))
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from gradsum._backend import xp
+from gradsum._tensor import Tensor
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _add_scaled_,
+    _bump,
+    _grad_array,
+    _lerp_,
+    _lr_value,
+    _step_tensor,
+)
+
+
+def _norm(a: Any) -> float:
+    """``a.norm(2).item()``."""
+    return float(xp.sqrt(xp.sum(a * a)))
+
+
+class Adafactor(Optimizer):
+    """Adafactor, torch's formulation (``eps1 = None``: the machine epsilon of the first
+    parameter's dtype; ``G`` the gradient, negated with ``maximize``)::
+
+        step += 1
+        beta2_complement = step ** beta2_decay
+        rho = min(lr, 1 / sqrt(step));  alpha = max(eps2, RMS(p)) * rho
+        p *= 1 - lr * weight_decay
+        if G.dim() > 1:   # factored over the last two dimensions
+            row_var = lerp(row_var, mean(G * G, dim=-1), beta2_complement)
+            col_var = lerp(col_var, mean(G * G, dim=-2), beta2_complement)
+            v = row_var @ col_var / max(mean(row_var, dim=-2), eps1)
+        else:
+            variance = lerp(variance, G * G, beta2_complement);  v = variance
+        u = G / sqrt(max(v, eps1 * eps1))
+        p -= alpha / max(1, RMS(u) / d) * u
+
+    State per parameter (created at its first gradient): ``step`` (a 0-d tensor of the default
+    float dtype), then ``row_var`` (shape ``(..., R, 1)``) and ``col_var`` (``(..., 1, C)``)
+    for a gradient of two or more dimensions, else ``variance`` (the gradient's shape).
+
+    Args:
+        params: the parameters, or param groups (dicts).
+        lr: the largest relative step size and the weight decay's scale (default 1e-2).
+        beta2_decay: ``beta2 = 1 - step ** beta2_decay`` (at most 0; default -0.8).
+        eps: ``(eps1, eps2)``: ``eps1`` floors the variance (``None``: the dtype's epsilon),
+            ``eps2`` the parameter scale (default ``(None, 1e-3)``).
+        d: the update clipping threshold (at least 1).
+        weight_decay: decoupled weight decay coefficient.
+        foreach: accepted for torch compatibility (the update is the same).
+        maximize: maximize the objective.
+
+    Example:
+        >>> import gradsum
+        >>> b = gradsum.nn.Parameter(gradsum.tensor([1.0, -2.0]))
+        >>> opt = gradsum.optim.Adafactor([b], lr=0.1, weight_decay=0.5)
+        >>> b.grad = gradsum.tensor([0.0, 0.0])   # a zero gradient still decays the weights
+        >>> opt.step()
+        >>> [round(v, 4) for v in b.tolist()]
+        [0.95, -1.9]
+    """
+
+    _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {"foreach": None}
+    _TENSOR_STEP = True
+
+    def __init__(self, params: Any, lr: float | Tensor = 1e-2, beta2_decay: float = -0.8,
+                 eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
+                 weight_decay: float = 0.0, *, foreach: bool | None = None,
+                 maximize: bool = False) -> None:
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not lr >= 0.0:
+            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+        if not beta2_decay <= 0.0:
+            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+        if eps[0] is not None and not eps[0] >= 0.0:
+            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+        if not eps[1] >= 0.0:
+            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+        if not d >= 1.0:
+            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+        if not weight_decay >= 0.0:
+            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        defaults = {
+            "lr": lr, "beta2_decay": beta2_decay, "eps": eps, "d": d,
+            "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
+        }
+        super().__init__(params, defaults)
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        eps1, eps2 = group["eps"]  # (unpacked first: a 3-tuple raises ValueError, as torch)
+        params = []
+        for p in group["params"]:  # (all the group's state first, like torch's _init_group)
+            if p.grad is None:
+                continue
+            params.append(p)
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                g = p.grad._array
+                if g.ndim > 1:
+                    state["row_var"] = Tensor._make(xp.zeros((*g.shape[:-1], 1), g.dtype))
+                    state["col_var"] = Tensor._make(
+                        xp.zeros((*g.shape[:-2], 1, g.shape[-1]), g.dtype))
+                else:
+                    state["variance"] = Tensor._make(xp.zeros_like(g))
+        if not params:
+            return
+        lr = _lr_value(group["lr"])
+        beta2_decay, d = float(group["beta2_decay"]), float(group["d"])
+        weight_decay = float(group["weight_decay"])
+        for p in params:
+            state = self.state[p]
+            g = _grad_array(p, group["maximize"])
+            if eps1 is None:  # (torch sets it once, from the first parameter's dtype)
+                if not p.is_floating_point():
+                    raise TypeError(
+                        "torch.finfo() requires a floating point input type: Adafactor's "
+                        f"eps1=None takes the machine epsilon of the parameter's dtype, here "
+                        f"{p.dtype}. Optimize floating-point parameters (.float())."
+                    )
+                eps1 = float(xp.finfo(p._array.dtype).eps)
+            step_t = state["step"]
+            step_t._array += 1
+            step = float(step_t._array)
+            if not p.is_floating_point():
+                raise RuntimeError(
+                    f"Adafactor.step() can't update a parameter of dtype {p.dtype}: its "
+                    "root mean square (linalg.vector_norm) needs a floating-point tensor, "
+                    "as in torch. Optimize floating-point parameters: convert them with .float()."
+                )
+            beta2_complement = step**beta2_decay
+            inv_sqrt_step = 1 / (step**0.5)
+            rho = inv_sqrt_step if inv_sqrt_step < lr else lr  # (python's min(lr, ...))
+            alpha = max(eps2, _norm(p._array) / (p._array.size**0.5)) * rho
+            if weight_decay != 0:
+                p._array *= 1 - lr * weight_decay
+            if g.ndim > 1:
+                if "row_var" not in state or "col_var" not in state:
+                    raise AssertionError(
+                        "row_var and col_var should be defined when grad is multidimensional"
+                    )
+                row_var, col_var = state["row_var"]._array, state["col_var"]._array
+                gg = g * g
+                # (torch: norm(g, dim).square() / size: the same sums, through a square root)
+                row_mean = xp.sqrt(xp.sum(gg, axis=-1, keepdims=True))
+                row_mean *= row_mean
+                row_mean /= g.shape[-1]
+                _lerp_(row_var, row_mean, beta2_complement)
+                col_mean = xp.sqrt(xp.sum(gg, axis=-2, keepdims=True))
+                col_mean *= col_mean
+                col_mean /= g.shape[-2]
+                _lerp_(col_var, col_mean, beta2_complement)
+                var_estimate = xp.matmul(row_var, col_var)
+                var_estimate /= xp.maximum(xp.mean(row_var, axis=-2, keepdims=True), eps1)
+                _bump(state["row_var"], state["col_var"])
+            else:
+                if "variance" not in state:
+                    raise AssertionError("variance should be defined when grad is a vector")
+                variance = state["variance"]._array
+                _lerp_(variance, g * g, beta2_complement)
+                var_estimate = variance.copy()
+                _bump(state["variance"])
+            update = xp.asarray(xp.maximum(var_estimate, eps1 * eps1))
+            xp.sqrt(update, out=update)
+            xp.divide(1, update, out=update)  # (torch's rsqrt: 1 / sqrt)
+            update *= g
+            denom = max(1.0, _norm(update) / ((update.size**0.5) * d))
+            _add_scaled_(p._array, update, -alpha / denom)
+            _bump(p, step_t)
+
+
+__all__ = ["Adafactor"]
