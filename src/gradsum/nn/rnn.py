@@ -9,7 +9,9 @@ and initialised like torch's (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``
 ``bias_hh_l0``, ``weight_hr_l0``, then the ``_reverse`` ones; U(-1/sqrt(hidden_size),
 1/sqrt(hidden_size)) for each), so state_dicts interchange with torch key for key. Gate
 order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r * (W_hn h +
-b_hn))``. PackedSequence inputs are not supported.
+b_hn))``. The sequence modules also take a :class:`~gradsum.nn.utils.rnn.PackedSequence`
+(each sequence stops at its own length; the output is packed the same way and ``h_n`` / ``c_n``
+hold each sequence's state at its last step, in the batch's original order).
 
 Example:
     >>> import gradsum
@@ -43,6 +45,7 @@ from gradsum.nn import functional as F
 from gradsum.nn import init
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
+from gradsum.nn.utils.rnn import PackedSequence
 from gradsum.ops.shape import cat, stack
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -51,15 +54,24 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
 def _reject_packed(input: Any, name: str) -> None:
-    """A clear error for a PackedSequence (or any non-tensor) input."""
-    if isinstance(input, Tensor):
+    """A clear error for an input that is neither a Tensor nor gradsum's PackedSequence
+    (torch's own PackedSequence among them: its data are torch tensors)."""
+    if isinstance(input, (Tensor, PackedSequence)):
         return
     if hasattr(input, "batch_sizes"):
-        raise NotImplementedError(
-            f"{name}: PackedSequence inputs are not supported by gradsum; pass a padded "
-            "tensor of shape (L, N, H_in) (or (N, L, H_in) with batch_first=True) instead"
+        raise TypeError(
+            f"{name}: expected a gradsum PackedSequence, got {type(input).__module__}."
+            f"{type(input).__name__}: pack the sequences with "
+            "gradsum.nn.utils.rnn.pack_padded_sequence / pack_sequence"
         )
     raise TypeError(f"{name}: expected input to be a Tensor, got {type(input).__name__}")
+
+
+def _mini_batch(module: Any, input: Tensor, batch_sizes: Any) -> int:
+    """The batch size a state must have: the first step's for packed input."""
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return int(input.shape[0] if module.batch_first else input.shape[1])
 
 
 # -- one time step -------------------------------------------------------------------------------
@@ -87,6 +99,18 @@ def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tenso
     z = (i_z + h_z).sigmoid()
     n = (i_n + r * h_n).tanh()
     return n + z * (h - n)
+
+
+def _packed_step(mode: str, x_t: Tensor, state: tuple[Tensor, ...],
+                 weights: tuple[Tensor, Tensor | None, Tensor | None],
+                 relu: bool) -> tuple[Tensor, ...]:
+    """One step of a packed layer on the running sequences' states."""
+    w_hh, b_hh, w_hr = weights
+    if mode == "LSTM":
+        return _lstm_step(x_t, state[0], state[1], w_hh, b_hh, w_hr)
+    if mode == "GRU":
+        return (_gru_step(x_t, state[0], w_hh, b_hh),)
+    return (_rnn_step(x_t, state[0], w_hh, b_hh, relu),)
 
 
 # -- cells ---------------------------------------------------------------------------------------
@@ -380,8 +404,11 @@ class RNNBase(Module):
                 f"RNN input dtype ({input.dtype}) does not match weight dtype ({w_dt}). "
                 f"Convert input: input.to({w_dt}), or convert model: model.to({input.dtype})"
             )
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(
+                f"input must have {expected_input_dim} dimensions, got {input.dim()}"
+            )
         if self.input_size != input.shape[-1]:
             raise RuntimeError(
                 "input.size(-1) must be equal to input_size. Expected "
@@ -390,7 +417,7 @@ class RNNBase(Module):
 
     def get_expected_hidden_size(self, input: Tensor,
                                  batch_sizes: Any = None) -> tuple[int, int, int]:
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -403,6 +430,15 @@ class RNNBase(Module):
     def check_forward_args(self, input: Tensor, hidden: Any, batch_sizes: Any = None) -> None:
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx: Any, permutation: Tensor | None) -> Any:
+        """``hx`` (or each of ``(h, c)``) with its batch dimension reordered by
+        ``permutation`` (``None``: unchanged)."""
+        if permutation is None:
+            return hx
+        if isinstance(hx, tuple):
+            return tuple(h.index_select(1, permutation) for h in hx)
+        return hx.index_select(1, permutation)
 
     # -- the recurrence ----------------------------------------------------------------------
     def _run(self, input: Tensor, hx: Tensor, cx: Tensor | None,
@@ -452,6 +488,103 @@ class RNNBase(Module):
         output = layer_input.transpose(0, 1) if self.batch_first else layer_input
         return output, stack(h_n), (stack(c_n) if cx is not None else None)
 
+    def _run_packed(self, data: Tensor, batch_sizes: list[int], hx: Tensor,
+                    cx: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """The stacked recurrence over packed ``data`` (``(sum(lengths), H_in)``, time-major
+        runs of ``batch_sizes[t]`` rows), as torch's ``PackedLayer`` /
+        ``ReversedPackedLayer``: a sequence that ends leaves its final state behind."""
+        num_directions = 2 if self.bidirectional else 1
+        relu = self.mode == "RNN_RELU"
+        offsets = [0]
+        for bs in batch_sizes:
+            offsets.append(offsets[-1] + bs)
+        h_n: list[Tensor] = []
+        c_n: list[Tensor] = []
+        layer_input = data
+        for layer in range(self.num_layers):
+            outs = []
+            for direction in range(num_directions):
+                idx = layer * num_directions + direction
+                ws = self.all_weights[idx]
+                w_hh = ws[1]
+                b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
+                w_hr = ws[-1] if self.proj_size > 0 else None
+                gi = F.linear(layer_input, ws[0], b_ih)
+                xs = [gi[offsets[t]:offsets[t + 1]] for t in range(len(batch_sizes))]
+                weights = (w_hh, b_hh, w_hr)
+
+                init = (hx[idx],) if cx is None else (hx[idx], cx[idx])
+                steps: list[Tensor] = []
+                if direction == 0:
+                    state = init
+                    last = batch_sizes[0]
+                    done: list[tuple[Tensor, ...]] = []  # states of the sequences that ended
+                    for t, bs in enumerate(batch_sizes):
+                        if bs < last:
+                            done.append(tuple(s[bs:last] for s in state))
+                            state = tuple(s[:bs] for s in state)
+                        last = bs
+                        state = _packed_step(self.mode, xs[t], state, weights, relu)
+                        steps.append(state[0])
+                    parts = [state, *reversed(done)]
+                    final = tuple(cat([p[k] for p in parts], 0) for k in range(len(init)))
+                else:
+                    last = batch_sizes[-1]
+                    state = tuple(s[:last] for s in init)
+                    for t in range(len(batch_sizes) - 1, -1, -1):
+                        bs = batch_sizes[t]
+                        if bs > last:  # sequences that start here, from their initial state
+                            state = tuple(cat([s, s0[last:bs]], 0)
+                                          for s, s0 in zip(state, init))
+                        last = bs
+                        state = _packed_step(self.mode, xs[t], state, weights, relu)
+                        steps.append(state[0])
+                    steps.reverse()
+                    final = state
+                outs.append(cat(steps, 0))
+                h_n.append(final[0])
+                if cx is not None:
+                    c_n.append(final[1])
+            layer_output = outs[0] if num_directions == 1 else cat(outs, -1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_output = F.dropout(layer_output, self.dropout, True)
+            layer_input = layer_output
+        return layer_input, stack(h_n), (stack(c_n) if cx is not None else None)
+
+    def _packed_forward(self, input: PackedSequence, hx: Any,
+                        ) -> tuple[PackedSequence, Any]:
+        """torch's packed branch of ``forward``: zeros or the permuted ``hx``, the checks,
+        the recurrence, and the states put back in the batch's original order."""
+        data, batch_sizes_t, sorted_indices, unsorted_indices = input
+        batch_sizes = [int(b) for b in batch_sizes_t.tolist()]
+        num_directions = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        if hx is None:
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            shape = (self.num_layers * num_directions, batch_sizes[0])
+            h0 = _creation.zeros((*shape, real_hidden), dtype=data.dtype)
+            hx = (h0, _creation.zeros((*shape, self.hidden_size), dtype=data.dtype)) if lstm \
+                else h0
+        else:
+            hx = self.permute_hidden(tuple(hx) if lstm else hx, sorted_indices)
+        w_dt = self.weight_ih_l0.dtype
+        if lstm and data.dtype != w_dt:
+            # torch's packed LSTM skips check_forward_args: its kernel's matmul refuses
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {F._torch_name(data.dtype)} "
+                f"and {F._torch_name(w_dt)}: convert the input with .to({w_dt}) or the module "
+                f"with .to({data.dtype})"
+            )
+        # (torch's packed LSTM checks no sizes either, and may crash: gradsum checks them)
+        self.check_forward_args(data, hx, batch_sizes_t)
+        if lstm:
+            output, h_n, c_n = self._run_packed(data, batch_sizes, hx[0], hx[1])
+            hidden: Any = (h_n, c_n)
+        else:
+            output, hidden, _ = self._run_packed(data, batch_sizes, hx, None)
+        packed = PackedSequence(output, batch_sizes_t, sorted_indices, unsorted_indices)
+        return packed, self.permute_hidden(hidden, unsorted_indices)
+
     def _batch_input(self, input: Tensor, name: str,
                      dims_msg: str) -> tuple[Tensor, bool, int]:
         _reject_packed(input, name)
@@ -470,8 +603,10 @@ class RNNBase(Module):
         return _creation.zeros((self.num_layers * num_directions, mini_batch, size),
                                dtype=input.dtype)
 
-    def _single_state_forward(self, name: str, dims_msg: str, input: Tensor,
-                              hx: Tensor | None) -> tuple[Tensor, Tensor]:
+    def _single_state_forward(self, name: str, dims_msg: str, input: Any,
+                              hx: Tensor | None) -> tuple[Any, Tensor]:
+        if isinstance(input, PackedSequence):
+            return self._packed_forward(input, hx)
         input, is_batched, batch_dim = self._batch_input(input, name, dims_msg)
         if not is_batched:
             if hx is not None:
@@ -526,7 +661,7 @@ class RNN(RNNBase):
             )
         super().__init__(mode, *args, **kwargs)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
         return self._single_state_forward("RNN", " tensor instead", input, hx)
 
 
@@ -547,7 +682,7 @@ class GRU(RNNBase):
             raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
         super().__init__("GRU", *args, **kwargs)
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
         return self._single_state_forward("GRU", " instead", input, hx)
 
 
@@ -569,7 +704,7 @@ class LSTM(RNNBase):
 
     def get_expected_cell_size(self, input: Tensor,
                                batch_sizes: Any = None) -> tuple[int, int, int]:
-        mini_batch = input.shape[0] if self.batch_first else input.shape[1]
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -581,8 +716,10 @@ class LSTM(RNNBase):
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
                                "Expected hidden[1] size {}, got {}")
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None,
-                ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def forward(self, input: Any, hx: tuple[Tensor, Tensor] | None = None,
+                ) -> tuple[Any, tuple[Tensor, Tensor]]:
+        if isinstance(input, PackedSequence):
+            return self._packed_forward(input, hx)  # type: ignore[return-value]
         input, is_batched, batch_dim = self._batch_input(input, "LSTM", " instead")
         if hx is None:
             real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size

@@ -1,5 +1,7 @@
 """``gradsum.nn.utils``: gradient clipping, parameter/vector conversion, conv/linear + batch
-norm fusion and ``skip_init``.
+norm fusion, ``skip_init``, the legacy ``weight_norm`` / ``spectral_norm`` hooks and the
+submodules ``rnn`` (packed sequences), ``parametrize``, ``parametrizations`` and
+``stateless``.
 
 Example:
     >>> import gradsum
@@ -14,6 +16,7 @@ Example:
 
 from __future__ import annotations
 
+from gradsum.nn.utils import parametrizations, parametrize, rnn, stateless
 from gradsum.nn.utils.clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -29,8 +32,12 @@ from gradsum.nn.utils.fusion import (
     fuse_linear_bn_weights,
 )
 from gradsum.nn.utils.init import skip_init
+from gradsum.nn.utils.spectral_norm import remove_spectral_norm, spectral_norm
+from gradsum.nn.utils.weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters",
            "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-           "fuse_linear_bn_weights", "skip_init"]
+           "fuse_linear_bn_weights", "skip_init", "parametrizations", "parametrize", "rnn",
+           "stateless", "remove_spectral_norm", "spectral_norm", "remove_weight_norm",
+           "weight_norm"]
