@@ -22,13 +22,15 @@ from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import is_grad_enabled
+from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
+from gradsum.autograd.graph import Node
 from gradsum.nn import functional as F
 from gradsum.nn import init
 from gradsum.nn.layers import Linear
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
-from gradsum.ops._core import _make
+from gradsum.ops._core import _make, needs_grad, record
+from gradsum.ops.special2 import _scalar_op
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
            "multi_head_attention_forward", "scaled_dot_product_attention"]
@@ -50,15 +52,77 @@ def _np_dtype(dtype: Any) -> Any:
     return _creation.empty((0,), dtype=dtype)._array.dtype
 
 
-def _safe_softmax(x: Tensor) -> Tensor:
-    """``softmax(x, -1)`` with rows that are all ``-inf`` giving zeros (and zero gradients),
-    torch's ``_safe_softmax``."""
-    dead = xp.all(x._array == -math.inf, axis=-1, keepdims=True)
-    if not dead.any():
-        return ops.softmax(x, -1)
-    dead_t = _make(dead)
-    p = ops.softmax(ops.where(dead_t, _creation.zeros_like(x), x), -1)
-    return ops.where(dead_t, _creation.zeros_like(p), p)
+def _flash_cpu(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+               dropout_p: float, enable_gqa: bool) -> bool:
+    """Whether torch's CPU dispatcher (``sdp_utils_cpp``) runs its flash kernel, one
+    ``ScaledDotProductFlashAttentionForCpuBackward0`` node: 4-D operands with one batch size,
+    equal head counts (or grouped ones with ``enable_gqa``), one non-zero head dim, non-empty
+    sequences, unit last strides, no dropout and a 2-D or 4-D mask, if any, that needs no
+    gradient. Otherwise torch composes its math backend, as gradsum always computes."""
+    q, k, v = query._array, key._array, value._array
+    if not (q.ndim == k.ndim == v.ndim == 4) or dropout_p > 0.0:
+        return False
+    if not (q.shape[0] == k.shape[0] == v.shape[0]) or k.shape[2] != v.shape[2]:
+        return False
+    e = q.shape[3]
+    if e == 0 or k.shape[3] != e or v.shape[3] != e or q.shape[2] == 0 or k.shape[2] == 0:
+        return False
+    hq, hk, hv = q.shape[1], k.shape[1], v.shape[1]
+    if not (hq == hk == hv or (enable_gqa and hk == hv and hq % hk == 0)):
+        return False
+    if attn_mask is not None and (attn_mask.ndim not in (2, 4) or attn_mask.requires_grad):
+        return False
+    return all(a.strides[-1] == a.itemsize for a in (q, k, v))
+
+
+class ScaledDotProductFlashAttentionForCpuBackward0(Node):
+    """torch's fused CPU attention node (see :func:`_flash_cpu`). The forward values are the
+    math backend's; the backward recomputes the attention weights ``P`` from the saved
+    operands and applies the softmax-attention rule in gradsum ops (so it is itself
+    differentiable): ``dV = P^T g``, ``dS = P * (g V^T - rowsum(g V^T * P))``,
+    ``dQ = scale * dS K``, ``dK = scale * dS^T Q``; with grouped heads the repeated key/value
+    heads' gradients are summed back."""
+
+    __slots__ = ("mask", "scale")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        q, k, v = self.saved()
+        rep = q.shape[1] // k.shape[1]
+        kk = ops.repeat_interleave(k, rep, dim=1) if rep > 1 else k
+        vv = ops.repeat_interleave(v, rep, dim=1) if rep > 1 else v
+        p = _weights(q, kk, self.mask, self.scale)
+        gq = gk = gv = None
+        if self.needs(2):
+            gv = _group_sum(ops.matmul(ops.transpose(p, -2, -1), g), rep)
+        if self.needs(0) or self.needs(1):
+            dp = ops.matmul(g, ops.transpose(vv, -2, -1))
+            ds = ops.mul(p, ops.sub(dp, ops.sum(ops.mul(dp, p), -1, keepdim=True)))
+            if self.needs(0):
+                gq = ops.mul(ops.matmul(ds, kk), self.scale)
+            if self.needs(1):
+                gk = _group_sum(ops.mul(ops.matmul(ops.transpose(ds, -2, -1), q), self.scale),
+                                rep)
+        return gq, gk, gv
+
+
+def _group_sum(g: Tensor, rep: int) -> Tensor:
+    """The gradient of ``repeat_interleave(x, rep, dim=1)`` summed back to ``x``'s heads."""
+    if rep == 1:
+        return g
+    b, h, s, e = g.shape
+    return ops.sum(ops.reshape(g, (b, h // rep, rep, s, e)), 2)
+
+
+def _weights(query: Tensor, key: Tensor, mask: Tensor | None, scale: float) -> Tensor:
+    """The math backend's attention weights: ``safe_softmax(q k^T * scale + mask)``, with
+    both operands scaled by ``sqrt(scale)`` (torch's nodes: ``MulBackward1``, a scalar
+    product from C++)."""
+    s = math.sqrt(scale)
+    attn = ops.matmul(_scalar_op(query, s, True),
+                      _scalar_op(ops.transpose(key, -2, -1), s, True))
+    if mask is not None:
+        attn = ops.add(attn, mask)
+    return ops.linalg.safe_softmax(attn, -1)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
@@ -70,7 +134,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     ``attn_mask`` is a bool mask (True = take part) or an additive float mask broadcast to
     ``(..., L, S)``; ``is_causal`` (without a mask) keeps the lower triangle; rows
     with nothing to attend give zeros, like torch's math backend. ``enable_gqa`` repeats the
-    heads (dim -3) of ``key`` and ``value`` to match ``query``'s.
+    heads (dim -3) of ``key`` and ``value`` to match ``query``'s. Where torch's CPU dispatcher
+    picks its flash kernel the result has its single node (:func:`_flash_cpu`); elsewhere
+    the graph is the math backend's.
     """
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError(
@@ -80,6 +146,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     L, E = query.shape[-2], query.shape[-1]
     S = key.shape[-2]
     scale_v = 1.0 / math.sqrt(E) if scale is None else float(scale)
+    q_in, k_in, v_in = query, key, value
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
         if hq % hk or hq % hv:
@@ -101,11 +168,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                 "is_causal=True: pass a mask that includes the causal triangle instead"
             )
         mask = _float_mask(_make(xp.tril(xp.ones((L, S), dtype=bool))), query.dtype)
-    s = math.sqrt(scale_v)
-    attn = ops.matmul(ops.mul(query, s), ops.mul(ops.transpose(key, -2, -1), s))
-    if mask is not None:
-        attn = ops.add(attn, mask)
-    attn = _safe_softmax(attn)
+    if (needs_grad(q_in, k_in, v_in)
+            and _flash_cpu(q_in, k_in, v_in, attn_mask, dropout_p, enable_gqa)):
+        with no_grad():
+            out = ops.matmul(_weights(query, key, mask, scale_v), value)
+        node = ScaledDotProductFlashAttentionForCpuBackward0()
+        node.mask = None if mask is None else mask.detach()
+        node.scale = scale_v
+        t = record(node, (q_in, k_in, v_in), out._array)
+        node.save(q_in, k_in, v_in)
+        return t
+    attn = _weights(query, key, mask, scale_v)
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, training=True)
     return ops.matmul(attn, value)

@@ -24,6 +24,7 @@ from gradsum._creation import (
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node as _Node
 from gradsum.ops import _core
+from gradsum.ops import shape as _shape
 from gradsum.ops._core import OPS, as_tensor_like, register
 from gradsum.ops._core import wrap_dim as _wrap_dim
 from gradsum.ops.elementwise import *
@@ -304,7 +305,7 @@ def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     idx = argsort(a, dim, descending)
     if a.ndim == 0:
         return values_indices(a.clone(), idx)
-    return values_indices(gather(a, dim, idx), idx)
+    return values_indices(_shape.as_node(gather(a, dim, idx), _shape.SortBackward0), idx)
 
 
 @register("topk")
@@ -322,7 +323,7 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     idx = argsort(a, d, descending=largest)
     if a.ndim:
         idx = narrow(idx, d, 0, k)
-        return values_indices(gather(a, d, idx), idx)
+        return values_indices(_shape.as_node(gather(a, d, idx), _shape.TopkBackward0), idx)
     return values_indices(a.clone(), idx)
 
 

@@ -87,6 +87,12 @@ class MvBackward0(MmBackward0):
 class BmmBackward0(MmBackward0):
     __slots__ = ()
 
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()  # (torch's rule: each gradient is one bmm)
+        ga = _product(g, F.transpose(b, 1, 2), BmmBackward0) if self.needs(0) else None
+        gb = _product(F.transpose(a, 1, 2), g, BmmBackward0) if self.needs(1) else None
+        return ga, gb
+
 
 @register("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
@@ -109,6 +115,12 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             t = record(node, (a, b), out)
             node.save(a if b_rg else None, b if a_rg else None)
             return t
+    return _matmul(a, b, False)
+
+
+def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
+    """matmul's checks, then its product: one node for dot, mv, mm and (``batched``, the
+    product of :func:`bmm`) bmm; the other ranks are composed as torch composes them."""
     if not isinstance(b, Tensor) or not isinstance(a, Tensor):
         bad = type(b if isinstance(a, Tensor) else a).__name__
         raise TypeError(f"matmul(): argument must be Tensor, not {bad}. Wrap it with tensor().")
@@ -145,8 +157,13 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
             f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
         )
+    nx, ny = x.ndim, y.ndim
+    # (recorded ranks other than dot/mv/mm/bmm go through the composite, which computes the
+    # product itself)
+    composite = (not batched and (nx > 2 or ny > 2 or (nx == 1 and ny == 2))
+                 and x.dtype.kind != "b" and needs_grad(a, b))
     try:
-        if x.dtype.kind == "b":  # the batch shapes are checked; the dtype raises below
+        if x.dtype.kind == "b" or composite:  # the batch shapes are checked
             xp.broadcast_shapes(x.shape[:-2], y.shape[:-2])
         else:
             out = _mm(x, y)
@@ -158,15 +175,17 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if x.dtype.kind == "b":
         raise D.not_implemented(_bool_kernel(x.ndim, y.ndim), x.dtype,
                                 "Convert with .float() first.")
+    if composite:
+        return _matmul_composite(a, b)
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
     if not needs_grad(a, b):
         return _make(out)
-    if x.ndim == 1 and y.ndim == 1:
+    if nx == 1 and ny == 1:
         node: MmBackward0 = DotBackward0()
-    elif x.ndim == 2 and y.ndim == 2:
+    elif nx == 2 and ny == 2:
         node = MmBackward0()
-    elif x.ndim == 2 and y.ndim == 1:
+    elif nx == 2 and ny == 1:
         node = MvBackward0()
     else:
         node = BmmBackward0()
@@ -175,6 +194,108 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     t = record(node, (a, b), out)
     node.save(a if b.requires_grad else None, b if a.requires_grad else None)
     return t
+
+
+# -- matmul of other ranks: torch's composition ------------------------------------------------
+# torch's ``matmul`` is a composite (``at::native::_matmul_impl``): it folds the operands into
+# one mm/mv/bmm between views, so the output's grad_fn (and what ``next_functions`` shows) is
+# the last step's: ``SqueezeBackward4`` for 1-D @ 2-D, ``UnsafeViewBackward0`` over an
+# ``MmBackward0``/``MvBackward0``/``BmmBackward0`` for batched operands (``CloneBackward0`` of
+# a transpose when the larger operand is the right one). gradsum composes them the same way,
+# so graphs, hooks on intermediate nodes and double backward look the same in both. The
+# 2-D @ 2-D product (the hot path) stays one node.
+def _product(a: Tensor, b: Tensor, cls: type[MmBackward0]) -> Tensor:
+    """One mm/mv/bmm node on operands whose checks are done."""
+    x, y = a._array, b._array
+    out = _mm(x, y)
+    if not isinstance(out, xp.ndarray):
+        out = xp.asarray(out)
+    if not needs_grad(a, b):
+        return _make(out)
+    node = cls()
+    node.a_shape, node.b_shape = x.shape, y.shape
+    node.transposed = (_is_transposed(x), _is_transposed(y))
+    t = record(node, (a, b), out)
+    node.save(a if b.requires_grad else None, b if a.requires_grad else None)
+    return t
+
+
+def _reshaped(a: Tensor, shape: tuple[int, ...], cls: type[Node]) -> Tensor:
+    """``a`` (a fresh result, contiguous) in ``shape`` as a new tensor that is not a view:
+    torch's ``_unsafe_view`` (and the ``squeeze_`` of 1-D @ 2-D)."""
+    out = a._array.reshape(shape)
+    if not needs_grad(a):
+        return _make(out)
+    node = cls()
+    node.in_shape = a._array.shape  # type: ignore[attr-defined]
+    return record(node, (a,), out)
+
+
+def _should_fold(a: Tensor, b: Tensor) -> bool:
+    """torch's ``should_fold``: whether the larger operand (at least 3-D, the other at most
+    2-D) is folded into a matrix for one mm/mv instead of a bmm over expanded operands."""
+    x, y = a._array, b._array
+    larger = x.ndim >= y.ndim
+    t1 = x if larger else xp.swapaxes(y, -1, -2)
+    if not (t1.ndim >= 3 and (y.ndim if larger else x.ndim) <= 2):
+        return False
+    if (b if larger else a).requires_grad:  # (a bmm would give it an expanded gradient)
+        return True
+    if x.ndim == 2:  # (the folded product would need a transposed copy)
+        return False
+    if t1.size == 0:
+        return True
+    st, sh = t1.strides, t1.shape
+    return all(st[i] == st[i + 1] * sh[i + 1] for i in range(t1.ndim - 2))
+
+
+def _matmul_composite(a: Tensor, b: Tensor) -> Tensor:
+    """matmul of checked operands of ranks other than 1/1, 2/1, 2/2 while recording, composed
+    of views around one mm/mv/bmm as torch composes it (see the note above)."""
+    x, y = a._array, b._array
+    nx, ny = x.ndim, y.ndim
+    if nx == 1 and ny == 2:
+        r = _product(F.unsqueeze(a, 0), b, MmBackward0)
+        return _reshaped(r, r._array.shape[1:], F.inplace.SqueezeBackward4)
+    if nx == 3 and ny == 3 and (x.shape[0] == 1) != (y.shape[0] == 1):
+        # a batch of one that requires grad is squeezed (its gradient is then one mm, not
+        # the sum of a bmm's)
+        if x.shape[0] == 1 and a.requires_grad:
+            return _matmul_composite(F.squeeze(a, 0), b)
+        if y.shape[0] == 1 and b.requires_grad:
+            return _matmul_composite(a, F.squeeze(b, 0))
+    if _should_fold(a, b):
+        transpose = ny > nx
+        t1 = F.transpose(b, -1, -2) if transpose else a
+        t2 = (F.t(a) if nx == 2 else a) if transpose else b
+        s1 = t1._array.shape
+        out_shape = s1[:-1]
+        rows = math.prod(out_shape)
+        matrix = t2._array.ndim == 2
+        folded = F.reshape(t1, (rows, s1[-1]))
+        if not matrix:
+            return _reshaped(_product(folded, t2, MvBackward0), out_shape, _unsafe_view_cls())
+        out = _reshaped(_product(folded, t2, MmBackward0), out_shape + (t2._array.shape[1],),
+                        _unsafe_view_cls())
+        return F.contiguous(F.transpose(out, -1, -2)) if transpose else out
+    n = x.shape[-2] if nx > 1 else 1
+    p = y.shape[-1] if ny > 1 else 1
+    batch = tuple(xp.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    nb = math.prod(batch)
+    t1 = F.reshape(F.expand(a, batch + (n, x.shape[-1])), (nb, n, x.shape[-1]))
+    if ny == 1:
+        t2 = F.unsqueeze(F.reshape(F.expand(b, batch + y.shape), (nb,) + y.shape), 2)
+    else:
+        t2 = F.reshape(F.expand(b, batch + y.shape[-2:]), (nb,) + y.shape[-2:])
+    out_shape = batch + ((n,) if nx > 1 else ()) + ((p,) if ny > 1 else ())
+    r = _product(t1, t2, BmmBackward0)
+    if ny == 1:
+        r = F.squeeze(r, -1)
+    return _reshaped(r, out_shape, _unsafe_view_cls())
+
+
+def _unsafe_view_cls() -> type[Node]:
+    return F.shape.UnsafeViewBackward0
 
 
 def _bool_kernel(nx: int, ny: int) -> str:
@@ -251,7 +372,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"expected scalar type {_torch_name(x.dtype)} but found {_torch_name(y.dtype)}. "
             "Convert one operand (e.g. mat2.to(input.dtype))."
         )
-    return matmul(input, mat2)
+    return _matmul(input, mat2, True)
 
 
 @register("mv")
@@ -327,7 +448,9 @@ def _is_transposed(x: Any) -> bool:
 @register("outer", "ger")
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """Outer product of two vectors."""
-    return F.mul(F.unsqueeze(a, 1), F.unsqueeze(b, 0))
+    # (torch's graph: ``a.reshape(n, 1) * b``, b broadcast as it is)
+    col = F.reshape(a, (a._array.shape[0], 1)) if a._array.ndim == 1 else F.unsqueeze(a, 1)
+    return F.mul(col, b)
 
 
 # -- softmax family ------------------------------------------------------------------------------
@@ -338,6 +461,35 @@ class SoftmaxBackward0(Node):
         (out,) = self.saved()
         gy = F.mul(g, out)
         return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
+
+
+class SafeSoftmaxBackward0(SoftmaxBackward0):
+    """torch's ``_safe_softmax`` (attention's math path): softmax's rule, whose saved output
+    is zero on the rows that were all ``-inf`` (so is their gradient)."""
+
+    __slots__ = ()
+
+
+def safe_softmax(a: Tensor, dim: int) -> Tensor:
+    """``softmax(a, dim)`` with rows that are all ``-inf`` giving zeros (and zero gradients),
+    torch's ``_safe_softmax`` (one ``SafeSoftmaxBackward0`` node)."""
+    x, d = _float_array(a, "softmax", dim)
+    if x.ndim == 0 or x.size == 0:
+        return softmax(a, dim)
+    dead = (x == -math.inf).all(axis=d, keepdims=True)
+    if dead.any():
+        x = xp.where(dead, 0.0, x).astype(x.dtype, copy=False)
+    e = xp.exp(x - _max_along(x, d))
+    out = e / e.sum(axis=d, keepdims=True)
+    if dead.any():
+        out = xp.where(dead, 0.0, out).astype(x.dtype, copy=False)
+    if not needs_grad(a):
+        return _make(out)
+    node = SafeSoftmaxBackward0()
+    node.dim = d
+    t = record(node, (a,), out)
+    node.save(outputs=(t,))
+    return t
 
 
 def _float_array(a: Tensor, name: str, dim: int) -> tuple[Any, int]:

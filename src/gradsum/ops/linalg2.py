@@ -1101,7 +1101,10 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     if p_end != p_start:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {p_end} != {p_start}")
-    return F.reshape(inv(F.reshape(A, (p_end, p_end))), tuple(end) + tuple(start))
+    # (torch's inverse comes from LAPACK in column-major layout, so its reshape is a
+    # ``_reshape_alias``: recorded as such, though gradsum's inverse is row-major)
+    return F.shape._reshape(inv(F.reshape(A, (p_end, p_end))), tuple(end) + tuple(start),
+                            F.shape.ReshapeAliasBackward0, False)
 
 
 def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tensor:

@@ -467,7 +467,7 @@ def msort(input: Tensor) -> Tensor:
         >>> gradsum.msort(gradsum.tensor([[3, 1], [2, 4]])).tolist()
         [[2, 1], [3, 4]]
     """
-    return F.sort(input, 0).values
+    return F.shape.as_node(F.sort(input, 0).values, F.shape.SortBackward0)
 
 
 class AngleBackward0(Node):

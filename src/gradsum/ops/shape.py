@@ -181,6 +181,12 @@ class UnsafeViewBackward0(ViewBackward0):
     __slots__ = ()
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    """A reshape of a non-contiguous tensor that is still a view (torch's ``_reshape_alias``)."""
+
+    __slots__ = ()
+
+
 class SqueezeBackward0(ViewBackward0):
     """``squeeze()`` (torch: ``squeeze(dim)`` is ``SqueezeBackward1``, a tuple of dims
     ``SqueezeBackward2``: the same rule)."""
@@ -251,10 +257,20 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
         if not is_view:
             return t
         return mark_view(t, a, (lambda b: reshape(b, shape)) if _state.enabled else None)
-    node = cls() if is_view or cls is not ViewBackward0 else UnsafeViewBackward0()
+    if not is_view:
+        # torch's reshape that must copy is ``_unsafe_view(clone(a))``: two nodes, the clone
+        # (of a's shape, here a view of the copy just made) under an UnsafeViewBackward0
+        c = record(F.elementwise.CloneBackward0(), (a,), out.reshape(x.shape))
+        node: ViewBackward0 = UnsafeViewBackward0()
+        node.in_shape = x.shape
+        return record(node, (c,), out)
+    # (torch: a reshape of a non-contiguous tensor that can still be a view is
+    # ``_reshape_alias``; ``view`` and a contiguous input are ``ViewBackward0``)
+    node = (ReshapeAliasBackward0() if cls is ViewBackward0 and not must_view
+            and not x.flags.c_contiguous else cls())
     node.in_shape = x.shape
     t = record(node, (a,), out)
-    return mark_view(t, a, lambda b: reshape(b, shape)) if is_view else t
+    return mark_view(t, a, lambda b: reshape(b, shape))
 
 
 @register("reshape")
@@ -980,6 +996,28 @@ class GatherBackward0(Node):
         return _scatter_add(zeros, self.dim, self.index, g, self.key)
 
 
+class SortBackward0(GatherBackward0):
+    """The values of a sort: a gather along the sorted order (torch's own node)."""
+
+    __slots__ = ()
+
+
+class TopkBackward0(GatherBackward0):
+    """The values of a topk: a gather along the selected order (torch's own node)."""
+
+    __slots__ = ()
+
+
+def as_node(t: Tensor, cls: type[Node]) -> Tensor:
+    """``t`` whose grad_fn, a node of ``cls``'s base class (same slots, same rule), is
+    renamed ``cls``: torch's name for a node that gradsum makes with a more general op
+    (the values of a sort are a gather). A no-op when ``t`` has another grad_fn or none."""
+    fn = t._grad_fn
+    if fn is not None and type(fn) is cls.__base__:
+        fn.__class__ = cls
+    return t
+
+
 @register("gather")
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = a[index[i][j]][j]`` for ``dim=0`` (and so on): values along ``dim``."""
@@ -1231,13 +1269,54 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     for s in sizes:
         out.append(narrow(a, d, start, s))
         start += s
-    return _multi_views(tuple(out), a,
-                        "Split" if isinstance(split_size_or_sections, int) else "SplitWithSizes")
+    cls = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
+    return _multi_views(tuple(out), a, cls.__name__[:-9], cls, d)
 
 
-def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str) -> tuple[Tensor, ...]:
+class SplitBackward0(Node):
+    """One node for all the pieces of a split (output ``i`` is piece ``i``), as torch's:
+    the gradient is the pieces' gradients concatenated, zeros for a piece that got none."""
+
+    __slots__ = ("_dtype", "_shapes", "dim", "num_outputs")
+
+    def backward(self, *grads: Tensor | None) -> Tensor:
+        parts = [g if g is not None else F.zeros(s, dtype=self._dtype)
+                 for g, s in zip(grads, self._shapes)]
+        return F.cat(parts, self.dim)
+
+    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return grads
+
+
+class SplitWithSizesBackward0(SplitBackward0):
+    __slots__ = ()
+
+
+class UnbindBackward0(SplitBackward0):
+    """The slices of an unbind: their gradients stacked."""
+
+    __slots__ = ()
+
+    def backward(self, *grads: Tensor | None) -> Tensor:
+        parts = [g if g is not None else F.zeros(s, dtype=self._dtype)
+                 for g, s in zip(grads, self._shapes)]
+        return F.stack(parts, self.dim)
+
+
+def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str,
+                 cls: type[SplitBackward0], dim: int) -> tuple[Tensor, ...]:
     """Mark the outputs of split/chunk/unbind made in grad mode of a tensor that requires
-    grad: torch refuses an in-place op on them (``_check_leaf`` in ops.inplace)."""
+    grad: torch refuses an in-place op on them (``_check_leaf`` in ops.inplace). While
+    recording, the pieces (views made by narrow/select) share one ``cls`` node instead of
+    a slice node each, as torch's (their ``output_nr`` is their position)."""
+    if out and out[0]._grad_fn is not None:
+        shared = cls()
+        shared.num_outputs = len(out)
+        shared.dim, shared._dtype = dim, a.dtype
+        shared._shapes = [o._array.shape for o in out]
+        shared._next = out[0]._grad_fn._next
+        for i, o in enumerate(out):
+            o._grad_fn, o._output_nr = shared, i
     if _state.enabled and a.requires_grad:
         for i, o in enumerate(out):
             o._multi_view = (node, i)
@@ -1266,7 +1345,8 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, as a tuple."""
     d = wrap_dim(dim, a._array.ndim)
-    return _multi_views(tuple(select(a, d, i) for i in range(a._array.shape[d])), a, "Unbind")
+    return _multi_views(tuple(select(a, d, i) for i in range(a._array.shape[d])), a, "Unbind",
+                        UnbindBackward0, d)
 
 
 class MaskedFillBackward0(Node):
