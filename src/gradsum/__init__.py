@@ -207,9 +207,11 @@ for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
 from gradsum import autograd, backends, utils
 from gradsum import nn, optim  # after ops: they build on them
 from gradsum import special  # torch.special (after ops: it builds on them)
+from gradsum import func  # torch.func: functional_call (after nn)
 from gradsum.ops import erfc_, i0_, logit_, sinc_, xlogy_  # torch's top-level in-place
 from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim
+from gradsum import testing  # torch.testing: assert_close, make_tensor
 
 __version__ = "0.1.0"
 

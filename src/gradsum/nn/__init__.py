@@ -212,3 +212,39 @@ __all__ += [
     "MaxUnpool3d",
 ]
 # -- end conv/pool layers --
+
+# -- lazy modules, EmbeddingBag, DataParallel/SyncBatchNorm, deprecated aliases (helper 9) --
+from gradsum.nn import parameter  # noqa: E402
+from gradsum.nn._bag import EmbeddingBag  # noqa: E402
+from gradsum.nn._compat_losses import (  # noqa: E402
+    Container,
+    NLLLoss2d,
+    TripletMarginWithDistanceLoss,
+)
+from gradsum.nn._lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LazyLinear,
+)
+from gradsum.nn._parallel_compat import DataParallel, SyncBatchNorm  # noqa: E402
+from gradsum.nn.parameter import UninitializedBuffer, UninitializedParameter  # noqa: E402
+
+__all__ += [
+    "Container", "DataParallel", "EmbeddingBag", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+    "LazyInstanceNorm3d", "LazyLinear", "NLLLoss2d", "SyncBatchNorm",
+    "TripletMarginWithDistanceLoss", "UninitializedBuffer", "UninitializedParameter",
+    "parameter",
+]
+# -- end helper 9 block --

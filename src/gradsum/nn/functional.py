@@ -46,9 +46,11 @@ from gradsum.nn._pool import (
 )
 from gradsum.ops import elementwise as _elementwise
 from gradsum.ops import inplace as _inplace
+from gradsum.ops import reduction as _reduction
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
 from gradsum.ops.selection import _NoDerivative
+from gradsum.ops.special2 import _scalar_op
 
 _min_reduce = xp.minimum.reduce
 _max_reduce = xp.maximum.reduce
@@ -1843,12 +1845,23 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """``norm(x1 - x2 + eps, p)`` over the last dim of the broadcast inputs."""
+    """``norm(x1 - x2 + eps, p)`` over the last dim of the broadcast inputs.
+
+    torch composes it in C++, so its nodes are those of the ATen overloads:
+    ``NormBackward1`` over ``AddBackward1`` (a tensor plus a scalar) over ``SubBackward0``.
+    """
     out_dim = max(x1.ndim, x2.ndim)
-    diff = ops.add(ops.sub(x1, x2), eps)
-    if out_dim == 0:
-        return ops.norm(diff, p, None, keepdim)
-    return ops.norm(diff, p, out_dim - 1, keepdim)
+    diff = ops.sub(x1, x2)
+    diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else ops.add(diff, eps)
+    out = ops.norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
+    return _shape.as_node(out, NormBackward1)
+
+
+class NormBackward1(_reduction.LinalgVectorNormBackward0):
+    """torch's ``norm(input, p, dim)`` overload (what ``pairwise_distance`` calls): the rule
+    of ``linalg.vector_norm``."""
+
+    __slots__ = ()
 
 
 # -- more losses -------------------------------------------------------------------------------
@@ -2503,6 +2516,43 @@ def _lead(input: Tensor, name: str) -> None:
         )
 
 
+# pixel_shuffle, pixel_unshuffle and channel_shuffle are one node each, as torch's kernels
+# (not the reshape-permute-reshape they amount to): the backward of each is its inverse
+# permutation, itself differentiable.
+class PixelShuffleBackward0(Node):
+    __slots__ = ("arg",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return pixel_unshuffle(g, self.arg)
+
+
+class PixelUnshuffleBackward0(PixelShuffleBackward0):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return pixel_shuffle(g, self.arg)
+
+
+class ChannelShuffleBackward0(PixelShuffleBackward0):
+    """``arg``: C // groups, the groups of the inverse shuffle."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return channel_shuffle(g, self.arg)
+
+
+def _shuffled(input: Tensor, out: Any, cls: type[PixelShuffleBackward0], arg: int) -> Tensor:
+    """``out`` (a permutation of ``input``'s elements) as a new tensor, recorded as ``cls``."""
+    if xp.may_share_memory(out, input._array):  # (a factor of 1: torch still copies)
+        out = out.copy()
+    if not needs_grad(input):
+        return _make(out)
+    node = cls()
+    node.arg = arg
+    return record(node, (input,), out)
+
+
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
     _lead(input, "pixel_shuffle")
@@ -2516,9 +2566,10 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
             f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
         )
     n = len(b)
-    x = ops.reshape(input, (*b, c // (r * r), r, r, h, w))
-    x = ops.permute(x, (*range(n), n, n + 3, n + 1, n + 4, n + 2))
-    return ops.reshape(x, (*b, c // (r * r), h * r, w * r))
+    x = input._array.reshape((*b, c // (r * r), r, r, h, w))
+    x = x.transpose((*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return _shuffled(input, x.reshape((*b, c // (r * r), h * r, w * r)),
+                     PixelShuffleBackward0, r)
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
@@ -2535,9 +2586,10 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
             f"input.size({-2 if dim == 'height' else -1})={size} is not divisible by {r}"
         )
     n = len(b)
-    x = ops.reshape(input, (*b, c, h // r, r, w // r, r))
-    x = ops.permute(x, (*range(n), n, n + 2, n + 4, n + 1, n + 3))
-    return ops.reshape(x, (*b, c * r * r, h // r, w // r))
+    x = input._array.reshape((*b, c, h // r, r, w // r, r))
+    x = x.transpose((*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return _shuffled(input, x.reshape((*b, c * r * r, h // r, w // r)),
+                     PixelUnshuffleBackward0, r)
 
 
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
@@ -2555,8 +2607,8 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {g} groups.")
-    x = ops.reshape(input, (n, g, c // g, *rest))
-    return ops.reshape(ops.transpose(x, 1, 2), (n, c, *rest))
+    x = input._array.reshape((n, g, c // g, *rest)).swapaxes(1, 2)
+    return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
@@ -2987,3 +3039,10 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
     """:func:`adaptive_max_pool3d` and its indices."""
     return adaptive_max_pool3d(input, output_size, True)
 # -- end conv/pool functional --
+
+# -- embedding_bag, triplet_margin_with_distance_loss (nn/_bag.py, nn/_compat_losses.py) --
+from gradsum.nn._bag import embedding_bag  # noqa: E402  (an appended block)
+from gradsum.nn._compat_losses import triplet_margin_with_distance_loss  # noqa: E402
+
+__all__ += ["embedding_bag", "triplet_margin_with_distance_loss"]
+# -- end embedding_bag --

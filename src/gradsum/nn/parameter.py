@@ -63,3 +63,220 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+
+# -- uninitialized parameters and buffers (lazy modules) ------------------------------------------
+_RAW = Tensor._array  # the slot descriptor: the mixin's ``_array`` property stands in front of it
+
+_UNINIT_SHAPE = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+    "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
+    "initialized one. Call `forward` to initialize the parameters before accessing their "
+    "attributes."
+)
+
+
+class UninitializedTensorMixin:
+    """What :class:`UninitializedParameter` and :class:`UninitializedBuffer` share (torch's
+    ``UninitializedTensorMixin``): they hold no values yet, only a dtype. Reading their shape
+    raises ``RuntimeError``; using them in any op raises ``ValueError`` (gradsum's ops read
+    ``_array``, which refuses here); ``to``/``float``/``double``/``half``, ``size()``,
+    ``dtype`` and ``is_floating_point()`` work. :meth:`materialize` gives them a shape and
+    turns them into ``cls_to_become``."""
+
+    cls_to_become: type
+
+    @property
+    def _array(self) -> Any:
+        raise ValueError(
+            "Attempted to use an uninitialized parameter in an operation. This error happens "
+            "when you are using a `LazyModule` or explicitly manipulating "
+            f"`gradsum.nn.parameter.{type(self).__name__}` objects. When using LazyModules "
+            "Call `forward` with a dummy batch to initialize the parameters before calling "
+            "gradsum functions"
+        )
+
+    @_array.setter
+    def _array(self, value: Any) -> None:
+        _RAW.__set__(self, value)
+
+    def materialize(self, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        """Give the tensor uninitialised values of ``shape`` (and ``dtype``, default its own)
+        and turn it into ``cls_to_become`` (a :class:`Parameter` or a plain tensor) in place:
+        the object's identity survives, so optimizers holding it see the new values."""
+        if device not in (None, "cpu"):
+            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        np_dtype = _RAW.__get__(self).dtype if dtype is None else dtype.np
+        if isinstance(shape, int):
+            shape = (shape,)
+        _RAW.__set__(self, xp.empty(tuple(shape), dtype=np_dtype))
+        self._vc[0] += 1
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        raise RuntimeError(_UNINIT_SHAPE)
+
+    def size(self, dim: int | None = None) -> Any:
+        arr = _RAW.__get__(self)
+        return arr.shape if dim is None else arr.shape[dim]
+
+    @property
+    def dtype(self) -> Any:
+        from gradsum._dtype import from_numpy_dtype
+
+        return from_numpy_dtype(_RAW.__get__(self).dtype)
+
+    @property
+    def data(self) -> Tensor:
+        return Tensor._make(_RAW.__get__(self))
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        _RAW.__set__(self, value._array)
+
+    def is_floating_point(self) -> bool:
+        return bool(_RAW.__get__(self).dtype.kind == "f")
+
+    def is_complex(self) -> bool:
+        return bool(_RAW.__get__(self).dtype.kind == "c")
+
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """Like torch: a plain empty tensor of the new dtype for a parameter (a module's
+        ``to``/``double`` then writes it back into the parameter), a new uninitialized
+        buffer for a buffer."""
+        return self._converted(self.data.to(*args, **kwargs))
+
+    def float(self) -> Tensor:
+        return self._converted(self.data.float())
+
+    def double(self) -> Tensor:
+        return self._converted(self.data.double())
+
+    def half(self) -> Tensor:
+        return self._converted(self.data.half())
+
+    def cpu(self) -> Tensor:
+        return self
+
+    def _converted(self, plain: Tensor) -> Tensor:
+        return plain
+
+    def share_memory_(self) -> Any:
+        raise RuntimeError(
+            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
+            "initialize the parameters before calling `module.share_memory()`."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+def is_lazy(param: Any) -> bool:
+    """Whether ``param`` is an :class:`UninitializedParameter` or :class:`UninitializedBuffer`.
+
+    Example:
+        >>> from gradsum import nn
+        >>> nn.parameter.is_lazy(nn.LazyLinear(2).weight), nn.parameter.is_lazy(1.0)
+        (True, False)
+    """
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A :class:`Parameter` whose shape is not known yet (torch's ``UninitializedParameter``):
+    lazy modules create them and materialize them at the first forward.
+
+    Args:
+        requires_grad: whether the parameter will require gradient.
+        device: only ``None``/``"cpu"``.
+        dtype: the dtype it will have (default: the default float dtype).
+
+    Example:
+        >>> import gradsum
+        >>> from gradsum.nn.parameter import UninitializedParameter
+        >>> p = UninitializedParameter()
+        >>> p, p.dtype, p.requires_grad
+        (<UninitializedParameter>, gradsum.float32, True)
+        >>> p.materialize((2, 3))
+        >>> type(p).__name__, p.shape
+        ('Parameter', (2, 3))
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device: Any = None,
+                dtype: Any = None) -> UninitializedParameter:
+        from gradsum._dtype import get_default_dtype
+
+        if device not in (None, "cpu"):
+            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        arr = xp.empty((0,), dtype=(dtype or get_default_dtype()).np)
+        p = Tensor._make.__func__(cls, arr)  # type: ignore[attr-defined]
+        if requires_grad:
+            p._requires_grad = True
+        return p  # type: ignore[no-any-return]
+
+    def __init__(self, requires_grad: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
+        pass
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedParameter:
+        if id(self) in memo:
+            return memo[id(self)]  # type: ignore[no-any-return]
+        result = type(self)(self.requires_grad, None, self.dtype)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, proto: Any) -> Any:
+        return (type(self), (self.requires_grad, None, self.dtype))
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (torch's ``UninitializedBuffer``); assigned as a
+    module attribute it registers itself as a buffer (``persistent`` by default).
+
+    Example:
+        >>> from gradsum.nn.parameter import UninitializedBuffer
+        >>> b = UninitializedBuffer()
+        >>> b, b.persistent, b.requires_grad
+        (<UninitializedBuffer>, True, False)
+        >>> b.materialize((3,))
+        >>> type(b).__name__, b.shape
+        ('Tensor', (3,))
+    """
+
+    cls_to_become = Tensor
+    persistent: bool
+
+    def __new__(cls, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                persistent: bool = True) -> UninitializedBuffer:
+        from gradsum._dtype import get_default_dtype
+
+        if device not in (None, "cpu"):
+            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        arr = xp.empty((0,), dtype=(dtype or get_default_dtype()).np)
+        b = Tensor._make.__func__(cls, arr)  # type: ignore[attr-defined]
+        b._requires_grad = bool(requires_grad)
+        b.persistent = persistent
+        b._is_buffer = True
+        return b  # type: ignore[no-any-return]
+
+    def __init__(self, requires_grad: bool = False, device: Any = None, dtype: Any = None,
+                 persistent: bool = True) -> None:
+        pass
+
+    def _converted(self, plain: Tensor) -> Tensor:
+        return UninitializedBuffer(self.requires_grad, None, plain.dtype, self.persistent)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UninitializedBuffer:
+        if id(self) in memo:
+            return memo[id(self)]  # type: ignore[no-any-return]
+        result = type(self)(self.requires_grad, None, self.dtype, self.persistent)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, proto: Any) -> Any:
+        return (type(self), (self.requires_grad, None, self.dtype, self.persistent))
