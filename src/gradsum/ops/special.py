@@ -921,29 +921,38 @@ def xlogy(input: Any, other: Any) -> Tensor:
         >>> gradsum.xlogy(gradsum.tensor([0.0, 2.0]), gradsum.tensor([0.0, 1.0])).tolist()
         [0.0, 0.0]
     """
+    return xlog_op("xlogy", input, other, _xlogy_array,
+                   (XlogyBackward0, XlogyBackward1, XlogyBackward2))
+
+
+def xlog_op(name: str, input: Any, other: Any, array_fn: Any,
+            nodes: tuple[type[Node], type[Node], type[Node]]) -> Tensor:
+    """The dispatch of ``xlogy``-like ops (``x * log(...y...)``, computed by ``array_fn``):
+    number and tensor (``nodes[1]``, the tensor's gradient only), tensor and tensor
+    (``nodes[0]``), tensor and number (``nodes[2]``), with torch's promotion to a float."""
     if not isinstance(input, Tensor):
-        _require_tensor("xlogy", "other", 2, other)
+        _require_tensor(name, "other", 2, other)
         rt = D.result_type(other, input).np
         if rt.kind != "f":
             rt = D.get_default_dtype().np
         y = other._array.astype(rt, copy=False)
         v = scalar_value(input)
-        out = xp.asarray(_xlogy_array(xp.asarray(v, dtype=rt), y)).astype(rt, copy=False)
+        out = xp.asarray(array_fn(xp.asarray(v, dtype=rt), y)).astype(rt, copy=False)
         if not needs_grad(other):
             return _make(out)
-        node1 = XlogyBackward1()
-        node1.shapes, node1.value = ((), y.shape), v
+        node1 = nodes[1]()
+        node1.shapes, node1.value = ((), y.shape), v  # type: ignore[attr-defined]
         t = record(node1, (other,), out)
         node1.save(other)
         return t
-    x, y, yt = _promoted_float("xlogy", input, other)
-    out = _bcast(_xlogy_array(x, y), x, y)
+    x, y, yt = _promoted_float(name, input, other)
+    out = _bcast(array_fn(x, y), x, y)
     if not needs_grad(input, other):
         return _make(out)
     if yt:
-        return _record2(XlogyBackward0(), input, other, out, x, y, (input, other))
-    node2 = XlogyBackward2()
-    node2.shapes, node2.value = (x.shape, ()), scalar_value(other)
+        return _record2(nodes[0](), input, other, out, x, y, (input, other))
+    node2 = nodes[2]()
+    node2.shapes, node2.value = (x.shape, ()), scalar_value(other)  # type: ignore[attr-defined]
     t = record(node2, (input,), out)
     node2.save(input)
     return t

@@ -48,6 +48,7 @@ from gradsum.ops.special import (
     _promoted_float,
     _record2,
     _require_tensor,
+    xlog_op,
 )
 
 _SQRT_PI = math.sqrt(math.pi)
@@ -759,32 +760,8 @@ def xlog1py(input: Any, other: Any) -> Tensor:
         >>> gradsum.special.xlog1py(x, y).tolist()
         [0.0, 0.0]
     """
-    if not isinstance(input, Tensor):
-        _require_tensor("special_xlog1py", "other", 2, other)
-        rt = D.result_type(other, input).np
-        if rt.kind != "f":
-            rt = D.get_default_dtype().np
-        y = other._array.astype(rt, copy=False)
-        v = scalar_value(input)
-        out = xp.asarray(_xlog1py_array(xp.asarray(v, dtype=rt), y)).astype(rt, copy=False)
-        if not needs_grad(other):
-            return _make(out)
-        node1 = SpecialXlog1PyBackward1()
-        node1.shapes, node1.value = ((), y.shape), v
-        t = record(node1, (other,), out)
-        node1.save(other)
-        return t
-    x, y, yt = _promoted_float("special_xlog1py", input, other)
-    out = _bcast(_xlog1py_array(x, y), x, y)
-    if not needs_grad(input, other):
-        return _make(out)
-    if yt:
-        return _record2(SpecialXlog1PyBackward0(), input, other, out, x, y, (input, other))
-    node2 = SpecialXlog1PyBackward2()
-    node2.shapes, node2.value = (x.shape, ()), scalar_value(other)
-    t = record(node2, (input,), out)
-    node2.save(input)
-    return t
+    return xlog_op("special_xlog1py", input, other, _xlog1py_array,
+                   (SpecialXlog1PyBackward0, SpecialXlog1PyBackward1, SpecialXlog1PyBackward2))
 
 
 def _no_derivative(what: str) -> NotImplementedError:
