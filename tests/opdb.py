@@ -943,8 +943,11 @@ op("nonzero", _t("nonzero"), lambda rng: [
 ], differentiable=False)
 op("masked_select", _t("masked_select"), lambda rng: [
     Sample((rnd(rng, 3, 4), mask(rng, 3, 4))), Sample((rnd(rng, 3, 4), mask(rng, 4))),
-], grad_fn_map={"MaskedSelectBackward0": "IndexBackward0"},
-   grad_fn_note="masked_select is a composite (expand + boolean indexing)")
+    Sample((rnd(rng, 4), mask(rng, 2, 3, 4))), Sample((rnd(rng, 2, 1), mask(rng, 3))),
+    Sample((rnd(rng), mask(rng, 3))), Sample((ints(rng, 3, 2), mask(rng, 2))),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3), ints(rng, 3))), ErrorCase((rnd(rng, 3), mask(rng, 2))),
+])
 
 
 # more elementwise math (ops/extra.py) --------------------------------------------------------

@@ -204,9 +204,26 @@ op("argwhere", _t("argwhere"), lambda rng: [
 op("index_copy", _t("index_copy"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, idx(2, 0), rnd(rng, 2, 4))),
     Sample((rnd(rng, 3, 4), 1, idx(3), rnd(rng, 3, 1))),
-], grad_fn_map={"IndexCopyBackward0": "IndexPutBackward0"},
-   grad_fn_note="gradsum composes index_copy from index_put")
+    Sample((rnd(rng, 3, 4), -1, idx(1, 1), rnd(rng, 3, 2)), no_gradcheck="a repeated index: "
+           "torch hands g to every copy, not the numerical (last-wins) derivative"),
+    Sample((rnd(rng, 4), 0, idx(3), rnd(rng))), Sample((rnd(rng), 0, idx(0), rnd(rng, 1))),
+    Sample((rnd(rng, 3, 2), 0, idx(1), NoGrad(rnd(rng, 1, 2)))),
+    Sample((ints(rng, 3), 0, idx(0, 2), ints(rng, 2))),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), 0, idx(3), rnd(rng, 1, 4))),
+    ErrorCase((rnd(rng, 3, 4), 0, idx(0), rnd(rng, 1, 3))),
+    ErrorCase((rnd(rng, 3, 4), 0, idx(0, 1), rnd(rng, 1, 4))),
+    ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([0], np.int32)), rnd(rng, 1, 4))),
+])
 op("index_fill", _t("index_fill"), lambda rng: [
     Sample((rnd(rng, 3, 4), 0, idx(2, 0), 1.5)), Sample((rnd(rng, 3, 4), -1, idx(1), -2.0)),
-], grad_fn_map={"IndexFillBackward0": "MaskedFillBackward0"},
-   grad_fn_note="gradsum composes index_fill from masked_fill")
+    Sample((rnd(rng, 3, 4), 1, idx(0, 2, 0), rnd(rng))),
+    Sample((rnd(rng, 3, 4), 0, idx(1), NoGrad(rnd(rng)))),
+    Sample((NoGrad(rnd(rng, 3, 4)), 1, idx(3, 1), rnd(rng))),
+    Sample((rnd(rng), 0, idx(0), rnd(rng))), Sample((rnd(rng, 2, 3), 1, idx(-1), 0.5)),
+    Sample((ints(rng, 4), 0, idx(1, 3), 7)),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 3, 4), 0, idx(3), 1.0)),
+    ErrorCase((rnd(rng, 3, 4), 0, idx(0), rnd(rng, 1))),
+    ErrorCase((rnd(rng, 3, 4), 0, Fixed(np.array([0], np.int32)), 1.0)),
+])

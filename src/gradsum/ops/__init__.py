@@ -341,29 +341,8 @@ def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
                         else xp.zeros((0, 0), dtype=xp.int64))
 
 
-@register("masked_select")
-def masked_select(a: Tensor, mask: Tensor) -> Tensor:
-    """The entries of ``a`` where the (broadcast) bool ``mask`` holds, as a 1-D tensor."""
-    from gradsum._backend import xp
-
-    m = mask._array
-    if m.dtype.kind != "b":
-        raise RuntimeError(
-            f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}. Compare first "
-            "(mask = t > 0)."
-        )
-    try:
-        shape = xp.broadcast_shapes(a._array.shape, m.shape)
-    except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({a._array.shape}) must match the size of tensor b "
-            f"({m.shape}): masked_select broadcasts the input and the mask to one shape."
-        ) from None
-    return getitem(expand(a, shape), Tensor._make(xp.broadcast_to(m, shape)))
-
-
 for _name, _fn in {"square": square, "argsort": argsort, "sort": sort, "topk": topk,
-                   "nonzero": nonzero, "masked_select": masked_select}.items():
+                   "nonzero": nonzero}.items():
     setattr(Tensor, _name, _fn)
 
 
@@ -504,17 +483,6 @@ def sgn(a: Tensor) -> Tensor:
     return sign(a)
 
 
-def _dim_mask(a: Tensor, d: int, idx: Any) -> Tensor:
-    """A bool tensor of ``a``'s shape, True at the positions ``idx`` (wrapped) along ``d``."""
-    size = a._array.shape[d] if a._array.ndim else 1
-    m = _xp.zeros(size, dtype=bool)
-    m[idx] = True
-    shape = [1] * a._array.ndim
-    if shape:
-        shape[d] = size
-    return Tensor._make(_xp.broadcast_to(m.reshape(shape), a._array.shape))
-
-
 def _index_error_name(arr: Any) -> str:
     return _D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
 
@@ -525,96 +493,6 @@ def _index_of(index: Any, name: str) -> Any:
         raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
                         f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
     return index._array
-
-
-def index_fill(a: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
-    """``a`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along ``dim``.
-
-    Example:
-        >>> import gradsum
-        >>> gradsum.zeros(2, 3).index_fill(1, gradsum.tensor([0, 2]), 7).tolist()
-        [[7.0, 0.0, 7.0], [7.0, 0.0, 7.0]]
-    """
-    idx = _index_of(index, "index_fill")
-    if idx.dtype != _xp.int64:
-        raise IndexError(
-            f"index_fill_(): Expected dtype int64 for index. Got {_index_error_name(idx)}; "
-            "convert it with .long()."
-        )
-    if idx.ndim > 1:
-        raise RuntimeError(f"Index has to be a vector/scalar (got shape {tuple(idx.shape)}). "
-                           "Flatten it first.")
-    if isinstance(value, Tensor) and value._array.ndim != 0:
-        raise RuntimeError(
-            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-            f"{value._array.ndim} dimension(s). Pass a number or a 0-d tensor."
-        )
-    d = _wrap_dim(dim, a._array.ndim)
-    size = a._array.shape[d] if a._array.ndim else 1
-    bad = idx[(idx < -size) | (idx >= size)]
-    if bad.size:
-        raise IndexError(
-            f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} with size "
-            f"{size}: indices must lie in [{-size}, {size - 1}]"
-        )
-    return masked_fill(a, _dim_mask(a, d, idx.reshape(-1)), value)
-
-
-
-
-def index_copy(a: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
-    """``a`` with the slices of ``source`` copied to positions ``index`` along ``dim`` (for a
-    repeated index the last slice wins).
-
-    Example:
-        >>> import gradsum
-        >>> src = gradsum.tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> gradsum.zeros(2, 3).index_copy(1, gradsum.tensor([2, 0]), src).tolist()
-        [[2.0, 0.0, 1.0], [4.0, 0.0, 3.0]]
-    """
-    x, s = a._array, source._array
-    idx = _index_of(index, "index_copy")
-    d = _wrap_dim(dim, x.ndim)
-    if idx.ndim > 1:
-        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim}). "
-                         "Flatten it first.")
-    if s.ndim == 0 and idx.size != 1:
-        raise IndexError("index_copy_(): When source is scalar, index should have one element "
-                         f"(got {idx.size})")
-    if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
-        raise IndexError(
-            "index_copy_(): When source and destination are not scalars, their dimensionality "
-            f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
-            f"({x.ndim})"
-        )
-    if idx.dtype != _xp.int64:
-        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
-                           f"{_index_error_name(idx)}. Convert it with .long().")
-    if x.dtype != s.dtype:
-        raise RuntimeError(
-            "index_copy_(): self and source expected to have the same dtype, but got (self) "
-            f"{_index_error_name(x)} and (source) {_index_error_name(s)}. Convert the source "
-            "with .to(self.dtype)."
-        )
-    xs = [n for i, n in enumerate(x.shape) if i != d]
-    ss = [n for i, n in enumerate(s.shape) if i != d]
-    if xs != ss:
-        raise RuntimeError(
-            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-            f"shape {tuple(x.shape)}, source shape {tuple(s.shape)} (dim {d})."
-        )
-    if s.ndim and idx.size != s.shape[d]:
-        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
-                         f"source.size(dim) ({s.shape[d]})")
-    size = x.shape[d] if x.ndim else 1
-    bad = idx[(idx < 0) | (idx >= size)]
-    if bad.size:
-        raise IndexError(f"index_copy_(): index {int(bad.reshape(-1)[0])} is out of bounds for "
-                         f"dimension {d} with size {size} (negative indices are not wrapped)")
-    a1 = a if x.ndim else reshape(a, (1,))
-    src = source if s.ndim else reshape(source, (1,) * a1.ndim)
-    out = index_put(a1, _slab(a1.ndim, d, idx.reshape(-1)), src)
-    return out if x.ndim else reshape(out, ())
 
 
 def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
@@ -745,14 +623,14 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
 for _name, _fn in {
     "clamp_min": clamp_min, "clamp_max": clamp_max, "broadcast_to": expand,
     "sum_to_size": sum_to_size, "argwhere": argwhere, "diff": diff, "logit": logit,
-    "sgn": sgn, "index_fill": index_fill, "index_copy": index_copy, "scatter": scatter,
+    "sgn": sgn, "scatter": scatter,
     "masked_scatter": masked_scatter, "fill_diagonal_": fill_diagonal_,
     "t_": t_, "transpose_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
 }.items():
     setattr(Tensor, _name, _fn)
 for _name, _fn in {
     "clamp_min_": clamp_min, "clamp_max_": clamp_max, "logit_": logit, "sgn_": sgn,
-    "index_fill_": index_fill, "index_copy_": index_copy, "scatter_": scatter,
+    "scatter_": scatter,
     "masked_scatter_": masked_scatter,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
@@ -912,10 +790,13 @@ from gradsum.ops.compose import (  # noqa: E402
     fmin,
     hsplit,
     hstack,
+    index_copy,
+    index_fill,
     inner,
     is_complex,
     is_same_size,
     isin,
+    masked_select,
     matrix_power,
     nanmean,
     nansum,
@@ -936,8 +817,6 @@ from gradsum.ops.compose import logit as logit  # noqa: E402
 
 register("diff")(diff)
 register("argwhere")(argwhere)
-register("index_copy")(index_copy)
-register("index_fill")(index_fill)
 
 for _name, _fn in {
     "tile": _compose._tile_method, "tensor_split": tensor_split, "hsplit": hsplit,
@@ -953,7 +832,12 @@ for _name, _fn in {
     METHODS[_name] = _fn
     setattr(Tensor, _name, _fn)
 for _name, _fn in {
+    "index_copy": index_copy, "index_fill": index_fill, "masked_select": masked_select,
+}.items():
+    setattr(Tensor, _name, _fn)
+for _name, _fn in {
     "logit_": logit, "clamp_min_": clamp_min, "clamp_max_": clamp_max, "square_": square,
+    "index_fill_": index_fill, "index_copy_": index_copy,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 Tensor.float_power_ = _compose._float_power_

@@ -32,7 +32,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Size, Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import no_grad
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
     binary_arrays,
@@ -50,10 +50,11 @@ __all__ = [
     "broadcast_tensors", "cartesian_prod", "clamp_max", "clamp_min", "column_stack",
     "combinations", "cosine_similarity", "diagflat", "diagonal_scatter", "dist", "dsplit",
     "dstack", "float_power", "fmax", "fmin", "greater", "greater_equal", "hsplit", "hstack",
-    "inner", "is_complex", "is_same_size", "isin", "less", "less_equal", "logit", "logspace",
-    "matrix_power", "nanmean", "nansum", "not_equal", "pairwise_distance", "ravel",
-    "row_stack", "scalar_tensor", "select_scatter", "slice_scatter", "square_", "subtract",
-    "swapdims", "tensor_split", "tile", "unravel_index", "vdot", "vsplit", "vstack",
+    "index_copy", "index_fill", "inner", "is_complex", "is_same_size", "isin", "less",
+    "less_equal", "logit", "logspace", "masked_select", "matrix_power", "nanmean", "nansum",
+    "not_equal", "pairwise_distance", "ravel", "row_stack", "scalar_tensor", "select_scatter",
+    "slice_scatter", "square_", "subtract", "swapdims", "tensor_split", "tile", "unravel_index",
+    "vdot", "vsplit", "vstack",
 ]
 
 
@@ -1258,6 +1259,228 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     node.dims = (offset, d1, d2)
     node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
     return record(node, (input, src), out)
+
+
+# -- index_copy, index_fill, masked_select ----------------------------------------------------
+def _tname_of(arr: Any) -> str:
+    return D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
+
+
+def _index_arg(index: Any, name: str) -> Any:
+    """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
+    return index._array
+
+
+def _along(d: int, idx: Any) -> tuple[Any, ...]:
+    return (slice(None),) * d + (idx,)
+
+
+class IndexCopyBackward0(Node):
+    """``self`` gets ``g`` with the copied slices zeroed; ``source`` gets the slices of ``g``
+    at ``index`` (each one, so a repeated index hands the same slice to every copy, as
+    torch's ``index_select``)."""
+
+    __slots__ = ("dim", "index", "src_shape")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        idx = _make(self.index)
+        ga = index_fill(g, self.dim, idx, 0) if self.needs(0) else None
+        gs = None
+        if self.needs(1):
+            g1 = g if g._array.ndim else F.reshape(g, (1,))
+            gs = F.reshape(F.index_select(g1, self.dim, idx), self.src_shape)
+        return ga, gs
+
+
+@register("index_copy")
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """``input`` with the slices of ``source`` copied to positions ``index`` along ``dim`` (for
+    a repeated index the last slice wins).
+
+    Example:
+        >>> import gradsum
+        >>> src = gradsum.tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> gradsum.zeros(2, 3).index_copy(1, gradsum.tensor([2, 0]), src).tolist()
+        [[2.0, 0.0, 1.0], [4.0, 0.0, 3.0]]
+    """
+    x, s = input._array, source._array
+    idx = _index_arg(index, "index_copy")
+    d = wrap_dim(dim, x.ndim)
+    if idx.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim}). "
+                         "Flatten it first.")
+    if s.ndim == 0 and idx.size != 1:
+        raise IndexError("index_copy_(): When source is scalar, index should have one element "
+                         f"(got {idx.size})")
+    if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
+        raise IndexError(
+            "index_copy_(): When source and destination are not scalars, their dimensionality "
+            f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
+            f"({x.ndim})"
+        )
+    if idx.dtype != xp.int64:
+        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
+                           f"{_tname_of(idx)}. Convert it with .long().")
+    if x.dtype != s.dtype:
+        raise RuntimeError(
+            "index_copy_(): self and source expected to have the same dtype, but got (self) "
+            f"{_tname_of(x)} and (source) {_tname_of(s)}. Convert the source "
+            "with .to(self.dtype)."
+        )
+    xs = [n for i, n in enumerate(x.shape) if i != d]
+    ss = [n for i, n in enumerate(s.shape) if i != d]
+    if xs != ss:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            f"shape {tuple(x.shape)}, source shape {tuple(s.shape)} (dim {d})."
+        )
+    if s.ndim and idx.size != s.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
+                         f"source.size(dim) ({s.shape[d]})")
+    size = x.shape[d] if x.ndim else 1
+    flat = idx.reshape(-1)
+    bad = flat[(flat < 0) | (flat >= size)]
+    if bad.size:
+        raise IndexError(f"index_copy_(): index {int(bad[0])} is out of bounds for "
+                         f"dimension {d} with size {size} (negative indices are not wrapped)")
+    out = x.copy()
+    o1 = out if x.ndim else out.reshape(1)
+    s1 = s.reshape((1,) * o1.ndim) if s.ndim == 0 else s.reshape(s.shape or (1,))
+    # a repeated index keeps its last slice (torch's CPU loop); NumPy's fancy assignment does
+    # not promise an order, so only the last occurrence of each index is written
+    _, last = xp.unique(flat[::-1], return_index=True)
+    keep = flat.size - 1 - last
+    o1[_along(d, flat[keep])] = xp.take(s1, keep, axis=d)
+    if not needs_grad(input, source):
+        return _make(out)
+    node = IndexCopyBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the index: a second backward raises)
+    node.dim, node.index, node.src_shape = d, flat, s.shape
+    return record(node, (input, source), out)
+
+
+class IndexFillBackward0(Node):
+    """``self`` gets ``g`` with the filled slices zeroed (the fill value is a number)."""
+
+    __slots__ = ("dim", "index", "value_dtype")
+
+    def backward(self, g: Tensor) -> Any:
+        return index_fill(g, self.dim, _make(self.index), 0)
+
+
+class IndexFillBackward1(IndexFillBackward0):
+    """A 0-d tensor value: it also gets the sum of ``g`` over the filled slices, each counted
+    once (torch's ``index_select`` of the unique indices; as torch's, a negative index makes
+    that ``index_select`` raise)."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Any:
+        ga = index_fill(g, self.dim, _make(self.index), 0) if self.needs(0) else None
+        gv = None
+        if self.needs(1):
+            g1 = g if g._array.ndim else F.reshape(g, (1,))
+            gv = F.sum(F.index_select(g1, self.dim, _make(xp.unique(self.index))))
+            if gv._array.dtype != self.value_dtype:
+                gv = F.to_dtype(gv, D.from_numpy_dtype(self.value_dtype))
+        return ga, gv
+
+
+@register("index_fill")
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """``input`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along
+    ``dim`` (negative indices count from the end).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).index_fill(1, gradsum.tensor([0, 2]), 7).tolist()
+        [[7.0, 0.0, 7.0], [7.0, 0.0, 7.0]]
+    """
+    idx = _index_arg(index, "index_fill")
+    if idx.dtype != xp.int64:
+        raise IndexError(
+            f"index_fill_(): Expected dtype int64 for index. Got {_tname_of(idx)}; "
+            "convert it with .long()."
+        )
+    if idx.ndim > 1:
+        raise RuntimeError(f"Index has to be a vector/scalar (got shape {tuple(idx.shape)}). "
+                           "Flatten it first.")
+    v_t = value if isinstance(value, Tensor) else None
+    if v_t is not None and v_t._array.ndim != 0:
+        raise RuntimeError(
+            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{v_t._array.ndim} dimension(s). Pass a number or a 0-d tensor."
+        )
+    x = input._array
+    d = wrap_dim(dim, x.ndim)
+    size = x.shape[d] if x.ndim else 1
+    flat = idx.reshape(-1)
+    bad = flat[(flat < -size) | (flat >= size)]
+    if bad.size:
+        raise IndexError(
+            f"index {int(bad[0])} is out of bounds for dimension {d} with size "
+            f"{size}: indices must lie in [{-size}, {size - 1}]"
+        )
+    out = x.copy()
+    v = v_t._array if v_t is not None else value
+    with xp.errstate(invalid="ignore"):  # (nan/inf into an int tensor: torch's cast, silently)
+        (out if x.ndim else out.reshape(1))[_along(d, flat)] = xp.asarray(v).astype(x.dtype)
+    if not needs_grad(input, v_t):
+        return _make(out)
+    node = IndexFillBackward0() if v_t is None else IndexFillBackward1()
+    node._saved = HOLDS_STATE  # (torch saves the index)
+    node.dim, node.index = d, flat
+    node.value_dtype = v_t._array.dtype if v_t is not None else None
+    return record(node, (input, v_t) if v_t is not None else (input,), out)
+
+
+class MaskedSelectBackward0(Node):
+    """``g`` written back, in order, where the broadcast mask holds (zeros elsewhere), then
+    summed down to the input's shape (the mask may have broadcast it)."""
+
+    __slots__ = ("in_shape", "mask")
+
+    def backward(self, g: Tensor) -> Tensor:
+        z = F.zeros(self.mask.shape, dtype=g.dtype)
+        return F.sum_to(F.index_put(z, (_make(self.mask),), g), self.in_shape)
+
+
+@register("masked_select")
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The entries of ``input`` where the (broadcast) bool ``mask`` holds, as a 1-D tensor.
+
+    Example:
+        >>> import gradsum
+        >>> m = gradsum.tensor([True, False, True])
+        >>> gradsum.arange(6.0).reshape(2, 3).masked_select(m).tolist()
+        [0.0, 2.0, 3.0, 5.0]
+    """
+    _require_tensor("masked_select", "input", 1, input)
+    _require_tensor("masked_select", "mask", 2, mask)
+    x, m = input._array, mask._array
+    if m.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}. Compare first "
+            "(mask = t > 0)."
+        )
+    try:
+        shape = xp.broadcast_shapes(x.shape, m.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({x.shape}) must match the size of tensor b "
+            f"({m.shape}): masked_select broadcasts the input and the mask to one shape."
+        ) from None
+    mb = xp.broadcast_to(m, shape)
+    out = xp.broadcast_to(x, shape)[mb]
+    if not needs_grad(input):
+        return _make(out)
+    node = MaskedSelectBackward0()
+    node._saved = HOLDS_STATE  # (torch saves the mask)
+    node.in_shape, node.mask = x.shape, mb
+    return record(node, (input,), out)
 
 
 
