@@ -248,3 +248,10 @@ __all__ += [
     "parameter",
 ]
 # -- end helper 9 block --
+
+# -- CTCLoss, AdaptiveLogSoftmaxWithLoss (nn/_ctc.py, nn/_adaptive.py) --
+from gradsum.nn._adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+from gradsum.nn._ctc import CTCLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss"]
+# -- end CTCLoss, AdaptiveLogSoftmaxWithLoss --

@@ -3046,3 +3046,9 @@ from gradsum.nn._compat_losses import triplet_margin_with_distance_loss  # noqa:
 
 __all__ += ["embedding_bag", "triplet_margin_with_distance_loss"]
 # -- end embedding_bag --
+
+# -- ctc_loss (nn/_ctc.py) --
+from gradsum.nn._ctc import ctc_loss  # noqa: E402  (an appended block)
+
+__all__ += ["ctc_loss"]
+# -- end ctc_loss --
