@@ -76,7 +76,7 @@ def _target(self: Tensor, name: str) -> Any:
     dst = self._array
     if dst.flags.writeable:
         return dst
-    if name in ("fill_", "zero_") or not any(
+    if name in ("fill_", "zero_", "masked_fill_") or not any(
             st == 0 and n > 1 for st, n in zip(dst.strides, dst.shape)):
         w = _writable(dst)
         if w is not None:
@@ -180,6 +180,12 @@ def _write(self: Tensor, arr: Any, name: str) -> None:
     _check_out_shape(dst.shape, arr.shape, name)
     if not dst.flags.writeable:
         dst = _target(self, name)
+        if name == "masked_fill_":  # (torch writes the masked elements only: with an
+            old = dst.copy()          # expanded tensor, a shared element masked anywhere
+            keep = (arr == old) | (xp.isnan(arr) & xp.isnan(old))  # takes the value)
+            xp.copyto(dst, arr, casting="unsafe", where=~keep)
+            _bump_unrecorded(self)
+            return
     xp.copyto(dst, arr, casting="unsafe")
     _bump_unrecorded(self)
 
@@ -507,6 +513,9 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     _check_overlap(self._array, src._array, "copy_")
     if _recording(self, src):
         return apply_inplace(self, "copy_", lambda old: _copy_from(old, src), src)
+    if src is self or _same_data(self._array, src._array):  # (torch's copy_ returns early:
+        _bump_unrecorded(self)                               # nothing written, expanded too)
+        return self
     _write(self, xp.broadcast_to(src._array, self._array.shape)
            if _bcast_ok(src._array.shape, self._array.shape) else src._array, "copy_")
     return self
@@ -633,6 +642,9 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
             dst = x[k]
             if isinstance(dst, xp.ndarray) and any(
                     st == 0 and n > 1 for st, n in zip(dst.strides, dst.shape)):
+                if isinstance(value, Tensor) and _same_data(dst, v):
+                    _bump_unrecorded(self)  # (torch: a copy_ of the same elements returns early)
+                    return
                 _write(self, x, "__setitem__")
         x = _writable(x)
         if x is None:
@@ -659,6 +671,12 @@ def _check_index_put_overlap(target: Any, k: tuple[Any, ...], value: Any) -> Non
             isinstance(kk, xp.ndarray) and kk.dtype.kind == "b" for kk in k):
         return
     _check_overlap(target, v, "index_put_", full_too=True)
+
+
+def _same_data(a: Any, b: Any) -> bool:
+    """torch's early exit of copy_: the same memory, strides, shape and dtype."""
+    return (a.shape == b.shape and a.strides == b.strides and a.dtype == b.dtype
+            and a.__array_interface__["data"][0] == b.__array_interface__["data"][0])
 
 
 def _writable(a: Any) -> Any:
