@@ -278,3 +278,16 @@ def test_in_place_igamma_records_the_node() -> None:
     y.sum().backward()
     ty.sum().backward()
     _close(x.grad, tx.grad, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                                  "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                                  "legendre_polynomial_p"])
+def test_polynomials_with_huge_degrees_return_quickly(name: str) -> None:
+    # torch converts n to int64 (1e30 becomes negative: the polynomial is 0) and uses closed
+    # forms inside (-1, 1) for large n; the recurrence must not run 1e30 or 1e6 steps
+    x = np.array([2.0, 0.5, -0.25, 1.0])
+    for n in (1e30, 1e6):
+        want = getattr(torch.special, name)(torch.tensor(x), torch.tensor(n)).numpy()
+        got = getattr(gradsum.special, name)(gradsum.tensor(x), gradsum.tensor(n)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-9, equal_nan=True)

@@ -984,21 +984,35 @@ def _poly_operands(name: str, input: Any, n: Any) -> tuple[Any, Any, Any]:
     except ValueError:
         raise broadcast_error(xa, na) from None
     with xp.errstate(**_ERR):
-        ni = xp.where(xp.isfinite(nf), xp.trunc(nf), -1.0)
+        # (torch converts n to int64: nan, inf and values out of its range become negative)
+        ni = xp.where(xp.isfinite(nf) & (xp.abs(nf) < 2.0**63), xp.trunc(nf), -1.0)
     return x.astype(xp.float64), ni, rt
 
 
-def _recurrence(x: Any, n: Any, p0: Any, p1: Any, step: Any) -> Any:
+def _recurrence(x: Any, n: Any, p0: Any, p1: Any, step: Any, needed: Any = None) -> Any:
     """``P_n`` from ``P_0 = p0``, ``P_1 = p1`` and ``P_{k+1} = step(k, P_k, P_{k-1})``
-    (``k`` from 1), evaluated for every element up to its own ``n``."""
+    (``k`` from 1), evaluated for every element up to its own ``n``. Only the elements of
+    ``needed`` (all by default; the others take a closed form or an edge value) set how far
+    it runs, and it stops early once every element still running is nan in both of its last
+    two terms (the recurrence then stays nan, as torch's loop does)."""
     out = xp.where(n == 0, p0, p1)
-    nmax = int(n.max(initial=0))
+    nn = n if needed is None else n[needed]
+    nmax = int(nn.max(initial=0))
     p, q = p0, p1
     for k in range(1, nmax):
         with xp.errstate(**_ERR):
             r = step(k, q, p)
         p, q = q, r
         out = xp.where(n == k + 1, r, out)
+        if k % 64 == 0:
+            running = n > k + 1
+            if needed is not None:
+                running &= needed
+            if not running.any() or bool(
+                    (xp.isnan(xp.broadcast_to(p, n.shape)[running])
+                     & xp.isnan(xp.broadcast_to(q, n.shape)[running])).all()):
+                out = xp.where(running, xp.nan, out)
+                break
     return xp.where(n < 0, 0.0, out)
 
 
@@ -1011,9 +1025,9 @@ def _cheb_kind(x: Any, n: Any, kind: str) -> Any:
     torch's values at ``|x| = 1`` and its closed forms for large n inside ``(-1, 1)``."""
     one = xp.ones_like(x)
     p1 = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1}[kind]
-    out = _recurrence(x, n, one, p1, lambda k, q, p: (x + x) * q - p)
-    out = xp.where((xp.abs(x) < 1.0) & (n > (6 if kind == "t" else 8)),
-                   _cheb_kind_closed(x, n, kind), out)
+    closed = (xp.abs(x) < 1.0) & (n > (6 if kind == "t" else 8))
+    out = _recurrence(x, n, one, p1, lambda k, q, p: (x + x) * q - p, ~closed)
+    out = xp.where(closed, _cheb_kind_closed(x, n, kind), out)
     odd = xp.fmod(n, 2) != 0
     edge = {"t": xp.where((x > 0) | ~odd, 1.0, -1.0),
             "u": xp.where((x > 0) | ~odd, n + 1, -(n + 1)),
@@ -1046,9 +1060,9 @@ def _shifted(x: Any, n: Any, kind: str) -> Any:
     z = x + x - 1.0
     one = xp.ones_like(z)
     p1 = {"t": z, "u": 2 * z, "v": 2 * z - 1, "w": 2 * z + 1}[kind]
-    out = _recurrence(z, n, one, p1, lambda k, q, p: (z + z) * q - p)
-    out = xp.where((n > (4 if kind == "w" else 6)) & (xp.abs(z) < 1.0),
-                   _cheb_kind_closed(z, n, kind), out)
+    closed = (n > (4 if kind == "w" else 6)) & (xp.abs(z) < 1.0)
+    out = _recurrence(z, n, one, p1, lambda k, q, p: (z + z) * q - p, ~closed)
+    out = xp.where(closed, _cheb_kind_closed(z, n, kind), out)
     odd = xp.fmod(n, 2) != 0
     at1 = {"t": one, "u": n + 1, "v": one, "w": 2 * n + 1}[kind]
     at0 = {"t": xp.where(odd, -1.0, 1.0), "u": xp.where(odd, -(n + 1), n + 1),
@@ -1071,7 +1085,8 @@ def _poly_fn(name: str, kernel: Any, doc: str) -> Any:
 def _hermite(x: Any, n: Any, rt: Any, physicists: bool) -> Any:
     limit = 128 if rt == xp.float32 else 512
     c = 2.0 if physicists else 1.0
-    out = _recurrence(x, n, xp.ones_like(x), c * x, lambda k, q, p: c * x * q - c * k * p)
+    out = _recurrence(x, n, xp.ones_like(x), c * x, lambda k, q, p: c * x * q - c * k * p,
+                      n <= limit)
     return xp.where(n > limit, xp.nan, out)
 
 
