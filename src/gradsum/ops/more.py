@@ -34,6 +34,7 @@ from gradsum.ops._core import (
     broadcast_error,
     mark_view,
     needs_grad,
+    quietly,
     record,
     register,
     scalar_value,
@@ -1047,8 +1048,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
     rt = D.result_type(input, other).np
     x, y = input._array.astype(rt, copy=False), other._array.astype(rt, copy=False)
     nd = max(x.ndim, y.ndim)
-    out = xp.kron(x.reshape((1,) * (nd - x.ndim) + x.shape),
-                  y.reshape((1,) * (nd - y.ndim) + y.shape))
+    out = quietly(xp.kron, x.reshape((1,) * (nd - x.ndim) + x.shape),
+                  y.reshape((1,) * (nd - y.ndim) + y.shape))  # (silent on inf, as torch)
     out = _contig(out, rt)
     if not needs_grad(input, other):
         return _make(out)

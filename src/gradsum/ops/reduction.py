@@ -21,7 +21,15 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
+from gradsum.ops._core import (
+    _make,
+    needs_grad,
+    quietly,
+    record,
+    register,
+    wrap_dim,
+    wrap_dims,
+)
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
@@ -557,7 +565,7 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
         x = x.astype(xp.int64)
     dims = _dims(dim, x.ndim)
     # (dtype= keeps an explicit small integer or bool dtype: NumPy would widen it)
-    out = xp.asarray(x.prod(axis=dims, keepdims=keepdim, dtype=x.dtype))
+    out = xp.asarray(quietly(x.prod, dims, x.dtype, None, keepdim))  # (silent, as torch)
     if not needs_grad(a):
         return _make(out)
     _check_differentiable(out, "prod")
