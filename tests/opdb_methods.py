@@ -132,3 +132,11 @@ op("put", _t("put"), lambda rng: [
     ErrorCase((rnd(rng, 3), idx(5), rnd(rng, 1))), ErrorCase((rnd(rng, 3), idx(0, 1), rnd(rng, 1))),
     ErrorCase((rnd(rng, 3), idx(0), ints(rng, 1))),
 ])
+op("as_strided", _t("as_strided"), lambda rng: [
+    Sample((rnd(rng, 6), (3, 2), (1, 1))), Sample((rnd(rng, 3, 4), (2, 2), (4, 1), 1)),
+    Sample((rnd(rng, 5), (2, 2), (2, 0))), Sample((rnd(rng, 4), (), (), 3)),
+    Sample((ints(rng, 6), (2, 3), (3, 1))), Sample((rnd(rng, 4), (0, 2), (1, 1))),
+], errors=lambda rng: [
+    ErrorCase((rnd(rng, 6), (3, 2), (2, 1), 1)), ErrorCase((rnd(rng, 6), (2, 2), (1,))),
+    ErrorCase((rnd(rng, 6), (2,), (1,), -1)),
+])

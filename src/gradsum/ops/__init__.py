@@ -898,6 +898,7 @@ for _name, _fn in {
     "conj_physical": _methods.conj_physical, "resolve_conj": _methods.resolve_conj,
     "resolve_neg": _methods.resolve_neg, "is_conj": _methods.is_conj,
     "is_neg": _methods.is_neg, "is_inference": _methods.is_inference,
+    "as_strided": _methods.as_strided,
 }.items():
     METHODS[_name] = _fn
     setattr(Tensor, _name, _fn)

@@ -48,7 +48,8 @@ from gradsum.ops.extra import _via64
 from gradsum.ops.inplace import _check_leaf, _check_out_shape, _recording, _write, apply_inplace
 
 __all__ = [
-    "acosh", "addr", "adjoint", "angle", "arccosh", "arcsinh", "arctanh", "asinh", "atanh",
+    "acosh", "addr", "adjoint", "angle", "arccosh", "arcsinh", "arctanh", "as_strided", "asinh",
+    "atanh",
     "bitwise_left_shift", "bitwise_right_shift", "conj", "conj_physical", "corrcoef", "cov",
     "fix", "frexp", "gcd", "hardshrink", "histogram", "is_conj", "is_inference", "is_neg",
     "isneginf", "isposinf", "isreal", "lcm", "ldexp", "msort", "mvlgamma", "narrow_copy",
@@ -1507,9 +1508,13 @@ def _removed(name: str) -> Callable[..., Any]:
 # -- memory introspection --------------------------------------------------------------------------
 def _root(a: Any) -> Any:
     """The array that owns the memory ``a`` looks at (the end of its ``.base`` chain)."""
-    while isinstance(a.base, xp.ndarray):
-        a = a.base
-    return a
+    while True:
+        b = a.base
+        if not isinstance(b, xp.ndarray):  # (as_strided's interface holder keeps its array)
+            b = getattr(b, "base", None)
+            if not isinstance(b, xp.ndarray):
+                return a
+        a = b
 
 
 def data_ptr(self: Tensor) -> int:
@@ -1569,3 +1574,131 @@ def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
     wrapped.__name__ = name
     wrapped.__doc__ = method.__doc__
     return wrapped
+
+
+# -- as_strided (a view of the storage with explicit sizes, strides and offset) -------------------
+def _geometry_indices(size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
+    """The storage index of every element of a ``(size, stride, offset)`` view (int64)."""
+    idx = xp.full(tuple(size), offset, dtype=xp.int64)
+    for d, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[d] = n
+        idx = idx + (xp.arange(n, dtype=xp.int64) * st).reshape(shape)
+    return idx
+
+
+def _as_strided_backward(g: Tensor, in_geom: tuple[Any, ...], out_geom: tuple[Any, ...]
+                         ) -> Tensor:
+    """torch's ``as_strided_backward``: ``g`` added (overlapping windows too) into zeros over
+    the storage both geometries cover, divided where the input's own elements share memory,
+    then read back with the input's geometry. Written in gradsum ops (put/take): linear in
+    ``g``, so double backward works."""
+    in_size = in_geom[0]
+    inp = _geometry_indices(*in_geom)
+    outp = _geometry_indices(*out_geom)
+    if inp.size == 0 or outp.size == 0:
+        return F.zeros(in_size, dtype=g.dtype)
+    lo = int(min(inp.min(), outp.min()))
+    hi = int(max(inp.max(), outp.max())) + 1
+    buf = F.zeros(hi - lo, dtype=g.dtype)
+    buf = put(buf, _make(outp - lo), g, accumulate=True)
+    count = xp.bincount((inp - lo).reshape(-1), minlength=hi - lo)
+    if count.max() > 1:
+        inv = xp.where(count > 0, 1.0 / xp.maximum(count, 1), 0.0).astype(g._array.dtype)
+        buf = buf * _make(inv)
+    return F.take(buf, _make(inp - lo))
+
+
+class AsStridedBackward0(Node):
+    __slots__ = ("in_geom", "out_geom")
+
+    def backward(self, g: Tensor) -> Tensor:
+        return _as_strided_backward(g, self.in_geom, self.out_geom)
+
+
+def _int_list(name: str, arg: str, pos: int, v: Any) -> tuple[int, ...]:
+    if isinstance(v, Tensor) or not isinstance(v, (tuple, list)):
+        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, "
+                        f"not {type(v).__name__}")
+    return tuple(int(s) for s in v)
+
+
+@register("as_strided")
+def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
+               storage_offset: int | None = None) -> Tensor:
+    """A view of ``input``'s storage with the given sizes and strides (in elements), starting
+    ``storage_offset`` elements into the storage (default: ``input``'s own offset). Windows
+    may overlap; the gradient adds up where they do.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.arange(5.0).as_strided((3, 2), (1, 1)).tolist()
+        [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
+    """
+    input = _tensor_arg("as_strided", "input", 0, input)
+    size = _int_list("as_strided", "size", 1, size)
+    stride = _int_list("as_strided", "stride", 2, stride)
+    x = input._array
+    item = x.itemsize
+    in_off = _storage_offset_of(x)
+    off = in_off if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: [{', '.join(map(str, stride))}]")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                           f"[{', '.join(map(str, size))}] and strides="
+                           f"[{', '.join(map(str, stride))}]")
+    if off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {off}")
+    root = _root(x)
+    storage_bytes = int(root.nbytes)
+    if all(size):
+        need = item * (off + 1 + sum((n - 1) * s for n, s in zip(size, stride)))
+    else:
+        need = 0
+    if need > storage_bytes:
+        raise RuntimeError(f"setStorage: sizes [{', '.join(map(str, size))}], strides "
+                           f"[{', '.join(map(str, stride))}], storage offset {off}, and "
+                           f"itemsize {item} requiring a storage size of {need} are out of "
+                           f"bounds for storage of size {storage_bytes}")
+    interface = dict(x.__array_interface__)
+    base_ptr = int(root.__array_interface__["data"][0])
+    interface["data"] = (base_ptr + off * item, not x.flags.writeable)
+    interface["shape"] = size
+    interface["strides"] = tuple(s * item for s in stride)
+    interface.pop("offset", None)
+    interface.pop("mask", None)
+    # (numpy.lib.stride_tricks.as_strided's own construction, from the storage's start
+    # rather than from ``x``'s first element)
+    out = xp.asarray(_Interface(interface, x))
+    if x.flags.writeable and any(s == 0 and n > 1 for n, s in zip(size, stride)):
+        out.flags.writeable = False  # (shared elements: in-place ops raise, as in torch)
+    delta = off - in_off
+
+    def view_fn(b: Tensor) -> Tensor:
+        return as_strided(b, size, stride, _storage_offset_of(b._array) + delta)
+
+    if not needs_grad(input):
+        return mark_view(_make(out), input, view_fn if _state.enabled else None)
+    node = AsStridedBackward0()
+    in_stride = tuple(s // item for s in x.strides) if item else (0,) * x.ndim
+    node.in_geom = (x.shape, in_stride, in_off)
+    node.out_geom = (size, stride, off)
+    return mark_view(record(node, (input,), out), input, view_fn)
+
+
+class _Interface:
+    """An ``__array_interface__`` holder that keeps the array it looks into alive."""
+
+    def __init__(self, interface: dict[str, Any], base: Any) -> None:
+        self.__array_interface__ = interface
+        self.base = base
+
+
+def _storage_offset_of(a: Any) -> int:
+    r = _root(a)
+    diff = a.__array_interface__["data"][0] - r.__array_interface__["data"][0]
+    return int(diff // a.itemsize) if a.itemsize else 0
