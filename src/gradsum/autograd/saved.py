@@ -90,7 +90,11 @@ class SavedTensor:
         if ver[0] != self._version_at_save or self._output_nr < 0:
             self.check(node)
         if not self._is_output:
+            if self._tensor is None:  # (released through a node sharing it, e.g. CopySlices)
+                raise RuntimeError(_messages.freed_graph(node.name()))
             return self._tensor
+        if self._array is None:
+            raise RuntimeError(_messages.freed_graph(node.name()))
         global _make
         if _make is None:
             from gradsum._tensor import Tensor  # (import cycle: bound on first use)
