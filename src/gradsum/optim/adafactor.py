@@ -28,6 +28,7 @@ from gradsum.optim.optimizer import (
     _grad_array,
     _lerp_,
     _lr_value,
+    _params_with_grad,
     _step_tensor,
 )
 
@@ -108,15 +109,12 @@ class Adafactor(Optimizer):
 
     def _update_group(self, group: dict[str, Any]) -> None:
         eps1, eps2 = group["eps"]  # (unpacked first: a 3-tuple raises ValueError, as torch)
-        params = []
-        for p in group["params"]:  # (all the group's state first, like torch's _init_group)
-            if p.grad is None:
-                continue
-            params.append(p)
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
             state = self.state[p]
             if len(state) == 0:
                 state["step"] = _step_tensor()
-                g = p.grad._array
+                g = p.grad._array  # type: ignore[union-attr]
                 if g.ndim > 1:
                     state["row_var"] = Tensor._make(xp.zeros((*g.shape[:-1], 1), g.dtype))
                     state["col_var"] = Tensor._make(

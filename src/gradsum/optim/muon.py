@@ -28,7 +28,13 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.optim.optimizer import Optimizer, _add_scaled_, _bump, _lr_value
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _add_scaled_,
+    _bump,
+    _lr_value,
+    _params_with_grad,
+)
 
 # Keller Jordan's constants (https://kellerjordan.github.io/posts/muon/), torch's defaults
 EPS = 1e-7
@@ -169,14 +175,12 @@ class Muon(Optimizer):
                     )
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        params = []
-        for p in group["params"]:  # (all the group's state first, like torch's _init_group)
-            if p.grad is None:
-                continue
-            params.append(p)
+        params = _params_with_grad(group)
+        for p in params:  # (all the group's state first, like torch's _init_group)
             state = self.state[p]
             if "momentum_buffer" not in state:
-                state["momentum_buffer"] = Tensor._make(xp.zeros_like(p.grad._array))
+                state["momentum_buffer"] = Tensor._make(
+                    xp.zeros_like(p.grad._array))  # type: ignore[union-attr]
         if not params:
             return
         lr = _lr_value(group["lr"])
