@@ -37,14 +37,20 @@ _add_reduce = xp.add.reduce
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
 
+def _kept_shape(in_shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``in_shape`` with the reduced ``dims`` kept as 1: the shape a ``keepdim=False``
+    reduction's result (or gradient) takes again to broadcast against the input."""
+    shape = list(in_shape)
+    for d in dims:
+        shape[d] = 1
+    return tuple(shape)
+
+
 def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
                  ) -> Tensor:
     """Broadcast a reduced gradient back to the input's shape."""
     if not keepdim and dims and g._array.ndim:
-        shape = list(in_shape)
-        for d in dims:
-            shape[d] = 1
-        g = F.reshape(g, tuple(shape))
+        g = F.reshape(g, _kept_shape(in_shape, dims))
     return F.expand(g, in_shape)
 
 
@@ -279,10 +285,7 @@ class AmaxBackward0(Node):
         a, out = self.saved()
         o = out._array
         if not self.keepdim and self.dims:
-            shape = list(self.in_shape)
-            for d in self.dims:
-                shape[d] = 1
-            o = o.reshape(shape)
+            o = o.reshape(_kept_shape(self.in_shape, self.dims))
         mask = a._array == o
         if self.nan_ties:
             mask |= xp.isnan(a._array) & xp.isnan(o)
@@ -468,10 +471,7 @@ class LogsumexpBackward0(Node):
         a, out = self.saved()
         o = out
         if not self.keepdim and self.dims:
-            shape = list(self.in_shape)
-            for d in self.dims:
-                shape[d] = 1
-            o = F.reshape(out, tuple(shape))
+            o = F.reshape(out, _kept_shape(self.in_shape, self.dims))
         return F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim),
                      F.exp(F.sub(a, o)))
 

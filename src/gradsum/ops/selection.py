@@ -42,6 +42,7 @@ from gradsum.ops.reduction import (
     _correction,
     _dims,
     _expand_back,
+    _kept_shape,
     _var_backward,
 )
 
@@ -612,10 +613,7 @@ class AminmaxBackward0(_TwoOut):
                 continue
             o = out._array
             if not self.keepdim and self.dims:
-                shape = list(self.in_shape)
-                for d in self.dims:
-                    shape[d] = 1
-                o = o.reshape(shape)
+                o = o.reshape(_kept_shape(self.in_shape, self.dims))
             mask = a._array == o
             w = _make((mask / mask.sum(axis=self.dims, keepdims=True)).astype(g._array.dtype))
             part = F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
