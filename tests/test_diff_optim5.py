@@ -242,3 +242,26 @@ def test_rprop_nan_gradient_of_a_0d_parameter() -> None:
 
     g, t = both_or_error(fn)
     assert g == t, (g, t)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "NAdam", "Adamax",
+                                  "Adafactor", "Muon"])
+def test_a_step_refused_for_an_integer_parameter_changes_nothing(name: str) -> None:
+    # torch raises partway through the update (the float parameter already moved); gradsum
+    # raises the same exception type before touching any parameter or state
+    def build(lib: Any) -> tuple[Any, Any, Any]:
+        a = lib.tensor([[1.0, 2.0]], requires_grad=True)
+        b = lib.tensor([[1, 2]])
+        a.grad = lib.tensor([[0.5, 0.5]])
+        b.grad = lib.tensor([[1, 1]])
+        kw = {"momentum": 0.9} if name == "SGD" else {}
+        return a, b, getattr(lib.optim, name)([a, b], lr=0.1, **kw)
+
+    ta, _, topt = build(torch)
+    ga, gb, gopt = build(gradsum)
+    with pytest.raises(Exception) as want:
+        topt.step()
+    with pytest.raises(want.type):
+        gopt.step()
+    assert ga.tolist() == [[1.0, 2.0]] and gb.tolist() == [[1, 2]]
+    assert not gopt.state

@@ -107,6 +107,15 @@ class Adafactor(Optimizer):
         }
         super().__init__(params, defaults)
 
+    def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
+        """torch's first failure on an integer or bool parameter: negating a bool gradient
+        (``maximize``), else ``finfo`` of an integer dtype when ``eps1`` is None and ``p`` is
+        the group's first parameter with a gradient (eps1 comes from its dtype)."""
+        if group["maximize"] and p._array.dtype.kind == "b":
+            return RuntimeError
+        first = _params_with_grad(group)[0]
+        return TypeError if group["eps"][0] is None and first is p else RuntimeError
+
     def _update_group(self, group: dict[str, Any]) -> None:
         eps1, eps2 = group["eps"]  # (unpacked first: a 3-tuple raises ValueError, as torch)
         params = _params_with_grad(group)
@@ -130,22 +139,10 @@ class Adafactor(Optimizer):
             state = self.state[p]
             g = _grad_array(p, group["maximize"])
             if eps1 is None:  # (torch sets it once, from the first parameter's dtype)
-                if not p.is_floating_point():
-                    raise TypeError(
-                        "torch.finfo() requires a floating point input type: Adafactor's "
-                        f"eps1=None takes the machine epsilon of the parameter's dtype, here "
-                        f"{p.dtype}. Optimize floating-point parameters (.float())."
-                    )
                 eps1 = float(xp.finfo(p._array.dtype).eps)
             step_t = state["step"]
             step_t._array += 1
             step = float(step_t._array)
-            if not p.is_floating_point():
-                raise RuntimeError(
-                    f"Adafactor.step() can't update a parameter of dtype {p.dtype}: its "
-                    "root mean square (linalg.vector_norm) needs a floating-point tensor, "
-                    "as in torch. Optimize floating-point parameters: convert them with .float()."
-                )
             beta2_complement = step**beta2_decay
             inv_sqrt_step = 1 / (step**0.5)
             rho = inv_sqrt_step if inv_sqrt_step < lr else lr  # (python's min(lr, ...))

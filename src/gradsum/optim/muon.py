@@ -174,6 +174,9 @@ class Muon(Optimizer):
                         "another optimizer, such as AdamW."
                     )
 
+    def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
+        return NotImplementedError  # (torch: the momentum's lerp on an integer tensor)
+
     def _update_group(self, group: dict[str, Any]) -> None:
         params = _params_with_grad(group)
         for p in params:  # (all the group's state first, like torch's _init_group)
@@ -189,13 +192,6 @@ class Muon(Optimizer):
             g = p.grad._array  # type: ignore[union-attr]
             if g.ndim != 2:
                 raise ValueError("Param gradient must be a 2D matrix")
-            if not p.is_floating_point() or g.dtype.kind != "f":
-                raise NotImplementedError(
-                    f'"lerp_kernel_scalar" not implemented for {g.dtype}: Muon.step() '
-                    f"can't update a parameter of dtype {p.dtype} (the momentum's lerp needs "
-                    "floating-point tensors, as torch's). Optimize floating-point parameters: "
-                    "convert them with .float()."
-                )
             buf_t = self.state[p]["momentum_buffer"]
             buf_t._array[...] = _lerp(buf_t._array, g, 1 - momentum)
             _bump(buf_t)

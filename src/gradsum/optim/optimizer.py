@@ -162,6 +162,23 @@ _BROADCAST_ERRORS = (
 )
 
 
+def _integral_param_error(opt: Optimizer) -> Exception | None:
+    """The error for the first integer or bool parameter that has a gradient (torch cannot
+    write a floating-point update into it), or None when every such parameter is a float."""
+    for group in opt.param_groups:
+        for i, p in enumerate(group["params"]):
+            if p._grad is not None and p._array.dtype.kind not in "fc":
+                kind = opt._integral_error(group, p)
+                return kind(
+                    f"{type(opt).__name__}.step() can't update a parameter of dtype {p.dtype} "
+                    f"(#{i} of its group): the update is floating-point arithmetic, which can't "
+                    f"be written back into an integer or bool tensor (torch raises "
+                    f"{kind.__name__} too). Optimize floating-point parameters: convert them "
+                    "with .float()."
+                )
+    return None
+
+
 def _step_error(opt: Optimizer, err: Exception) -> Exception | None:
     """The error torch raises where NumPy failed inside ``opt.step()`` (no cost unless a step
     fails): an integer or bool parameter with a gradient (torch cannot write a floating-point
@@ -171,16 +188,10 @@ def _step_error(opt: Optimizer, err: Exception) -> Exception | None:
     name = type(opt).__name__
     text = str(err)
     numpy_error = type(err).__module__.startswith("numpy") or "numpy" in text
-    for group in opt.param_groups:
-        for i, p in enumerate(group["params"]):
-            if numpy_error and p.grad is not None and not p.is_floating_point():
-                kind = opt._integral_error(group, p)
-                return kind(
-                    f"{name}.step() can't update a parameter of dtype {p.dtype} (#{i} of its "
-                    "group): the update is floating-point arithmetic, which can't be written "
-                    f"back into an integer or bool tensor (torch raises {kind.__name__} too). "
-                    "Optimize floating-point parameters: convert them with .float()."
-                )
+    if numpy_error:
+        bad = _integral_param_error(opt)
+        if bad is not None:
+            return bad
     if isinstance(err, ValueError) and any(m in text for m in _BROADCAST_ERRORS):
         return RuntimeError(
             f"{name}.step(): a state tensor's shape does not match its parameter's ({text}). "
@@ -386,10 +397,18 @@ class Optimizer:
         )
 
     def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
-        if closure is None:
-            return None
-        with enable_grad(), _closure_errstate():
-            return closure()
+        """Run the closure (grad mode on, the caller's floating-point settings), then refuse
+        an integer or bool parameter with a gradient before any parameter is updated: torch
+        raises partway through the update, gradsum leaves every parameter and the state as
+        they were (a failed call changes nothing)."""
+        loss = None
+        if closure is not None:
+            with enable_grad(), _closure_errstate():
+                loss = closure()
+        bad = _integral_param_error(self)
+        if bad is not None:
+            raise bad
+        return loss
 
     # -- hooks ---------------------------------------------------------------------------------
     def register_step_pre_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
