@@ -59,6 +59,33 @@ def test_inplace_through_diagonal_view_propagates_gradients() -> None:
     _same(gw.grad, tw.grad)
 
 
+@pytest.mark.parametrize("hooks", [False, True])
+def test_output_saved_by_inplace_op_on_view_unpacks_through_copyslices(hooks: bool) -> None:
+    """An in-place op on a view saves its output; differentiating through the unpacked output
+    (double backward) must go through the base's CopySlices, as the forward did. Reaching the
+    wrapped node directly found its saved tensors already released with CopySlices's."""
+    res = {}
+    for lib in (gradsum, torch):
+        a = lib.tensor([[0.4], [-0.9], [1.2]], dtype=lib.float64, requires_grad=True)
+        ctx = (lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t)
+               if hooks else None)
+        if ctx is not None:
+            ctx.__enter__()
+        b = a.clone()
+        v = b[None, :, :]
+        v.exp_()
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+        loss = (b * lib.tensor([[-0.26], [0.79], [1.0]], dtype=lib.float64)).sum()
+        gs = lib.autograd.grad(loss, [b, a, v], create_graph=True, retain_graph=True,
+                               allow_unused=True)
+        assert [g is None for g in gs] == [False, False, True]
+        total = loss + (gs[1] * gs[1]).sum()
+        total.backward()  # (gradsum raised "already released" here)
+        res[lib.__name__] = a.grad
+    _same(res["gradsum"], res["torch"])
+
+
 def test_view_follows_inplace_on_base() -> None:
     gx, tx = _pair(np.arange(6.0).reshape(2, 3))
     gy, ty = gx * 1, tx * 1

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.saved import SavedTensor, hooks_active, pack_saved
+from gradsum.autograd.saved import SavedTensor, ViewOutputSaved, hooks_active, pack_saved
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -205,7 +205,8 @@ class Node:
                 if s._output_nr < 0 and t._grad_fn is None:  # a non-leaf detached in place
                     s.check(self)  # raises
                 out.append(t)
-            elif s._array is not None:  # this node's own output, rebuilt (see unpack)
+            elif s._array is not None and s.__class__ is not ViewOutputSaved:
+                # this node's own output, rebuilt (see unpack)
                 t = _new(_Tensor if _Tensor is not None else _bind_tensor())
                 t._array = s._array
                 t._requires_grad = False

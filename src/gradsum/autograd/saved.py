@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +112,37 @@ class SavedTensor:
         self._array = None
 
 
+class ViewOutputSaved(SavedTensor):
+    """The output of an in-place op on a view, saved by that op's node (torch's
+    ``is_inplace_on_view``). Unpacked, it carries the view's ``grad_fn`` as it was right after
+    the op (held weakly, as torch does; the saving node once that is gone), so that
+    differentiating through it (double backward) goes through the base's ``CopySlices``,
+    like the forward did, instead of reaching the wrapped node directly."""
+
+    __slots__ = ("_fn_nr", "_fn_ref")
+
+    def unpack(self, node: Node) -> Any:
+        out = super().unpack(node)
+        if out is not None:
+            fn = self._fn_ref()
+            if fn is not None:
+                out._grad_fn, out._output_nr = fn, self._fn_nr
+        return out
+
+
+def on_view(s: SavedTensor, fn: Node, output_nr: int) -> SavedTensor:
+    """``s`` (an output saved by an in-place op on a view) as a :class:`ViewOutputSaved` whose
+    unpacked tensor has ``grad_fn`` ``fn`` (the view's, after the op)."""
+    if s.__class__ is SavedTensor:
+        v = ViewOutputSaved.__new__(ViewOutputSaved)
+        v._is_output, v._array, v._tensor = True, s._array, s._tensor
+        v._output_nr, v._vc, v._version_at_save = s._output_nr, s._vc, s._version_at_save
+    else:
+        v = s  # (a PackedSavedTensor: it has the slots itself)
+    v._fn_ref, v._fn_nr = weakref.ref(fn), output_nr
+    return v
+
+
 def saved_array(s: SavedTensor) -> Any:
     """The array a saved tensor holds (its own buffer for a saved output, the tensor's for a
     saved input, what a saved-tensor pack hook returned when that is a tensor), or None once
@@ -161,7 +193,8 @@ class PackedSavedTensor(SavedTensor):
     says whether this is the node's own output.
     """
 
-    __slots__ = ("_acc_ref", "_grad_fn", "_out", "_requires_grad", "_unpack_hook")
+    __slots__ = ("_acc_ref", "_fn_nr", "_fn_ref", "_grad_fn", "_out", "_requires_grad",
+                 "_unpack_hook")
 
     def check(self, node: Node) -> None:
         if self._tensor is None:  # (released through another holder of the same slot)
@@ -182,7 +215,9 @@ class PackedSavedTensor(SavedTensor):
         # torch's make_variable(data, edge): a new tensor on the unpacked data, carrying the
         # saved tensor's place in the graph, so double backward through it still works
         if self._out:
-            out = _make(r._array, False, node, self._output_nr)
+            fn = self._fn_ref() if self._fn_ref is not None else None  # (see ViewOutputSaved)
+            out = (_make(r._array, False, node, self._output_nr) if fn is None
+                   else _make(r._array, False, fn, self._fn_nr))
         elif self._grad_fn is not None:
             out = _make(r._array, False, self._grad_fn, self._output_nr)
         else:
@@ -217,7 +252,7 @@ def pack_saved(t: Tensor, is_output: bool) -> SavedTensor:
     s._output_nr = t._output_nr
     s._grad_fn = None if is_output else t._grad_fn  # (an output's is the saving node)
     s._requires_grad = t._requires_grad and t._grad_fn is None
-    s._acc_ref = None
+    s._acc_ref = s._fn_ref = None
     if s._requires_grad:
         grad_accumulator(t)  # (as torch: the sink exists for the unpacked tensor to reach)
         s._acc_ref = t._acc_ref

@@ -30,6 +30,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.autograd.saved import on_view
 from gradsum.ops._core import (
     OPS,
     _make,
@@ -309,6 +310,12 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
         finally:
             _state.enabled = prev
         set_history(self, nv._grad_fn, nv._output_nr, True)
+        if node is not None and nv._grad_fn is not None and any(
+                s._is_output or getattr(s, "_out", False) for s in node._saved):
+            # the op's saved outputs unpack with the view's new grad_fn (through CopySlices)
+            node._saved = cs._saved = tuple(
+                on_view(s, nv._grad_fn, nv._output_nr)
+                if s._is_output or getattr(s, "_out", False) else s for s in node._saved)
     else:
         set_history(self, node, res._output_nr, True)
     refresh_views(base if through_view else self, self)
