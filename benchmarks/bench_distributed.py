@@ -57,6 +57,12 @@ def _model():
     return nn.Sequential(*layers)
 
 
+def _buffers(red) -> list:
+    """The arrays a DDP sync reads and writes: each ``.grad`` and each flat bucket."""
+    out = [p.grad._array for p in red.params]
+    return out + [b.flat for b in red.buckets if not b.direct]
+
+
 def worker(repeats: int) -> None:
     import gradsum.distributed as dist
     import gradsum.nn.functional as F
@@ -85,13 +91,19 @@ def worker(repeats: int) -> None:
         return median([max(col) for col in zip(*times)]) if rank == 0 else 0.0
 
     def timeit_rounds(fns: dict, n: int = 3 * repeats, warmup: int = 2) -> dict[str, float]:
-        """Like timeit, for several functions timed in rounds (one call of each per round)."""
+        """Like timeit, for several functions timed in rounds (one call of each per round).
+
+        Before each timed call, the buffers that call works on are rewritten (untimed), as
+        gradients are just after a backward: each candidate starts from the same cache
+        state instead of inheriting what the previous one left behind."""
         for _ in range(warmup):
             for fn in fns.values():
                 fn()
         ts: dict[str, list[float]] = {k: [] for k in fns}
         for _ in range(n):
             for k, fn in fns.items():
+                for buf in touched[k]:
+                    xp.multiply(buf, 1.0, out=buf)
                 comm.Barrier()
                 t0 = time.perf_counter()
                 fn()
@@ -132,6 +144,7 @@ def worker(repeats: int) -> None:
         res["raw"] = timeit(raw)
     else:
         fns = {"raw": raw, "raw pieces": raw_pieces}
+        touched: dict[str, list] = {"raw": [flat], "raw pieces": [flat]}
         reducers = []
         for as_view in (False, True):
             m = _model()  # a replica per mode, so both can be timed round by round
@@ -152,6 +165,7 @@ def worker(repeats: int) -> None:
                 small = [red.params[b.members[0]] for b in red.buckets if not b.direct]
                 assert all(p.grad._array.base is not None for p in small)
                 fns["ddp sync (views)"] = sync
+                touched["ddp sync (views)"] = _buffers(red)
             else:
                 # the reducer's collectives alone, on buffers of its buckets' sizes, in order
                 bufs = in_pieces([xp.zeros(sum(red.params[i]._array.size for i in b.members),
@@ -163,6 +177,8 @@ def worker(repeats: int) -> None:
 
                 fns["ddp comm"] = comm_only
                 fns["ddp sync"] = sync
+                touched["ddp comm"] = bufs
+                touched["ddp sync"] = _buffers(red)
                 res["buckets"] = len(red.buckets)
                 res["direct"] = sum(b.direct for b in red.buckets)
         res.update(timeit_rounds(fns))
