@@ -26,6 +26,7 @@ from gradsum import _backend
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
+from gradsum.autograd.engine import backward_plain, implicit_seed
 from gradsum.autograd.grad_mode import _state
 
 if TYPE_CHECKING:
@@ -483,6 +484,13 @@ class Tensor:
     ) -> None:
         """Accumulate the gradient of this tensor into ``.grad`` of the leaves (see
         :func:`gradsum.autograd.backward`)."""
+        if (gradient is None and inputs is None and not create_graph
+                and self._grad_fn is not None and self._array.size == 1
+                and self._array.dtype.kind == "f"):
+            # ``loss.backward()``, the call of every training step: its checks hold (a
+            # floating scalar with a graph), so straight to the engine
+            backward_plain(self, implicit_seed(self), bool(retain_graph))
+            return
         from gradsum.autograd import backward
 
         # (gradient passed as is, as torch: a number or a list is refused the same way)

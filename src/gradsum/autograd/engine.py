@@ -106,6 +106,69 @@ def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
     return order
 
 
+def _count_all(stack: list[Node], deps: dict[Node, int]) -> None:
+    """Count the dependencies of every node reachable from ``stack`` (whose nodes are already
+    in ``deps``) and validate each (freed or modified saved tensors) in the same sweep, before
+    anything runs (SEMANTICS 8: a failing backward writes nothing)."""
+    while stack:
+        n = stack.pop()
+        saved = n._saved
+        if saved:
+            for s in saved:  # Node._check_saved, inlined
+                ver = s._vc
+                if ver is not None and (ver[0] != s._version_at_save or (
+                        s._output_nr < 0 and s._tensor._grad_fn is None)):
+                    s.check(n)  # raises (modified, or a non-leaf detached in place)
+        elif saved is None:
+            raise RuntimeError(_messages.freed_graph(n.name()))
+        for child, _ in n._next:
+            if child is not None:
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    stack.append(child)
+
+
+_NO_TARGETS: frozenset[Node] = frozenset()
+
+
+def backward_plain(root: Tensor, seed: Tensor, retain_graph: bool) -> None:
+    """``run_backward([root], [seed], retain_graph, False)`` for the call every training step
+    makes (``loss.backward()``: one non-leaf root, nothing captured, no graph recorded),
+    without the general path's bookkeeping; the same checks, order and effects. With an
+    engine observer (DDP, the toolkit's ledger) or anomaly mode on, it takes the general path.
+    """
+    if backward_observers or _anomaly[0]:
+        run_backward([root], [seed], retain_graph, False)
+        return
+    node = root._grad_fn
+    deps = {node: 0}
+    _count_all([node], deps)
+    nr = root._output_nr
+    if nr == 0 and node.num_outputs == 1:
+        buffers: dict[Node, list[Tensor | None]] = {}
+        first: list[Tensor | None] | None = [seed]
+    else:
+        buffers = {node: [None] * node.num_outputs}
+        buffers[node][nr] = seed
+        first = None
+    prev_mode = _state.enabled
+    _state.enabled = False
+    gc_was_enabled = _gc_isenabled()  # (see run_backward)
+    if gc_was_enabled:
+        _gc_disable()
+    _tasks.append((next(_task_ids), deps, None, _NO_TARGETS, True))  # type: ignore[arg-type]
+    try:
+        _run_all_quietly([], buffers, deps, {id(seed)}, retain_graph, False, True,
+                         itertools.count().__next__, node, first)
+    finally:
+        _tasks.pop()
+        if gc_was_enabled:
+            _gc_enable()
+        _state.enabled = prev_mode
+
+
 def run_backward(
     roots: Sequence[Tensor],
     grad_roots: Sequence[Tensor],
@@ -136,24 +199,7 @@ def run_backward(
             if node is not None and node not in deps:
                 deps[node] = 0
                 stack.append(node)
-        while stack:
-            n = stack.pop()
-            saved = n._saved
-            if saved:
-                for s in saved:  # Node._check_saved, inlined
-                    ver = s._vc
-                    if ver is not None and (ver[0] != s._version_at_save or (
-                            s._output_nr < 0 and s._tensor._grad_fn is None)):
-                        s.check(n)  # raises (modified, or a non-leaf detached in place)
-            elif saved is None:
-                raise RuntimeError(_messages.freed_graph(n.name()))
-            for child, _ in n._next:
-                if child is not None:
-                    if child in deps:
-                        deps[child] += 1
-                    else:
-                        deps[child] = 1
-                        stack.append(child)
+        _count_all(stack, deps)
     else:
         for i, t in enumerate(inputs):
             node, nr = _target_of(t)
@@ -309,11 +355,13 @@ def will_engine_execute_node(node: Node) -> bool:
 
 def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor | None]],
              deps: dict[Node, int], shared: set[int], retain_graph: bool, create_graph: bool,
-             accumulate: bool, tick: Any) -> None:
+             accumulate: bool, tick: Any, nxt: Node | None = None,
+             nxt_grads: list[Tensor | None] | None = None) -> None:
     """The execution loop of a plain backward (every node runs, nothing is captured).
 
     Same steps as the general loop in :func:`run_backward`, specialised because this is the
-    path every training step takes.
+    path every training step takes. ``nxt``/``nxt_grads``: a node to run first (with its
+    gradients, else from ``buffers``), ahead of the heap.
     """
     pop, push = _heappop, _heappush
     acc_cls = AccumulateGrad
@@ -321,8 +369,6 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
     # kept out of the heap; in a chain every node hands over to its input this way, with its
     # gradients in ``nxt_grads`` when they never went through ``buffers`` (a node with one
     # output whose only gradient came from the node just run).
-    nxt: Node | None = None
-    nxt_grads: list[Tensor | None] | None = None
     while True:
         if nxt is not None:
             node, nxt = nxt, None
@@ -409,6 +455,11 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                 push(heap, (-ready._seq, tick() if first is None else first - 0.5, ready))
             else:
                 nxt, nxt_grads = ready, ready_grads
+
+
+#: ``_run_all`` with NumPy's floating-point warnings off (see run_backward; the decorator
+#: form of ``errstate`` costs half of entering and leaving one)
+_run_all_quietly = xp.errstate(divide="ignore", invalid="ignore", over="ignore")(_run_all)
 
 
 def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
@@ -587,6 +638,13 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
                 _checked_node_hook_result(hook, (), r, shared)
 
 
+def implicit_seed(o: Tensor) -> Tensor:
+    """The gradient ``backward()`` starts from for a scalar output ``o``: a one of its dtype."""
+    seed = xp.empty(o._array.shape, dtype=o._array.dtype)
+    seed.fill(1)
+    return o._make(seed)
+
+
 def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> list[Tensor]:
     """Check and fill the seed gradients (implicit ones for scalar outputs).
 
@@ -608,9 +666,7 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
                     f"grad can be implicitly created only for real scalar outputs but got "
                     f"{o.dtype.name}. Compute the output in a floating dtype."
                 )
-            seed = xp.empty(o._array.shape, dtype=o._array.dtype)
-            seed.fill(1)
-            out.append(Tensor._make(seed))
+            out.append(implicit_seed(o))
             continue
         if not isinstance(g, Tensor):
             raise TypeError(_messages.bad_grad_type(kind, i, g))
