@@ -243,3 +243,20 @@ def test_error_type_matches_torch(label: str, fn: Callable[[Any], Any]) -> None:
         # the message starts with torch's phrase (before the values and fix gradsum adds)
         t_head = str(texc.value).split(". ")[0].split(" (")[0].split(":")[0][:40]
         assert str(gexc.value).startswith(t_head), (str(gexc.value), str(texc.value))
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 2, 3])
+@pytest.mark.parametrize("vals", [[0.0, 1.0, -2.0], [0.0, 0.0, 0.0]])
+def test_norm_gradients_at_zeros_follow_torchs_formula(p: float, vals: list[float]) -> None:
+    # seed 11906: torch's norm_backward masks its quotient with masked_fill where the norm is
+    # 0 (and, for p < 1, the entries of the input that are 0), so the first derivative is 0
+    # there and the second is nan (0/0 reaches the norm's gradient); gradsum divided by a
+    # safe 1 (second derivative 0 at a zero norm) and gave nan for a zero entry when p < 1
+    def run(lib: Any) -> list[Any]:
+        x = lib.tensor(vals, dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(x.norm(p=p), x, create_graph=True)
+        (g * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+        return [g.detach().numpy(), x.grad.numpy()]
+
+    for a, b in zip(run(gradsum), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True)

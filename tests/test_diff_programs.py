@@ -1234,3 +1234,73 @@ def test_deepcopy_of_a_no_grad_view_is_a_plain_leaf() -> None:
         log.append(c.is_leaf)  # (the copy is not a view: the write to x does not concern it)
 
     _same_run(program)
+
+
+def test_a_grad_mode_view_of_a_base_detached_in_place_keeps_requiring_grad() -> None:
+    # seed 10611: once the version moved, torch regenerates the grad_fn of a view that had
+    # one even when its base requires grad no more (detach_() since): a node whose edge leads
+    # nowhere, so the view still requires grad, retain_grad() works and ops on it are
+    # recorded; gradsum's regenerated view had no grad_fn (requires_grad=False)
+    def program(m: Any, log: list[Any]) -> None:
+        x = m.ones(4, 2, dtype=m.float64, requires_grad=True)
+        h = x * 2
+        v = x.narrow(-1, 1, 1)[1:3].t()
+        x.detach_()
+        with m.no_grad():
+            x.add_(1)  # (an unrecorded write: the view is regenerated)
+        log.append((v.requires_grad, v.is_leaf, v.grad_fn.next_functions))
+        v.retain_grad()
+        z = (v * h[:1, :2]).sum()
+        log.append(z.requires_grad)
+        z.backward()
+        log.append((x.grad, _np(v.grad)))
+
+    _same_run(program)
+
+
+@pytest.mark.parametrize("op", ["mm", "matmul", "linear", "linear_w", "linear_3d"])
+def test_an_operand_is_saved_only_for_an_input_with_an_edge(op: str) -> None:
+    # seed 11821: a view made in no_grad mode of a tensor that requires grad requires grad but
+    # has no edge; torch's mm/linear do not save the other operand for it, so modifying that
+    # operand in place later does not break the backward (gradsum saved it, and raised)
+    def program(m: Any, log: list[Any]) -> None:
+        a = m.tensor([[0.5, 1.0], [0.25, 2.0]], dtype=m.float64, requires_grad=True)
+        base = m.ones(3, 2, dtype=m.float64, requires_grad=True)
+        with m.no_grad():
+            v = base.split(2, 0)[0]  # (2, 2)
+        if op == "mm":
+            y = a @ v
+        elif op == "matmul":
+            y = a[0] @ v
+        elif op == "linear":
+            y = m.nn.functional.linear(a, v)
+        elif op == "linear_3d":
+            y = m.nn.functional.linear(v.unsqueeze(0), a)
+        else:
+            y = m.nn.functional.linear(v, a)
+        # (3-d: torch shows the reshape back, UnsafeViewBackward0; gradsum one LinearBackward0)
+        log.append((y.requires_grad, op == "linear_3d" or y.grad_fn.name()))
+        with m.no_grad():
+            a.fill_(1.5)
+        log.append(_outcome(lambda: y.sum().backward()))
+        log.append((None if a.grad is None else _np(a.grad), base.grad))
+
+    _same_run(program)
+
+
+def test_an_empty_view_regenerated_after_a_write_gives_plain_zeros() -> None:
+    # seed 11994: torch regenerates a view whose version moved as AsStridedBackward0, whose
+    # backward gives an empty view plain zeros: under create_graph the gradient of its base
+    # then carries no graph (gradsum replayed the slice, whose backward recorded)
+    def program(m: Any, log: list[Any]) -> None:
+        x = m.tensor(np.arange(16.0).reshape(4, 4), requires_grad=True)
+        s = x[0, -1:2:2]  # (empty)
+        with m.no_grad():
+            x.zero_()
+        r = s.expand(0).relu()
+        log.append(r.grad_fn.next_functions[0][0].next_functions[0][0].name())
+        loss = (r.tanh() * m.tensor(np.zeros(0))).sum() + r.sum()
+        (g,) = m.autograd.grad(loss, [x], create_graph=True)
+        log.append((g.requires_grad, g.grad_fn is None, _np(g)))
+
+    _same_run(program)

@@ -154,3 +154,31 @@ def test_masked_select_double_backward_and_saved_mask() -> None:
     y.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         y.backward()
+
+
+# -- index_add_ / index_select on an empty tensor ----------------------------------------------
+@pytest.mark.parametrize(("shape", "dim", "index", "src"), [
+    ((1, 0, 4), 1, [0], (1, 1, 4)), ((0, 3), 0, [7], (1, 3)), ((2, 0), 0, [5], (1, 0)),
+    ((1, 0, 4), 0, [3], (1, 0, 4)), ((2, 3), 0, [5], (1, 3)), ((0,), 0, [0], (1,))])
+def test_index_add_checks_no_index_against_an_empty_self_as_torch(
+        shape: Any, dim: int, index: list[int], src: Any) -> None:
+    # fuzzer seed 11497: torch's index_add_ writes nothing into an empty >= 2-d self and
+    # checks no index against it (gradsum raised IndexError; a 1-d self is checked, seeds
+    # 11849, 11979); the source's gradient then goes through index_select, which refuses the
+    # index (RuntimeError for an empty >= 2-d self)
+    def run(lib: Any) -> list[Any]:
+        log: list[Any] = []
+        x = lib.zeros(*shape, dtype=lib.float64, requires_grad=True).clone()
+        s = lib.ones(*src, dtype=lib.float64, requires_grad=True)
+        idx = lib.tensor(index)
+        for fn in (lambda: x.index_add_(dim, idx, s), lambda: x.sum().backward(),
+                   lambda: x.detach().index_select(dim, idx)):
+            try:
+                r = fn()
+                log.append(("ok", None if r is None else tuple(r.shape)))
+            except Exception as e:
+                log.append(type(e).__name__)
+        log.append((tuple(x.shape), None if s.grad is None else s.grad.tolist()))
+        return log
+
+    assert run(gradsum) == run(torch)

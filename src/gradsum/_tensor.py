@@ -270,6 +270,8 @@ class Tensor:
         if requires_grad and self._array.dtype.kind != "f":
             raise RuntimeError(_messages.int_requires_grad(self.dtype.name))
         self._requires_grad = bool(requires_grad)
+        if "_nograd_views" in self.__dict__:
+            self._tell_nograd_views(self._requires_grad)
         return self
 
     @property
@@ -372,6 +374,11 @@ class Tensor:
         """
         t = Tensor._make(self._array)
         t._vc = self._vc
+        root = self._base if self._base is not None else self
+        if "_views" in root.__dict__:
+            # (an unrecorded write through this alias moves the version of root's views:
+            # ops.inplace regenerates their grad_fn, as torch does on their next use)
+            t._alias_root = weakref.ref(root)
         return t
 
     def detach_(self) -> Tensor:
@@ -381,7 +388,17 @@ class Tensor:
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
+        if "_nograd_views" in self.__dict__:
+            self._tell_nograd_views(False)
         return self
+
+    def _tell_nograd_views(self, requires_grad: bool) -> None:
+        """The views made in no_grad mode of this base (while it required grad) require grad
+        while it does: torch's ask the base; gradsum's hold a flag the hot paths read."""
+        for ref in self.__dict__["_nograd_views"]:
+            v = ref()
+            if v is not None and v._grad_fn is None and v._nograd_view_version not in (None, -1):
+                v._requires_grad = requires_grad
 
     def retain_grad(self) -> None:
         """Make this non-leaf keep its gradient in ``.grad`` (accumulating like a leaf).
@@ -600,7 +617,9 @@ class Tensor:
         # (nor the marks of a view made in no_grad mode or of a split output: a copy of such
         # a view is a plain leaf, as in torch)
         for k in ("_hooks", "_post_acc_hooks", "_acc_ref", "_base", "_view_fn", "_views",
-                  "_nograd_view_version", "_multi_view", "_view_guard", "_hook_home"):
+                  "_nograd_view_version", "_multi_view", "_view_guard", "_hook_home",
+                  "_alias_root",
+                  "_nograd_views"):
             new.__dict__.pop(k, None)
         if self._grad is not None:
             new._grad = self._grad.__deepcopy__(memo)

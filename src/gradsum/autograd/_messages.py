@@ -239,6 +239,25 @@ def invalid_gradient(node: str, i: int, got: tuple[int, ...], want: tuple[int, .
     )
 
 
+def leaf_moved_into_interior(t: Any, node: str) -> str:
+    return (
+        f"leaf variable has been moved into the graph interior: a gradient reached the leaf "
+        f"{describe(t)} whose AccumulateGrad was made before an in-place op gave it a history "
+        f"({node}) (after detach_() or requires_grad_(False)). Run that in-place op on a "
+        "clone(), or under no_grad(), or build the graph again from the leaf."
+    )
+
+
+def changed_shape_gradient(node: str, nr: int, got: tuple[int, ...],
+                           want: tuple[int, ...]) -> str:
+    return (
+        f"Function returned an invalid gradient for output {nr} of {node} - got {list(got)} "
+        f"but expected shape compatible with {list(want)}: the tensor {node} made changed "
+        "shape in place under no_grad (unsqueeze_, transpose_, ...) after it was used. "
+        "Change the shape out of place (x = x.unsqueeze(0)) or in grad mode."
+    )
+
+
 def wrong_grad_count(node: str, got: int, want: int) -> str:
     return (
         f"function {node} returned an incorrect number of gradients (expected {want}, got "

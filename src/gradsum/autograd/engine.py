@@ -106,10 +106,11 @@ def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
     return order
 
 
-def _count_all(stack: list[Node], deps: dict[Node, int]) -> None:
+def _count_all(stack: list[Node], deps: dict[Node, int], retain_graph: bool) -> None:
     """Count the dependencies of every node reachable from ``stack`` (whose nodes are already
     in ``deps``) and validate each (freed or modified saved tensors) in the same sweep, before
     anything runs (SEMANTICS 8: a failing backward writes nothing)."""
+    bad: list[tuple[int, RuntimeError]] = []
     while stack:
         n = stack.pop()
         saved = n._saved
@@ -118,9 +119,10 @@ def _count_all(stack: list[Node], deps: dict[Node, int]) -> None:
                 ver = s._vc
                 if ver is not None and (ver[0] != s._version_at_save or (
                         s._output_nr < 0 and s._tensor._grad_fn is None)):
-                    s.check(n)  # raises (modified, or a non-leaf detached in place)
+                    _note_failure(bad, n)  # (modified, or a non-leaf detached in place)
+                    break
         elif saved is None:
-            raise RuntimeError(_messages.freed_graph(n.name()))
+            _note_failure(bad, n)
         for child, _ in n._next:
             if child is not None:
                 if child in deps:
@@ -128,6 +130,25 @@ def _count_all(stack: list[Node], deps: dict[Node, int]) -> None:
                 else:
                     deps[child] = 1
                     stack.append(child)
+    if bad:
+        seq, err = max(bad, key=lambda b: b[0])
+        if not retain_graph:  # (torch ran, and freed, every node it runs before that one)
+            for n in deps:
+                if n._seq > seq and n._saved:
+                    n._release()
+        raise err
+
+
+def _note_failure(bad: list[tuple[int, RuntimeError]], n: Node) -> None:
+    """Note "Which error a backward raises": torch runs the nodes in decreasing sequence
+    number and raises at the first that cannot unpack a saved tensor (modified in place, or
+    freed), having run and freed the nodes before it; gradsum checks every node before
+    running any (SEMANTICS 8), so it collects the failures of the sweep and raises the one of
+    the node torch would run first."""
+    try:
+        n._check_saved()
+    except RuntimeError as e:
+        bad.append((n._seq, e))
 
 
 _NO_TARGETS: frozenset[Node] = frozenset()
@@ -144,7 +165,7 @@ def backward_plain(root: Tensor, seed: Tensor, retain_graph: bool) -> None:
         return
     node = root._grad_fn
     deps = {node: 0}
-    _count_all([node], deps)
+    _count_all([node], deps, retain_graph)
     nr = root._output_nr
     if nr == 0 and node.num_outputs == 1:
         buffers: dict[Node, list[Tensor | None]] = {}
@@ -199,7 +220,7 @@ def run_backward(
             if node is not None and node not in deps:
                 deps[node] = 0
                 stack.append(node)
-        _count_all(stack, deps)
+        _count_all(stack, deps, retain_graph)
     else:
         for i, t in enumerate(inputs):
             node, nr = _target_of(t)
@@ -208,24 +229,27 @@ def run_backward(
                 target_nodes.add(node)
         order = _discover(root_edges)
         # A node runs if a target is reachable from it; a target node that leads nowhere else
-        # only has its gradient captured (or, for a sink under backward(inputs=), accumulated).
+        # only has its gradient captured under autograd.grad. Under backward(inputs=) every
+        # target node runs (torch marks the inputs' nodes needed: a non-leaf's grad_fn runs,
+        # with its hooks, unpacking, then freeing, its saved tensors; its sink accumulates).
         reach: set[Node] = set()
         needed = set()
         for n in order:  # children first
             leads = any(c is not None and c in reach for c, _ in n._next)
             if leads or n in target_nodes:
                 reach.add(n)
-            if leads or (accumulate and n.__class__ is AccumulateGrad and n in target_nodes):
+            if leads or (accumulate and n in target_nodes):
                 needed.add(n)
+        bad: list[tuple[int, RuntimeError]] = []
         for n in order:
             if n in needed:
-                if n._saved:
-                    n._check_saved()
-                elif n._saved is None:
-                    raise RuntimeError(_messages.freed_graph(n.name()))
+                if n._saved or n._saved is None:
+                    _note_failure(bad, n)
                 for c, _ in n._next:
                     if c is not None:
                         deps[c] = deps.get(c, 0) + 1
+        if bad:
+            raise max(bad, key=lambda b: b[0])[1]
         if accumulate:
             # torch's backward(inputs=) calls retain_grad() on every input (after the checks
             # above, so a refused call changes nothing): a named non-leaf gets its .grad from
@@ -528,6 +552,8 @@ def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: i
     if old is None:
         buf[cnr] = g
     elif create_graph:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
         buf[cnr] = old + g
     elif _is_owned(old, shared) and old._array.shape == g._array.shape:
         old._array += g._array
@@ -536,12 +562,16 @@ def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: i
         g._array += old._array  # (addition commutes: the same bits as old + g)
         buf[cnr] = g
     else:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
         buf[cnr] = old + g
 
 
 def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int]
                       ) -> list[Tensor | None]:
     """Hooks of the tensors this node produced, then retain_grad (always last, as torch)."""
+    if hooks.shapes:
+        _check_changed_shapes(node, hooks.shapes, grads)
     for nr, fns in hooks.tensor.items():
         g = grads[nr]  # (None too: torch calls the hooks of a running node with None)
         for fn in list(fns):
@@ -555,6 +585,58 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
         if t is not None and grads[nr] is not None:
             t._accumulate_retained(grads[nr])
     return grads
+
+
+def _check_changed_shapes(node: Node, shapes: dict[int, tuple[int, ...]],
+                          grads: list[Tensor | None]) -> None:
+    """torch's validate_outputs for an output of ``node`` whose tensor changed shape in place
+    under no_grad since (``shapes``: its shape when ``node`` was made): a gradient of the new
+    shape is summed back to the old one when the old one expands to it, else refused."""
+    for nr, want in shapes.items():
+        g = grads[nr]
+        if g is None or g._array.shape == want:
+            continue
+        got = g._array.shape
+        n = len(got) - len(want)
+        if n < 0 or any(w != s and w != 1 for w, s in zip(want, got[n:])):
+            raise RuntimeError(_messages.changed_shape_gradient(node.name(), nr, got, want))
+        from gradsum.ops.shape import sum_to
+
+        grads[nr] = sum_to(g, want)
+
+
+def _changed_shape_pair(child: Node, cnr: int, old: Tensor, g: Tensor
+                        ) -> tuple[Tensor, Tensor]:
+    """Two gradients of different shapes for an output whose tensor changed shape in place
+    under no_grad: each is checked (and summed back) on its own before they add up, as
+    torch validates every edge's gradient before its input buffer sums them."""
+    shapes = child._hooks.shapes  # type: ignore[union-attr]
+    if cnr not in shapes:
+        return old, g
+    want = {0: shapes[cnr]}
+    a, b = [old], [g]
+    _check_changed_shapes(child, want, a)
+    _check_changed_shapes(child, want, b)
+    return a[0], b[0]  # type: ignore[return-value]
+
+
+def _into_changed_leaf(var: Tensor, g: Tensor) -> Tensor:
+    """The gradient for a leaf whose shape changed in place under no_grad since its sink was
+    made: torch copies it into a new ``.grad`` of the leaf's shape, or adds it into the
+    existing ``.grad`` in place, broadcasting either way (and refusing what does not)."""
+    old = var._grad
+    want = var._array.shape if old is None else old._array.shape
+    try:
+        shape = xp.broadcast_shapes(want, g._array.shape)
+    except ValueError:
+        shape = None
+    if shape != want:
+        from gradsum.ops._core import broadcast_error
+
+        raise broadcast_error(var if old is None else old, g)
+    if old is not None:
+        return g
+    return g.expand(*want).clone()
 
 
 def _hook_name(hook: Any) -> str:
@@ -628,7 +710,13 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
             if r is not None:
                 g = _checked_node_hook_result(hook, (g,), r, shared)[0]
     if g is not None and var._requires_grad:
+        if nh is not None and nh.shapes and g._array.shape != var._array.shape:
+            g = _into_changed_leaf(var, g)
         node.accumulate(g, _is_owned(g, shared), create_graph)
+    elif g is not None and var._grad_fn is not None:
+        # torch's AccumulateGrad refuses a leaf that an in-place op gave a history since
+        # (after detach_() or requires_grad_(False)); its .grad stays as it was
+        raise RuntimeError(_messages.leaf_moved_into_interior(var, var._grad_fn.name()))
     elif var._post_acc_hooks:  # (no gradient, or detach_() after the graph was built:
         run_post_acc_hooks(var)  # torch's sink skips the update, not the hooks)
     if nh is not None and nh.post:

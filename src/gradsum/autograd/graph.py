@@ -88,13 +88,17 @@ class RemovableHandle:
 class _NodeHooks:
     """The rarely used per-node state, allocated only when a hook or retain_grad needs it."""
 
-    __slots__ = ("post", "pre", "retains", "tensor")
+    __slots__ = ("post", "pre", "retains", "shapes", "tensor")
 
     def __init__(self) -> None:
         self.tensor: dict[int, list[Callable[..., Any]]] = {}
         self.retains: dict[int, Any] = {}
         self.pre: list[Callable[..., Any]] = []
         self.post: list[Callable[..., Any]] = []
+        # output_nr -> its shape when the node was made, for an output whose tensor changed
+        # shape in place under no_grad since (ops.inplace._restride; the engine checks the
+        # gradient against it, as torch's validate_outputs against its input metadata)
+        self.shapes: dict[int, tuple[int, ...]] = {}
 
 
 class Node:

@@ -225,12 +225,21 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
         if g[0] == "multi":
             out._multi_view = (name, 0)
         guard_view(out, "multi" if g[0] == "multi" else "nograd_of", name, 0)
-    if not _state.enabled and (base._requires_grad or base._grad_fn is not None):
+    if not _state.enabled and (root._requires_grad or root._grad_fn is not None):
         # torch: a view made in no_grad mode of a tensor that requires grad requires grad
-        # too, but is a leaf no gradient reaches (edge() gives it none)
+        # too, but is a leaf no gradient reaches (edge() gives it none). torch's view asks its
+        # root base (a grad-mode view in between whose base was detached since does not count)
         out._requires_grad = True
         out._nograd_view_version = out._vc[0]
         out._view_guard = ("nograd", None, 0)
+        # torch's such view asks its base whether it requires grad: remembered (weakly) by
+        # the root, so that detach_() / requires_grad_() on it can tell the view
+        nv = root.__dict__.get("_nograd_views")
+        if nv is None:
+            root._nograd_views = nv = []
+        elif len(nv) >= 64 and len(nv) & (len(nv) - 1) == 0:
+            nv[:] = [r for r in nv if r() is not None]  # (prune dead views as it grows)
+        nv.append(_weakref(out))
     if _state.enabled and out._view_fn is not None:
         views = root.__dict__.get("_views")
         if views is None:
@@ -279,9 +288,14 @@ def stale_views(ver: list[Any]) -> None:
             _state.enabled = True
             try:
                 nv = v._view_fn(v._base)
+                fn = nv._grad_fn
+                if fn is None and v._grad_fn is not None:  # (its base was detached since)
+                    from gradsum.ops.inplace import _history_to_nowhere
+
+                    fn = _history_to_nowhere(v)
             finally:
                 _state.enabled = prev
-            set_history(v, nv._grad_fn, nv._output_nr)
+            set_history(v, fn, nv._output_nr)
             ver.append(r)
 
 

@@ -395,9 +395,13 @@ def mul(a: Any, b: Any) -> Tensor:
     node.a_shape = x.shape
     node.b_shape = y.shape
     out_t = record(node, (a, b), out)
-    # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a.
-    # (Node.save, inlined; _saved_input(None) is the shared "saved None" slot)
-    node._saved = (_saved_input(a if b_rg else None), _saved_input(b if a_rg else None))
+    # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a, for
+    # an input with an edge (note "Saved for an edge" in linalg._matmul: a view made in
+    # no_grad mode requires grad but has none). (Node.save, inlined; _saved_input(None) is
+    # the shared "saved None" slot)
+    nxt = node._next
+    node._saved = (_saved_input(a if nxt[1][0] is not None else None),
+                   _saved_input(b if nxt[0][0] is not None else None))
     return out_t
 
 
@@ -463,7 +467,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     node.a_shape = x.shape
     node.b_shape = y.shape
     out_t = record(node, (a, b), out)
-    node.save(a if b.requires_grad else None, b)
+    node.save(a if node._next[1][0] is not None else None, b)  # (see mul)
     return out_t
 
 

@@ -65,9 +65,19 @@ def _bump_unrecorded(self: Tensor) -> None:
     before (``autograd.grad`` with such a view as input then finds it unused). gradsum
     regenerates them here."""
     _bump(self._vc)
+    _refresh_root_views(self)
+
+
+def _refresh_root_views(self: Tensor) -> None:
+    """After an unrecorded write to ``self``: regenerate the grad-mode views of its root, or
+    of the tensor it was detach()-ed from (the alias shares the version counter)."""
     root = self._base if self._base is not None else self
     if root.__dict__.get("_views"):
         refresh_views(root, None)
+    elif "_alias_root" in self.__dict__:
+        root = self._alias_root()
+        if root is not None and root.__dict__.get("_views"):
+            refresh_views(root, None)
 
 
 def _target(self: Tensor, name: str) -> Any:
@@ -341,10 +351,29 @@ def refresh_views(root: Tensor, done: Tensor | None) -> None:
             if v is None or v is done or v._view_fn is None or (
                     v._nograd_view_version is not None):  # (stale: see ops._core.guard_view)
                 continue
-            nv = v._view_fn(root)
-            set_history(v, nv._grad_fn, nv._output_nr)
+            if v._array.size:
+                nv = v._view_fn(root)
+            else:
+                # torch regenerates a view as AsStridedBackward0, whose backward gives an
+                # empty view plain zeros (no graph under create_graph): as_strided here too
+                nv = F.methods.as_strided(root, v.shape, v.stride(), v.storage_offset())
+            fn = nv._grad_fn
+            if fn is None and v._grad_fn is not None:
+                fn = _history_to_nowhere(v)
+            set_history(v, fn, nv._output_nr)
     finally:
         _state.enabled = prev
+
+
+def _history_to_nowhere(v: Tensor) -> Node | None:
+    """The regenerated grad_fn of a view that had one, once its base requires grad no more
+    (``detach_()`` since): torch still makes one, whose edge leads nowhere, so the view keeps
+    requiring grad and ops on it are recorded (no gradient goes past it). Replayed here on a
+    stand-in for the base that requires grad, then cut from it."""
+    node = v._view_fn(Tensor._make(v._base._array, True))._grad_fn
+    if node is not None:
+        node._next = ((None, 0),) * len(node._next)
+    return node
 
 
 def _other_array(self: Tensor, other: Any) -> Any:
@@ -838,7 +867,10 @@ def _restride(self: Tensor, name: str, fwd: Callable[[Tensor], Tensor],
     gains ``fwd``, and the recipes of the root's other views gain ``inv`` first."""
     _check_leaf(self, name)
     if not _state.enabled:  # (torch keeps the grad_fn: only the metadata changes)
-        self._array = fwd(Tensor._make(self._array))._array
+        arr = fwd(Tensor._make(self._array))._array
+        if arr.shape != self._array.shape:
+            _remember_shape(self)
+        self._array = arr
         _bump(self._vc)
         return self
     old = Tensor._make(self._array, self._requires_grad, self._grad_fn, self._output_nr)
@@ -854,7 +886,22 @@ def _restride(self: Tensor, name: str, fwd: Callable[[Tensor], Tensor],
         v = ref()
         if v is not None and v._view_fn is not None:
             v._view_fn = lambda r, _f=v._view_fn: _f(inv(r))
+    if res._grad_fn is None:  # (nothing recorded: as _bump_unrecorded)
+        _refresh_root_views(self)
     return self
+
+
+def _remember_shape(t: Tensor) -> None:
+    """Before ``t`` changes shape in place under no_grad: the node that made it (or its leaf
+    sink, if made already) keeps the shape it knew, so that the engine checks a gradient of
+    the new shape against it (``_NodeHooks.shapes``: torch's input metadata)."""
+    node, nr = t._grad_fn, t._output_nr
+    if node is None:
+        ref = t._acc_ref if t._requires_grad else None
+        node = ref() if ref is not None else None
+        if node is None:
+            return
+    node._get_hooks().shapes.setdefault(nr, t._array.shape)
 
 
 def t_(self: Tensor) -> Tensor:

@@ -113,7 +113,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             node.a_shape, node.b_shape = x.shape, y.shape
             node.transposed = (_is_transposed(x), _is_transposed(y))
             t = record(node, (a, b), out)
-            node.save(a if b_rg else None, b if a_rg else None)
+            nxt = node._next  # (note "Saved for an edge" in _matmul)
+            node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
             return t
     return _matmul(a, b, False)
 
@@ -192,7 +193,12 @@ def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
     node.a_shape, node.b_shape = x.shape, y.shape
     node.transposed = (_is_transposed(x), _is_transposed(y))
     t = record(node, (a, b), out)
-    node.save(a if b.requires_grad else None, b if a.requires_grad else None)
+    # Note "Saved for an edge": as torch, an operand is saved only for the gradient of an
+    # input that has an edge. A view made in no_grad mode of a tensor that requires grad
+    # requires grad but has none, so the other operand is not saved for it (and modifying
+    # that operand in place later does not break the backward).
+    nxt = node._next
+    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
     return t
 
 
@@ -216,7 +222,8 @@ def _product(a: Tensor, b: Tensor, cls: type[MmBackward0]) -> Tensor:
     node.a_shape, node.b_shape = x.shape, y.shape
     node.transposed = (_is_transposed(x), _is_transposed(y))
     t = record(node, (a, b), out)
-    node.save(a if b.requires_grad else None, b if a.requires_grad else None)
+    nxt = node._next  # (note "Saved for an edge" in _matmul)
+    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
     return t
 
 
@@ -722,5 +729,9 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     node.b_shape = None if b is None else b._array.shape
     node.x_shape = xa.shape
     t = record(node, (x, w, b), out)
-    node.save(x if w.requires_grad else None, w if x.requires_grad else None)
+    # (note "Saved for an edge" in _matmul: torch's linear multiplies by ``w.t()``, a view
+    # with a node even for a w made in no_grad mode, so x is saved whenever w requires
+    # grad; a 2-d x is used as it is, so w is saved only if x has an edge)
+    save_w = node._next[0][0] is not None or xa.ndim != 2
+    node.save(x if w.requires_grad else None, w if save_w else None)
     return t

@@ -599,13 +599,21 @@ class LinalgVectorNormBackward0(Node):
             count = mask.sum(axis=self.dims, keepdims=True)
             w = _make((mask / count).astype(g._array.dtype))
             return F.mul(F.mul(ge, F.sign(a)), w)
+        # torch's norm_backward, op for op: a zero norm masks the quotient (a masked_fill, not
+        # a where on a safe divisor), so its double backward gives nan there as torch's does
+        # (0/0 reaches the divisor's gradient); p < 1 masks the zero entries of a instead
         zero = _make(oe._array == 0)
-        safe = F.where(zero, F.ones_like(oe), oe)
         if p == 2:
-            scaled = F.div(a, safe)
+            return F.mul(ge, F.masked_fill(F.div(a, oe), zero, 0))
+        if p < 1:
+            scaled = F.masked_fill(F.mul(F.sign(a), F.pow(F.abs(a), p - 1)),
+                                   _make(a._array == 0), 0)
+            return F.mul(F.mul(scaled, ge), F.pow(oe, 1 - p))
+        if p < 2:
+            scaled = F.mul(F.sign(a), F.pow(F.abs(a), p - 1))
         else:
-            scaled = F.div(F.mul(F.sign(a), F.pow(F.abs(a), p - 1)), F.pow(safe, p - 1))
-        return F.where(zero, F.zeros_like(ge), F.mul(ge, scaled))
+            scaled = F.mul(a, F.pow(F.abs(a), p - 2))
+        return F.mul(scaled, F.masked_fill(F.div(ge, F.pow(oe, p - 1)), zero, 0))
 
 
 def _norm_array(x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:

@@ -890,8 +890,8 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
         )
     if idx.size and (idx.max() >= size or idx.min() < 0):
         # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
-        # the others IndexError
-        err = RuntimeError if d == 1 and x.ndim >= 2 else IndexError
+        # the others IndexError (and its path for an empty >= 2-d tensor RuntimeError)
+        err = RuntimeError if x.ndim >= 2 and (d == 1 or not x.size) else IndexError
         raise err(
             f"index out of range in self: index_select on dimension {d} of size {size} with "
             f"indices in [{int(idx.min())}, {int(idx.max())}]; valid indices are 0 to "
@@ -951,6 +951,10 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
             f"{tuple(src.shape)}. The source must match self except along dim."
         )
     size = x.shape[d] if x.ndim else 1
+    if not x.size and x.ndim >= 2:
+        # torch checks no index against an empty >= 2-d self (nothing is written; a 1-d one
+        # is checked); a backward for the source then refuses the index in index_select
+        return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
     if idx.size and (idx.max() >= size or idx.min() < 0) and (x.ndim <= 1 or
                                                             0 < d < x.ndim - 1):
         # torch's kernels for the first and last dim of a >= 2-d tensor raise RuntimeError
@@ -972,7 +976,9 @@ def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
     src = source._array if alpha == 1 else source._array * alpha
     out = x.copy() if copy else x
     src = src.astype(x.dtype, copy=False)
-    if not x.ndim:  # a 0-d tensor is indexed as one dim of size 1 (NumPy has no axis 0)
+    if not x.size:
+        pass  # (nothing to write into an empty self: see index_add)
+    elif not x.ndim:  # a 0-d tensor is indexed as one dim of size 1 (NumPy has no axis 0)
         add_rows_at(out.reshape(1), index._array, src.reshape(1), zeros=not copy)
     elif d == 0:
         add_rows_at(out, index._array, src, zeros=not copy)
