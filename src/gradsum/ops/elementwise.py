@@ -187,18 +187,22 @@ def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
     return t
 
 
-_ONE: dict[Any, Any] = {}
+_CONST: dict[tuple[Any, int], Any] = {}
+
+
+def _const(dt: Any, v: int) -> Any:
+    """A read-only 0-d array ``v`` (0 or 1) of dtype ``dt``: ``one - x`` is then an
+    array-array op, half the cost of ``1 - x`` for a small array (NumPy converts a Python
+    scalar on every call) and the same bits (0 and 1 are exact in every dtype)."""
+    c = _CONST.get((dt, v))
+    if c is None:
+        c = _CONST[dt, v] = xp.full((), v, dtype=dt)
+        c.flags.writeable = False
+    return c
 
 
 def _one(dt: Any) -> Any:
-    """A read-only 0-d array 1 of dtype ``dt``: ``one - x`` is then an array-array op, half
-    the cost of ``1 - x`` for a small array (NumPy converts a Python scalar on every call)
-    and the same bits (1 is exact in every float dtype)."""
-    c = _ONE.get(dt)
-    if c is None:
-        c = _ONE[dt] = xp.ones((), dtype=dt)
-        c.flags.writeable = False
-    return c
+    return _const(dt, 1)
 
 
 def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
@@ -1169,7 +1173,7 @@ def relu(a: Tensor) -> Tensor:
         raise RuntimeError(
             "Boolean inputs not supported for relu. Convert the mask with .float() first."
         )
-    out = xp.maximum(x, 0).astype(x.dtype, copy=False)
+    out = xp.maximum(x, _const(x.dtype, 0))
     return _unary(a, out, ReluBackward0, "output")
 
 

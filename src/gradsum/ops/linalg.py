@@ -47,9 +47,11 @@ class MmBackward0(Node):
             ta, tb = self.transposed
             ga = gb = None
             if nxt[0][0] is not None:
-                ga = F.t(F.matmul(b, F.t(g))) if ta else F.matmul(g, F.t(b))
+                ga = _grad_product(b, False, g, True, True) if ta else _grad_product(
+                    g, False, b, True, False)
             if nxt[1][0] is not None:
-                gb = F.t(F.matmul(F.t(g), a)) if tb else F.matmul(F.t(a), g)
+                gb = _grad_product(g, True, a, False, True) if tb else _grad_product(
+                    a, True, g, False, False)
             return ga, gb
         a1, b1 = len(a_shape) == 1, len(b_shape) == 1
         if a1 and b1:  # dot product: g is a scalar
@@ -74,6 +76,19 @@ class MmBackward0(Node):
             if b1:
                 gb = F.reshape(gb, b_shape)
         return ga, gb
+
+
+def _grad_product(x: Tensor, tx: bool, y: Tensor, ty: bool, t_out: bool) -> Tensor:
+    """A gradient product of MmBackward0: ``x @ y`` with ``x`` transposed if ``tx``, ``y``
+    if ``ty``, and the product if ``t_out``. Recorded as those ops under create_graph;
+    otherwise the same product on the arrays, without the view and product tensors between
+    (the same BLAS call either way)."""
+    if not _state.enabled:
+        xa, ya = x._array, y._array
+        out = _mm(xa.T if tx else xa, ya.T if ty else ya)
+        return _make(out.T if t_out else out)
+    out = F.matmul(F.t(x) if tx else x, F.t(y) if ty else y)
+    return F.t(out) if t_out else out
 
 
 class DotBackward0(MmBackward0):
@@ -669,7 +684,7 @@ class AddmmBackward0(Node):
             rows = math.prod(self.x_shape[:-1])
             g2 = g if g.ndim == 2 else F.reshape(g, (rows, g.shape[-1]))
             x2 = x if x.ndim == 2 else F.reshape(x, (rows, x.shape[-1]))
-            gw = F.matmul(F.t(g2), x2)
+            gw = _grad_product(g2, True, x2, False, False)
         if self.b_shape is not None and self.needs(2):
             gb = F.sum_to(g, self.b_shape)
         return gx, gw, gb
