@@ -49,6 +49,7 @@ from gradsum.ops import inplace as _inplace
 from gradsum.ops import reduction as _reduction
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
+from gradsum.ops.elementwise import select_grad
 from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
@@ -1264,11 +1265,12 @@ class _Act:
     the gradient that the backward's output sends ``x`` (None: a piecewise-linear ``f``, whose
     backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's."""
 
-    __slots__ = ("bwd", "deriv", "fwd", "second")
+    __slots__ = ("bwd", "deriv", "fwd", "scale", "second")
 
     def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
-                 second: Any = None) -> None:
+                 second: Any = None, scale: float = 1.0) -> None:
         self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
+        self.scale = scale
 
 
 class _ActBackward(Node):
@@ -1314,9 +1316,18 @@ def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type
 
 
 def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
-    """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`)."""
+    """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool
+    ``deriv`` (a piecewise-linear ``f``) is where the gradient passes: torch's kernels select
+    (``cond ? g : 0``), so an inf or nan ``g`` where it does not pass gives 0 (see note
+    "Select, don't multiply" in ``ops/elementwise.py``); a ``scale`` multiplies what passes."""
     ga = g._array
-    out = xp.asarray(ga * act.deriv(x._array).astype(ga.dtype, copy=False))
+    d = act.deriv(x._array)
+    if d.__class__ is tuple:  # (where the gradient passes, the derivative there)
+        out = select_grad(xp.asarray(ga * d[1].astype(ga.dtype, copy=False)), ~d[0])
+    elif d.dtype.kind == "b":
+        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale), ~d)
+    else:
+        out = xp.asarray(ga * d.astype(ga.dtype, copy=False))
     if not needs_grad(g, x):
         return _make(out)
     node = act.bwd()
@@ -1428,9 +1439,9 @@ def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
         return clamped
 
     def deriv(x: Any) -> Any:
-        # torch's gradient passes strictly inside (min_val, max_val) only (clamp's is
-        # inclusive); nan gets none
-        return (x > min_val) & (x < max_val)
+        # torch's hardtanh_backward: 0 where x <= min_val or x >= max_val, else g (clamp's
+        # is inclusive); a nan x passes the gradient
+        return ~((x <= min_val) | (x >= max_val))
 
     return _act(input, clamped._array, _Act(*_HARDTANH_NODES, deriv))
 
@@ -1461,8 +1472,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
             const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
         if not needs_grad(t):
             return const
-        act = _Act(*_HARDSIGMOID_NODES, lambda x: ((x > -3) & (x < 3)) * _ONE_SIXTH,
-                   "not implemented")
+        act = _Act(*_HARDSIGMOID_NODES, lambda x: (x > -3) & (x < 3), "not implemented",
+                   _ONE_SIXTH)
         return _act(t, const._array, act)
 
     return _run_inplace(input, "hardsigmoid_", fn) if inplace else fn(input)
@@ -1475,17 +1486,18 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
-        with no_grad():
-            mid = ops.div(ops.mul(t, ops.add(t, 3.0)), 6.0)._array
-        out = xp.asarray(xp.where(x <= -3, 0.0, xp.where(x < 3, mid, x)), dtype=x.dtype)
+        # (torch's kernel: x * min(max(x + 3, 0), 6) / 6, so -inf gives nan)
+        with xp.errstate(invalid="ignore"):
+            out = xp.asarray(x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6, dtype=x.dtype)
         return _act(t, out, _Act(*_HARDSWISH_NODES, _hardswish_deriv, _hardswish_second))
 
     return _run_inplace(input, "hardswish_", fn) if inplace else fn(input)
 
 
-def _hardswish_deriv(x: Any) -> Any:
-    # (nan: the last branch, 1, like torch)
-    return xp.where(x <= -3, 0.0, xp.where(x < 3, x / 3 + 0.5, 1.0))
+def _hardswish_deriv(x: Any) -> tuple[Any, Any]:
+    # torch's hardswish_backward selects: 0 up to -3 (an inf or nan g too), g * (x / 3 + 1/2)
+    # inside, g from 3 on (and at nan)
+    return ~(x <= -3), xp.where(x < 3, x / 3 + 0.5, 1.0)
 
 
 def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
@@ -1575,7 +1587,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     # their sign)
     out = xp.asarray(xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)),
                      dtype=x.dtype)
-    return _act(input, out, _Act(*_SOFTSHRINK_NODES, lambda a: (a < -lambd) | (a > lambd)))
+    # (torch's softshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
+    return _act(input, out, _Act(*_SOFTSHRINK_NODES, lambda a: ~((a >= -lambd) & (a <= lambd))))
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -1583,8 +1596,8 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _float_only(input, "hardshrink_cpu")
     x = input._array
     out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
-    # (torch's hardshrink_backward passes the gradient outside [-lambd, lambd]: not at nan)
-    return _act(input, out, _Act(*_HARDSHRINK_NODES, lambda a: (a < -lambd) | (a > lambd)))
+    # (torch's hardshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
+    return _act(input, out, _Act(*_HARDSHRINK_NODES, lambda a: ~((a >= -lambd) & (a <= lambd))))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:

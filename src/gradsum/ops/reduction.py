@@ -290,8 +290,15 @@ class AmaxBackward0(Node):
         if self.nan_ties:
             mask |= xp.isnan(a._array) & xp.isnan(o)
         count = mask.sum(axis=self.dims, keepdims=True)
+        gx = _expand_back(g, self.in_shape, self.dims, self.keepdim)
+        if self.nan_ties:
+            # torch's CPU evenly_distribute_backward: zeros masked_fill'ed with g / count, a
+            # selection (an inf g leaves the other inputs 0); amax/amin multiply by the mask
+            dt = g._array.dtype
+            return F.where(_make(mask), F.div(gx, _make(count.astype(dt))),
+                           F.zeros((), dtype=g.dtype))
         w = _make((mask / count).astype(g._array.dtype))
-        return F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
+        return F.mul(gx, w)
 
 
 class AminBackward0(AmaxBackward0):

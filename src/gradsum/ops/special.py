@@ -540,11 +540,12 @@ class SincBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
-        zero = _make(a._array == 0)
+        # torch's sinc_backward: where(pi x^2 == 0, 0, g * (pi x cos(pi x) - sin(pi x)) /
+        # (pi x^2)), a selection (an inf or nan g gives 0 at x == 0)
         pa = F.mul(a, _PI)
-        safe = F.where(zero, F.ones_like(a), a)
-        d = F.div(F.sub(F.mul(pa, F.cos(pa)), F.sin(pa)), F.mul(F.mul(safe, safe), _PI))
-        return F.mul(g, F.where(zero, F.zeros_like(a), d))
+        sq = F.mul(F.mul(a, a), _PI)
+        out = F.div(F.mul(g, F.sub(F.mul(pa, F.cos(pa)), F.sin(pa))), sq)
+        return F.where(_make(sq._array == 0), F.zeros((), dtype=out.dtype), out)
 
 
 @register("sinc")
