@@ -7,6 +7,8 @@ sync`` are timed interleaved, one of each per round, so that a noisy machine dri
 together and the ratios stay meaningful):
 
 - ``raw``: one mpi4py ``Allreduce`` (in place) of a flat buffer of all the gradient bytes;
+- ``raw aligned``: the same, on a buffer starting on a 2 MiB boundary, as the reducer's own
+  buffers and gradsum's large matrix products are (huge pages from the first byte);
 - ``raw pieces``: the same bytes as ``raw``, all-reduced in consecutive pieces of at most
   ``PIECE_BYTES`` (8 MiB), one after another: what the reducer's message size alone is worth;
 - ``ddp comm``: DDP's collectives alone: the buckets in the reducer's order, each in pieces of
@@ -70,6 +72,7 @@ def worker(repeats: int) -> None:
     from gradsum._backend import xp
     from gradsum.distributed._core import _state
     from gradsum.nn.parallel import DistributedDataParallel as DDP
+    from gradsum.nn.parallel._reducer import _buffer
 
     dist.init_process_group(backend="mpi")
     rank, world = dist.get_rank(), dist.get_world_size()
@@ -126,9 +129,13 @@ def worker(repeats: int) -> None:
     nbytes = sum(p._array.nbytes for p in params)
     res["bytes"] = nbytes
     flat = xp.ones(nbytes // 4, dtype=xp.float32)
+    flat_aligned = _buffer((nbytes // 4,), xp.float32)  # (as the reducer allocates)
 
     def raw() -> None:
         comm.Allreduce(MPI.IN_PLACE, flat, op=MPI.SUM)
+
+    def raw_aligned() -> None:
+        comm.Allreduce(MPI.IN_PLACE, flat_aligned, op=MPI.SUM)
 
     def in_pieces(bufs: list) -> list:
         n = PIECE_BYTES // 4
@@ -143,8 +150,9 @@ def worker(repeats: int) -> None:
     if world == 1:
         res["raw"] = timeit(raw)
     else:
-        fns = {"raw": raw, "raw pieces": raw_pieces}
-        touched: dict[str, list] = {"raw": [flat], "raw pieces": [flat]}
+        fns = {"raw": raw, "raw aligned": raw_aligned, "raw pieces": raw_pieces}
+        touched: dict[str, list] = {"raw": [flat], "raw aligned": [flat_aligned],
+                                    "raw pieces": [flat]}
         reducers = []
         for as_view in (False, True):
             m = _model()  # a replica per mode, so both can be timed round by round
@@ -168,8 +176,8 @@ def worker(repeats: int) -> None:
                 touched["ddp sync (views)"] = _buffers(red)
             else:
                 # the reducer's collectives alone, on buffers of its buckets' sizes, in order
-                bufs = in_pieces([xp.zeros(sum(red.params[i]._array.size for i in b.members),
-                                           dtype=b.dtype) for b in red.buckets])
+                bufs = in_pieces([_buffer((sum(red.params[i]._array.size for i in b.members),),
+                                          b.dtype) for b in red.buckets])
 
                 def comm_only(red=red, bufs=bufs) -> None:
                     for f in bufs:
@@ -237,16 +245,18 @@ def main() -> None:
     print(f"MLP {'-'.join(map(str, SIZES))}, global batch {BATCH}, "
           f"{results[args.ranks[0]]['bytes'] / 1e6:.1f} MB of float32 gradients, "
           f"{os.cpu_count()} CPU cores, medians of {args.repeats}\n")
-    print("| ranks | raw Allreduce | raw in 8 MiB pieces | ddp comm (buckets, direct) | ddp sync "
+    print("| ranks | raw Allreduce | raw, 2 MiB-aligned buffer | raw in 8 MiB pieces "
+          "| ddp comm (buckets, direct) | ddp sync "
           "| ddp sync (views) | raw/comm | raw/sync | raw/sync (views) | check | step | "
           "plain 1-process step |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for n, r in results.items():
         if n == 1:
-            print(f"| 1 | - | - | - | - | - | - | - | - | - | {fmt(r['step'])} | "
+            print(f"| 1 | - | - | - | - | - | - | - | - | - | - | {fmt(r['step'])} | "
                   f"{fmt(r['plain step'])} |")
             continue
-        print(f"| {n} | {fmt(r['raw'])} | {fmt(r['raw pieces'])} | {fmt(r['ddp comm'])} "
+        print(f"| {n} | {fmt(r['raw'])} | {fmt(r['raw aligned'])} | {fmt(r['raw pieces'])} "
+              f"| {fmt(r['ddp comm'])} "
               f"({r['buckets']}, {r['direct']} direct) | "
               f"{fmt(r['ddp sync'])} | {fmt(r['ddp sync (views)'])} | "
               f"{r['raw'] / r['ddp comm']:.2f} | {r['raw'] / r['ddp sync']:.2f} | "

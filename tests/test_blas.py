@@ -253,3 +253,31 @@ def test_correct_products_next_to_torch(threads, first):
     expect_mkl = one_cpu and _blas._find_mkl() is not None and (
         os.environ.get("GRADSUM_BLAS", "").lower() != "numpy")
     assert out[0] == str(expect_mkl)
+
+
+def test_aligned_buffer_is_owned_only_while_nothing_else_views_it() -> None:
+    a = _blas.aligned_empty((3, _blas.ALIGNMENT // 4), np.dtype(np.float32))
+    assert a.ctypes.data % _blas.ALIGNMENT == 0 and a.flags.c_contiguous
+    assert _blas.owns_buffer(a)
+    v = a.T  # another view of the same memory: no longer ownable
+    assert not _blas.owns_buffer(a)
+    del v
+    assert _blas.owns_buffer(a)
+    assert not _blas.owns_buffer(a[1:])  # (a part of the buffer)
+    big = np.zeros(1 << 20, np.uint8)
+    assert not _blas.owns_buffer(big[: 1 << 10].view(np.float32))  # (not an aligned buffer)
+
+
+def test_large_weight_gradient_is_taken_over_and_accumulated_in_place(mkl) -> None:
+    """A large product's gradient lands on a 2 MiB boundary; the weight's sink takes that
+    buffer over (no copy) and later backwards add into it in place."""
+    gradsum.manual_seed(0)
+    lin = gradsum.nn.Linear(1024, 1024)
+    x, y = gradsum.randn(64, 1024), gradsum.randint(0, 1024, (64,))
+    gradsum.nn.functional.cross_entropy(lin(x), y).backward()
+    g = lin.weight.grad
+    assert g._array.ctypes.data % _blas.ALIGNMENT == 0
+    first = g.clone()
+    gradsum.nn.functional.cross_entropy(lin(x), y).backward()
+    assert lin.weight.grad is g
+    np.testing.assert_allclose(g.numpy(), 2 * first.numpy(), rtol=1e-6)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
+from gradsum._blas import owns_buffer as _owns_buffer
 from gradsum.autograd import _messages
 from gradsum.autograd.anomaly_mode import _anomaly, apply_checked
 from gradsum.autograd.function import BackwardCFunction
@@ -75,8 +76,8 @@ def _is_owned(g: Tensor, shared: set[int]) -> bool:
     if id(g) in shared:
         return False
     a = g._array
-    if a.base is not None:
-        return False
+    if a.base is not None:  # (a huge-page-aligned product is a view of its own buffer)
+        return a.flags.writeable and _owns_buffer(a)
     flags = a.flags
     return flags.writeable and flags.owndata
 

@@ -852,9 +852,16 @@ class IndexSelectBackward0(Node):
         return _index_add(zeros, self.dim, self.index, g, 1, copy=False)
 
 
+_UNSIGNED = {xp.dtype(f"i{n}"): xp.dtype(f"u{n}") for n in (1, 2, 4, 8)}
+
+
 def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
     """torch's check for gather/scatter indices: ``0 <= index < size`` (no wrapping)."""
     if idx.size:
+        # (one pass: a negative index read as unsigned is larger than any size)
+        u = _UNSIGNED.get(idx.dtype)
+        if u is not None and idx.flags.c_contiguous and _max_reduce(idx.view(u), None) < size:
+            return
         hi, lo = _max_reduce(idx, None), _min_reduce(idx, None)
         if hi >= size or lo < 0:
             bad = int(hi) if hi >= size else int(lo)
