@@ -95,10 +95,28 @@ def owns_buffer(a: Any) -> bool:
     b = a.base
     return (b.__class__ is _ndarray and b.dtype is _uint8 and b.base is None
             and b.nbytes - a.nbytes <= ALIGNMENT and a.flags.c_contiguous
-            and _getrefcount(b) == 3)  # (a's reference, ``b`` here and the argument)
+            and _getrefcount(b) == _SOLE_REFS)
+
+
+def _base_refs(a: Any) -> int:
+    b = a.base  # (the same steps as owns_buffer)
+    return _getrefcount(b)
+
+
+def _calibrate() -> int:
+    """The reference count :func:`owns_buffer` sees for the buffer of an array that is its
+    only view (what the interpreter counts for a local and an argument differs between
+    versions), or -1 (nothing is ever owned) unless a second view is seen to add one."""
+    a = aligned_empty((1,), _float32)
+    sole = _base_refs(a)
+    other = a[:]
+    shared = _base_refs(a)
+    del other
+    return sole if shared == sole + 1 and _base_refs(a) == sole else -1
 _float32 = xp.dtype("float32")
 _float64 = xp.dtype("float64")
 
+_SOLE_REFS = _calibrate()
 _gemm: dict[Any, Any] | None = None  # dtype -> cblas_?gemm, once loaded
 _level1: dict[Any, Any] = {}  # dtype -> (cblas_?axpy, cblas_?axpby, C scalar type)
 _load_error: str | None = None
