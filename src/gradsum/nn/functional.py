@@ -2064,9 +2064,9 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     if log_target:
         loss = ops.mul(ops.exp(target), ops.sub(target, input))
     else:
-        ta = target._array
-        safe = ops.where(_make(ta == 0), _const_like(1.0, target), target)
-        loss = ops.sub(ops.mul(target, ops.log(safe)), ops.mul(target, input))
+        # (torch's composite: xlogy's rule gives the target ``log(t) + t / t - input``,
+        # nan at a zero target)
+        loss = ops.sub(ops.xlogy(target, target), ops.mul(target, input))
     out = _reduce(loss, red)
     if reduction == "batchmean" and input.ndim != 0:
         out = ops.div(out, input.shape[0])

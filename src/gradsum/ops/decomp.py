@@ -26,6 +26,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
 from gradsum.ops.more import linalg
@@ -125,6 +126,31 @@ def _eye_like(x: Any) -> Any:
 
 
 # == det / slogdet / logdet ====================================================================
+def _lu_solve_diag(a: Any, d: Any, perturb: bool) -> Any:
+    """``d * A^{-T}`` as torch's det and slogdet rules compute it when the backward is not
+    recorded: an LU solve against ``diag(d)`` (zeros off the diagonal, so an inf ``d`` meets
+    LAPACK's substitution order, which decides inf vs nan), with the LU of ``A^T`` for a
+    contiguous ``A`` (torch factors ``A.mT`` then) and an adjoint solve otherwise; for det,
+    a zero pivot is replaced by eps (torch's perturbation for singular inputs)."""
+    from gradsum.ops.linalg2 import _getrf, _getrs  # (linalg2 imports this module)
+
+    if a.size == 0:
+        return xp.zeros_like(a)
+    contiguous = a.flags.c_contiguous
+    lu, piv, _ = _getrf(xp.swapaxes(a, -1, -2) if contiguous else a)
+    n = a.shape[-1]
+    if perturb:
+        diag = xp.diagonal(lu, 0, -2, -1)
+        lu = lu + xp.eye(n, dtype=lu.dtype) * xp.where(diag == 0, xp.finfo(lu.dtype).eps,
+                                                       0)[..., None, :]
+    b = xp.zeros(d.shape + (n, n), dtype=a.dtype)
+    idx = xp.arange(n)
+    b[..., idx, idx] = d[..., None]
+    with xp.errstate(all="ignore"):
+        return _getrs(lu, piv, b, adjoint=not contiguous).astype(a.dtype, copy=False)
+
+
+
 class LinalgDetBackward0(Node):
     """``g * det(A) * A^{-T}``; 0 for an exactly singular matrix, as torch's."""
 
@@ -132,6 +158,10 @@ class LinalgDetBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         a, det = self.saved()
+        if not _state.enabled:  # torch's first-order path: an LU solve (see _lu_solve_diag)
+            with xp.errstate(all="ignore"):
+                d = det._array * g._array
+            return _make(_lu_solve_diag(a._array, d, perturb=True))
         sing = _make((det._array == 0)[..., None, None])
         safe = F.where(sing, _make(_eye_like(a._array)), a)
         scale = F.unsqueeze(F.unsqueeze(F.mul(g, det), -1), -1)
@@ -165,6 +195,8 @@ class LinalgSlogdetBackward0(_MultiOutput):
         if glogabs is None:
             return None
         (a,) = self.saved()
+        if not _state.enabled:  # torch's first-order path: an LU solve (see _lu_solve_diag)
+            return _make(_lu_solve_diag(a._array, glogabs._array, perturb=False))
         return F.mul(F.unsqueeze(F.unsqueeze(glogabs, -1), -1), _mT(inv(a)))
 
 
@@ -478,14 +510,18 @@ class LinalgCholeskyExBackward0(Node):
     __slots__ = ("upper",)
 
     def backward(self, g: Tensor) -> Tensor:
+        from gradsum.ops.linalg2 import solve_triangular  # (linalg2 imports this module)
+
+        # torch's cholesky_backward, op for op (Murray 2016): the product with the whole
+        # gradient before tril (an inf above the diagonal meets L's zeros: nan, as in
+        # torch), then two triangular solves
         (L,) = self.saved()
         if self.upper:
             L, g = _mT(L), _mT(g)
-        linv = inv(L)
-        phi = F.tril(F.matmul(_mT(L), g))
-        phi = F.sub(phi, F.mul(F.diag_embed(F.diagonal(phi, 0, -2, -1)), 0.5))
-        ga = F.matmul(F.matmul(_mT(linv), phi), linv)
-        return F.mul(F.add(ga, _mT(ga)), 0.5)
+        ga = F.tril(F.matmul(_mT(L), g))
+        ga = F.mul(F.add(ga, _mT(F.tril(ga, -1))), 0.5)
+        ga = solve_triangular(_mT(L), ga, upper=True, left=True)
+        return solve_triangular(L, ga, upper=False, left=False)
 
 
 class CholeskyBackward0(LinalgCholeskyExBackward0):

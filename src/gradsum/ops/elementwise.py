@@ -598,6 +598,11 @@ def pow(a: Any, b: Any) -> Tensor:
         elif y.__class__ is int and not -16777216 <= y <= 16777216:
             # (torch keeps the exponent in double: an odd 2**40 - 1 stays odd)
             out = (x.astype(xp.float64) ** y).astype(x.dtype)
+        elif y == -0.5 and x.dtype.kind == "f":
+            # torch's pow kernel computes x ** -0.5 as rsqrt: nan at -inf, -inf at -0.0 (C's
+            # pow, as NumPy's power, gives 0 and +inf); pow(x, 0.5)'s gradient uses it
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                out = 1 / xp.sqrt(x)
         else:
             out = x**y
     except ValueError:
@@ -1241,6 +1246,13 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     x = _float_only(a, "GeluKernelImpl")
     if approximate == "none":
         out = (0.5 * x * (1.0 + _erf_array(x / _SQRT_2))).astype(x.dtype, copy=False)
+        if x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous:
+            # torch runs a contiguous float32 input of more than one element through
+            # oneDNN's gelu_erf, which gives nan at +inf (its native kernel, used otherwise,
+            # gives inf)
+            big = x == xp.inf
+            if big.any():
+                out = xp.where(big, xp.float32(xp.nan), out)
     elif approximate == "tanh":
         k = math.sqrt(2.0 / math.pi)
         out = (0.5 * x * (1.0 + xp.tanh(k * (x + 0.044715 * x**3)))).astype(x.dtype, copy=False)

@@ -536,8 +536,8 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if dtype is not None:
         a = a.to(dtype)
     x, d = _float_array(a, "softmax", dim)
-    if x.ndim == 0:
-        out = xp.ones_like(x)
+    if x.ndim == 0:  # exp(x - x) / itself: nan where x is not finite (inf - inf)
+        out = xp.where(xp.isfinite(x), 1.0, math.nan).astype(x.dtype)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
         out = x.copy()
     else:
@@ -650,8 +650,8 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     if dtype is not None:
         a = a.to(dtype)
     x, d = _float_array(a, "log_softmax", dim)
-    if x.ndim == 0:
-        out = xp.zeros_like(x)
+    if x.ndim == 0:  # x - x - log(exp(0)): nan where x is not finite (inf - inf)
+        out = xp.where(xp.isfinite(x), 0.0, math.nan).astype(x.dtype)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
         out = x.copy()
     else:

@@ -76,8 +76,10 @@ def _moved_last(a: Tensor, d: int) -> Tensor:
 # -- cumprod -----------------------------------------------------------------------------------
 class CumprodBackward0(Node):
     """torch's ``cumprod_backward``: ``reversed_cumsum(out * g) / x`` without zeros; with
-    zeros the exact gradient (an O(n) pass, or, when the backward itself is recorded, the
-    O(n^2) form whose derivative is the second derivative of cumprod)."""
+    zeros the exact gradient, by torch's O(n) masked pass, or, when the backward itself is
+    recorded, by torch's O(n^2) form (slices, prods and cumprods) whose derivative is the
+    second derivative of cumprod. The two treat an inf or nan gradient differently (the
+    first selects, the second multiplies), as torch's do."""
 
     __slots__ = ("dim",)
 
@@ -87,44 +89,48 @@ class CumprodBackward0(Node):
         if x.size <= 1 or x.shape[self.dim] == 1:
             return g
         d = self.dim
-        is_zero = x == 0
-        if not is_zero.any():
+        if not (x == 0).any():
             w = F.mul(out, g)
             return F.div(F.flip(F.cumsum(F.flip(w, (d,)), d), (d,)), a)
         if not _state.enabled:
             return _make(_cumprod_grad_zeros(x, g._array, d))
-        # recorded: grad_k = E_k * sum_{j >= k} g_j * prod_{k < i <= j} x_i, all in gradsum ops
         n = x.shape[d]
-        xm, gm = _moved_last(a, d), _moved_last(g, d)
-        strict = _make(xp.arange(n)[:, None] < xp.arange(n)[None, :])  # [k, i]: k < i
-        rows = F.where(strict, F.unsqueeze(xm, -2), F.ones((), dtype=xm.dtype))
-        m = cumprod(rows, -1)  # [k, j] = prod_{k < i <= j} x_i
-        upper = _make(xp.arange(n)[:, None] <= xp.arange(n)[None, :])  # j >= k
-        inner = F.sum(F.where(upper, F.mul(F.unsqueeze(gm, -2), m),
-                              F.zeros((), dtype=xm.dtype)), -1)
-        head = F.narrow(xm, -1, 0, n - 1)
-        excl = F.cat([F.ones(xm.shape[:-1] + (1,), dtype=xm.dtype), cumprod(head, -1)], -1)
-        res = F.mul(excl, inner)
-        return F.movedim(res, -1, d) if d != x.ndim - 1 else res
+        ones = F.ones(x.shape[:d] + (1,) + x.shape[d + 1:], dtype=a.dtype)
+        parts = []
+        for k in range(n):
+            if k == 0:
+                omitted = F.cat([ones, cumprod(F.narrow(a, d, 1, n - 1), d)], d)
+            else:
+                until = F.prod(F.narrow(a, d, 0, k), d, keepdim=True)
+                if k == n - 1:
+                    omitted = until
+                else:
+                    after = cumprod(F.narrow(a, d, k + 1, n - k - 1), d)
+                    omitted = F.cat([until, F.mul(F.expand(until, after.shape), after)], d)
+            parts.append(F.sum(F.mul(F.narrow(g, d, k, n - k), omitted), d))
+        return F.stack(parts, d)
 
 
 def _cumprod_grad_zeros(x: Any, g: Any, d: int) -> Any:
-    """The exact cumprod gradient of input ``x`` with zeros along ``d`` (NumPy, O(n))."""
+    """torch's O(n) cumprod gradient of an input ``x`` with zeros along ``d`` (NumPy): before
+    the first zero ``reversed_cumsum(out * g) / x``; at the first zero ``z1``,
+    ``prod_{i < z1} x_i * sum_{z1 <= j < z2} g_j prod_{z1 < i <= j} x_i`` (``z2`` the second
+    zero); 0 after it. Each region selects its part of ``g`` (torch's ``masked_fill``), so an
+    inf or nan gradient elsewhere does not reach it."""
     xm, gm = xp.moveaxis(x, d, -1), xp.moveaxis(g, d, -1)
     is_zero = xm == 0
     zc = xp.cumsum(is_zero, axis=-1)
     before = zc == 0  # positions before the first zero
     first = is_zero & (zc == 1)
+    between = (zc == 1) & ~first  # after the first zero, before the second
     xb = xp.where(before, xm, 1)
     pre = xp.cumprod(xb, axis=-1)
     w = xp.where(before, pre * gm, 0)
     res = xp.where(before, xp.flip(xp.cumsum(xp.flip(w, -1), -1), -1) / xb, 0)
-    # at the first zero z: prod_{i < z} x_i * sum_{j >= z} g_j prod_{z < i <= j} x_i
-    after = xp.where(before | first, 1, xm)
-    tail = xp.cumprod(after, axis=-1)
-    s = xp.sum(xp.where(before, 0, gm * tail), axis=-1, keepdims=True)
+    tail = xp.cumprod(xp.where(between, xm, 1), axis=-1)
+    s = xp.sum(tail * xp.where(zc == 1, gm, 0), axis=-1, keepdims=True)
     e = xp.prod(xb, axis=-1, keepdims=True)
-    res = xp.where(first, e * s, res)
+    res = xp.where(first, s * e, res)
     return _contig(xp.moveaxis(res, -1, d)).astype(x.dtype, copy=False)
 
 
@@ -868,6 +874,12 @@ class EinsumBackward0(Node):
             avail = set(out).union(*[set(o) for o, _ in rest]) if rest else set(out)
             uniq = list(dict.fromkeys(sub))
             keep = "".join(c for c in uniq if c in avail)
+            if rest:
+                # torch sums out an operand's labels that no other operand and not the output
+                # has before it multiplies (so an inf gradient meets that sum, not its terms)
+                rest = [_einsum_presum(o, t, set(out).union(sub, *[set(q) for j, (q, _)
+                                                                   in enumerate(rest) if j != i]))
+                        for i, (o, t) in enumerate(rest)]
             terms = [out] + [o for o, _ in rest]
             tens = [g] + [_expand_to(t, o, sizes) for o, t in rest]
             gk = einsum(",".join(terms) + "->" + keep, *tens)
@@ -886,6 +898,15 @@ class EinsumBackward0(Node):
         return tuple(res)
 
 
+def _einsum_presum(sub: str, t: Tensor, needed: set[str]) -> tuple[str, Tensor]:
+    """``(sub, t)`` with the labels outside ``needed`` summed out (and repeats taken along
+    their diagonal), when there are any."""
+    kept = "".join(c for c in dict.fromkeys(sub) if c in needed)
+    if kept == sub:
+        return sub, t
+    return kept, einsum(sub + "->" + kept, t)
+
+
 def _expand_to(t: Tensor, sub: str, sizes: dict[str, int]) -> Tensor:
     target = tuple(sizes[c] for c in sub)
     return t if tuple(t.shape) == target else F.expand(t, target)
@@ -893,23 +914,29 @@ def _expand_to(t: Tensor, sub: str, sizes: dict[str, int]) -> Tensor:
 
 def _einsum_diagonal_embed(gk: Tensor, uniq: list[str], sub: str, sizes: dict[str, int]
                            ) -> Tensor:
-    """``gk`` (labels ``uniq``) spread onto ``sub``'s repeated-label diagonals: an einsum with
-    identity matrices joining each repeat to a fresh label."""
-    used = set(sub)
-    fresh = iter(c for c in _LETTERS if c not in used)
-    seen: set[str] = set()
-    target = []
-    eyes: list[tuple[str, Tensor]] = []
-    for c in sub:
-        if c in seen:
-            f = next(fresh)
-            target.append(f)
-            eyes.append((c + f, _make(xp.eye(sizes[c], dtype=gk._array.dtype))))
-        else:
-            seen.add(c)
-            target.append(c)
-    spec = ",".join(["".join(uniq)] + [s for s, _ in eyes]) + "->" + "".join(target)
-    return einsum(spec, gk, *[e for _, e in eyes])
+    """``gk`` (labels ``uniq``) placed on ``sub``'s repeated-label diagonals, zeros elsewhere,
+    selected (torch's ``diagonal_backward`` copies into zeros: an inf or nan gradient stays on
+    the diagonal): ``gk`` broadcast along each repeat, then a ``where`` on the diagonal mask.
+    """
+    first: dict[str, int] = {}
+    t = gk
+    mask = None
+    for p, c in enumerate(sub):
+        if c not in first:
+            first[c] = p
+            continue
+        t = F.unsqueeze(t, p)  # (first occurrences keep uniq's order: the dims line up)
+        n = sizes[c]
+        shape_q = [1] * len(sub)
+        shape_q[first[c]] = n
+        shape_p = [1] * len(sub)
+        shape_p[p] = n
+        on = xp.arange(n).reshape(shape_q) == xp.arange(n).reshape(shape_p)
+        mask = on if mask is None else mask & on
+    target = tuple(sizes[c] for c in sub)
+    full = xp.broadcast_to(mask, target) if mask is not None else xp.ones(target, bool)
+    return F.where(_make(xp.ascontiguousarray(full)), F.expand(t, target),
+                   F.zeros((), dtype=gk.dtype))
 
 
 @register("einsum")
@@ -940,6 +967,17 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                                f"{_tname(arr.dtype)}: einsum operands must share one dtype. "
                                "Convert them (t.to(dtype)).")
     ops, out, sizes = _parse_einsum(equation, [a.shape for a in arrays])
+    if len(ops) > 2:
+        # torch contracts left to right, one pair at a time (without opt_einsum): the same
+        # graph gives the same rounding and the same inf/nan in the gradients
+        sub, acc = ops[0], operands[0]
+        for i in range(1, len(ops)):
+            needed = set(out).union(*ops[i + 1:])
+            pair = out if i == len(ops) - 1 else "".join(
+                c for c in dict.fromkeys(sub + ops[i]) if c in needed)
+            acc = einsum(f"{sub},{ops[i]}->{pair}", acc, operands[i])
+            sub = pair
+        return acc
     res = _einsum_arrays(ops, out, sizes, arrays)
     if res.dtype != arrays[0].dtype:
         res = res.astype(arrays[0].dtype)

@@ -20,6 +20,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
@@ -515,6 +516,11 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
 
 
 class ProdBackward0(Node):
+    """torch's ``prod_backward``: ``g * (out / a)`` when the input has no zero; with zeros,
+    the product of the other elements from two exclusive cumprods (``prod_safe_zeros``), or,
+    for the full product of an input with two or more zeros when the backward is not itself
+    recorded, zeros (whatever ``g`` holds: an inf or nan gradient gives 0 there)."""
+
     __slots__ = ("dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
@@ -522,14 +528,19 @@ class ProdBackward0(Node):
             return g
         a, out = self.saved()
         x = a._array
-        ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
-        if not (x == 0).any():
+        zeros = int(xp.count_nonzero(x == 0))
+        if not zeros:
+            ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
             oe = _expand_back(out, self.in_shape, self.dims, self.keepdim)
             return F.mul(ge, F.div(oe, a))
-        # With zeros, out / a is undefined: use the product of the other elements, built from
-        # differentiable ops (an n x n masked copy of each reduced row, then prod), so double
-        # backward is exact too.
-        return F.mul(ge, _prod_others(a, self.dims))
+        if isinstance(self, ProdBackward1):
+            (d,) = self.dims
+            gk = g if self.keepdim else F.unsqueeze(g, d)
+            return _prod_safe_zeros(gk, a, d)
+        if zeros > 1 and not _state.enabled:
+            return F.zeros(self.in_shape, dtype=g.dtype)
+        flat = F.reshape(a, (x.size,))
+        return F.reshape(_prod_safe_zeros(F.reshape(g, ()), flat, 0), self.in_shape)
 
 
 class ProdBackward1(ProdBackward0):
@@ -538,24 +549,18 @@ class ProdBackward1(ProdBackward0):
     __slots__ = ()
 
 
-def _prod_others(a: Tensor, dims: tuple[int, ...]) -> Tensor:
-    """``out[i] = prod of a[j] over the reduced dims, j != i`` (exact with zeros)."""
-    nd = a._array.ndim
-    if not dims:
-        return F.ones_like(a)
-    keep = [d for d in range(nd) if d not in dims]
-    perm = keep + list(dims)
-    moved = F.permute(a, perm)
-    lead = moved.shape[: len(keep)]
-    n = _numel(a._array.shape, dims)
-    flat = F.reshape(moved, (*lead, 1, n))
-    eye = _make(xp.eye(n, dtype=bool))
-    rows = F.where(eye, F.ones((), dtype=a.dtype), flat)  # (..., n, n): row i has a 1 at i
-    others = F.reshape(prod(rows, -1), moved.shape)
-    inv = [0] * nd
-    for i, d in enumerate(perm):
-        inv[d] = i
-    return F.permute(others, inv)
+def _prod_safe_zeros(g: Tensor, a: Tensor, d: int) -> Tensor:
+    """torch's ``prod_safe_zeros_backward``: ``g`` times the product of the other elements
+    along ``d``, as ``cumprod([1, a_0 .. a_{n-2}]) * flip(cumprod([1, a_{n-1} .. a_1]))``
+    (exact with zeros; ``g`` has size 1 along ``d``)."""
+    n = a.shape[d]
+    if n == 1:
+        return g
+    ones = F.ones(a.shape[:d] + (1,) + a.shape[d + 1:], dtype=a.dtype)
+    normal = F.cumprod(F.cat([ones, F.narrow(a, d, 0, n - 1)], d), d)
+    rev = F.flip(F.narrow(a, d, 1, n - 1), (d,))
+    reverse = F.flip(F.cumprod(F.cat([ones, rev], d), d), (d,))
+    return F.mul(g, F.mul(normal, reverse))
 
 
 @register("prod")

@@ -387,7 +387,8 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     vals = xp.empty(rows.shape[0], dtype=x.dtype)
     idx = xp.empty(rows.shape[0], dtype=xp.int64)
     for i, row in enumerate(rows):
-        if n <= 16:  # (insertion sort: stable, so the mode's last occurrence)
+        if n <= 16 and not xp.isnan(row).any():  # (insertion sort: stable, so the mode's
+            # last occurrence; a nan compares false both ways and moves the others around it)
             u, c = xp.unique(row, return_counts=True)
             v = u[int(xp.argmax(c))]
             vals[i], idx[i] = v, int(xp.nonzero(row == v)[0][-1])
@@ -544,6 +545,19 @@ def _add_mean_grad(res: Tensor | None, gm: Tensor | None, node: _TwoOut) -> Tens
     return gmean if res is None else F.add(res, gmean)
 
 
+def _welford_nonfinite_mean(x: Any, m: Any, dims: tuple[int, ...]) -> Any:
+    """The mean ``m`` (reduced with keepdims) as torch's Welford kernel gives it where a slice
+    holds an inf or nan: each step adds ``(x - mean) / k``, so after an infinite mean any
+    further element gives ``inf - inf``: the mean is +-inf only when the slice's one
+    non-finite element is an infinity at its end (in the reduction's order), otherwise nan."""
+    rest = [d for d in range(x.ndim) if d not in dims]
+    flat = x.transpose(rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
+    bad = ~xp.isfinite(flat)
+    keep_inf = (bad.sum(axis=-1) == 1) & xp.isinf(flat[..., -1])
+    nan_at = (bad.any(axis=-1) & ~keep_inf).reshape(m.shape)
+    return xp.where(nan_at, math.nan, m).astype(m.dtype, copy=False)
+
+
 def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
                correction: Any, is_std: bool) -> tuple[Tensor, Tensor]:
     _require_tensor(name, "input", 1, input)
@@ -561,6 +575,8 @@ def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     with xp.errstate(invalid="ignore", divide="ignore"):
         m = x.mean(axis=dims, keepdims=True)
         v = ((x - m) ** 2).sum(axis=dims, keepdims=keepdim) / max(n - corr, 0)
+        if n and not xp.isfinite(m).all():
+            m = _welford_nonfinite_mean(x, m, dims)
         first = xp.sqrt(v) if is_std else v
         mean = m if keepdim else m.reshape(xp.sum(x, axis=dims).shape)
     first = _contig(xp.asarray(first, dtype=x.dtype))
@@ -1085,30 +1101,72 @@ class ScatterReduceBackward0(Node):
             gs = F.div(g, cnt)
             gsrc = F.gather(gs, d, idx)
         elif red == "prod":
-            xa, sa = x._array, src._array[tuple(slice(0, k) for k in idx.shape)]
-            if (xa == 0).any() or (sa == 0).any():
-                raise NotImplementedError(
-                    "scatter_reduce(reduce='prod'): gradsum's gradient needs inputs without "
-                    "zeros (torch's zero-aware rule is not implemented). Avoid exact zeros.")
-            s_used = F.getitem(src, tuple(slice(0, k) for k in idx.shape))
-            gs = F.div(F.mul(g, out), x)
-            gsrc = F.div(F.gather(F.mul(g, out), d, idx), s_used)
+            gs, gsrc = _scatter_prod_grads(g, x, src, out, d, idx, self.include_self)
         else:
+            # torch multiplies by the masks (an inf or nan gradient gives nan where the
+            # element is not the extreme) and divides by the tie count, 0 where the result
+            # is nan (nothing equals it)
             value = F.gather(out, d, idx)
-            self_is = _make(x._array == out._array)
+            dt = g._array.dtype
             s_used = F.getitem(src, tuple(slice(0, k) for k in idx.shape))
-            src_is = _make(s_used._array == value._array)
-            n = self_is._array.astype(g._array.dtype)
-            xp.add.at(n, _along_key(idx._array, d), src_is._array.astype(g._array.dtype))
-            dist = F.div(g, _make(n))
-            gs = F.where(self_is, dist, zero)
-            gsrc = F.where(src_is, F.gather(dist, d, idx), zero)
+            self_is = (x._array == out._array).astype(dt)
+            src_is = (s_used._array == value._array).astype(dt)
+            n = self_is.copy()
+            xp.add.at(n, _along_key(idx._array, d), src_is)
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                dist = F.div(g, _make(n))
+            gs = F.mul(_make(self_is), dist)
+            gsrc = F.mul(_make(src_is), F.gather(dist, d, idx))
         if hit is not None:
             gs = F.where(hit, zero, gs)
         if gsrc is not None and tuple(gsrc.shape) != tuple(src.shape):
             full = F.zeros(tuple(src.shape), dtype=g.dtype)
             gsrc = F.scatter_add(full, d, _make(_arange_like(idx._array, d)), gsrc)
         return (gs if self.needs(0) else None, gsrc if self.needs(1) else None)
+
+
+class DelayedError(Node):
+    """A gradient whose own derivative torch does not provide: passing through it is
+    fine, differentiating it raises (torch's ``DelayedError`` node)."""
+
+    __slots__ = ("msg",)
+
+    def name(self) -> str:
+        return "Error"  # (torch's grad_fn shows <Error>)
+
+    def backward(self, g: Tensor) -> Tensor:
+        raise RuntimeError(self.msg)
+
+
+def _scatter_prod_grads(g: Tensor, x: Tensor, src: Tensor, out: Tensor, d: int, idx: Tensor,
+                        include_self: bool) -> tuple[Tensor, Tensor]:
+    """torch's ``scatter_reduce_backward`` for ``'prod'``: the product of the others by
+    reducing again with the zeros masked to 1 (one zero among a position's sources: the
+    product of the others; two or more: 0, and a double backward that raises)."""
+    xa = x._array
+    used = tuple(slice(0, k) for k in idx.shape)
+    s_used = F.getitem(src, used)
+    masked_self = F.masked_fill(x, _make(xa == 0), 1.0)
+    gs = F.div(F.mul(g, scatter_reduce(masked_self, d, idx, src, "prod",
+                                       include_self=include_self)), masked_self)
+    src_zero = s_used._array == 0
+    nz = xp.zeros(xa.shape, dtype=xp.int64)
+    xp.add.at(nz, _along_key(idx._array, d), src_zero)
+    num_zeros = xp.take_along_axis(nz, idx._array, d)
+    single = src_zero & (num_zeros == 1)
+    single_full = xp.zeros(src.shape, dtype=bool)
+    single_full[used] = single
+    masked_src = F.masked_fill(src, _make(single_full), 1.0)
+    others = scatter_reduce(x, d, idx, masked_src, "prod", include_self=include_self)
+    gsrc = F.where(_make(single), F.gather(F.mul(g, others), d, idx),
+                   F.div(F.gather(F.mul(g, out), d, idx),
+                         F.masked_fill(s_used, _make(src_zero), 1.0)))
+    if (num_zeros > 1).any() and gsrc.requires_grad:
+        node = DelayedError()
+        node.msg = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros "
+                    "in src are scattered to the same position in self")
+        gsrc = record(node, (gsrc,), gsrc._array)
+    return gs, gsrc
 
 
 def _arange_like(idx: Any, d: int) -> Any:

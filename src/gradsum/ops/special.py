@@ -318,31 +318,12 @@ def _polygamma_array(n: int, x: Any) -> Any:
 
 
 def _i1_array(x: Any) -> Any:
-    """The modified Bessel function I1: power series below 30, asymptotic series above."""
-    x = _f64(x)
-    ax = xp.abs(x)
-    out = xp.empty_like(x)
-    small = ax < 30.0
-    v = ax[small] / 2.0
-    term = v.copy()
-    tot = v.copy()
-    v2 = v * v
-    for k in range(1, 120):
-        term = term * v2 / (k * (k + 1))
-        tot = tot + term
-    out[small] = tot
-    big = ~small
-    v = ax[big]
-    with xp.errstate(**_ERR):
-        ser = xp.ones_like(v)
-        term = xp.ones_like(v)
-        for k in range(1, 40):
-            term = term * -(4.0 - (2 * k - 1) ** 2) / (k * 8.0 * v)
-            ser = ser + term
-        out[big] = xp.exp(v) / xp.sqrt(2 * _PI * v) * ser
-        out[big & xp.isinf(ax)] = xp.inf
-    out = xp.copysign(out, x)
-    return xp.where(xp.isnan(x), xp.nan, out)
+    """The modified Bessel function I1 as torch computes it (Cephes' Chebyshev form: nan at
+    +-inf, where ``exp(inf) / sqrt(inf)`` meets): the one in ``special2``, which imports this
+    module, hence the late import."""
+    from gradsum.ops.special2 import _i1_array as cephes_i1
+
+    return cephes_i1(x)
 
 
 # == elementwise unary ops =====================================================================
@@ -493,11 +474,14 @@ class SpecialI1Backward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (a, out) = self.saved()
-        # I1'(x) = I0(x) - I1(x) / x, with the limit 1/2 at 0
-        zero = _make(a._array == 0)
-        safe = F.where(zero, F.ones_like(a), a)
-        d = F.sub(i0(a), F.div(out, safe))
-        return F.mul(g, F.where(zero, F.add(F.zeros_like(a), 0.5), d))
+        # torch's i1_backward: I1'(x) = I0(x) - I1(x) / x where |x| > eps, else 1/2 (the
+        # limit at 0; a nan input takes that branch too: ``nan > eps`` is false)
+        dt = a._array.dtype
+        eps = xp.finfo(dt).eps
+        tiny = _make(~(xp.abs(a._array) > eps))
+        safe = F.where(tiny, _make(xp.asarray(eps, dtype=dt)), a)
+        d = F.sub(i0(safe), F.mul(out, F.reciprocal(safe)))
+        return F.mul(g, F.where(tiny, _make(xp.asarray(0.5, dtype=dt)), d))
 
 
 def _special_i1(input: Tensor) -> Tensor:
@@ -738,12 +722,16 @@ def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
 
 
 class NextafterBackward0(Node):
-    """torch's rule: the gradient of ``input`` passes through, ``other`` gets zeros."""
+    """torch's rule: the gradient of ``input`` passes through except where ``input ==
+    other`` (there it is 0, selected: an inf or nan gradient gives 0), ``other`` gets zeros."""
 
     __slots__ = ("shapes",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        ga = _sum_to(g, self.shapes[0]) if self.needs(0) else None
+        ga = None
+        if self.needs(0):
+            a, b = self.saved()
+            ga = _sum_to(_masked_zero(g, a._array == b._array), self.shapes[0])
         gb = F.zeros(self.shapes[1], dtype=g.dtype) if self.needs(1) else None
         return ga, gb
 
