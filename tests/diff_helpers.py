@@ -68,6 +68,15 @@ def same_error(fn: Program) -> type[BaseException]:
     return t_err
 
 
+def outcome(fn: Callable[[], Any]) -> str:
+    """``"ok"``, or the name of the exception type ``fn()`` raised."""
+    try:
+        fn()
+    except Exception as e:
+        return type(e).__name__
+    return "ok"
+
+
 def pair64(values: Any, requires_grad: bool = True) -> tuple[Any, Any]:
     """The same float64 values as a gradsum tensor and a torch tensor."""
     import numpy as np

@@ -1321,6 +1321,20 @@ OPINFOS.append(OpInfo("index_put", G.OPS["index_put"], _t_index_put, lambda rng:
 ], notes="gradsum's index_put takes a __getitem__ key; torch's takes a tuple of index tensors"))
 
 
+def walk_tensors(value: Any, lib: type) -> list[Any]:
+    """The tensors of type ``lib`` in ``value`` (nested lists and tuples), in order."""
+    if isinstance(value, lib):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in walk_tensors(v, lib)]
+    return []
+
+
+def grad_leaves(args: tuple[Any, ...], kwargs: dict[str, Any], lib: type) -> list[Any]:
+    """The tensors among a call's arguments that require grad."""
+    return [t for t in walk_tensors(list(args) + list(kwargs.values()), lib) if t.requires_grad]
+
+
 def has_float_operand(sample: Sample) -> bool:
     """Whether a sample has an operand that requires grad (a plain float64 array)."""
 

@@ -12,14 +12,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-
-
-def _outcome(fn: Any) -> str:
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__
-    return "ok"
+from diff_helpers import outcome as _outcome  # noqa: E402
 
 
 # ---- seed 10884

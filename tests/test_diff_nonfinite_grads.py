@@ -33,7 +33,16 @@ import torch.nn.functional as TF  # noqa: E402
 
 import gradsum  # noqa: E402
 import gradsum.nn.functional as GF  # noqa: E402
-from opdb import OPINFOS, Fixed, NoGrad, Sample, convert, flat_outputs  # noqa: E402
+from opdb import (  # noqa: E402
+    OPINFOS,
+    Fixed,
+    NoGrad,
+    Sample,
+    convert,
+    flat_outputs,
+    grad_leaves,
+    has_float_operand,
+)
 
 INF, NAN = math.inf, math.nan
 #: upstream gradients: this cycle, shifted by 0..5, gives every position each value once
@@ -166,18 +175,6 @@ def _upstreams(shapes: list[tuple[int, ...]], rng: np.random.Generator
     return ups
 
 
-def _walk(value: Any, lib: type) -> list[Any]:
-    if isinstance(value, lib):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _walk(v, lib)]
-    return []
-
-
-def _leaves(args: tuple[Any, ...], kwargs: dict[str, Any], lib: type) -> list[Any]:
-    return [t for t in _walk(list(args) + list(kwargs.values()), lib) if t.requires_grad]
-
-
 def compare_program(gfn: Callable[[], Any], tfn: Callable[[], Any], gleaves: list[Any],
                     tleaves: list[Any], dtype: str, seed: str) -> list[str]:
     """Run both forwards, then the backward with every upstream; the mismatches found."""
@@ -233,22 +230,11 @@ def compare_program(gfn: Callable[[], Any], tfn: Callable[[], Any], gleaves: lis
 
 
 # -- the op table -----------------------------------------------------------------------------
-def _float_sample(s: Sample) -> bool:
-    def walk(v: Any) -> bool:
-        if isinstance(v, np.ndarray):
-            return True
-        if isinstance(v, (list, tuple)):
-            return any(walk(x) for x in v)
-        return False
-
-    return not s.forward_only and walk(list(s.args) + list(s.kwargs.values()))
-
-
 TABLE_CASES = [
     pytest.param(info, i, s, id=f"{info.name}-{i}")
     for info in OPINFOS if info.differentiable
     for i, s in enumerate(info.samples(np.random.default_rng(zlib.crc32(info.name.encode()))))
-    if _float_sample(s)
+    if not s.forward_only and has_float_operand(s)
 ]
 
 
@@ -265,7 +251,7 @@ def _run_table_case(info: Any, sample: Sample, dtype: str) -> list[str]:
     for tag, s in variants(info.name, sample):
         gargs, gkw = convert(s, "g", dtype, True)
         targs, tkw = convert(s, "t", dtype, True)
-        gl, tl = _leaves(gargs, gkw, gradsum.Tensor), _leaves(targs, tkw, torch.Tensor)
+        gl, tl = grad_leaves(gargs, gkw, gradsum.Tensor), grad_leaves(targs, tkw, torch.Tensor)
         found = compare_program(lambda: info.op(*gargs, **gkw),  # noqa: B023
                                 lambda: ref(*targs, **tkw),  # noqa: B023
                                 gl, tl, dtype, f"{info.name}{tag}")

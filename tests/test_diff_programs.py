@@ -46,6 +46,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from diff_helpers import outcome as _outcome  # noqa: E402
 
 RTOL = 1e-10
 ATOL = 1e-10
@@ -871,14 +872,6 @@ def _same_run(program: Callable[[Any, list[Any]], None]) -> None:
     program(torch, want)
     program(gradsum, got)
     assert _same_obs(want, got) is None, (want, got)
-
-
-def _outcome(fn: Callable[[], Any]) -> str:
-    try:
-        fn()
-    except Exception as e:
-        return type(e).__name__
-    return "ok"
 
 
 def test_a_view_made_in_no_grad_mode_requires_grad_but_gets_no_gradient() -> None:

@@ -28,6 +28,8 @@ from opdb import (  # noqa: E402
     has_float_operand,
     missing_entries,
 )
+from opdb import grad_leaves as _leaves  # noqa: E402
+from opdb import walk_tensors as _walk  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
@@ -50,19 +52,6 @@ ERROR_CASES = [
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _walk(value: Any, lib: type) -> list[Any]:
-    if isinstance(value, lib):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _walk(v, lib)]
-    return []
-
-
-def _leaves(args: tuple[Any, ...], kwargs: dict[str, Any], lib: type) -> list[Any]:
-    ts = _walk(list(args) + list(kwargs.values()), lib)
-    return [t for t in ts if t.requires_grad]
-
-
 def _substitute(value: Any, mapping: dict[int, Any]) -> Any:
     if id(value) in mapping:
         return mapping[id(value)]

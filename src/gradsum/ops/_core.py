@@ -234,20 +234,21 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
         out._view_guard = ("nograd", None, 0)
         # torch's such view asks its base whether it requires grad: remembered (weakly) by
         # the root, so that detach_() / requires_grad_() on it can tell the view
-        nv = root.__dict__.get("_nograd_views")
-        if nv is None:
-            root._nograd_views = nv = []
-        elif len(nv) >= 64 and len(nv) & (len(nv) - 1) == 0:
-            nv[:] = [r for r in nv if r() is not None]  # (prune dead views as it grows)
-        nv.append(_weakref(out))
+        _remember(root, "_nograd_views", out)
     if _state.enabled and out._view_fn is not None:
-        views = root.__dict__.get("_views")
-        if views is None:
-            root._views = views = []
-        elif len(views) >= 64 and len(views) & (len(views) - 1) == 0:
-            views[:] = [r for r in views if r() is not None]  # (prune dead views as it grows)
-        views.append(_weakref(out))
+        _remember(root, "_views", out)
     return out
+
+
+def _remember(root: Tensor, attr: str, view: Tensor) -> None:
+    """Add ``view`` (weakly) to ``root``'s list ``attr``, pruning dead entries as it grows."""
+    refs = root.__dict__.get(attr)
+    if refs is None:
+        refs = []
+        setattr(root, attr, refs)
+    elif len(refs) >= 64 and len(refs) & (len(refs) - 1) == 0:
+        refs[:] = [r for r in refs if r() is not None]
+    refs.append(_weakref(view))
 
 
 def guard_view(v: Tensor, kind: str, node: str, output_nr: int) -> None:
