@@ -3,10 +3,11 @@
 Two kinds of "bucket", in one ordered list (all ranks start collectives in the same order):
 
 - *direct*: one parameter whose gradient alone is large (``>= min(1 MiB, bucket cap)``).
-  Its ``.grad`` buffer is all-reduced **in place** and each piece of the sum is scaled by
-  ``1 / world`` as soon as it is back (still in cache): no bucket memory, no copy in, no
-  copy out (a copy of 23 MB costs about half the all-reduce itself on a memory-bound
-  machine). When the ``.grad`` buffer is not a plain buffer of its own (not C-contiguous,
+  Its ``.grad`` buffer is scaled by ``1 / world`` in place as it arrives (as torch scales
+  before the sum; the buffer is still in cache then, where the sum MPI writes back reads
+  twice as slowly) and all-reduced **in place**: no bucket memory, no copy in, no copy out
+  (a copy of 23 MB costs about half the all-reduce itself on a memory-bound machine).
+  When the ``.grad`` buffer is not a plain buffer of its own (not C-contiguous,
   read-only, a view of another array, the wrong dtype, or a ``.grad`` with a graph), it
   goes through a private buffer allocated on first need (``.grad`` copied in, the average
   copied back).
@@ -170,16 +171,13 @@ def _cleanup(obs: _Observer, handles: list[Any]) -> None:
 
 
 def _scaler(world: int) -> Any:
-    """``f(src, out)``: ``out = src / world``; a multiplication when that is exact (a power of
-    two: the same bits as the division, and cheaper)."""
-    if world & (world - 1) == 0:
-        inv = 1.0 / world
+    """``f(src, out)``: ``out = src * (1 / world)`` in ``src``'s dtype, torch's DDP scaling
+    (``mul_out(bucket_view, grad, 1 / world_size)`` before the sum)."""
+    inv = 1.0 / world
 
-        def scale(src: Any, out: Any) -> None:
-            xp.multiply(src, inv, out=out)
-    else:
-        def scale(src: Any, out: Any) -> None:
-            xp.divide(src, world, out=out)
+    def scale(src: Any, out: Any) -> None:
+        xp.multiply(src, inv, out=out)
+
     return scale
 
 
@@ -295,9 +293,8 @@ class Reducer:
 
     def _stage_direct(self, k: int, i: int) -> None:
         """Make direct bucket ``k`` ready to all-reduce param ``i``'s gradient: its own
-        ``.grad`` buffer, a fresh zero buffer, or a copy in the spare buffer. Every rank
-        scales a direct bucket's sum after the reduction (a rank that scaled before would
-        break the sum of one that did not)."""
+        ``.grad`` buffer (scaled in place), a fresh zero buffer, or a scaled copy in the spare
+        buffer."""
         b = self.buckets[k]
         p = self.params[i]
         g = p._grad
@@ -310,16 +307,17 @@ class Reducer:
         if ((a.base is None or owns_buffer(a)) and a.flags.c_contiguous and a.flags.writeable
                 and a.dtype == b.dtype and a.shape == p._array.shape
                 and g._grad_fn is None and not g.requires_grad):
-            b.flat = a.reshape(-1)  # the .grad buffer is its own: reduce it where it is,
-            b.staged = _IN_PLACE  # and scale the sum once it is back (still in cache)
+            # the .grad buffer is its own: scaled now, as it arrives (still in cache: the
+            # sum MPI writes back is slower to read), then reduced where it is
+            self._scale(a, a)
+            b.flat = a.reshape(-1)
+            b.staged = _IN_PLACE
             b.grad = g
             return
         if b.spare is None:
             b.spare = _buffer((p._array.size,), b.dtype)
             self.views[i] = b.spare.reshape(p._array.shape)
-        view = self.views[i]
-        if a is not view:  # unscaled, like the in-place path on the other ranks
-            xp.copyto(view, a)
+        self._scale(a, self.views[i])  # (scaled while copied)
         b.flat = b.spare
         b.staged = _SPARE
 
@@ -340,9 +338,6 @@ class Reducer:
                 size = b.flat.size
                 n = max(1, PIECE_BYTES // b.flat.itemsize)
                 stop = min(self._off + n, size)
-                if b.direct:  # scale the sum while it is in cache
-                    piece = b.flat[self._off : stop]
-                    self._scale(piece, piece)
                 if stop < size:
                     self._off = stop
                     self._req = comm.iallreduce_sum(b.flat[stop : min(stop + n, size)])

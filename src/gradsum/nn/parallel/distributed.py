@@ -109,12 +109,13 @@ class DistributedDataParallel(Module):
     The ``.grad`` objects and buffers stay the user's, as without DDP: an existing ``.grad``
     keeps its identity and receives the average in place, and nothing DDP does writes into a
     ``.grad`` the user kept across ``p.grad = None``. A large gradient (a bucket of its own)
-    is all-reduced where it is, in its ``.grad`` buffer, and scaled by ``1 / world_size``
-    piece by piece as the sums come back: no copy at all (while the backward runs, that
-    ``.grad`` holds partial sums). If that buffer is not a plain array of its own
-    (non-contiguous, read-only, a view of another array, another dtype, or a ``.grad`` with
-    a graph) it goes through a private buffer instead. The small gradients are copied into
-    their bucket (divided by the world size) and the averages copied back.
+    is scaled by ``1 / world_size`` where it is, in its ``.grad`` buffer, as it arrives (torch
+    scales before the sum too), and all-reduced there: no copy at all (while the backward
+    runs, that ``.grad`` holds the scaled local gradient, then partial sums). If that buffer
+    is not a plain array of its own (non-contiguous, read-only, a view of another array,
+    another dtype, or a ``.grad`` with a graph) it goes through a private buffer instead.
+    The small gradients are copied into their bucket (multiplied by ``1 / world_size``) and
+    the averages copied back.
     ``gradient_as_bucket_view=True`` makes a freshly created small ``.grad`` a view of its
     bucket slot instead (torch's option): no copy back, and with
     ``zero_grad(set_to_none=False)`` no copy at all, at the price that such a ``.grad`` kept
