@@ -175,20 +175,38 @@ def backward_plain(root: Tensor, seed: Tensor, retain_graph: bool) -> None:
         buffers = {node: [None] * node.num_outputs}
         buffers[node][nr] = seed
         first = None
-    prev_mode = _state.enabled
-    _state.enabled = False
-    gc_was_enabled = _gc_isenabled()  # (see run_backward)
-    if gc_was_enabled:
-        _gc_disable()
-    _tasks.append((next(_task_ids), deps, None, _NO_TARGETS, True))  # type: ignore[arg-type]
+    opened = _open_walk((next(_task_ids), deps, None, _NO_TARGETS, True), False)
     try:
         _run_all_quietly([], buffers, deps, {id(seed)}, retain_graph, False, True,
                          itertools.count().__next__, node, first)
     finally:
-        _tasks.pop()
-        if gc_was_enabled:
-            _gc_enable()
-        _state.enabled = prev_mode
+        _close_walk(opened)
+
+
+def _open_walk(task: tuple[Any, ...], create_graph: bool) -> tuple[bool, bool]:
+    """Enter the execution of a backward: grad mode set to ``create_graph``, the cyclic
+    collector paused, ``task`` registered in ``_tasks``; returns what :func:`_close_walk`
+    restores.
+
+    The walk allocates many short-lived objects that reference counting frees; Python's
+    cyclic collector would otherwise keep traversing them (and the whole heap, with torch or
+    a big model loaded), which costs up to a fifth of a small backward. Paused for the walk
+    only (and left alone if the caller had disabled it)."""
+    prev_mode = _state.enabled
+    _state.enabled = create_graph
+    gc_was_enabled = _gc_isenabled()
+    if gc_was_enabled:
+        _gc_disable()
+    _tasks.append(task)  # type: ignore[arg-type]
+    return prev_mode, gc_was_enabled
+
+
+def _close_walk(opened: tuple[bool, bool]) -> None:
+    _tasks.pop()
+    prev_mode, gc_was_enabled = opened
+    if gc_was_enabled:
+        _gc_enable()
+    _state.enabled = prev_mode
 
 
 def run_backward(
@@ -285,20 +303,12 @@ def run_backward(
     for obs in observers:
         obs.begin(roots, inputs, accumulate)
     failed: BaseException | None = None
-    prev_mode = _state.enabled
-    _state.enabled = create_graph
-    # The walk allocates many short-lived objects that reference counting frees; Python's
-    # cyclic collector would otherwise keep traversing them (and the whole heap, with torch
-    # or a big model loaded), which costs up to a fifth of a small backward. Paused here
-    # only, restored below (and left alone if the caller had disabled it).
-    gc_was_enabled = _gc_isenabled()
-    if gc_was_enabled:
-        _gc_disable()
+    opened = _open_walk((next(_task_ids), deps, needed, target_nodes, accumulate),
+                        create_graph)
     # torch's kernels raise no floating-point warnings (x / 0, log(0), inf - inf in a
     # backward rule give inf or nan silently); NumPy's are silenced for the walk only.
     fp_state = xp.errstate(divide="ignore", invalid="ignore", over="ignore")
     fp_state.__enter__()
-    _tasks.append((next(_task_ids), deps, needed, target_nodes, accumulate))
     # (note "Anomaly mode costs nothing when off" in anomaly_mode: one test per backward)
     apply = _apply if not _anomaly[0] else functools.partial(apply_checked, _apply)
     try:
@@ -344,11 +354,8 @@ def run_backward(
         failed = e
         raise
     finally:
-        _tasks.pop()
         fp_state.__exit__(None, None, None)
-        if gc_was_enabled:
-            _gc_enable()
-        _state.enabled = prev_mode
+        _close_walk(opened)
         for obs in reversed(observers):
             obs.end(failed)
     if inputs is not None and len(targets) < len(inputs):

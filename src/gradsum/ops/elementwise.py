@@ -400,7 +400,7 @@ def mul(a: Any, b: Any) -> Tensor:
     node.b_shape = y.shape
     out_t = record(node, (a, b), out)
     # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a, for
-    # an input with an edge (note "Saved for an edge" in linalg._matmul: a view made in
+    # an input with an edge (note "Saved for an edge" in linalg._record_product: a view made in
     # no_grad mode requires grad but has none). (Node.save, inlined; _saved_input(None) is
     # the shared "saved None" slot)
     nxt = node._next

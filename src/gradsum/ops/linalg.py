@@ -124,14 +124,25 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             b_rg = b._grad_fn is not None or b._requires_grad
             if not (a_rg or b_rg):
                 return _make(out)
-            node = MmBackward0()
-            node.a_shape, node.b_shape = x.shape, y.shape
-            node.transposed = (_is_transposed(x), _is_transposed(y))
-            t = record(node, (a, b), out)
-            nxt = node._next  # (note "Saved for an edge" in _matmul)
-            node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
-            return t
+            return _record_product(MmBackward0(), a, b, out)
     return _matmul(a, b, False)
+
+
+def _record_product(node: MmBackward0, a: Tensor, b: Tensor, out: Any) -> Tensor:
+    """Record ``out = a @ b`` (an mm, mv or bmm) with ``node``: the operands' shapes and
+    layouts, and each operand saved for the other's gradient.
+
+    Note "Saved for an edge": as torch, an operand is saved only for the gradient of an input
+    that has an edge. A view made in no_grad mode of a tensor that requires grad requires grad
+    but has none, so the other operand is not saved for it (and modifying that operand in
+    place later does not break the backward)."""
+    x, y = a._array, b._array
+    node.a_shape, node.b_shape = x.shape, y.shape
+    node.transposed = (_is_transposed(x), _is_transposed(y))
+    t = record(node, (a, b), out)
+    nxt = node._next
+    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
+    return t
 
 
 def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
@@ -205,16 +216,7 @@ def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
         node = MvBackward0()
     else:
         node = BmmBackward0()
-    node.a_shape, node.b_shape = x.shape, y.shape
-    node.transposed = (_is_transposed(x), _is_transposed(y))
-    t = record(node, (a, b), out)
-    # Note "Saved for an edge": as torch, an operand is saved only for the gradient of an
-    # input that has an edge. A view made in no_grad mode of a tensor that requires grad
-    # requires grad but has none, so the other operand is not saved for it (and modifying
-    # that operand in place later does not break the backward).
-    nxt = node._next
-    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
-    return t
+    return _record_product(node, a, b, out)
 
 
 # -- matmul of other ranks: torch's composition ------------------------------------------------
@@ -233,13 +235,7 @@ def _product(a: Tensor, b: Tensor, cls: type[MmBackward0]) -> Tensor:
         out = xp.asarray(out)
     if not needs_grad(a, b):
         return _make(out)
-    node = cls()
-    node.a_shape, node.b_shape = x.shape, y.shape
-    node.transposed = (_is_transposed(x), _is_transposed(y))
-    t = record(node, (a, b), out)
-    nxt = node._next  # (note "Saved for an edge" in _matmul)
-    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
-    return t
+    return _record_product(cls(), a, b, out)
 
 
 def _reshaped(a: Tensor, shape: tuple[int, ...], cls: type[Node]) -> Tensor:
@@ -744,7 +740,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     node.b_shape = None if b is None else b._array.shape
     node.x_shape = xa.shape
     t = record(node, (x, w, b), out)
-    # (note "Saved for an edge" in _matmul: torch's linear multiplies by ``w.t()``, a view
+    # (note "Saved for an edge" in _record_product: torch's linear multiplies by ``w.t()``, a view
     # with a node even for a w made in no_grad mode, so x is saved whenever w requires
     # grad; a 2-d x is used as it is, so w is saved only if x has an edge)
     save_w = node._next[0][0] is not None or xa.ndim != 2
