@@ -260,6 +260,26 @@ def test_leaves_are_updated_in_a_fixed_order():
         assert order == ["a", "c"]
 
 
+def test_a_ready_sink_runs_before_the_node_made_ready_with_it():
+    """A leaf's sink has the highest priority: made ready together with another node (the
+    two inputs of ``h * w``), it runs first; a leaf used twice (``w``) waits for its second
+    gradient. The order of tensor hooks and post-accumulate hooks is torch's."""
+    orders = []
+    for lib in (torch, gradsum):
+        ev: list = []
+        x, w, b = (lib.ones(3, requires_grad=True) for _ in range(3))
+        for name, leaf in (("x", x), ("w", w), ("b", b)):
+            leaf.register_post_accumulate_grad_hook(lambda p, n=name, e=ev: e.append(n))
+        h = x * 2
+        h.register_hook(lambda g, e=ev: e.append("h"))
+        y = h * w + b
+        y.register_hook(lambda g, e=ev: e.append("y"))
+        ((y * w).sum() + y.sum()).backward()
+        orders.append(ev)
+        assert w.grad.tolist() == [7.0, 7.0, 7.0]
+    assert orders[0] == orders[1] == ["y", "b", "w", "h", "x"]
+
+
 def test_requires_grad_takes_a_bool_only():
     for lib in (torch, gradsum):
         t = lib.ones(2)

@@ -464,9 +464,19 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             deps[child] = d
             if g is not None:
                 if child.num_outputs == 1 and child not in buffers:
-                    if d == 0 and ready is None:  # its only gradient: hand it over directly
-                        ready, ready_grads = child, [g]
-                        continue
+                    if d == 0:
+                        if child.__class__ is acc_cls and child._hooks is None:
+                            # Note "A ready sink runs at once": a leaf's sink has the
+                            # highest sequence number, so the heap would hand it out next
+                            # (ties in the order they became ready, which is edge order).
+                            var = child.variable
+                            if (not var._hooks and g._array.dtype == var._array.dtype
+                                    and var._requires_grad and accumulate):
+                                child.accumulate(g, _is_owned(g, shared), create_graph)
+                                continue
+                        if ready is None:  # its only gradient: hand it over directly
+                            ready, ready_grads = child, [g]
+                            continue
                     buffers[child] = [g]
                 else:
                     _add_to_buffer(buffers, child, cnr, g, create_graph, shared)

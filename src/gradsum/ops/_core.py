@@ -96,6 +96,23 @@ def record(node: Node, inputs: Sequence[Any], out: Any, output_nr: int = 0) -> T
     return t
 
 
+_CONST: dict[tuple[Any, int], Any] = {}
+
+
+def const(dt: Any, v: int) -> Any:
+    """A read-only 0-d array of the integer ``v`` in dtype ``dt``. As an operand it gives the
+    same result as the Python int (NumPy converts that to ``dt`` too, on every call: for a
+    small array the conversion costs as much as the arithmetic), e.g. ``one - x`` or
+    ``x / n``."""
+    c = _CONST.get((dt, v))
+    if c is None:
+        if len(_CONST) >= 256:  # (the counts of means vary: keep the cache small)
+            _CONST.clear()
+        c = _CONST[dt, v] = xp.full((), v, dtype=dt)
+        c.flags.writeable = False
+    return c
+
+
 @xp.errstate(divide="ignore", invalid="ignore", over="ignore")
 def quietly(fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` without NumPy's floating-point warnings (torch's kernels raise none:

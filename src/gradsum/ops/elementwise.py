@@ -27,6 +27,7 @@ from gradsum.ops._core import (
     as_tensor_like,
     binary_arrays,
     broadcast_error,
+    const,
     float_dtype_for,
     needs_grad,
     quietly,
@@ -187,22 +188,11 @@ def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
     return t
 
 
-_CONST: dict[tuple[Any, int], Any] = {}
-
-
-def _const(dt: Any, v: int) -> Any:
-    """A read-only 0-d array ``v`` (0 or 1) of dtype ``dt``: ``one - x`` is then an
-    array-array op, half the cost of ``1 - x`` for a small array (NumPy converts a Python
-    scalar on every call) and the same bits (0 and 1 are exact in every dtype)."""
-    c = _CONST.get((dt, v))
-    if c is None:
-        c = _CONST[dt, v] = xp.full((), v, dtype=dt)
-        c.flags.writeable = False
-    return c
+_const = const
 
 
 def _one(dt: Any) -> Any:
-    return _const(dt, 1)
+    return const(dt, 1)
 
 
 def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
@@ -1187,7 +1177,8 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     ``y`` passes the gradient, and an inf or nan ``g`` where ``y <= threshold`` gives 0, see
     :func:`select_grad`)."""
     ga = g._array
-    le = y._array <= threshold
+    ya = y._array
+    le = ya <= (const(ya.dtype, 0) if threshold == 0 and threshold.__class__ is int else threshold)
     if ga.dtype is _F32 and le.__class__ is _ndarray and le.shape == ga.shape:
         # (select_grad inlined: the MLP hot path)
         if ga.size < 32768:  # (fewer views: each costs more than a small pass)

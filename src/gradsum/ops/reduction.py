@@ -24,6 +24,7 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
+    const,
     needs_grad,
     quietly,
     record,
@@ -34,6 +35,8 @@ from gradsum.ops._core import (
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
+_EXACT = 1 << 24  # (integers up to this are exact in float32)
+_F32_64 = (xp.dtype("float32"), xp.dtype("float64"))
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
 
@@ -159,7 +162,9 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
     # NumPy's own ``mean`` is this sum and division (same bits) behind a Python wrapper
     # that costs five times the arithmetic on a small tensor.
     if count:
-        out = _add_reduce(x, dims, None, None, keepdim) / count
+        out = _add_reduce(x, dims, None, None, keepdim)
+        out = out / (const(out.dtype, count) if count < _EXACT and out.dtype in _F32_64
+                     else count)
     else:
         with xp.errstate(invalid="ignore", divide="ignore"):  # mean of nothing: nan
             out = _add_reduce(x, dims, None, None, keepdim) / count

@@ -29,6 +29,7 @@ from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
     broadcast_view,
+    const,
     guard_view,
     index_range,
     mark_view,
@@ -1006,7 +1007,7 @@ class GatherBackward0(Node):
     def backward(self, g: Tensor) -> Tensor:
         # scatter_add into zeros, without re-checking the index gather already checked
         zeros = _make(xp.zeros(self.in_shape, dtype=g._array.dtype))
-        return _scatter_add(zeros, self.dim, self.index, g, self.key)
+        return _scatter_add(zeros, self.dim, self.index, g, self.key, fresh=True)
 
 
 class SortBackward0(GatherBackward0):
@@ -1109,15 +1110,21 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return _scatter_add(a, d, _make(idx), src, _along(idx, d))
 
 
-def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: tuple[Any, ...]
-                 ) -> Tensor:
-    """scatter_add once its arguments are checked; ``key`` is ``_along(index, d)``."""
+def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: tuple[Any, ...],
+                 fresh: bool = False) -> Tensor:
+    """scatter_add once its arguments are checked; ``key`` is ``_along(index, d)``.
+    ``fresh``: ``a`` is zeros made for this call, which it may fill instead of a copy."""
     x, idx, sa = a._array, index._array, src._array
-    out = x.copy()
+    out = x if fresh else x.copy()
     s = sa if sa.shape == idx.shape else sa[tuple(slice(0, n) for n in idx.shape)]
     s = s.astype(x.dtype, copy=False)
     if x.ndim and idx.shape[d] == 1:
-        out[key] += s  # one index per position: no repeats, plain fancy-index add is exact
+        # one index per position: no repeats, plain fancy-index add is exact (into zeros an
+        # assignment of ``s + 0``: the same bits, -0.0 included, without reading ``out``)
+        if fresh:
+            out[key] = s + const(s.dtype, 0)
+        else:
+            out[key] += s
     else:
         xp.add.at(out, key, s)  # repeated indices add up
     if not needs_grad(a, src):
