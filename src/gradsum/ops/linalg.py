@@ -576,7 +576,15 @@ class LogSoftmaxBackwardDataBackward0(Node):
 
 
 _ONES: dict[tuple[int, Any], Any] = {}
+_max_reduce = xp.maximum.reduce
+_add_reduce = xp.add.reduce
 _STARTS: dict[tuple[int, int], Any] = {}
+
+
+#: below this many elements NumPy's own reduction along the rows costs about what the
+#: tricks of _max_along/_sum_along cost alone, and less inside a training step (measured
+#: per step, interleaved: their second kernel and Python steps are not worth it there)
+_SMALL_REDUCE = 512
 
 
 def _max_along(x: Any, d: int) -> Any:
@@ -584,8 +592,9 @@ def _max_along(x: Any, d: int) -> Any:
     axis of a C-contiguous array it is ``maximum.reduceat`` over the flat rows, which NumPy
     runs 1.5-2 times faster than its reduction along short rows."""
     n = x.shape[-1] if x.ndim else 0
-    if d != x.ndim - 1 or n < 2 or x.size == 0 or not x.flags.c_contiguous:
-        return x.max(axis=d, keepdims=True)
+    if (d != x.ndim - 1 or n < 2 or x.size <= _SMALL_REDUCE
+            or not x.flags.c_contiguous):
+        return _max_reduce(x, d, None, None, True) if x.size else x.max(axis=d, keepdims=True)
     rows = x.size // n
     starts = _STARTS.get((rows, n))
     if starts is None:
@@ -602,8 +611,9 @@ def _sum_along(x: Any, d: int) -> Any:
     short rows of a softmax (the summation order differs: results may differ in the last
     bit, as between any two libraries)."""
     n = x.shape[-1] if x.ndim else 0
-    if d != x.ndim - 1 or n < 2 or x.dtype.char not in "fd" or not x.flags.c_contiguous:
-        return x.sum(axis=d, keepdims=True)
+    if (d != x.ndim - 1 or n < 2 or x.size <= _SMALL_REDUCE or x.dtype.char not in "fd"
+            or not x.flags.c_contiguous):
+        return _add_reduce(x, d, None, None, True)
     ones = _ONES.get((n, x.dtype.char))
     if ones is None:
         ones = _ONES[(n, x.dtype.char)] = xp.ones(n, dtype=x.dtype)
