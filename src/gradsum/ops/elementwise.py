@@ -214,11 +214,13 @@ class AddBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         nxt = self._next
-        ga = _sum_to(g, self.a_shape) if nxt[0][0] is not None else None
-        gb = None
+        shape = g._array.shape
+        ga = gb = None
+        if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every add)
+            ga = g if shape == self.a_shape else F.sum_to(g, self.a_shape)
         if nxt[1][0] is not None:
             gb = g if self.alpha == 1 else F.mul(g, self.alpha)
-            gb = _sum_to(gb, self.b_shape)
+            gb = gb if shape == self.b_shape else F.sum_to(gb, self.b_shape)
         return ga, gb
 
 
@@ -676,7 +678,7 @@ def neg(a: Tensor) -> Tensor:
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     out = -a._array
-    if not needs_grad(a):
+    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
         return _make(out)
     return record(NegBackward0(), (a,), out)
 

@@ -15,13 +15,16 @@ import math
 from typing import Any
 
 import gradsum.ops as F
+from gradsum import _blas
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import Node
+from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input
 from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
+
+_xp_matmul = xp.matmul
 
 
 def _dtype_name(dt: Any) -> str:
@@ -85,7 +88,13 @@ def _grad_product(x: Tensor, tx: bool, y: Tensor, ty: bool, t_out: bool) -> Tens
     (the same BLAS call either way)."""
     if not _state.enabled:
         xa, ya = x._array, y._array
-        out = _mm(xa.T if tx else xa, ya.T if ty else ya)
+        if tx:
+            xa = xa.T
+        if ty:
+            ya = ya.T
+        # (a small product straight to NumPy: _blas.matmul's own test costs a tenth of it)
+        out = (_xp_matmul(xa, ya) if xa.shape[0] * xa.shape[1] * ya.shape[1] < _blas.MIN_FLOPS
+               else _mm(xa, ya))
         return _make(out.T if t_out else out)
     out = F.matmul(F.t(x) if tx else x, F.t(y) if ty else y)
     return F.t(out) if t_out else out
@@ -117,7 +126,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         if (x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]
                 and x.dtype.kind != "b"):
             # the common 2-D case, checks done: no promotion, no broadcasting
-            out = _mm(x, y)
+            out = (_xp_matmul(x, y) if x.shape[0] * x.shape[1] * y.shape[1] < _blas.MIN_FLOPS
+                   else _mm(x, y))
             if not _state.enabled:
                 return _make(out)
             a_rg = a._grad_fn is not None or a._requires_grad
@@ -138,10 +148,14 @@ def _record_product(node: MmBackward0, a: Tensor, b: Tensor, out: Any) -> Tensor
     place later does not break the backward)."""
     x, y = a._array, b._array
     node.a_shape, node.b_shape = x.shape, y.shape
-    node.transposed = (_is_transposed(x), _is_transposed(y))
+    # (whether each operand is laid out as the transpose of a contiguous matrix)
+    fx, fy = x.flags, y.flags
+    node.transposed = (x.ndim == 2 and fx.f_contiguous and not fx.c_contiguous,
+                       y.ndim == 2 and fy.f_contiguous and not fy.c_contiguous)
     t = record(node, (a, b), out)
     nxt = node._next
-    node.save(a if nxt[1][0] is not None else None, b if nxt[0][0] is not None else None)
+    node._saved = (_saved_input(a) if nxt[1][0] is not None else _NOTHING_SAVED,  # (save)
+                   _saved_input(b) if nxt[0][0] is not None else _NOTHING_SAVED)
     return t
 
 
@@ -455,14 +469,6 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return matmul(input, tensor)
 
 
-def _is_transposed(x: Any) -> bool:
-    """Whether 2-D array ``x`` is laid out as the transpose of a contiguous matrix."""
-    if x.ndim != 2:
-        return False
-    flags = x.flags
-    return flags.f_contiguous and not flags.c_contiguous
-
-
 @register("outer", "ger")
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """Outer product of two vectors."""
@@ -734,7 +740,8 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
             f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
             f"with the in_features of the weight of shape {tuple(wa.shape)}."
         )
-    out = _mm(xa, wa.T)
+    out = (_xp_matmul(xa, wa.T) if xa.ndim == 2 and xa.shape[0] * wa.size < _blas.MIN_FLOPS
+           else _mm(xa, wa.T))
     if b is not None:
         ba = b._array
         if ba.shape not in ((wa.shape[0],), (1,), ()):

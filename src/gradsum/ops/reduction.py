@@ -24,6 +24,7 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
+    broadcast_view,
     const,
     needs_grad,
     quietly,
@@ -50,10 +51,17 @@ def _kept_shape(in_shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, 
     return tuple(shape)
 
 
-def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
-                 ) -> Tensor:
-    """Broadcast a reduced gradient back to the input's shape."""
-    if not keepdim and dims and g._array.ndim:
+def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool,
+                 exposed: bool = True) -> Tensor:
+    """Broadcast a reduced gradient back to the input's shape. ``exposed=False``: the caller
+    only computes with the result (a mean divides it), so outside a recorded backward it is
+    the broadcast array itself, without the view bookkeeping of ``expand``."""
+    x = g._array
+    if not exposed and not _state.enabled:
+        if not keepdim and dims and x.ndim:
+            x = x.reshape(_kept_shape(in_shape, dims))
+        return _make(broadcast_view(x, in_shape))
+    if not keepdim and dims and x.ndim:
         g = F.reshape(g, _kept_shape(in_shape, dims))
     return F.expand(g, in_shape)
 
@@ -134,7 +142,7 @@ class MeanBackward0(Node):
     __slots__ = ("count", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
-        return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
+        return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim, False), self.count)
 
 
 class MeanBackward1(MeanBackward0):
