@@ -21,7 +21,7 @@ from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input
+from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input, _saved_output
 from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
 
 _xp_matmul = xp.matmul
@@ -651,6 +651,10 @@ def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
 def _log_softmax_array(x: Any, d: int) -> Any:
     """``x - max - log(sum(exp(x - max)))`` along ``d`` (a slice whose max is +-inf or nan
     becomes all nan, as in torch: inf - inf)."""
+    if x.size <= _SMALL_REDUCE:  # (_max_along and _sum_along's small case, inlined)
+        out = x - _max_reduce(x, d, None, None, True)
+        out -= xp.log(_add_reduce(xp.exp(out), d, None, None, True))
+        return out
     out = x - _max_along(x, d)  # fresh: the last pass subtracts the log-sum in place
     out -= xp.log(_sum_along(xp.exp(out), d))
     return out
@@ -668,12 +672,12 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = x.copy()
     else:
         out = quietly(_log_softmax_array, x, d)
-    if not needs_grad(a):
+    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
         return _make(out)
     node = LogSoftmaxBackward0()
     node.dim = d
     t = record(node, (a,), out)
-    node.save(outputs=(t,))
+    node._saved = (_saved_output(t),)  # (node.save(outputs=(t,)), inlined)
     return t
 
 

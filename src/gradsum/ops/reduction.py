@@ -36,6 +36,7 @@ from gradsum.ops._core import (
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
+_ALL_DIMS = [tuple(range(n)) for n in range(8)]  # (dims of a reduction over all, by ndim)
 _EXACT = 1 << 24  # (integers up to this are exact in float32)
 _F32_64 = (xp.dtype("float32"), xp.dtype("float64"))
 
@@ -163,10 +164,15 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
     """Mean over ``dim`` (all dimensions by default); floating tensors only."""
     if dtype is not None:
         a = a.to(dtype)
-    _require_float(a, "mean")
     x = a._array
-    dims = _dims(dim, x.ndim)
-    count = _numel(x.shape, dims)
+    if x.dtype.kind != "f":
+        _require_float(a, "mean")  # (raises)
+    if dim is None:  # (the mean of a loss: _dims and _numel, inlined)
+        dims = _ALL_DIMS[x.ndim] if x.ndim < 8 else tuple(range(x.ndim))
+        count = x.size
+    else:
+        dims = _dims(dim, x.ndim)
+        count = _numel(x.shape, dims)
     # NumPy's own ``mean`` is this sum and division (same bits) behind a Python wrapper
     # that costs five times the arithmetic on a small tensor.
     if count:
@@ -178,7 +184,7 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
             out = _add_reduce(x, dims, None, None, keepdim) / count
     if out.__class__ is not _ndarray:
         out = xp.asarray(out)
-    if not needs_grad(a):
+    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
         return _make(out)
     node = MeanBackward0() if dim is None else MeanBackward1()
     node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
