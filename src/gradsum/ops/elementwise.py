@@ -21,7 +21,13 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import HOLDS_STATE, Node, _saved_input, _saved_output
+from gradsum.autograd.graph import (
+    _NOTHING_SAVED,
+    HOLDS_STATE,
+    Node,
+    _saved_input,
+    _saved_output,
+)
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -191,10 +197,6 @@ def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
 _const = const
 
 
-def _one(dt: Any) -> Any:
-    return const(dt, 1)
-
-
 def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
     """Wrap ``t = f(g, y)``, the fused backward of an activation given its output ``y``;
     recorded with ``g`` and ``y`` saved so that its own rule gives double backward."""
@@ -332,8 +334,15 @@ class MulBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
         nxt = self._next
-        ga = _sum_to(F.mul(g, b), self.a_shape) if nxt[0][0] is not None else None
-        gb = _sum_to(F.mul(g, a), self.b_shape) if nxt[1][0] is not None else None
+        ga = gb = None
+        if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every product)
+            ga = F.mul(g, b)
+            if ga._array.shape != self.a_shape:
+                ga = F.sum_to(ga, self.a_shape)
+        if nxt[1][0] is not None:
+            gb = F.mul(g, a)
+            if gb._array.shape != self.b_shape:
+                gb = F.sum_to(gb, self.b_shape)
         return ga, gb
 
 
@@ -393,11 +402,10 @@ def mul(a: Any, b: Any) -> Tensor:
     out_t = record(node, (a, b), out)
     # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a, for
     # an input with an edge (note "Saved for an edge" in linalg._record_product: a view made in
-    # no_grad mode requires grad but has none). (Node.save, inlined; _saved_input(None) is
-    # the shared "saved None" slot)
+    # no_grad mode requires grad but has none). (Node.save, inlined)
     nxt = node._next
-    node._saved = (_saved_input(a if nxt[1][0] is not None else None),
-                   _saved_input(b if nxt[0][0] is not None else None))
+    node._saved = (_saved_input(a) if nxt[1][0] is not None else _NOTHING_SAVED,
+                   _saved_input(b) if nxt[0][0] is not None else _NOTHING_SAVED)
     return out_t
 
 
@@ -845,14 +853,15 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * (1 - y**2)`` in one op: tanh's backward given its output ``y`` (like torch's
     ``tanh_backward``, a primitive with its own rule so double backward works)."""
     ya = y._array
-    t = g._array * (_one(ya.dtype) - ya * ya)
+    t = g._array * (const(ya.dtype, 1) - ya * ya)
     return _fused_backward(g, y, t, TanhBackwardBackward0)
 
 
 @register("tanh")
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    out = xp.tanh(_unary_float(a))
+    x = a._array
+    out = xp.tanh(x if x.dtype.kind == "f" else _unary_float(a))
     return _unary(a, out, TanhBackward0, "output")
 
 
@@ -879,7 +888,7 @@ class SigmoidBackwardBackward0(Node):
 def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * y * (1 - y)`` in one op: sigmoid's backward given its output ``y``."""
     ya = y._array
-    t = g._array * ya * (_one(ya.dtype) - ya)
+    t = g._array * ya * (const(ya.dtype, 1) - ya)
     return _fused_backward(g, y, t, SigmoidBackwardBackward0)
 
 

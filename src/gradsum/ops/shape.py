@@ -1041,7 +1041,11 @@ def as_node(t: Tensor, cls: type[Node]) -> Tensor:
 @register("gather")
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = a[index[i][j]][j]`` for ``dim=0`` (and so on): values along ``dim``."""
-    idx = _index_array(index, "gather")
+    if index.__class__ is Tensor and index._array.dtype.kind in "iu":
+        idx = index._array  # (_index_array's common case, inlined)
+    else:
+        idx = _index_array(index, "gather")
+        index = _make(idx)
     x = a._array
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
@@ -1056,13 +1060,17 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"no larger than self {tuple(x.shape)} apart from dimension {d}"
             )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    key = _along(idx, d)
+    if idx.ndim == 2:  # (_along, inlined for the common 2-D case)
+        key = ((idx, index_range(idx.shape[1], 1, 2)) if d == 0
+               else (index_range(idx.shape[0], 0, 2), idx))
+    else:
+        key = _along(idx, d)
     out = x[key]
-    if not needs_grad(a):
+    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
         return _make(out)
     node = GatherBackward0()
     node._saved = HOLDS_STATE  # (torch saves the index)
-    node.dim, node.index, node.in_shape, node.key = d, _make(idx), x.shape, key
+    node.dim, node.index, node.in_shape, node.key = d, index, x.shape, key
     return record(node, (a,), out)
 
 
