@@ -8,6 +8,7 @@ says in place, exception types.
 from __future__ import annotations
 
 import gc
+import itertools
 import weakref
 
 import numpy as np
@@ -111,6 +112,34 @@ def test_user_gradient_buffer_not_taken_over():
         (w * 1).backward(g)  # in-place accumulation must not write into the user's tensor
         np.testing.assert_allclose(arr(g), [1.0, 1.0])
         np.testing.assert_allclose(arr(w.grad), [2.0, 2.0])
+
+
+def test_fresh_parameter_gradients_are_taken_over_not_copied(monkeypatch):
+    """Note "Taking over a gradient buffer": a leaf's first gradient is stored as is when
+    nothing else holds its buffer. In an MLP's backward no sink copies, also when a fresh
+    gradient reuses the id of a dead one that was passed through a node (which is shared
+    while it lives)."""
+    copies: list = []
+    clone = gradsum.Tensor.clone
+    monkeypatch.setattr(gradsum.Tensor, "clone",
+                        lambda self, *a, **k: copies.append(self.shape) or clone(self, *a, **k))
+    rng = np.random.default_rng(0)
+    sizes = [64, 128, 128, 10]
+    params = [(gradsum.tensor(rng.standard_normal((m, n)).astype(np.float32) * 0.1,
+                              requires_grad=True),
+               gradsum.tensor(np.zeros(n, np.float32), requires_grad=True))
+              for m, n in itertools.pairwise(sizes)]
+    x = gradsum.tensor(rng.standard_normal((32, 64)).astype(np.float32))
+    y = gradsum.tensor(rng.integers(0, 10, 32))
+    for _ in range(20):
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w + b
+            h = h.relu() if i < 2 else h
+        (-gradsum.log_softmax(h, 1).gather(1, y.unsqueeze(1)).mean()).backward()
+        for w, b in params:
+            w.grad = b.grad = None
+    assert copies == []
 
 
 def test_pass_through_gradient_not_aliased_between_leaves():

@@ -71,10 +71,17 @@ def _target_of(t: Tensor) -> tuple[Node | None, int]:
     return None, 0
 
 
-def _is_owned(g: Tensor, shared: set[int]) -> bool:
+#: The gradients of a backward whose buffer someone else may hold (passed through a node
+#: unchanged, given to several inputs, returned by a hook, a seed): ``id(t) -> t._vc``. The
+#: version counter (a tensor's for its lifetime, kept alive by this dict) tells ``t`` from a
+#: later tensor that reuses the id of a dead one (which would look shared and be copied).
+_Shared = dict[int, Any]
+
+
+def _is_owned(g: Tensor, shared: _Shared) -> bool:
     # See graph.AccumulateGrad, note "Taking over a gradient buffer": a gradient may be
     # taken over (or added into in place) only if no one else can hold its buffer.
-    if id(g) in shared:
+    if shared.get(id(g)) is g._vc:
         return False
     a = g._array
     if a.base is not None:  # (a huge-page-aligned product is a view of its own buffer)
@@ -178,7 +185,7 @@ def backward_plain(root: Tensor, seed: Tensor, retain_graph: bool) -> None:
         first = None
     opened = _open_walk((next(_task_ids), deps, None, _NO_TARGETS, True), False)
     try:
-        _run_all_quietly([], buffers, deps, {id(seed)}, retain_graph, False, True,
+        _run_all_quietly([], buffers, deps, {id(seed): seed._vc}, retain_graph, False, True,
                          itertools.count().__next__, node, first)
     finally:
         _close_walk(opened)
@@ -283,12 +290,12 @@ def run_backward(
 
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
-    shared: set[int] = set()  # ids of gradients whose buffer someone else may hold
+    shared: _Shared = {}  # gradients whose buffer someone else may hold (see _Shared)
     heap: list[tuple[int, int, Node]] = []
     for (node, nr), g in zip(root_edges, grad_roots):
         if node is None:
             continue
-        shared.add(id(g))
+        shared[id(g)] = g._vc
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
@@ -387,7 +394,7 @@ def will_engine_execute_node(node: Node) -> bool:
 
 
 def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor | None]],
-             deps: dict[Node, int], shared: set[int], retain_graph: bool, create_graph: bool,
+             deps: dict[Node, int], shared: _Shared, retain_graph: bool, create_graph: bool,
              accumulate: bool, tick: Any, nxt: Node | None = None,
              nxt_grads: list[Tensor | None] | None = None) -> None:
     """The execution loop of a plain backward (every node runs, nothing is captured).
@@ -444,13 +451,13 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             n_out = len(outs)
             if n_out == 1:
                 if outs[0] is g0:
-                    shared.add(id(g0))
+                    shared[id(g0)] = g0._vc
             elif n_out == 2:  # _mark_shared, inlined
                 o0, o1 = outs
                 if o0 is not None and (o0 is g0 or o0 is o1):
-                    shared.add(id(o0))
+                    shared[id(o0)] = o0._vc
                 if o1 is not None and o1 is g0:
-                    shared.add(id(o1))
+                    shared[id(o1)] = o1._vc
             else:
                 _mark_shared(outs, grads, shared)
         else:
@@ -478,7 +485,7 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                                         and g._grad_fn is None and a.base is None
                                         and not var._post_acc_hooks
                                         and not accumulate_observers
-                                        and id(g) not in shared):
+                                        and shared.get(id(g)) is not g._vc):
                                     # (AccumulateGrad.accumulate's first case, inlined: an
                                     # unshared buffer is taken over, see _is_owned)
                                     flags = a.flags
@@ -517,7 +524,7 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
 _run_all_quietly = xp.errstate(divide="ignore", invalid="ignore", over="ignore")(_run_all)
 
 
-def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
+def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: _Shared,
            retain_graph: bool, wanted: Any = None) -> tuple[Tensor | None, ...]:
     """Run one node's backward with its pre/post hooks; free its saved tensors.
 
@@ -558,23 +565,23 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int],
 
 
 def _mark_shared(outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
-                 shared: set[int]) -> None:
+                 shared: _Shared) -> None:
     """A gradient passed through unchanged, or handed to several inputs, has a shared
     buffer: record it so that nobody takes it over or adds into it in place."""
     seen_ids: set[int] = set()
     for o in outs:
         if o is not None:
             if id(o) in seen_ids:
-                shared.add(id(o))
+                shared[id(o)] = o._vc
             else:
                 for x in grads:
                     if o is x:
-                        shared.add(id(o))
+                        shared[id(o)] = o._vc
             seen_ids.add(id(o))
 
 
 def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,
-                   g: Tensor, create_graph: bool, shared: set[int]) -> None:
+                   g: Tensor, create_graph: bool, shared: _Shared) -> None:
     """Sum ``g`` into the input buffer of ``child`` (in place only into an owned buffer)."""
     buf = buffers.get(child)
     if buf is None:
@@ -598,7 +605,7 @@ def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: i
         buf[cnr] = old + g
 
 
-def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared: set[int]
+def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared: _Shared
                       ) -> list[Tensor | None]:
     """Hooks of the tensors this node produced, then retain_grad (always last, as torch)."""
     if hooks.shapes:
@@ -609,7 +616,7 @@ def _run_tensor_hooks(node: Node, hooks: Any, grads: list[Tensor | None], shared
             r = fn(g)
             if r is not None:
                 g = _checked_hook_result(fn, g, r)
-                shared.add(id(g))
+                shared[id(g)] = g._vc
         grads[nr] = g
     for nr, ref in list(hooks.retains.items()):
         t = ref()
@@ -695,7 +702,7 @@ def _checked_hook_result(hook: Any, g: Tensor | None, r: Any) -> Tensor:
 
 
 def _checked_node_hook_result(hook: Any, old: tuple[Tensor | None, ...], r: Any,
-                              shared: set[int]) -> tuple[Tensor | None, ...]:
+                              shared: _Shared) -> tuple[Tensor | None, ...]:
     """What a node pre/post hook returned, checked like torch: a tuple of the same length,
     each entry None (drop that gradient) or a tensor in place of one of the same size."""
     if r.__class__ is not tuple:
@@ -708,13 +715,13 @@ def _checked_node_hook_result(hook: Any, old: tuple[Tensor | None, ...], r: Any,
         if o is None:
             raise RuntimeError(_messages.hook_replaced_none(_hook_name(hook), i))
         _checked_hook_result(hook, o, n)
-        shared.add(id(n))  # (a replacement may be held by the hook's owner)
+        shared[id(n)] = n._vc  # (a replacement may be held by the hook's owner)
     return r
 
 
 def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
           captured: list[Tensor | None], needed: set[Node] | None, accumulate: bool,
-          create_graph: bool, shared: set[int]) -> None:
+          create_graph: bool, shared: _Shared) -> None:
     """A leaf's gradient arrives: leaf hooks, then capture (grad) and/or accumulate with the
     sink's own pre/post hooks. As in torch, the hooks run with None when the gradient is
     None (the node runs all the same)."""
@@ -725,7 +732,7 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
             r = hook(g)
             if r is not None:
                 g = _checked_hook_result(hook, g, r)
-                shared.add(id(g))
+                shared[id(g)] = g._vc
     if g is not None and g._array.dtype != var._array.dtype:
         g = g.to(var.dtype)
     if targets:
