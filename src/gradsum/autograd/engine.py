@@ -449,17 +449,30 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                         s._tensor = None
                         s._array = None
             n_out = len(outs)
+            one = None  # the input edge's node, when only one edge leads somewhere
             if n_out == 1:
-                if outs[0] is g0:
+                o0 = outs[0]
+                if o0 is g0:
                     shared[id(g0)] = g0._vc
+                one = node._next[0][0]
             elif n_out == 2:  # _mark_shared, inlined
                 o0, o1 = outs
                 if o0 is not None and (o0 is g0 or o0 is o1):
                     shared[id(o0)] = o0._vc
                 if o1 is not None and o1 is g0:
                     shared[id(o1)] = o1._vc
+                if node._next[1][0] is None:  # (x * w with a constant w)
+                    one = node._next[0][0]
             else:
                 _mark_shared(outs, grads, shared)
+            if (one is not None and o0 is not None and one.num_outputs == 1
+                    and deps[one] == 1 and one.__class__ is not acc_cls
+                    and one not in buffers and not (heap and -heap[0][0] >= one._seq)):
+                # The edge loop below for a link of a chain: its input's node gets its only
+                # gradient, is ready, and comes before everything in the heap.
+                deps[one] = 0
+                nxt, nxt_grads = one, [o0]
+                continue
         else:
             outs = _apply(node, hooks, grads, shared, retain_graph)
         ready: Node | None = None
