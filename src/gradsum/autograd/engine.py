@@ -120,8 +120,9 @@ def _count_all(stack: list[Node], deps: dict[Node, int], retain_graph: bool) -> 
     in ``deps``) and validate each (freed or modified saved tensors) in the same sweep, before
     anything runs (SEMANTICS 8: a failing backward writes nothing)."""
     bad: list[tuple[int, RuntimeError]] = []
+    pop, push, count = stack.pop, stack.append, deps.get
     while stack:
-        n = stack.pop()
+        n = pop()
         saved = n._saved
         if saved:
             for s in saved:  # Node._check_saved, inlined
@@ -134,11 +135,12 @@ def _count_all(stack: list[Node], deps: dict[Node, int], retain_graph: bool) -> 
             _note_failure(bad, n)
         for child, _ in n._next:
             if child is not None:
-                if child in deps:
-                    deps[child] += 1
-                else:
+                c = count(child)
+                if c is None:
                     deps[child] = 1
-                    stack.append(child)
+                    push(child)
+                else:
+                    deps[child] = c + 1
     if bad:
         seq, err = max(bad, key=lambda b: b[0])
         if not retain_graph:  # (torch ran, and freed, every node it runs before that one)
