@@ -252,7 +252,9 @@ def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | N
         # torch's such view asks its base whether it requires grad: remembered (weakly) by
         # the root, so that detach_() / requires_grad_() on it can tell the view
         _remember(root, "_nograd_views", out)
-    if _state.enabled and out._view_fn is not None:
+    if _state.enabled and out._view_fn is not None and root._array.dtype.kind in "fc":
+        # (an integer or bool root never gets a history, so its views never need a new one:
+        # the index tensors a training step views, y.unsqueeze(1), are not remembered)
         _remember(root, "_views", out)
     return out
 

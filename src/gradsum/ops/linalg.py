@@ -633,7 +633,8 @@ def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
     ga = g._array
     if ga.ndim and ga.dtype == y._array.dtype:
         t = xp.exp(y._array)  # a fresh temporary: the other passes write into it
-        t *= _sum_along(ga, dim)
+        t *= (_add_reduce(ga, dim, None, None, True) if ga.size <= _SMALL_REDUCE
+              else _sum_along(ga, dim))
         xp.subtract(ga, t, out=t)
     else:
         t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
