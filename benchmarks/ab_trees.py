@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import itertools
 import os
 import re
 import shutil
@@ -27,6 +26,7 @@ from typing import Any
 
 import _common  # noqa: F401 - sets single-thread env vars before numpy loads
 import numpy as np
+from bench_core import chain_parts, mlp_parts
 
 Step = Callable[[], tuple[float, float, float]]
 
@@ -46,58 +46,18 @@ def load_as(src: str, name: str, root: str) -> Any:
     return importlib.import_module(name)
 
 
-def mlp_step(lib: Any) -> Step:
-    """One forward+backward of bench_core's small MLP (64-128-128-10, batch 32)."""
-    rng = np.random.default_rng(0)
-    sizes = [64, 128, 128, 10]
-    params = []
-    for m, n in itertools.pairwise(sizes):
-        bound = 1 / np.sqrt(m)
-        params.append((
-            lib.tensor(rng.uniform(-bound, bound, (m, n)).astype(np.float32),
-                       requires_grad=True),
-            lib.tensor(rng.uniform(-bound, bound, n).astype(np.float32), requires_grad=True),
-        ))
-    x = lib.tensor(rng.standard_normal((32, 64)).astype(np.float32))
-    y = lib.tensor(rng.integers(0, 10, 32))
+def timed(parts: tuple[list[Any], Callable[[], Any]]) -> Step:
+    """One forward + backward of ``parts`` (bench_core's), timed in its two halves."""
+    leaves, forward = parts
 
     def step() -> tuple[float, float, float]:
         t0 = time.perf_counter()
-        h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w + b
-            if i < len(params) - 1:
-                h = h.relu()
-        loss = -lib.log_softmax(h, 1).gather(1, y.unsqueeze(1)).mean()
+        loss = forward()
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
-        for w, b in params:
-            w.grad = None
-            b.grad = None
-        del loss
-        return t1 - t0, t2 - t1, time.perf_counter() - t0
-
-    return step
-
-
-def chain_step(lib: Any) -> Step:
-    """One forward+backward of bench_core's chain of 1,000 elementwise ops."""
-    x = lib.tensor(np.linspace(-1, 1, 8).astype(np.float32), requires_grad=True)
-    w = lib.tensor(np.full(8, 0.999, np.float32))
-    b = lib.tensor(np.full(8, 0.001, np.float32))
-
-    def step() -> tuple[float, float, float]:
-        t0 = time.perf_counter()
-        y = x
-        for i in range(1000):
-            k = i % 3
-            y = y * w if k == 0 else (y + b if k == 1 else y.tanh())
-        loss = y.sum()
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        x.grad = None
+        for t in leaves:
+            t.grad = None
         del loss
         return t1 - t0, t2 - t1, time.perf_counter() - t0
 
@@ -112,7 +72,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=6000, help="timed steps per tree")
     parser.add_argument("--workload", choices=("mlp", "chain"), default="mlp")
     args = parser.parse_args()
-    make = mlp_step if args.workload == "mlp" else chain_step
+    def make(lib: Any) -> Step:
+        if args.workload == "mlp":
+            return timed(mlp_parts(lib, [64, 128, 128, 10], 32))
+        return timed(chain_parts(lib))
+
     steps = args.steps if args.workload == "mlp" else max(args.steps // 40, 20)
     with tempfile.TemporaryDirectory() as root:
         sys.path.insert(0, root)

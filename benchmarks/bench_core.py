@@ -14,7 +14,6 @@ import argparse
 
 import _common  # noqa: F401 - sets single-thread env vars before numpy/torch load
 import numpy as np
-import torch
 from _common import (
     blas_name,
     median,
@@ -24,15 +23,14 @@ from _common import (
     with_blas_variants,
 )
 
-import gradsum
 
-
-def chain_program(lib, n_ops: int = 1000, size: int = 8):
+def chain_parts(lib, n_ops: int = 1000, size: int = 8):
+    """The chain's leaf ``x`` and its forward (to the scalar whose backward is timed)."""
     x = lib.tensor(np.linspace(-1, 1, size).astype(np.float32), requires_grad=True)
     w = lib.tensor(np.full(size, 0.999, np.float32))
     b = lib.tensor(np.full(size, 0.001, np.float32))
 
-    def run():
+    def forward():
         y = x
         for i in range(n_ops):
             k = i % 3
@@ -42,39 +40,59 @@ def chain_program(lib, n_ops: int = 1000, size: int = 8):
                 y = y + b
             else:
                 y = y.tanh()
-        y.sum().backward()
-        x.grad = None
+        return y.sum()
 
-    return run
+    return [x], forward
 
 
-def mlp_program(lib, sizes: list[int], batch: int, seed: int = 0):
+def mlp_parts(lib, sizes: list[int], batch: int, seed: int = 0):
+    """An MLP's parameters and its forward to the cross-entropy loss."""
     rng = np.random.default_rng(seed)
     params = []
     for i in range(len(sizes) - 1):
         bound = 1 / np.sqrt(sizes[i])
         w = rng.uniform(-bound, bound, (sizes[i], sizes[i + 1])).astype(np.float32)
         b = rng.uniform(-bound, bound, sizes[i + 1]).astype(np.float32)
-        params.append((lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)))
+        params += [lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)]
     x = lib.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))
     y = lib.tensor(rng.integers(0, sizes[-1], batch))
 
-    def run():
+    def forward():
         h = x
-        for i, (w, b) in enumerate(params):
-            h = h @ w + b
-            if i < len(params) - 1:
+        for i in range(0, len(params), 2):
+            h = h @ params[i] + params[i + 1]
+            if i < len(params) - 2:
                 h = h.relu()
-        loss = -lib.log_softmax(h, 1).gather(1, y.unsqueeze(1)).mean()
-        loss.backward()
-        for w, b in params:
-            w.grad = None
-            b.grad = None
+        return -lib.log_softmax(h, 1).gather(1, y.unsqueeze(1)).mean()
+
+    return params, forward
+
+
+def program(parts):
+    """One forward + backward, then the leaves' ``.grad`` set to None."""
+    leaves, forward = parts
+
+    def run():
+        forward().backward()
+        for t in leaves:
+            t.grad = None
 
     return run
 
 
+def chain_program(lib, n_ops: int = 1000, size: int = 8):
+    return program(chain_parts(lib, n_ops, size))
+
+
+def mlp_program(lib, sizes: list[int], batch: int, seed: int = 0):
+    return program(mlp_parts(lib, sizes, batch, seed))
+
+
 def main() -> None:
+    import torch  # (here: ab_trees.py imports the workloads without torch or gradsum)
+
+    import gradsum
+
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
