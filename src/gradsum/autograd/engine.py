@@ -493,21 +493,15 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                             # highest sequence number, so the heap would hand it out next
                             # (ties in the order they became ready, which is edge order).
                             var = child.variable
-                            a = g._array
-                            if (not var._hooks and a.dtype == var._array.dtype
+                            if (not var._hooks and g._array.dtype == var._array.dtype
                                     and var._requires_grad and accumulate):
-                                if (var._grad is None and not create_graph
-                                        and g._grad_fn is None and a.base is None
-                                        and not var._post_acc_hooks
-                                        and not accumulate_observers
-                                        and shared.get(id(g)) is not g._vc):
-                                    # (AccumulateGrad.accumulate's first case, inlined: an
-                                    # unshared buffer is taken over, see _is_owned)
-                                    flags = a.flags
-                                    if flags.writeable and flags.owndata:
-                                        var._grad = g
-                                        continue
-                                child.accumulate(g, _is_owned(g, shared), create_graph)
+                                owned = _is_owned(g, shared)
+                                if (owned and var._grad is None and not create_graph
+                                        and g._grad_fn is None and not var._post_acc_hooks
+                                        and not accumulate_observers):
+                                    var._grad = g  # (AccumulateGrad.accumulate's first case)
+                                else:
+                                    child.accumulate(g, owned, create_graph)
                                 continue
                         if ready is None:  # its only gradient: hand it over directly
                             ready, ready_grads = child, [g]
