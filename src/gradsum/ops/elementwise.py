@@ -194,9 +194,6 @@ def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
     return t
 
 
-_const = const
-
-
 def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tensor:
     """Wrap ``t = f(g, y)``, the fused backward of an activation given its output ``y``;
     recorded with ``g`` and ``y`` saved so that its own rule gives double backward."""
@@ -1220,7 +1217,7 @@ def relu(a: Tensor) -> Tensor:
         raise RuntimeError(
             "Boolean inputs not supported for relu. Convert the mask with .float() first."
         )
-    out = xp.maximum(x, _const(x.dtype, 0))
+    out = xp.maximum(x, const(x.dtype, 0))
     return _unary(a, out, ReluBackward0, "output")
 
 

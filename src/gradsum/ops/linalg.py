@@ -633,8 +633,7 @@ def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
     ga = g._array
     if ga.ndim and ga.dtype == y._array.dtype:
         t = xp.exp(y._array)  # a fresh temporary: the other passes write into it
-        t *= (_add_reduce(ga, dim, None, None, True) if ga.size <= _SMALL_REDUCE
-              else _sum_along(ga, dim))
+        t *= _sum_along(ga, dim)
         xp.subtract(ga, t, out=t)
     else:
         t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
@@ -652,10 +651,6 @@ def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
 def _log_softmax_array(x: Any, d: int) -> Any:
     """``x - max - log(sum(exp(x - max)))`` along ``d`` (a slice whose max is +-inf or nan
     becomes all nan, as in torch: inf - inf)."""
-    if x.size <= _SMALL_REDUCE:  # (_max_along and _sum_along's small case, inlined)
-        out = x - _max_reduce(x, d, None, None, True)
-        out -= xp.log(_add_reduce(xp.exp(out), d, None, None, True))
-        return out
     out = x - _max_along(x, d)  # fresh: the last pass subtracts the log-sum in place
     out -= xp.log(_sum_along(xp.exp(out), d))
     return out

@@ -52,10 +52,17 @@ def _kept_shape(in_shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, 
     return tuple(shape)
 
 
-def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
-                 ) -> Tensor:
-    """Broadcast a reduced gradient back to the input's shape."""
-    if not keepdim and dims and g._array.ndim:
+def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool,
+                 exposed: bool = True) -> Tensor:
+    """Broadcast a reduced gradient back to the input's shape. ``exposed=False``: the caller
+    only computes with the result (a mean divides it), so when no graph is recorded it is a
+    plain broadcast of the array, without the view bookkeeping of ``reshape``/``expand``."""
+    x = g._array
+    if not exposed and not _state.enabled:
+        if not keepdim and dims and x.ndim:
+            x = x.reshape(_kept_shape(in_shape, dims))
+        return _make(broadcast_view(x, in_shape))
+    if not keepdim and dims and x.ndim:
         g = F.reshape(g, _kept_shape(in_shape, dims))
     return F.expand(g, in_shape)
 
@@ -136,16 +143,7 @@ class MeanBackward0(Node):
     __slots__ = ("count", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
-        if _state.enabled:  # (recorded, create_graph: torch's expand, then div)
-            return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
-        # The same expand and division on the arrays (the expanded view is never seen).
-        x = g._array
-        if not self.keepdim and self.dims and x.ndim:
-            x = x.reshape(_kept_shape(self.in_shape, self.dims))
-        n = self.count
-        out = broadcast_view(x, self.in_shape) / (
-            const(x.dtype, n) if 0 < n < _EXACT and x.dtype in _F32_64 else n)
-        return _make(out)
+        return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim, False), self.count)
 
 
 class MeanBackward1(MeanBackward0):
