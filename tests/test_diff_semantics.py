@@ -280,6 +280,26 @@ def test_a_ready_sink_runs_before_the_node_made_ready_with_it():
     assert orders[0] == orders[1] == ["y", "b", "w", "h", "x"]
 
 
+def test_views_of_an_integer_tensor_follow_its_in_place_changes():
+    """Views of an integer tensor (the targets a training step views: ``y.unsqueeze(1)``)
+    are not remembered by their root, which can never get a history; they still see the
+    root's in-place changes and its version, have no grad_fn, and refuse what torch
+    refuses."""
+    from diff_helpers import outcome
+
+    logs = []
+    for lib in (torch, gradsum):
+        y = lib.arange(6).reshape(2, 3).clone()
+        v, w = y.unsqueeze(1), y[0]
+        y.add_(1)
+        w.mul_(2)
+        x = lib.ones(3, requires_grad=True)
+        logs.append([y.tolist(), v.tolist(), v._version, w._version, v.grad_fn is None,
+                     v.requires_grad, outcome(lambda w=w, x=x: w.add_(x)),
+                     outcome(lambda v=v: v.requires_grad_()), y.tolist()])
+    assert logs[0] == logs[1]
+
+
 def test_requires_grad_takes_a_bool_only():
     for lib in (torch, gradsum):
         t = lib.ones(2)
