@@ -24,7 +24,7 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input, _saved_output
 from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
 
-_xp_matmul = xp.matmul
+_xp_dot = xp.dot  # (2-D products: np.dot calls the BLAS with less dispatch than matmul)
 
 
 def _dtype_name(dt: Any) -> str:
@@ -93,7 +93,7 @@ def _grad_product(x: Tensor, tx: bool, y: Tensor, ty: bool, t_out: bool) -> Tens
         if ty:
             ya = ya.T
         # (a small product straight to NumPy: _blas.matmul's own test costs a tenth of it)
-        out = (_xp_matmul(xa, ya) if xa.shape[0] * xa.shape[1] * ya.shape[1] < _blas.MIN_FLOPS
+        out = (_xp_dot(xa, ya) if xa.shape[0] * xa.shape[1] * ya.shape[1] < _blas.MIN_FLOPS
                else _mm(xa, ya))
         return _make(out.T if t_out else out)
     out = F.matmul(F.t(x) if tx else x, F.t(y) if ty else y)
@@ -126,7 +126,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         if (x.ndim == 2 and y.ndim == 2 and x.dtype is y.dtype and x.shape[1] == y.shape[0]
                 and x.dtype.kind != "b"):
             # the common 2-D case, checks done: no promotion, no broadcasting
-            out = (_xp_matmul(x, y) if x.shape[0] * x.shape[1] * y.shape[1] < _blas.MIN_FLOPS
+            out = (_xp_dot(x, y) if x.shape[0] * x.shape[1] * y.shape[1] < _blas.MIN_FLOPS
                    else _mm(x, y))
             if not _state.enabled:
                 return _make(out)
@@ -740,7 +740,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
             f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
             f"with the in_features of the weight of shape {tuple(wa.shape)}."
         )
-    out = (_xp_matmul(xa, wa.T) if xa.ndim == 2 and xa.shape[0] * wa.size < _blas.MIN_FLOPS
+    out = (_xp_dot(xa, wa.T) if xa.ndim == 2 and xa.shape[0] * wa.size < _blas.MIN_FLOPS
            else _mm(xa, wa.T))
     if b is not None:
         ba = b._array

@@ -59,7 +59,7 @@ class SumToBackward0(Node):
 
 
 _ONES: dict[tuple[int, Any], Any] = {}
-_xp_matmul = xp.matmul
+_xp_dot = xp.dot  # (2-D products: np.dot calls the BLAS with less dispatch than matmul)
 
 
 def _sum_leading(x: Any, lead: int) -> Any:
@@ -102,7 +102,7 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
         # (the bias gradient of a 2-D activation: _sum_leading's product, inlined)
         ones = _ONES.get((xs[0], x.dtype.char)) if lead == 1 and x.ndim == 2 else None
         if ones is not None and x.flags.c_contiguous:
-            out = _xp_matmul(ones, x)
+            out = _xp_dot(ones, x)
         else:
             out = _sum_leading(x, lead)
         if not _state.enabled or (a._grad_fn is None and not a._requires_grad):
