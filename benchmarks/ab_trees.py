@@ -5,7 +5,7 @@ to a hot path are worth. This script loads both trees into one process (each cop
 its own package name, ``gs0`` and ``gs1``) and alternates them step by step, so that both
 see the same machine state; the medians of thousands of steps then resolve about 1%.
 
-Run: ``python benchmarks/ab_trees.py OLD_SRC NEW_SRC [--steps N] [--workload mlp|chain]``,
+Run: ``python benchmarks/ab_trees.py OLD_SRC NEW_SRC [--steps N] [--workload mlp|chain|lm]``,
 where each ``*_SRC`` is a folder holding a ``gradsum`` package (e.g. ``src`` of a checkout;
 ``git archive HEAD src | tar -x -C /tmp/old`` gives the committed tree). Prints the median
 forward, backward and total time of a step for each tree and the change of the second.
@@ -27,6 +27,7 @@ from typing import Any
 import _common  # noqa: F401 - sets single-thread env vars before numpy loads
 import numpy as np
 from bench_core import chain_parts, mlp_parts
+from bench_train import lm_parts
 
 Step = Callable[[], tuple[float, float, float]]
 
@@ -70,14 +71,17 @@ def main() -> None:
     parser.add_argument("old_src")
     parser.add_argument("new_src")
     parser.add_argument("--steps", type=int, default=6000, help="timed steps per tree")
-    parser.add_argument("--workload", choices=("mlp", "chain"), default="mlp")
+    parser.add_argument("--workload", choices=("mlp", "chain", "lm"), default="mlp")
     args = parser.parse_args()
     def make(lib: Any) -> Step:
         if args.workload == "mlp":
             return timed(mlp_parts(lib, [64, 128, 128, 10], 32))
+        if args.workload == "lm":
+            return timed(lm_parts(lib))
         return timed(chain_parts(lib))
 
-    steps = args.steps if args.workload == "mlp" else max(args.steps // 40, 20)
+    steps = {"mlp": args.steps, "lm": max(args.steps // 6, 20),
+             "chain": max(args.steps // 40, 20)}[args.workload]
     with tempfile.TemporaryDirectory() as root:
         sys.path.insert(0, root)
         runs = [make(load_as(src, f"gs{i}", root))

@@ -70,31 +70,46 @@ class TiedLM:
         return h @ self.emb.weight.T  # the same matrix: two paths into one .grad
 
 
-def step_program(lib, kind, opt_name, seed=0):
+def lm_parts(lib, seed=0):
+    """The tied LM's parameters and its forward to the cross-entropy loss."""
     rng = np.random.default_rng(seed)
-    F = lib.nn.functional
+    model = TiedLM(lib, seed=seed)
+    x = lib.tensor(rng.integers(0, 256, (64, 8)))
+    y = lib.tensor(rng.integers(0, 256, 64))
+
+    def forward():
+        return lib.nn.functional.cross_entropy(model(x), y)
+
+    return model.parameters(), forward
+
+
+def mlp_parts(lib, sizes, batch, seed=0):
+    """An MLP's parameters and its forward to the cross-entropy loss (nn.Linear layers)."""
+    rng = np.random.default_rng(seed)
+    model = build_mlp(lib, sizes, seed)
+    x = lib.tensor(rng.standard_normal((batch, sizes[0])).astype(np.float32))
+    y = lib.tensor(rng.integers(0, sizes[-1], batch))
+
+    def forward():
+        return lib.nn.functional.cross_entropy(model(x), y)
+
+    return list(model.parameters()), forward
+
+
+def step_program(lib, kind, opt_name, seed=0):
     if kind == "small":
-        model = build_mlp(lib, [64, 128, 128, 10], seed)
-        x = lib.tensor(rng.standard_normal((32, 64)).astype(np.float32))
-        y = lib.tensor(rng.integers(0, 10, 32))
-        params = list(model.parameters())
+        params, forward = mlp_parts(lib, [64, 128, 128, 10], 32, seed)
     elif kind == "large":
-        model = build_mlp(lib, [784, 2048, 2048, 10], seed)
-        x = lib.tensor(rng.standard_normal((256, 784)).astype(np.float32))
-        y = lib.tensor(rng.integers(0, 10, 256))
-        params = list(model.parameters())
+        params, forward = mlp_parts(lib, [784, 2048, 2048, 10], 256, seed)
     else:
-        model = TiedLM(lib, seed=seed)
-        x = lib.tensor(rng.integers(0, 256, (64, 8)))
-        y = lib.tensor(rng.integers(0, 256, 64))
-        params = model.parameters()
+        params, forward = lm_parts(lib, seed)
     if opt_name == "sgd":
         opt = lib.optim.SGD(params, lr=0.01, momentum=0.9)
     else:
         opt = lib.optim.AdamW(params, lr=1e-3)
 
     def run():
-        loss = F.cross_entropy(model(x), y)
+        loss = forward()
         loss.backward()
         opt.step()
         opt.zero_grad()
