@@ -101,3 +101,45 @@ def test_adam_tensor_betas_stay_tensors() -> None:
     t_betas = _run(torch, make)[1].param_groups[0]["betas"]
     assert [(type(b).__name__, tuple(b.shape)) for b in g_betas] == \
         [(type(b).__name__, tuple(b.shape)) for b in t_betas]
+
+
+def _large_adam_run(lib: Any, kw: dict[str, Any], transposed_grad: bool = False) -> list[Any]:
+    """Three Adam(W) steps of a parameter larger than one block of the blocked update (and a
+    small one), from the same numbers in either library."""
+    rng = np.random.default_rng(1)
+    shapes = [(300, 250), (7,)]  # (75,000 elements: three blocks, the last one partial)
+    params = [lib.nn.Parameter(lib.tensor(rng.standard_normal(s).astype(np.float32)))
+              for s in shapes]
+    opt = lib.optim.AdamW(params, **kw) if kw.pop("adamw", False) else lib.optim.Adam(
+        params, **kw)
+    for _ in range(3):
+        for p in params:
+            g = rng.standard_normal(tuple(p.shape)[::-1] if transposed_grad else p.shape)
+            g = lib.tensor(g.astype(np.float32))
+            p.grad = g.T if transposed_grad else g
+        opt.step()
+    return [to_np(p.detach()).copy() for p in params] + [
+        to_np(t).copy() for s in opt.state.values() for k, t in s.items() if k != "step"]
+
+
+@pytest.mark.parametrize("kw", [
+    {"lr": 0.01, "adamw": True},
+    {"lr": 0.01, "weight_decay": 0.1},
+    {"lr": 0.01, "amsgrad": True, "maximize": True, "adamw": True},
+])
+@pytest.mark.parametrize("transposed_grad", [False, True])
+def test_adam_on_a_large_parameter_matches_torch_and_the_unblocked_update(
+        kw: dict[str, Any], transposed_grad: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # gradsum runs a large parameter's update block by block (optimizer._blocks); every
+    # element sees the same operations in the same order, so the result is bitwise the
+    # whole-tensor update's, and torch's up to its own rounding
+    from gradsum.optim import optimizer
+
+    blocked = _large_adam_run(gradsum, dict(kw), transposed_grad)
+    ref = _large_adam_run(torch, dict(kw), transposed_grad)
+    for g, t in zip(blocked, ref, strict=True):
+        np.testing.assert_allclose(g, t, rtol=1e-5, atol=1e-7)
+    monkeypatch.setattr(optimizer, "BLOCK", 1 << 30)  # one block: the whole tensor
+    whole = _large_adam_run(gradsum, dict(kw), transposed_grad)
+    for b, w in zip(blocked, whole, strict=True):
+        assert np.array_equal(b, w)

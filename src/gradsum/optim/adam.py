@@ -21,6 +21,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -125,32 +126,34 @@ class Adam(Optimizer):
             g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1
-            if wd != 0:
-                if decoupled:
-                    p._array *= 1 - lr * wd
-                else:
-                    g = g + wd * p._array
-            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-            # The arithmetic of the comments, in the same order, through scratch buffers.
-            t = _work(self, 0, m)
-            m += xp.multiply(xp.subtract(g, m, out=t), 1 - beta1, out=t)  # (1-b1) * (g - m)
-            v *= beta2
-            v += xp.multiply(xp.multiply(g, 1 - beta2, out=t), g, out=t)  # (1-b2) * g * g
             step = float(step_t._array)
             bias_correction1 = 1 - beta1**step
             bias_correction2_sqrt = (1 - beta2**step) ** 0.5
             step_size = lr / bias_correction1
+            sq = state["exp_avg_sq"]._array
+            arrays = (p._array, g, state["exp_avg"]._array, sq,
+                      state["max_exp_avg_sq"]._array if amsgrad else sq)
+            # The arithmetic of the comments, in the same order, through scratch buffers, one
+            # cache-sized block at a time (see _blocks).
+            for pa, ga, m, v, vmax in _blocks(*arrays):
+                if wd != 0:
+                    if decoupled:
+                        pa *= 1 - lr * wd
+                    else:
+                        ga = ga + wd * pa
+                t = _work(self, 0, m)
+                m += xp.multiply(xp.subtract(ga, m, out=t), 1 - beta1, out=t)  # (1-b1)(g-m)
+                v *= beta2
+                v += xp.multiply(xp.multiply(ga, 1 - beta2, out=t), ga, out=t)  # (1-b2)g*g
+                if amsgrad:
+                    xp.maximum(vmax, v, out=vmax)
+                denom = xp.sqrt(vmax, out=t)  # sqrt(v_hat) / bias_correction2_sqrt + eps
+                denom /= bias_correction2_sqrt
+                denom += eps
+                u = _work(self, 1, m)
+                pa += xp.divide(xp.multiply(m, -step_size, out=u), denom, out=u)  # addcdiv
             if amsgrad:
-                vmax = state["max_exp_avg_sq"]._array
-                xp.maximum(vmax, v, out=vmax)
                 _bump(state["max_exp_avg_sq"])
-            else:
-                vmax = v
-            denom = xp.sqrt(vmax, out=t)  # sqrt(v_hat) / bias_correction2_sqrt + eps
-            denom /= bias_correction2_sqrt
-            denom += eps
-            u = _work(self, 1, m)
-            p._array += xp.divide(xp.multiply(m, -step_size, out=u), denom, out=u)  # addcdiv
             _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
 
 
