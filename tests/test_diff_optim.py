@@ -114,9 +114,10 @@ def _large_adam_run(lib: Any, kw: dict[str, Any], transposed_grad: bool = False)
         params, **kw)
     for _ in range(3):
         for p in params:
-            g = rng.standard_normal(tuple(p.shape)[::-1] if transposed_grad else p.shape)
-            g = lib.tensor(g.astype(np.float32))
-            p.grad = g.T if transposed_grad else g
+            flip = transposed_grad and len(p.shape) == 2
+            g = lib.tensor(rng.standard_normal(tuple(p.shape)[::-1] if flip else p.shape)
+                           .astype(np.float32))
+            p.grad = g.T if flip else g
         opt.step()
     return [to_np(p.detach()).copy() for p in params] + [
         to_np(t).copy() for s in opt.state.values() for k, t in s.items() if k != "step"]
