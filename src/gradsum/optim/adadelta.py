@@ -21,6 +21,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -92,16 +93,17 @@ class Adadelta(Optimizer):
             state = self.state[p]
             state["step"]._array += 1
             g = _grad_array(p, group["maximize"])
-            if wd != 0:
-                g = g + wd * p._array
-            sq, acc = state["square_avg"]._array, state["acc_delta"]._array
-            sq *= rho
-            sq += (1 - rho) * g * g
-            std = xp.sqrt(sq + eps)
-            delta = xp.sqrt(acc + eps)
-            delta /= std
-            delta *= g
-            acc *= rho
-            acc += (1 - rho) * delta * delta
-            p._array += -lr * delta
+            for pa, ga, sq, acc in _blocks(p._array, g, state["square_avg"]._array,
+                                           state["acc_delta"]._array):  # (cache-sized blocks)
+                if wd != 0:
+                    ga = ga + wd * pa
+                sq *= rho
+                sq += (1 - rho) * ga * ga
+                std = xp.sqrt(sq + eps)
+                delta = xp.sqrt(acc + eps)
+                delta /= std
+                delta *= ga
+                acc *= rho
+                acc += (1 - rho) * delta * delta
+                pa += -lr * delta
             _bump(p, state["step"], state["square_avg"], state["acc_delta"])

@@ -20,6 +20,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_differentiable,
     _check_hyper,
@@ -96,12 +97,12 @@ class Adagrad(Optimizer):
                     step_t._array += 1
                     step = float(step_t._array)
                     g = _grad_array(p, group["maximize"])
-                    if wd != 0:
-                        g = g + wd * p._array
                     clr = lr / (1 + (step - 1) * lr_decay)
-                    s = state["sum"]._array
-                    s += g * g
-                    std = xp.sqrt(s) + eps
-                    p._array += (-clr * g) / std
+                    for pa, ga, s in _blocks(p._array, g, state["sum"]._array):  # (see _blocks)
+                        if wd != 0:
+                            ga = ga + wd * pa
+                        s += ga * ga
+                        std = xp.sqrt(s) + eps
+                        pa += (-clr * ga) / std
                     _bump(p, step_t, state["sum"])
         return loss

@@ -21,6 +21,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_betas,
     _check_capturable,
@@ -94,12 +95,13 @@ class Adamax(Optimizer):
             g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1
-            if wd != 0:
-                g = g + wd * p._array
-            m, u = state["exp_avg"]._array, state["exp_inf"]._array
-            _lerp_(m, g, 1 - beta1)
-            u *= beta2
-            xp.maximum(u, xp.abs(g) + eps, out=u)
             clr = lr / (1 - beta1 ** float(step_t._array))
-            p._array += (-clr * m) / u
+            for pa, ga, m, u in _blocks(p._array, g, state["exp_avg"]._array,
+                                        state["exp_inf"]._array):  # (cache-sized blocks)
+                if wd != 0:
+                    ga = ga + wd * pa
+                _lerp_(m, ga, 1 - beta1)
+                u *= beta2
+                xp.maximum(u, xp.abs(ga) + eps, out=u)
+                pa += (-clr * m) / u
             _bump(p, step_t, state["exp_avg"], state["exp_inf"])

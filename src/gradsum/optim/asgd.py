@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -103,16 +104,16 @@ class ASGD(Optimizer):
             g = _grad_array(p, group["maximize"])
             step_t, eta_t, mu_t = state["step"], state["eta"], state["mu"]
             step_t._array += 1
-            if wd != 0:
-                g = g + wd * p._array
-            eta = float(eta_t._array)
-            p._array *= 1 - lambd * eta
-            p._array += -eta * g
-            ax = state["ax"]._array
-            if float(mu_t._array) != 1:
-                ax += (p._array - ax) * float(mu_t._array)
-            else:
-                ax[...] = p._array
+            eta, mu = float(eta_t._array), float(mu_t._array)
+            for pa, ga, ax in _blocks(p._array, g, state["ax"]._array):  # (cache-sized blocks)
+                if wd != 0:
+                    ga = ga + wd * pa
+                pa *= 1 - lambd * eta
+                pa += -eta * ga
+                if mu != 1:
+                    ax += (pa - ax) * mu
+                else:
+                    ax[...] = pa
             step = float(step_t._array)
             eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
             mu_t._array[...] = 1 / max(1, step - t0)

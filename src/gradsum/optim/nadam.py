@@ -22,6 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_betas,
     _check_capturable,
@@ -118,22 +119,23 @@ class NAdam(Optimizer):
             step_t._array += 1
             step = float(step_t._array)
             bias_correction2 = 1 - beta2**step
-            if wd != 0:
-                if decoupled:
-                    p._array *= 1 - lr * wd
-                else:
-                    g = g + wd * p._array
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
             mu_product_t._array *= mu  # (in the state's own dtype, like torch)
-            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-            _lerp_(m, g, 1 - beta1)
-            v *= beta2
-            v += (1 - beta2) * g * g
-            denom = xp.sqrt(v / bias_correction2)
-            denom += eps
             mu_product = float(mu_product_t._array)
             mu_product_next = mu_product * mu_next
-            p._array += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom
-            p._array += ((-lr * mu_next) / (1.0 - mu_product_next) * m) / denom
+            for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
+                                        state["exp_avg_sq"]._array):  # (cache-sized blocks)
+                if wd != 0:
+                    if decoupled:
+                        pa *= 1 - lr * wd
+                    else:
+                        ga = ga + wd * pa
+                _lerp_(m, ga, 1 - beta1)
+                v *= beta2
+                v += (1 - beta2) * ga * ga
+                denom = xp.sqrt(v / bias_correction2)
+                denom += eps
+                pa += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * ga) / denom
+                pa += ((-lr * mu_next) / (1.0 - mu_product_next) * m) / denom
             _bump(p, step_t, mu_product_t, state["exp_avg"], state["exp_avg_sq"])

@@ -22,6 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_betas,
     _check_capturable,
@@ -106,25 +107,26 @@ class RAdam(Optimizer):
             step_t = state["step"]
             step_t._array += 1
             step = float(step_t._array)
-            if wd != 0:
-                if decoupled:
-                    p._array *= 1 - lr * wd
-                else:
-                    g = g + wd * p._array
-            m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-            _lerp_(m, g, 1 - beta1)
-            v *= beta2
-            v += (1 - beta2) * g * g
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
-            m_hat = m / bias_correction1
             rho_inf = 2 / (1 - beta2) - 1
             rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-            if rho_t > 5.0:
-                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                adaptive_lr = (bias_correction2**0.5) / (xp.sqrt(v) + eps)
-                p._array -= m_hat * lr * adaptive_lr * rect
-            else:
-                p._array -= m_hat * lr
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
+            for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
+                                        state["exp_avg_sq"]._array):  # (cache-sized blocks)
+                if wd != 0:
+                    if decoupled:
+                        pa *= 1 - lr * wd
+                    else:
+                        ga = ga + wd * pa
+                _lerp_(m, ga, 1 - beta1)
+                v *= beta2
+                v += (1 - beta2) * ga * ga
+                m_hat = m / bias_correction1
+                if rect is not None:
+                    adaptive_lr = (bias_correction2**0.5) / (xp.sqrt(v) + eps)
+                    pa -= m_hat * lr * adaptive_lr * rect
+                else:
+                    pa -= m_hat * lr
             _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])

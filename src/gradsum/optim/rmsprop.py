@@ -21,6 +21,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -89,27 +90,32 @@ class RMSprop(Optimizer):
                     state = self.state[p]
                     g = _grad_array(p, group["maximize"])
                     state["step"]._array += 1
-                    if wd != 0:
-                        g = g + wd * p._array
-                    sq = state["square_avg"]._array
-                    sq *= alpha
-                    sq += (1 - alpha) * g * g
                     written = [state["step"], state["square_avg"]]
+                    arrays = [p._array, g, state["square_avg"]._array]
                     if centered:
-                        ga = state["grad_avg"]._array
-                        ga += (1 - alpha) * (g - ga)
-                        avg = xp.sqrt(sq - ga * ga)
+                        arrays.append(state["grad_avg"]._array)
                         written.append(state["grad_avg"])
-                    else:
-                        avg = xp.sqrt(sq)
-                    avg = avg + eps
                     if momentum > 0:
-                        buf = state["momentum_buffer"]._array
-                        buf *= momentum
-                        buf += g / avg
-                        p._array += -lr * buf
+                        arrays.append(state["momentum_buffer"]._array)
                         written.append(state["momentum_buffer"])
-                    else:
-                        p._array += (-lr * g) / avg
+                    for pa, ga, sq, *rest in _blocks(*arrays):  # (cache-sized blocks)
+                        if wd != 0:
+                            ga = ga + wd * pa
+                        sq *= alpha
+                        sq += (1 - alpha) * ga * ga
+                        if centered:
+                            gavg = rest[0]
+                            gavg += (1 - alpha) * (ga - gavg)
+                            avg = xp.sqrt(sq - gavg * gavg)
+                        else:
+                            avg = xp.sqrt(sq)
+                        avg += eps
+                        if momentum > 0:
+                            buf = rest[-1]
+                            buf *= momentum
+                            buf += ga / avg
+                            pa += -lr * buf
+                        else:
+                            pa += (-lr * ga) / avg
                     _bump(p, *written)
         return loss

@@ -23,6 +23,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -104,14 +105,15 @@ class Rprop(Optimizer):
             state = self.state[p]
             state["step"]._array += 1
             g = _grad_array(p, group["maximize"])
-            prev, step_size = state["prev"]._array, state["step_size"]._array
-            sign = _sign(g * prev)
-            negative = sign < 0
-            factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
-                                                           xp.where(sign == 0, 1.0, sign)))
-            step_size *= factor.astype(step_size.dtype, copy=False)
-            xp.clip(step_size, step_size_min, step_size_max, out=step_size)
-            g = xp.where(negative, xp.zeros_like(g), g)
-            p._array -= _sign(g) * step_size
-            prev[...] = g
+            for pa, ga, prev, step_size in _blocks(p._array, g, state["prev"]._array,
+                                                   state["step_size"]._array):  # (see _blocks)
+                sign = _sign(ga * prev)
+                negative = sign < 0
+                factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
+                                                               xp.where(sign == 0, 1.0, sign)))
+                step_size *= factor.astype(step_size.dtype, copy=False)
+                xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+                ga = xp.where(negative, xp.zeros_like(ga), ga)
+                pa -= _sign(ga) * step_size
+                prev[...] = ga
             _bump(p, state["step"], state["prev"], state["step_size"])

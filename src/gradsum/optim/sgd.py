@@ -26,6 +26,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _blocks,
     _bump,
     _check_differentiable,
     _check_hyper,
@@ -90,11 +91,13 @@ class SGD(Optimizer):
                         else:
                             b = buf._array
                             if not _blas.axpby_(1 - dampening, g, momentum, b):  # one pass
-                                b *= momentum
-                                b += g if dampening == 0 else (1 - dampening) * g  # 1.0*g is g
+                                for bb, gb in _blocks(b, g):  # (else cache-sized blocks)
+                                    bb *= momentum
+                                    bb += gb if dampening == 0 else (1 - dampening) * gb
                             _bump(buf)
                         g = g + momentum * buf._array if nesterov else buf._array
                     if not _blas.axpy_(-lr, g, p._array):  # one pass with MKL
-                        p._array += xp.multiply(g, -lr, out=_work(self, 0, g))  # -lr * g
+                        for pa, ga in _blocks(p._array, g):  # (else cache-sized blocks)
+                            pa += xp.multiply(ga, -lr, out=_work(self, 0, ga))  # -lr * g
                     _bump(p)
         return loss
