@@ -22,6 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_moments,
     _blocks,
     _bump,
     _check_betas,
@@ -29,7 +30,6 @@ from gradsum.optim.optimizer import (
     _check_differentiable,
     _check_hyper,
     _grad_array,
-    _lerp_,
     _params_with_grad,
     _scalar,
     _scalar_state,
@@ -126,14 +126,7 @@ class NAdam(Optimizer):
             mu_product_next = mu_product * mu_next
             for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
                                         state["exp_avg_sq"]._array):  # (cache-sized blocks)
-                if wd != 0:
-                    if decoupled:
-                        pa *= 1 - lr * wd
-                    else:
-                        ga = ga + wd * pa
-                _lerp_(m, ga, 1 - beta1)
-                v *= beta2
-                v += (1 - beta2) * ga * ga
+                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled)
                 denom = xp.sqrt(v / bias_correction2)
                 denom += eps
                 pa += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * ga) / denom

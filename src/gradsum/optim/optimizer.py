@@ -676,6 +676,22 @@ def _lerp_(m: Any, g: Any, weight: float) -> None:
         m[...] = g - (g - m) * (1 - weight)
 
 
+def _adam_moments(pa: Any, ga: Any, m: Any, v: Any, beta1: float, beta2: float, lr: float,
+                  wd: float, decoupled: bool) -> Any:
+    """Weight decay (``decoupled``: the parameter shrinks, else the gradient gains
+    ``wd * p``), then Adam's moments in place, as NAdam and RAdam update them: ``m.lerp_(g,
+    1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``. Returns the gradient used."""
+    if wd != 0:
+        if decoupled:
+            pa *= 1 - lr * wd
+        else:
+            ga = ga + wd * pa
+    _lerp_(m, ga, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * ga * ga
+    return ga
+
+
 def _scalar_state(value: float, fused: bool | None = None) -> Tensor:
     """A 0-d tensor of torch's scalar-state dtype (that of ``state['step']``) holding
     ``value``: NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``."""

@@ -22,6 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_moments,
     _blocks,
     _bump,
     _check_betas,
@@ -29,7 +30,6 @@ from gradsum.optim.optimizer import (
     _check_differentiable,
     _check_hyper,
     _grad_array,
-    _lerp_,
     _params_with_grad,
     _scalar,
     _step_tensor,
@@ -115,14 +115,7 @@ class RAdam(Optimizer):
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
             for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
                                         state["exp_avg_sq"]._array):  # (cache-sized blocks)
-                if wd != 0:
-                    if decoupled:
-                        pa *= 1 - lr * wd
-                    else:
-                        ga = ga + wd * pa
-                _lerp_(m, ga, 1 - beta1)
-                v *= beta2
-                v += (1 - beta2) * ga * ga
+                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled)
                 m_hat = m / bias_correction1
                 if rect is not None:
                     adaptive_lr = (bias_correction2**0.5) / (xp.sqrt(v) + eps)
