@@ -128,6 +128,7 @@ _LARGE_CASES = [
     ("Adam", {"lr": 0.01}),
     ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
     ("AdamW", {"lr": 0.01, "amsgrad": True, "maximize": True}),
+    ("Adam", {"lr": 0.01, "betas": (0.3, 0.9)}),  # (lerp's other branch: weight >= 0.5)
     ("RMSprop", {"lr": 0.01, "weight_decay": 0.1}),
     ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}),
     ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1}),

@@ -21,6 +21,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_moments,
     _blocks,
     _bump,
     _check_capturable,
@@ -136,15 +137,8 @@ class Adam(Optimizer):
             # The arithmetic of the comments, in the same order, through scratch buffers, one
             # cache-sized block at a time (see _blocks).
             for pa, ga, m, v, vmax in _blocks(*arrays):
-                if wd != 0:
-                    if decoupled:
-                        pa *= 1 - lr * wd
-                    else:
-                        ga = ga + wd * pa
                 t = _work(self, 0, m)
-                m += xp.multiply(xp.subtract(ga, m, out=t), 1 - beta1, out=t)  # (1-b1)(g-m)
-                v *= beta2
-                v += xp.multiply(xp.multiply(ga, 1 - beta2, out=t), ga, out=t)  # (1-b2)g*g
+                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, t)
                 if amsgrad:
                     xp.maximum(vmax, v, out=vmax)
                 denom = xp.sqrt(vmax, out=t)  # sqrt(v_hat) / bias_correction2_sqrt + eps

@@ -668,27 +668,34 @@ def _check_betas(betas: Any) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
 
 
-def _lerp_(m: Any, g: Any, weight: float) -> None:
-    """``m.lerp_(g, weight)`` with torch's formula (its branch on ``weight < 0.5``)."""
+def _lerp_(m: Any, g: Any, weight: float, t: Any = None) -> None:
+    """``m.lerp_(g, weight)`` with torch's formula (its branch on ``weight < 0.5``);
+    ``t``: a scratch array shaped like ``m`` to compute in, else temporaries."""
+    if t is None:
+        t = xp.empty_like(m)
+    xp.subtract(g, m, out=t)
     if abs(weight) < 0.5:
-        m += weight * (g - m)
+        m += xp.multiply(t, weight, out=t)  # m + weight * (g - m)
     else:
-        m[...] = g - (g - m) * (1 - weight)
+        xp.subtract(g, xp.multiply(t, 1 - weight, out=t), out=m)  # g - (g - m) * (1 - w)
 
 
 def _adam_moments(pa: Any, ga: Any, m: Any, v: Any, beta1: float, beta2: float, lr: float,
-                  wd: float, decoupled: bool) -> Any:
+                  wd: float, decoupled: bool, t: Any = None) -> Any:
     """Weight decay (``decoupled``: the parameter shrinks, else the gradient gains
-    ``wd * p``), then Adam's moments in place, as NAdam and RAdam update them: ``m.lerp_(g,
-    1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``. Returns the gradient used."""
+    ``wd * p``), then Adam's moments in place, as Adam, NAdam and RAdam update them:
+    ``m.lerp_(g, 1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``, computed in ``t``
+    (a scratch array shaped like ``m``; a fresh one by default). Returns the gradient used."""
     if wd != 0:
         if decoupled:
             pa *= 1 - lr * wd
         else:
             ga = ga + wd * pa
-    _lerp_(m, ga, 1 - beta1)
+    if t is None:
+        t = xp.empty_like(m)
+    _lerp_(m, ga, 1 - beta1, t)
     v *= beta2
-    v += (1 - beta2) * ga * ga
+    v += xp.multiply(xp.multiply(ga, 1 - beta2, out=t), ga, out=t)  # (1 - beta2) * g * g
     return ga
 
 
