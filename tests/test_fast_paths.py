@@ -7,6 +7,7 @@
 - ``log_softmax`` and its backward (BLAS row sums) match torch, also on an all -inf row.
 - ``sum_to`` over leading dimensions (a bias's gradient, as BLAS column sums) matches torch.
 - the row max of softmax/log_softmax (``maximum.reduceat``) is NumPy's max, nan and -inf too.
+- mean's backward (one division, written over the input's shape) is torch's bit for bit.
 """
 
 from __future__ import annotations
@@ -153,3 +154,33 @@ def test_row_max_is_numpys_max(shape):
     if x.size and x.ndim == 2:  # not the last axis, or not contiguous: NumPy's own max
         np.testing.assert_array_equal(_max_along(x.T, 0), x.T.max(axis=0, keepdims=True))
         np.testing.assert_array_equal(_max_along(x.T, 1), x.T.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("shape,dim,keepdim", [((32, 1), None, False), ((4, 5, 6), (0, 2), False),
+                                               ((4, 5, 6), 1, True), ((3, 4), -1, False),
+                                               ((), None, False), ((2, 3), (), False)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_mean_backward_matches_torch_bitwise(shape, dim, keepdim, dtype):
+    """mean's backward without a recorded graph divides the reduced gradient once and writes
+    it over the input's shape: torch's ``expand / count`` bit for bit, in a fresh contiguous
+    writable array (the gradient buffer a leaf takes over). Under create_graph the recorded
+    ops give the same bits, and a gradient that can be differentiated again."""
+    x0 = np.random.default_rng(len(shape)).standard_normal(shape).astype(dtype)
+    got = {}
+    for lib in (gradsum, torch):
+        def mean(x, lib=lib):
+            return x.mean() if dim is None else x.mean(dim, keepdim=keepdim)
+
+        x = lib.tensor(x0, requires_grad=True)
+        m = mean(x)
+        m.backward(lib.full(tuple(m.shape), 2.1, dtype=getattr(lib, dtype)))
+        x2 = lib.tensor(x0, requires_grad=True)
+        m2 = mean(x2)
+        seed = lib.full(tuple(m2.shape), 2.1, dtype=getattr(lib, dtype), requires_grad=True)
+        (g2,) = lib.autograd.grad(m2, x2, seed, create_graph=True)
+        assert g2.grad_fn is not None
+        got[lib.__name__] = (x.grad.numpy(), g2.detach().numpy())
+    (a, a2), (b, b2) = got["gradsum"], got["torch"]
+    assert a.flags.c_contiguous and a.flags.writeable
+    assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    assert a2.tobytes() == b2.tobytes()

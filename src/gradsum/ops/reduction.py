@@ -36,6 +36,7 @@ from gradsum.ops._core import (
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
+_empty = xp.empty
 _ALL_DIMS = [tuple(range(n)) for n in range(8)]  # (dims of a reduction over all, by ndim)
 _EXACT = 1 << 24  # (integers up to this are exact in float32)
 _F32_64 = (xp.dtype("float32"), xp.dtype("float64"))
@@ -143,6 +144,16 @@ class MeanBackward0(Node):
     __slots__ = ("count", "dims", "in_shape", "keepdim")
 
     def backward(self, g: Tensor) -> Tensor:
+        x = g._array
+        if not _state.enabled and self.count and x.dtype.kind == "f":
+            # (no graph to record: the division done once on the reduced gradient and
+            # written over the input's shape; each element is the same quotient, bit for
+            # bit, as dividing the broadcast gradient)
+            if not self.keepdim and self.dims and x.ndim:
+                x = x.reshape(_kept_shape(self.in_shape, self.dims))
+            out = _empty(self.in_shape, x.dtype)
+            out[...] = x / self.count
+            return _make(out)
         return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim, False), self.count)
 
 
