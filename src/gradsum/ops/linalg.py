@@ -17,14 +17,13 @@ from typing import Any
 import gradsum.ops as F
 from gradsum import _blas
 from gradsum import _dtype as D
+from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input, _saved_output
 from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
-
-_xp_dot = xp.dot  # (2-D products: np.dot calls the BLAS with less dispatch than matmul)
 
 
 def _dtype_name(dt: Any) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
@@ -59,7 +60,6 @@ class SumToBackward0(Node):
 
 
 _ONES: dict[tuple[int, Any], Any] = {}
-_xp_dot = xp.dot  # (2-D products: np.dot calls the BLAS with less dispatch than matmul)
 
 
 def _sum_leading(x: Any, lead: int) -> Any:
