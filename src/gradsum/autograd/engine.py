@@ -23,7 +23,7 @@ import itertools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gradsum._backend import xp
+from gradsum._backend import silenced, xp
 from gradsum._blas import owns_buffer as _owns_buffer
 from gradsum.autograd import _messages
 from gradsum.autograd.anomaly_mode import _anomaly, apply_checked
@@ -528,9 +528,8 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
                 nxt, nxt_grads = ready, ready_grads
 
 
-#: ``_run_all`` with NumPy's floating-point warnings off (see run_backward; the decorator
-#: form of ``errstate`` costs half of entering and leaving one)
-_run_all_quietly = xp.errstate(divide="ignore", invalid="ignore", over="ignore")(_run_all)
+#: ``_run_all`` with NumPy's floating-point warnings off (see run_backward)
+_run_all_quietly = silenced(_run_all)
 
 
 def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: _Shared,
