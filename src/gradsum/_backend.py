@@ -26,6 +26,7 @@ ndarray: type = numpy.ndarray
 #: ``xp.dot`` without its ``__array_function__`` dispatch, which runs a Python function on
 #: every call (a tenth of a small product's time): gradsum passes it plain arrays only.
 dot: Any = getattr(numpy.dot, "_implementation", numpy.dot)
+bincount: Any = getattr(numpy.bincount, "_implementation", numpy.bincount)  # (the same)
 
 #: NumPy 2's floating-point error state (a context variable) and the function that derives a
 #: new state from the current one (what ``errstate`` does on entry), or None elsewhere

@@ -22,6 +22,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._backend import bincount as _bincount
 from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -747,22 +748,22 @@ def _sum_rows_into_zeros(out: Any, idx: Any, src: Any, counts: Any) -> None:
     occurrences are a prefix of it: pass r is then a contiguous slice add of the r-th
     occurrences (gathered once, in that layout), and one fancy store writes the sums."""
     n, size = idx.shape[0], out.shape[0]
-    cmax = int(counts.max())
-    seg = xp.argsort(_small_key(cmax - counts, cmax + 1), kind="stable")
+    cmax = int(_max_reduce(counts, None))
+    seg = _small_key(cmax - counts, cmax + 1).argsort(kind="stable")
     nuniq = int(xp.count_nonzero(counts))
     seg = seg[:nuniq]  # the used indices, by count descending (ties: index ascending)
     segpos = xp.empty(size, dtype=xp.intp)
     segpos[seg] = xp.arange(nuniq)
-    order = xp.argsort(_small_key(idx, size), kind="stable")  # rows by index, stable
+    order = _small_key(idx, size).argsort(kind="stable")  # rows by index, stable
     sidx = idx[order]
     starts = xp.cumsum(counts)
     starts -= counts
     rank = xp.arange(n)
     rank -= starts[sidx]  # occurrence number of each sorted row
     key = rank * nuniq + segpos[sidx]  # pass first, then the accumulator's row
-    perm = order[xp.argsort(_small_key(key, cmax * nuniq), kind="stable")]
+    perm = order[_small_key(key, cmax * nuniq).argsort(kind="stable")]
     rows = src[perm]
-    passes = xp.bincount(rank).tolist()
+    passes = _bincount(rank).tolist()
     first = passes[0]  # == nuniq
     acc = rows[:first] + 0  # (+ 0: 0 + -0.0 is +0.0, as add.at into zeros gives)
     off = first
@@ -785,22 +786,23 @@ def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
     size = out.shape[0]
     if idx.dtype != xp.intp:
         idx = idx.astype(xp.intp)  # (bincount refuses uint64)
-    if idx.min() < 0:  # -1 and size-1 name the same row: make repeats visible to the sort
+    if _min_reduce(idx, None) < 0:  # -1 and size-1 name one row: show the sort the repeats
         idx = idx % size
     rank = order = None
     if size <= 8 * n:  # (few NumPy calls: after a large matmul each runs with cold caches)
-        counts = xp.bincount(idx, minlength=size)
-        if zeros and counts.max() > 1 and out.flags.c_contiguous:
+        counts = _bincount(idx, None, size)
+        repeats = _max_reduce(counts, None) > 1
+        if zeros and repeats and out.flags.c_contiguous:
             _sum_rows_into_zeros(out, idx, src, counts)
             return
-        if counts.max() > 1:
-            order = xp.argsort(_small_key(idx, size), kind="stable")
+        if repeats:
+            order = _small_key(idx, size).argsort(kind="stable")
             starts = xp.cumsum(counts)
             starts -= counts  # first sorted position of each value
             rank = xp.arange(n)
             rank -= starts[idx[order]]  # occurrence number of each sorted position
     else:  # a large table: compare sorted neighbours instead of counting every row
-        order = xp.argsort(idx, kind="stable")
+        order = idx.argsort(kind="stable")
         sidx = idx[order]
         first = xp.empty(n, dtype=bool)
         first[0] = True
@@ -812,8 +814,8 @@ def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
         passes = [n]
         by_rank = None
     else:
-        by_rank = order[xp.argsort(_small_key(rank, n), kind="stable")]
-        passes = xp.bincount(rank).tolist()
+        by_rank = order[_small_key(rank, n).argsort(kind="stable")]
+        passes = _bincount(rank).tolist()
         idx = idx[by_rank]  # one gather each, then every pass is a slice
         src = src[by_rank]
     start = 0
