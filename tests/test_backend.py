@@ -37,9 +37,15 @@ def test_silenced_is_errstate_for_one_call(monkeypatch, fallback, user):
         if user != "ignore":  # the caller's own state is in force outside
             with pytest.raises((FloatingPointError, RuntimeWarning)):
                 _warns(x)
-        # the underflow setting stays the caller's (errstate's decorator leaves it too)
+        # the underflow setting stays the caller's (errstate's decorator leaves it too),
+        # unless asked for (errstate(all="ignore"), what the optimizers' steps run under)
+        def tiny() -> np.ndarray:
+            return np.array([1e-30], np.float32) * np.float32(1e-30)
+
         with pytest.raises(FloatingPointError):
-            _backend.silenced(lambda: np.array([1e-30], np.float32) * np.float32(1e-30))()
+            _backend.silenced(tiny)()
+        assert _backend.silenced(tiny, underflow=True)()[0] == 0
+        assert np.geterr() == before
 
 
 def test_log_softmax_and_backward_warn_nothing_on_infinite_rows():

@@ -48,16 +48,20 @@ except (ImportError, AttributeError, TypeError):  # (NumPy 1.x, or a changed int
     _fp_state = _make_extobj = None
 
 
-def silenced(fn: Callable[..., Any]) -> Callable[..., Any]:
+def silenced(fn: Callable[..., Any], underflow: bool = False) -> Callable[..., Any]:
     """``fn`` run without NumPy's divide/invalid/overflow warnings (torch's kernels raise
-    none: ``log(0)`` is ``-inf`` silently), as ``np.errstate(divide=..., ...)(fn)`` does.
+    none: ``log(0)`` is ``-inf`` silently), and without underflow ones if ``underflow``: what
+    ``np.errstate(divide="ignore", ...)(fn)`` (or ``errstate(all="ignore")``) does.
 
     NumPy 2 keeps its error state in a context variable; ``errstate`` builds the quiet state
     from the current one on every call. Here it is built once per current state and cached,
     which halves the cost on the small arrays of a training step. Where NumPy keeps its state
     otherwise, this is ``errstate``'s own decorator."""
+    settings = {"divide": "ignore", "invalid": "ignore", "over": "ignore"}
+    if underflow:
+        settings["under"] = "ignore"
     if _fp_state is None:
-        return numpy.errstate(divide="ignore", invalid="ignore", over="ignore")(fn)  # type: ignore[no-any-return]
+        return numpy.errstate(**settings)(fn)  # type: ignore[no-any-return]
     get, enter, leave = _fp_state.get, _fp_state.set, _fp_state.reset
     quiet: dict[Any, Any] = {}  # the caller's state -> the same with the warnings off
 
@@ -68,7 +72,7 @@ def silenced(fn: Callable[..., Any]) -> Callable[..., Any]:
         if q is None:
             if len(quiet) >= 8:
                 quiet.clear()
-            q = quiet[state] = _make_extobj(divide="ignore", invalid="ignore", over="ignore")
+            q = quiet[state] = _make_extobj(**settings)
         token = enter(q)
         try:
             return fn(*args, **kwargs)

@@ -54,6 +54,7 @@ from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
 _min_reduce = xp.minimum.reduce
+_add_reduce = xp.add.reduce
 _max_reduce = xp.maximum.reduce
 
 __all__ = [
@@ -437,7 +438,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {name} instead (while checking arguments for embedding)"
         )
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    if not _shape.in_bounds(idx, n):
         raise IndexError(
             f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
             f"[{int(idx.min())}, {int(idx.max())}]"
@@ -870,7 +871,7 @@ def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
     if plan.reduction == "none":
         out = loss.reshape(()) if plan.one_d else loss
     else:
-        out = xp.asarray(loss.sum(axis=tuple(range(loss.ndim))))
+        out = xp.asarray(_add_reduce(loss, tuple(range(loss.ndim))))
         if plan.denom is not None:
             out = xp.asarray(plan.divide(out))
     if not needs_grad(x):

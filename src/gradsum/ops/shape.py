@@ -756,7 +756,7 @@ def _sum_rows_into_zeros(out: Any, idx: Any, src: Any, counts: Any) -> None:
     segpos[seg] = xp.arange(nuniq)
     order = _small_key(idx, size).argsort(kind="stable")  # rows by index, stable
     sidx = idx[order]
-    starts = xp.cumsum(counts)
+    starts = counts.cumsum()
     starts -= counts
     rank = xp.arange(n)
     rank -= starts[sidx]  # occurrence number of each sorted row
@@ -797,7 +797,7 @@ def add_rows_at(out: Any, idx: Any, src: Any, zeros: bool = False) -> None:
             return
         if repeats:
             order = _small_key(idx, size).argsort(kind="stable")
-            starts = xp.cumsum(counts)
+            starts = counts.cumsum()
             starts -= counts  # first sorted position of each value
             rank = xp.arange(n)
             rank -= starts[idx[order]]  # occurrence number of each sorted position
@@ -864,13 +864,20 @@ class IndexSelectBackward0(Node):
 _UNSIGNED = {xp.dtype(f"i{n}"): xp.dtype(f"u{n}") for n in (1, 2, 4, 8)}
 
 
+def in_bounds(idx: Any, size: int) -> bool:
+    """Whether every integer in ``idx`` lies in ``[0, size)`` (True for an empty ``idx``)."""
+    if not idx.size:
+        return True
+    # (one pass: a negative index read as unsigned is larger than any size)
+    u = _UNSIGNED.get(idx.dtype)
+    if u is not None and idx.flags.c_contiguous:
+        return bool(_max_reduce(idx.view(u), None) < size)
+    return bool(_max_reduce(idx, None) < size and _min_reduce(idx, None) >= 0)
+
+
 def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
     """torch's check for gather/scatter indices: ``0 <= index < size`` (no wrapping)."""
-    if idx.size:
-        # (one pass: a negative index read as unsigned is larger than any size)
-        u = _UNSIGNED.get(idx.dtype)
-        if u is not None and idx.flags.c_contiguous and _max_reduce(idx.view(u), None) < size:
-            return
+    if not in_bounds(idx, size):
         hi, lo = _max_reduce(idx, None), _min_reduce(idx, None)
         if hi >= size or lo < 0:
             bad = int(hi) if hi >= size else int(lo)
@@ -904,7 +911,7 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
             f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s). "
             "A 0-d tensor has one entry: pass one index (0)."
         )
-    if idx.size and (idx.max() >= size or idx.min() < 0):
+    if not in_bounds(idx, size):
         # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
         # the others IndexError (and its path for an empty >= 2-d tensor RuntimeError)
         err = RuntimeError if x.ndim >= 2 and (d == 1 or not x.size) else IndexError
@@ -971,8 +978,7 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
         # torch checks no index against an empty >= 2-d self (nothing is written; a 1-d one
         # is checked); a backward for the source then refuses the index in index_select
         return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
-    if idx.size and (idx.max() >= size or idx.min() < 0) and (x.ndim <= 1 or
-                                                            0 < d < x.ndim - 1):
+    if (x.ndim <= 1 or 0 < d < x.ndim - 1) and not in_bounds(idx, size):
         # torch's kernels for the first and last dim of a >= 2-d tensor raise RuntimeError
         # (below); its others (0-d, 1-d, the middle dims) raise IndexError
         raise IndexError(

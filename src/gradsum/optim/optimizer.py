@@ -30,7 +30,7 @@ from contextvars import ContextVar
 from itertools import chain
 from typing import Any, ClassVar
 
-from gradsum._backend import xp
+from gradsum._backend import silenced, xp
 from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
@@ -113,11 +113,12 @@ def _closure_errstate() -> Any:
     return xp.errstate(**(_caller_errstate.get() or xp.geterr()))
 
 
-@xp.errstate(all="ignore")
-def _quietly(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``step(*args, **kwargs)`` without NumPy's floating-point warnings (the decorator form
-    of ``errstate`` costs a fraction of a ``with`` block)."""
+def _call(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return step(*args, **kwargs)
+
+
+#: ``step(*args, **kwargs)`` without NumPy's floating-point warnings, underflow included
+_quietly = silenced(_call, underflow=True)
 
 
 def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
