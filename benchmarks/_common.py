@@ -18,10 +18,12 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 def time_interleaved(
     fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2, inner: int = 1
 ) -> dict[str, list[float]]:
-    """Run each function ``repeats`` times, interleaved (a, b, a, b, ...), return seconds."""
+    """Run each function ``repeats`` times, interleaved (a, b, a, b, ...), return seconds.
+    Each timing is the mean of ``inner`` calls; ``warmup`` such groups run first, untimed."""
     for _ in range(warmup):
         for fn in fns.values():
-            fn()
+            for _ in range(inner):
+                fn()
     out: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):
         for name, fn in fns.items():

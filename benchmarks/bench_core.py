@@ -116,10 +116,10 @@ def main() -> None:
     if "gradsum (NumPy BLAS)" in r:
         rows.append(("same, gradsum on NumPy's OpenBLAS (MKL off)",
                      median(r["gradsum (NumPy BLAS)"]), median(r["torch"]), "(reference)"))
-    r = time_interleaved(
+    r = time_interleaved(  # (a step is short: 4x the repeats, for a steadier median)
         {"gradsum": mlp_program(gradsum, [64, 128, 128, 10], 32),
          "torch": mlp_program(torch, [64, 128, 128, 10], 32)},
-        args.repeats, inner=20,
+        4 * args.repeats, inner=20,
     )
     rows.append(("MLP 64-128-128-10, batch 32, fwd+bwd", median(r["gradsum"]),
                  median(r["torch"]), "<= 0.8"))
