@@ -18,7 +18,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
-from gradsum._backend import xp
+from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import (
@@ -426,7 +426,7 @@ def _reciprocal_array(x: Any) -> Any:
     return (1.0 / x).astype(x.dtype, copy=False)
 
 
-@xp.errstate(divide="ignore", invalid="ignore", over="ignore")
+@silenced
 def _quiet_div(x: Any, y: Any) -> Any:
     """``x / y`` without NumPy's floating-point warnings (torch raises none)."""
     return x / y
