@@ -8,6 +8,8 @@
 - ``sum_to`` over leading dimensions (a bias's gradient, as BLAS column sums) matches torch.
 - the row max of softmax/log_softmax (``maximum.reduceat``) is NumPy's max, nan and -inf too.
 - mean's backward (one division, written over the input's shape) is torch's bit for bit.
+- mul's, tanh's and sigmoid's backward on the saved arrays (no graph recorded) give the
+  recorded rule's bits, and keep the saved-tensor checks.
 """
 
 from __future__ import annotations
@@ -184,3 +186,73 @@ def test_mean_backward_matches_torch_bitwise(shape, dim, keepdim, dtype):
     assert a.flags.c_contiguous and a.flags.writeable
     assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
     assert a2.tobytes() == b2.tobytes()
+
+
+def _rules():
+    """(name, inputs, fn) cases of the rules with an array-only backward (no graph recorded)."""
+    rng = np.random.default_rng(7)
+
+    def arr(*shape, dt=np.float32):
+        return (rng.standard_normal(shape) * 2).astype(dt)
+
+    const = gradsum.tensor(arr(4, 5))
+    return [
+        ("mul", [arr(4, 5), arr(4, 5)], lambda a, b: a * b),
+        ("mul broadcast", [arr(4, 5), arr(5)], lambda a, b: a * b),
+        ("mul broadcast left", [arr(1, 5), arr(3, 4, 5)], lambda a, b: a * b),
+        ("mul constant", [arr(4, 5), None], lambda a: a * const),
+        ("mul mixed dtypes", [arr(4, 5), arr(4, 5, dt=np.float64)], lambda a, b: a * b),
+        ("mul 0-d", [arr(), arr(3)], lambda a, b: a * b),
+        ("tanh", [arr(6, 3)], lambda a: a.tanh()),
+        ("sigmoid", [arr(6, 3, dt=np.float64)], lambda a: a.sigmoid()),
+        ("tanh 0-d", [arr()], lambda a: a.tanh()),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_rules())))
+def test_array_rules_match_the_recorded_rules_bitwise(case):
+    """mul's, tanh's and sigmoid's backward compute on the saved arrays when no graph is
+    recorded: the very bits of the same rule recorded under create_graph."""
+    name, arrays, fn = _rules()[case]
+    leaves = [gradsum.tensor(a, requires_grad=True) for a in arrays if a is not None]
+    out = fn(*leaves)
+    seed = gradsum.tensor(np.random.default_rng(1).standard_normal(out.shape)
+                          .astype(out.numpy(force=True).dtype))
+    recorded = gradsum.autograd.grad(out, leaves, seed, retain_graph=True, create_graph=True)
+    out.backward(seed)
+    for leaf, r in zip(leaves, recorded):
+        assert leaf.grad.dtype == r.dtype and leaf.grad.shape == r.shape, name
+        assert leaf.grad.numpy().tobytes() == r.detach().numpy().tobytes(), name
+
+
+def test_array_rules_keep_the_saved_tensor_checks():
+    """The array path checks its saved tensors as ``saved()`` does: modified in place, freed,
+    or saved through hooks (the unpack hook runs)."""
+    x = gradsum.ones(3, requires_grad=True)
+    w = gradsum.ones(3)
+    y = x * w
+    w.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    # modified during the backward (by a hook of the product), after the checking sweep
+    for lib in (gradsum, torch):
+        a = lib.ones(3, requires_grad=True)
+        c = lib.ones(3)
+        p = a * c
+        p.register_hook(lambda g, c=c: c.mul_(2))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            p.sum().backward()
+    t = (x * 2).tanh()
+    t.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        t.sum().backward()
+    unpacked = []
+
+    def unpack(a):
+        unpacked.append(a)
+        return a
+
+    with gradsum.autograd.graph.saved_tensors_hooks(lambda a: a, unpack):
+        s = (x * w).sigmoid()
+    s.sum().backward()
+    assert len(unpacked) == 2

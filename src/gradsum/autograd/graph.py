@@ -222,6 +222,36 @@ class Node:
                 out.append(s.unpack(self))
         return out
 
+    def saved_arrays(self) -> list[Any]:
+        """The arrays of the saved tensors (None for a saved None): ``[t._array for t in
+        self.saved()]`` with the same checks, without rebuilding a saved output's tensor.
+        For a rule that computes on arrays when no graph is recorded."""
+        saved = self._saved
+        if saved:
+            out = []
+            for s in saved:
+                ver = s._vc
+                if ver is None:
+                    if s is not _NOTHING_SAVED:
+                        break
+                    out.append(None)
+                    continue
+                if ver[0] != s._version_at_save or s.__class__ is not SavedTensor:
+                    break  # (a modified tensor, hooks: the general unpack)
+                t = s._tensor
+                if t is None:
+                    a = s._array
+                    if a is None:
+                        break
+                    out.append(a)
+                elif s._output_nr < 0 and t._grad_fn is None:
+                    break
+                else:
+                    out.append(t._array)
+            else:
+                return out
+        return [None if t is None else t._array for t in self.saved()]
+
     def _check_saved(self) -> None:
         saved = self._saved
         if saved is None:

@@ -329,9 +329,23 @@ class MulBackward0(Node):
     __slots__ = ("a_shape", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = self.saved()
         nxt = self._next
         ga = gb = None
+        if not _state.enabled:  # (nothing to record: the products of the arrays)
+            x, y = self.saved_arrays()
+            gx = g._array
+            if ((nxt[0][0] is None or gx.dtype is y.dtype)
+                    and (nxt[1][0] is None or gx.dtype is x.dtype)):  # (no promotion)
+                if nxt[0][0] is not None:
+                    ga = _make(gx * y)
+                    if ga._array.shape != self.a_shape:
+                        ga = F.sum_to(ga, self.a_shape)
+                if nxt[1][0] is not None:
+                    gb = _make(gx * x)
+                    if gb._array.shape != self.b_shape:
+                        gb = F.sum_to(gb, self.b_shape)
+                return ga, gb
+        a, b = self.saved()
         if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every product)
             ga = F.mul(g, b)
             if ga._array.shape != self.a_shape:
@@ -830,6 +844,9 @@ class TanhBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: tanh_backward's arrays alone)
+            (ya,) = self.saved_arrays()
+            return _make(g._array * (const(ya.dtype, 1) - ya * ya))
         (out,) = self.saved()
         return tanh_backward(g, out)
 
@@ -866,6 +883,9 @@ class SigmoidBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: sigmoid_backward's arrays alone)
+            (ya,) = self.saved_arrays()
+            return _make(g._array * ya * (const(ya.dtype, 1) - ya))
         (out,) = self.saved()
         return sigmoid_backward(g, out)
 
