@@ -160,7 +160,8 @@ def test_row_max_is_numpys_max(shape):
 
 @pytest.mark.parametrize("shape,dim,keepdim", [((32, 1), None, False), ((4, 5, 6), (0, 2), False),
                                                ((4, 5, 6), 1, True), ((3, 4), -1, False),
-                                               ((), None, False), ((2, 3), (), False)])
+                                               ((), None, False), ((2, 3), (), False),
+                                               ((0, 3), 0, False), ((0, 3), None, False)])
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
 def test_mean_backward_matches_torch_bitwise(shape, dim, keepdim, dtype):
     """mean's backward without a recorded graph divides the reduced gradient once and writes

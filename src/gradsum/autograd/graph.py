@@ -193,7 +193,9 @@ class Node:
             self._saved = tuple([_saved_input(t) for t in tensors])
 
     def saved(self) -> list[Tensor | None]:
-        """Unpack saved tensors, checking that none was freed or modified in place."""
+        """Unpack saved tensors, checking that none was freed or modified in place.
+        (:meth:`saved_arrays` accepts a subset of the cases below itself and hands every
+        other to this method: keep the two in step.)"""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))

@@ -330,28 +330,23 @@ class MulBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         nxt = self._next
-        ga = gb = None
-        if not _state.enabled:  # (nothing to record: the products of the arrays)
+        gx = g._array
+        # With nothing to record, the products of the arrays (the saved tensors' arrays, no
+        # dispatch); recorded, or where the dtypes differ (torch's promotion), gradsum ops.
+        arrays = not _state.enabled
+        if arrays:
             x, y = self.saved_arrays()
-            gx = g._array
-            if ((nxt[0][0] is None or gx.dtype is y.dtype)
-                    and (nxt[1][0] is None or gx.dtype is x.dtype)):  # (no promotion)
-                if nxt[0][0] is not None:
-                    ga = _make(gx * y)
-                    if ga._array.shape != self.a_shape:
-                        ga = F.sum_to(ga, self.a_shape)
-                if nxt[1][0] is not None:
-                    gb = _make(gx * x)
-                    if gb._array.shape != self.b_shape:
-                        gb = F.sum_to(gb, self.b_shape)
-                return ga, gb
-        a, b = self.saved()
+            arrays = ((nxt[0][0] is None or gx.dtype is y.dtype)
+                      and (nxt[1][0] is None or gx.dtype is x.dtype))
+        if not arrays:
+            x, y = self.saved()
+        ga = gb = None
         if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every product)
-            ga = F.mul(g, b)
+            ga = _make(gx * y) if arrays else F.mul(g, y)
             if ga._array.shape != self.a_shape:
                 ga = F.sum_to(ga, self.a_shape)
         if nxt[1][0] is not None:
-            gb = F.mul(g, a)
+            gb = _make(gx * x) if arrays else F.mul(g, x)
             if gb._array.shape != self.b_shape:
                 gb = F.sum_to(gb, self.b_shape)
         return ga, gb
@@ -846,7 +841,7 @@ class TanhBackward0(Node):
     def backward(self, g: Tensor) -> Tensor:
         if not _state.enabled:  # (nothing to record: tanh_backward's arrays alone)
             (ya,) = self.saved_arrays()
-            return _make(g._array * (const(ya.dtype, 1) - ya * ya))
+            return _make(_tanh_grad(g._array, ya))
         (out,) = self.saved()
         return tanh_backward(g, out)
 
@@ -863,12 +858,14 @@ class TanhBackwardBackward0(Node):
         return d_g, d_y
 
 
+def _tanh_grad(ga: Any, ya: Any) -> Any:
+    return ga * (const(ya.dtype, 1) - ya * ya)
+
+
 def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * (1 - y**2)`` in one op: tanh's backward given its output ``y`` (like torch's
     ``tanh_backward``, a primitive with its own rule so double backward works)."""
-    ya = y._array
-    t = g._array * (const(ya.dtype, 1) - ya * ya)
-    return _fused_backward(g, y, t, TanhBackwardBackward0)
+    return _fused_backward(g, y, _tanh_grad(g._array, y._array), TanhBackwardBackward0)
 
 
 @register("tanh")
@@ -885,7 +882,7 @@ class SigmoidBackward0(Node):
     def backward(self, g: Tensor) -> Tensor:
         if not _state.enabled:  # (nothing to record: sigmoid_backward's arrays alone)
             (ya,) = self.saved_arrays()
-            return _make(g._array * ya * (const(ya.dtype, 1) - ya))
+            return _make(_sigmoid_grad(g._array, ya))
         (out,) = self.saved()
         return sigmoid_backward(g, out)
 
@@ -902,11 +899,13 @@ class SigmoidBackwardBackward0(Node):
         return d_g, d_y
 
 
+def _sigmoid_grad(ga: Any, ya: Any) -> Any:
+    return ga * ya * (const(ya.dtype, 1) - ya)
+
+
 def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
     """``g * y * (1 - y)`` in one op: sigmoid's backward given its output ``y``."""
-    ya = y._array
-    t = g._array * ya * (const(ya.dtype, 1) - ya)
-    return _fused_backward(g, y, t, SigmoidBackwardBackward0)
+    return _fused_backward(g, y, _sigmoid_grad(g._array, y._array), SigmoidBackwardBackward0)
 
 
 def _sigmoid_array(x: Any) -> Any:

@@ -24,7 +24,6 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
-    broadcast_view,
     const,
     needs_grad,
     quietly,
@@ -53,17 +52,10 @@ def _kept_shape(in_shape: tuple[int, ...], dims: tuple[int, ...]) -> tuple[int, 
     return tuple(shape)
 
 
-def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool,
-                 exposed: bool = True) -> Tensor:
-    """Broadcast a reduced gradient back to the input's shape. ``exposed=False``: the caller
-    only computes with the result (a mean divides it), so when no graph is recorded it is a
-    plain broadcast of the array, without the view bookkeeping of ``reshape``/``expand``."""
-    x = g._array
-    if not exposed and not _state.enabled:
-        if not keepdim and dims and x.ndim:
-            x = x.reshape(_kept_shape(in_shape, dims))
-        return _make(broadcast_view(x, in_shape))
-    if not keepdim and dims and x.ndim:
+def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+                 ) -> Tensor:
+    """Broadcast a reduced gradient back to the input's shape."""
+    if not keepdim and dims and g._array.ndim:
         g = F.reshape(g, _kept_shape(in_shape, dims))
     return F.expand(g, in_shape)
 
@@ -145,16 +137,16 @@ class MeanBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         x = g._array
-        if not _state.enabled and self.count and x.dtype.kind == "f":
-            # (no graph to record: the division done once on the reduced gradient and
-            # written over the input's shape; each element is the same quotient, bit for
-            # bit, as dividing the broadcast gradient)
-            if not self.keepdim and self.dims and x.ndim:
-                x = x.reshape(_kept_shape(self.in_shape, self.dims))
-            out = _empty(self.in_shape, x.dtype)
-            out[...] = x / self.count
-            return _make(out)
-        return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim, False), self.count)
+        if _state.enabled or x.dtype.kind != "f":  # recorded: torch's expand, then divide
+            return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
+        # Nothing to record: the same division done once on the reduced gradient and written
+        # over the input's shape (each element the same quotient, bit for bit; the walk runs
+        # with NumPy's warnings off, so the count 0 of an empty input gives nan silently).
+        if not self.keepdim and self.dims and x.ndim:
+            x = x.reshape(_kept_shape(self.in_shape, self.dims))
+        out = _empty(self.in_shape, x.dtype)
+        out[...] = x / self.count
+        return _make(out)
 
 
 class MeanBackward1(MeanBackward0):
