@@ -17,6 +17,13 @@ _DOCTEST_NEEDS = {
 }
 
 
+def pytest_configure(config: Any) -> None:
+    config.addinivalue_line(
+        "markers",
+        "bitwise: compares bits with torch's CPU kernels; CI runs these under each "
+        "ATEN_CPU_CAPABILITY (default, avx2, avx512)")
+
+
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     for item in items:
         path = str(getattr(item, "path", "")).replace("\\", "/")

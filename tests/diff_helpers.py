@@ -151,3 +151,44 @@ def check_grads(fn: Callable[..., Any], arrays: list[Any], consts: tuple[int, ..
 
 def same_repr(make: Callable[[Any], Any]) -> None:
     assert repr(make(gradsum)) == repr(make(_torch()))
+
+
+# -- bit parity with torch's CPU kernels -------------------------------------------------------
+# torch picks its CPU kernels per processor (ATEN_CPU_CAPABILITY: default, avx2, avx512). The
+# vectorised ones (AVX2, AVX-512) compute ``x + alpha * y`` (add/sub with alpha, addcmul, lerp,
+# and so every optimizer update built from them) as one fused multiply-add, which gradsum
+# reproduces bit for bit (gradsum._fma); the default kernel rounds the product first, a
+# different but equally valid result. A test marked ``bitwise`` asserts equal bits under the
+# vectorised kernels and, under the default one, closeness within the bound it states.
+VECTORISED = ("AVX2", "AVX512")
+
+
+def torch_capability() -> str:
+    """The CPU kernel torch runs in this process: ``"AVX2"``, ``"AVX512"``, ``"DEFAULT"``
+    (or what else ``torch.backends.cpu.get_cpu_capability()`` says)."""
+    return str(_torch().backends.cpu.get_cpu_capability())
+
+
+def fused_kernels() -> bool:
+    """Whether torch's kernels here fuse multiply-adds (AVX2 or AVX-512)."""
+    return torch_capability() in VECTORISED
+
+
+def assert_torch_bits(actual: Any, expected: Any, *, rtol: float = 1e-6, atol: float = 1e-7,
+                      what: str = "") -> None:
+    """``actual`` (gradsum) has the bits of ``expected`` (torch) under torch's vectorised
+    kernels; under its default kernel, agrees within ``rtol``/``atol`` (the bound the test
+    states for the product rounded separately)."""
+    import numpy as np
+
+    a, e = np.asarray(as_np(actual)), np.asarray(as_np(expected))
+    assert a.shape == e.shape and a.dtype == e.dtype, (what, a.shape, e.shape, a.dtype, e.dtype)
+    if fused_kernels():
+        same = (a == e) | (np.isnan(a) & np.isnan(e))
+        bad = np.flatnonzero(~same)
+        assert bad.size == 0, (
+            f"{what}: {bad.size} of {a.size} elements differ from torch's {torch_capability()} "
+            f"kernel, first at {bad[:5].tolist()}: {a.ravel()[bad[:5]].tolist()} vs "
+            f"{e.ravel()[bad[:5]].tolist()}")
+    else:
+        np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)

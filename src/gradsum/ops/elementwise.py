@@ -19,6 +19,7 @@ from typing import Any
 import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import silenced, xp
+from gradsum._fma import fma
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import (
@@ -252,6 +253,17 @@ def _scaled(x: Any, y: Any, alpha: Any) -> Any:
     return y * alpha
 
 
+def _plus_scaled(x: Any, y: Any, alpha: Any) -> Any:
+    """``x + alpha * y`` as torch computes it: for a floating result one fused multiply-add
+    (torch's vectorised CPU kernels; see :mod:`gradsum._fma`), else :func:`_scaled`'s
+    product added."""
+    rt = xp.result_type(x, y)
+    if rt.kind == "f" and isinstance(alpha, (int, float, xp.integer, xp.floating)) and not (
+            isinstance(alpha, bool)):
+        return fma(alpha, xp.asarray(y, dtype=rt), xp.asarray(x, dtype=rt))
+    return x + _scaled(x, y, alpha)
+
+
 @register("add")
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a + alpha * b`` with broadcasting.
@@ -268,7 +280,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     else:
         a, b, x, y, bt = _binary(a, b)
     try:
-        out = x + y if alpha == 1 and alpha is not True else x + _scaled(x, y, alpha)
+        out = x + y if alpha == 1 and alpha is not True else _plus_scaled(x, y, alpha)
     except ValueError:
         raise broadcast_error(x, y) from None
     if not _state.enabled or not (
@@ -290,7 +302,7 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     _sub_check(a, b)
     a, b, x, y, bt = _binary(a, b)
     try:
-        out = x - y if alpha == 1 and alpha is not True else x - _scaled(x, y, alpha)
+        out = x - y if alpha == 1 and alpha is not True else _plus_scaled(x, y, -alpha)
     except ValueError:
         raise broadcast_error(x, y) from None
     if not needs_grad(a, b):

@@ -20,6 +20,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
@@ -391,10 +392,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
             shape = xp.broadcast_shapes(shape, w.shape)
         except ValueError:
             raise broadcast_error(xp.empty(shape), w) from None
-    diff = y - x
-    # torch's kernel: from the nearer end, so lerp(a, b, 1) is exactly b
-    low = xp.abs(w) < 0.5
-    out = xp.asarray(xp.where(low, x + w * diff, y - diff * (1 - w))).astype(x.dtype, copy=False)
+    # torch's kernel: from the nearer end (so lerp(a, b, 1) is exactly b), fused
+    out = xp.asarray(_fma.lerp(x, y, w)).astype(x.dtype, copy=False)
     out = xp.broadcast_to(out, shape).copy() if out.shape != shape else out
     if not needs_grad(input, end, weight):
         return _make(out)
@@ -475,7 +474,10 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         shape = xp.broadcast_shapes(x.shape, t1.shape, t2.shape)
     except ValueError:
         raise broadcast_error(t1 if t1.shape != x.shape else x, t2) from None
-    out = xp.asarray(x + v * (t1 * t2)).astype(x.dtype, copy=False)
+    fused = xp.result_type(x, t1, t2).kind == "f" and not isinstance(v, complex)
+    # (torch's kernels: fma(value * t1, t2, input) for floats, fused like add's alpha)
+    out = _fma.addcmul(x, v, t1, t2) if fused else x + v * t1 * t2
+    out = xp.asarray(out).astype(x.dtype, copy=False)
     if out.shape != shape:
         out = xp.broadcast_to(out, shape).copy()
     if not needs_grad(input, tensor1, tensor2):
@@ -511,7 +513,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     except ValueError:
         raise broadcast_error(t1 if t1.shape != x.shape else x, t2) from None
     with xp.errstate(divide="ignore", invalid="ignore"):
-        out = xp.asarray(x + v * (t1 / t2)).astype(x.dtype, copy=False)
+        out = xp.asarray(x + (v * t1) / t2).astype(x.dtype, copy=False)  # (torch's order)
     if out.shape != shape:
         out = xp.broadcast_to(out, shape).copy()
     if not needs_grad(input, tensor1, tensor2):

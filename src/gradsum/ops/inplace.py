@@ -399,11 +399,13 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
                 return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other)
             return apply_inplace(self, name, lambda old: op(old, other), other)
         y = _other_array(self, other)
+        # (a floating self: x + alpha * y in one rounding, below, as the out-of-place op)
+        fused = alpha != 1 and self._array.dtype.kind == "f" and not isinstance(alpha, bool)
         if alpha != 1:
             if y.__class__ is xp.ndarray:  # (alpha * other in the result dtype, as torch)
                 rt = D.result_type(self, other).np
-                y = (y if y.dtype == rt else y.astype(rt)) * alpha
-            else:
+                y = y if y.dtype == rt else y.astype(rt)
+            if not fused:
                 y = y * alpha
         if y.__class__ is int and self._array.dtype.kind in "iu":
             y = F.elementwise._wrap_int(y, self._array.dtype)  # (torch wraps: uint8 += 300)
@@ -413,7 +415,11 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
         try:
             if name == "div_" and dst.dtype.kind != "f":
                 raise RuntimeError(_messages.cast_inplace("float32", self.dtype.name, name))
-            ufunc(dst, y, out=dst, casting="unsafe")
+            if fused:  # (torch's fused multiply-add, as the out-of-place op computes it)
+                res = F.elementwise._plus_scaled(dst, y, alpha if name == "add_" else -alpha)
+                xp.copyto(dst, res, casting="unsafe")
+            else:
+                ufunc(dst, y, out=dst, casting="unsafe")
         except ValueError:
             shp = xp.shape(y)
             bshape = xp.broadcast_shapes(dst.shape, shp) if _bcast_ok(dst.shape, shp) else shp

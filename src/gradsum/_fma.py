@@ -1,0 +1,230 @@
+"""Fused multiply-add, correctly rounded, on NumPy: the arithmetic of torch's vectorised CPU
+kernels.
+
+torch's AVX2 and AVX-512 kernels (the ones every x86-64 CPU of the last decade runs; NEON
+on ARM is fused too) compute ``x.add_(y, alpha=a)`` as ``fma(a, y, x)``: the exact value of
+``x + a * y`` rounded once. NumPy has no fused multiply-add, and ``x + a * y`` rounds twice
+(the product, then the sum), which differs from torch in the last bit of about one element
+in five, and by more where the sum cancels. These functions give the once-rounded result,
+bit for bit, without hardware FMA:
+
+- **float32** (and float16, which torch computes in float32): the product of two float32
+  numbers is exact in float64, so ``s = x + a * y`` in float64 is the exact value rounded
+  once to 53 bits. Rounding ``s`` to 24 bits gives the fused result except when ``s`` lands
+  exactly on a float32 rounding boundary (a tie): only there can the first rounding have
+  decided the second. Those elements (about one in 2**28 of random data) are redone with
+  *round to odd* (the sum's exact error, from TwoSum, moves ``s`` off the tie towards the
+  exact value), which makes the double rounding exact (Boldo and Melquiond, "Emulation of
+  FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
+- **float64**: Dekker's exact product (Veltkamp splitting) and TwoSum give the exact value as
+  ``th + tl + pl``; ``z = th + RO(tl + pl)``, the low parts added with round to odd, is the
+  correctly rounded result (the same paper's emulated FMA). About 25 NumPy passes: float64
+  updates are rare in training, and this is what bitwise parity costs.
+
+Limits, stated where the docs promise bits: float64 elements whose product underflows
+(``|a * y| < 2**-969``) may be off by one unit in the last place; non-finite results are
+NumPy's (``inf``, ``nan``) as torch's are.
+
+Example:
+    >>> from gradsum._backend import xp
+    >>> from gradsum._fma import fma
+    >>> x = xp.array([1.0, 2.0], dtype=xp.float32)
+    >>> fma(0.5, xp.array([2.0, 4.0], dtype=xp.float32), x).tolist()
+    [2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gradsum._backend import xp
+
+_f16, _f32, _f64 = xp.dtype("float16"), xp.dtype("float32"), xp.dtype("float64")
+_i64 = xp.dtype("int64")
+
+#: the low 29 bits of a float64 below a float32's last place, and their value at a float32
+#: tie (exactly half a float32 ulp): the only float64 sums whose rounding to float32 can
+#: differ from the exact value's (normal float32 range)
+_LOW29 = (1 << 29) - 1
+_TIE = 1 << 28
+#: float32 results below 2**-126 in magnitude are subnormal, where ties sit on other bits:
+#: every such element but zero takes the exact path. The bound on ``(bits << 1) - 2`` as
+#: unsigned 32-bit integers (the smallest normal float32's bits, doubled)
+_u32 = xp.dtype("uint32")
+_TINY_BITS = xp.uint32((0x00800000 << 1) - 2)
+#: Veltkamp's splitting constant for float64 (2**27 + 1)
+_SPLIT = 134217729.0
+
+
+def _round_to_odd(s: Any, err: Any) -> Any:
+    """``s`` (float64, the rounded sum) moved one unit towards the exact value where it is
+    inexact (``err != 0``) and its last bit is even: the sum rounded to odd."""
+    bits = s.view(_i64)
+    fix = (err != 0) & ((bits & 1) == 0)
+    if fix.any():
+        towards = xp.where((err > 0) == (s > 0), 1, -1)
+        bits = bits + xp.where(fix, towards, 0)
+    return bits.view(_f64)
+
+
+def _two_sum_err(p: Any, c: Any, s: Any) -> Any:
+    """The exact error of ``s = p + c`` (Knuth's TwoSum): ``p + c == s + err`` exactly."""
+    bb = s - p
+    return (p - (s - bb)) + (c - bb)
+
+
+def _fma32(a: Any, x: Any, y: Any) -> Any:
+    """``RN32(a * x + y)`` for float32 operands (``a`` a scalar or an array), as a float32
+    array of the broadcast shape."""
+    s = xp.asarray(xp.multiply(x, a, dtype=_f64))  # exact: 24 + 24 bits fit in 53
+    xp.add(s, y, out=s, dtype=_f64)  # (y to float64 is exact): rounded once, to 53 bits
+    out = s.astype(_f32)
+    suspect = (s.view(_i64) & _LOW29) == _TIE
+    # (and the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without
+    # the sign, where 0 wraps past the bound)
+    twice = out.view(_u32) << 1
+    twice -= 2
+    suspect |= twice < _TINY_BITS
+    if suspect.any():
+        shape = s.shape
+        idx = xp.nonzero(suspect.reshape(-1))
+        p = xp.multiply(xp.broadcast_to(x, shape).reshape(-1)[idx],
+                        xp.broadcast_to(a, shape).reshape(-1)[idx], dtype=_f64)
+        c = xp.broadcast_to(y, shape).reshape(-1)[idx].astype(_f64)
+        ss = p + c
+        flat = out.reshape(-1)
+        flat[idx] = _round_to_odd(ss, _two_sum_err(p, c, ss)).astype(_f32)
+        out = flat.reshape(shape)
+    return out
+
+
+def _split(v: Any) -> tuple[Any, Any]:
+    """Veltkamp's split of float64 ``v`` into a 26-bit high part and the rest (exact)."""
+    t = v * _SPLIT
+    hi = t - (t - v)
+    return hi, v - hi
+
+
+def _fma64(a: Any, x: Any, y: Any) -> Any:
+    """``RN64(a * x + y)`` for float64 operands, as a float64 array of the broadcast shape."""
+    a = xp.asarray(a, dtype=_f64)
+    x = xp.asarray(x, dtype=_f64)
+    y = xp.asarray(y, dtype=_f64)
+    with xp.errstate(all="ignore"):
+        ph = a * x
+        ah, al = _split(a)
+        xh, xl = _split(x)
+        pl = ((ah * xh - ph) + ah * xl + al * xh) + al * xl  # ph + pl == a * x exactly
+        th = y + ph
+        tl = _two_sum_err(ph, y, th)  # th + tl == y + ph exactly
+        v = tl + pl
+        v = _round_to_odd(v, _two_sum_err(pl, tl, v))
+        z = th + v
+        bad = ~xp.isfinite(z)
+        if bad.any():  # (overflow in the split or the product: NumPy's inf/nan, as torch's)
+            z = xp.where(bad, a * x + y, z)
+    return xp.asarray(z, dtype=_f64)
+
+
+def _fma_kernel(dt: Any) -> Any:
+    """The elementwise kernel for floating dtype ``dt``, or None (not a float32/64/16)."""
+    if dt == _f32:
+        return _fma32
+    if dt == _f64:
+        return _fma64
+    if dt == _f16:
+        return lambda a, x, y: _fma32(a, x, y).astype(_f16)
+    return None
+
+
+#: elements per chunk of a large fused update: the float64 temporaries of one chunk stay in
+#: the CPU's cache and their memory is reused (a fresh multi-megabyte temporary page-faults)
+CHUNK = 1 << 16
+
+
+def fma(a: Any, x: Any, y: Any) -> Any:
+    """``a * x + y`` rounded once, elementwise, in the dtype of ``y`` (a floating array):
+    the bits of torch's ``y + alpha * x`` (``add``/``sub`` with ``alpha``, ``addcmul``,
+    ``lerp``) on its AVX2/AVX-512 kernels. ``a`` is a number (taken in ``y``'s dtype, as torch
+    converts ``alpha``) or an array; ``x`` an array of ``y``'s dtype. Other dtypes (integers,
+    complex) get NumPy's ``a * x + y``.
+
+    Example:
+        >>> from gradsum._backend import xp
+        >>> x = xp.float32(1 + 2**-23)  # the product's low bits survive only when fused
+        >>> y = xp.array([-(1 + 2**-22)], dtype=xp.float32)
+        >>> float(fma(x, xp.array([x]), y)[0]) == 2.0**-46
+        True
+    """
+    y = xp.asarray(y)
+    dt = y.dtype
+    kernel = _fma_kernel(dt)
+    if kernel is None:
+        return xp.asarray(a * x + y).astype(dt, copy=False)
+    op = _f64 if dt == _f64 else _f32  # (torch computes float16 in float32)
+    # (a number is first taken in y's dtype, as torch converts alpha)
+    a = a.astype(op) if hasattr(a, "astype") else op.type(dt.type(a))
+    x = xp.asarray(x, dtype=op)
+    shape = xp.broadcast_shapes(xp.shape(a), x.shape, y.shape)
+    size = 1
+    for n in shape:
+        size *= n
+    if size <= 2 * CHUNK:
+        if x.shape != shape:  # (the kernels write into an array of the product's shape)
+            x = xp.broadcast_to(x, shape)
+        return xp.asarray(kernel(a, x, y.astype(op, copy=False)), dtype=dt)
+    out = xp.empty(shape, dtype=dt)
+    it = xp.nditer([a, x, y, out], flags=["external_loop", "buffered", "zerosize_ok"],
+                   op_flags=[["readonly"]] * 3 + [["writeonly"]],
+                   op_dtypes=[op, op, op, dt], buffersize=CHUNK, casting="same_kind")
+    with it:
+        for ca, cx, cy, co in it:
+            co[...] = kernel(ca, cx, cy)
+    return out
+
+
+def fma_(a: Any, x: Any, y: Any) -> None:
+    """``y[...] = fma(a, x, y)``: in place, into ``y``'s buffer."""
+    y[...] = fma(a, x, y)
+
+
+def lerp(start: Any, end: Any, weight: Any) -> Any:
+    """torch's ``start.lerp(end, weight)`` on its vectorised CPU kernels: from the nearer end,
+    fused, ``fma(w, end - start, start)`` where ``|w| < 0.5`` and ``fma(w - 1, end - start,
+    end)`` elsewhere (so ``weight == 1`` gives ``end`` exactly). ``weight``: a number or an
+    array, in ``start``'s dtype.
+
+    Example:
+        >>> from gradsum._backend import xp
+        >>> lerp(xp.array([0.0, 10.0]), xp.array([10.0, 20.0]), 0.25).tolist()
+        [2.5, 12.5]
+    """
+    start = xp.asarray(start)
+    dt = start.dtype
+    w = weight.astype(dt) if hasattr(weight, "astype") else dt.type(weight)
+    diff = xp.subtract(end, start, dtype=dt)
+    if xp.ndim(w) == 0:
+        return fma(w, diff, start) if abs(w) < 0.5 else fma(w - 1, diff, end)
+    low = xp.abs(w) < 0.5
+    shape = xp.broadcast_shapes(start.shape, xp.shape(end), w.shape)
+    lo = fma(xp.broadcast_to(w, shape), diff, start)
+    hi = fma(xp.broadcast_to(w - 1, shape), diff, xp.broadcast_to(end, shape).astype(dt))
+    return xp.where(low, xp.broadcast_to(lo, shape), hi).astype(dt, copy=False)
+
+
+def addcmul(input: Any, value: Any, t1: Any, t2: Any) -> Any:
+    """torch's ``input.addcmul(t1, t2, value=value)`` on its vectorised CPU kernels:
+    ``fma(value * t1, t2, input)`` (the scaled factor rounded, then one fused step), in
+    the operands' result dtype (a floating one).
+
+    Example:
+        >>> from gradsum._backend import xp
+        >>> addcmul(xp.ones(2), 0.5, xp.array([2.0, 3.0]), xp.array([4.0, 5.0])).tolist()
+        [5.0, 8.5]
+    """
+    dt = xp.result_type(input, t1, t2)
+    scaled = xp.multiply(t1, dt.type(value), dtype=dt)
+    return fma(scaled, xp.asarray(t2, dtype=dt), xp.asarray(input, dtype=dt))
+
+
+__all__ = ["addcmul", "fma", "fma_", "lerp"]
