@@ -26,7 +26,7 @@ Limits, stated where the docs promise bits: float64 elements whose product under
 NumPy's (``inf``, ``nan``) as torch's are.
 
 Example:
-    >>> from gradsum._backend import xp
+    >>> from gradsum._backend import silenced, xp
     >>> from gradsum._fma import fma
     >>> x = xp.array([1.0, 2.0], dtype=xp.float32)
     >>> fma(0.5, xp.array([2.0, 4.0], dtype=xp.float32), x).tolist()
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum._backend import xp
+from gradsum._backend import silenced, xp
 
 _f16, _f32, _f64 = xp.dtype("float16"), xp.dtype("float32"), xp.dtype("float64")
 _i64 = xp.dtype("int64")
@@ -73,6 +73,7 @@ def _two_sum_err(p: Any, c: Any, s: Any) -> Any:
     return (p - (s - bb)) + (c - bb)
 
 
+@silenced  # (torch warns of no overflow or nan)
 def _fma32(a: Any, x: Any, y: Any) -> Any:
     """``RN32(a * x + y)`` for float32 operands (``a`` a scalar or an array), as a float32
     array of the broadcast shape."""
@@ -105,24 +106,24 @@ def _split(v: Any) -> tuple[Any, Any]:
     return hi, v - hi
 
 
+@silenced
 def _fma64(a: Any, x: Any, y: Any) -> Any:
     """``RN64(a * x + y)`` for float64 operands, as a float64 array of the broadcast shape."""
     a = xp.asarray(a, dtype=_f64)
     x = xp.asarray(x, dtype=_f64)
     y = xp.asarray(y, dtype=_f64)
-    with xp.errstate(all="ignore"):
-        ph = a * x
-        ah, al = _split(a)
-        xh, xl = _split(x)
-        pl = ((ah * xh - ph) + ah * xl + al * xh) + al * xl  # ph + pl == a * x exactly
-        th = y + ph
-        tl = _two_sum_err(ph, y, th)  # th + tl == y + ph exactly
-        v = tl + pl
-        v = _round_to_odd(v, _two_sum_err(pl, tl, v))
-        z = th + v
-        bad = ~xp.isfinite(z)
-        if bad.any():  # (overflow in the split or the product: NumPy's inf/nan, as torch's)
-            z = xp.where(bad, a * x + y, z)
+    ph = a * x
+    ah, al = _split(a)
+    xh, xl = _split(x)
+    pl = ((ah * xh - ph) + ah * xl + al * xh) + al * xl  # ph + pl == a * x exactly
+    th = y + ph
+    tl = _two_sum_err(ph, y, th)  # th + tl == y + ph exactly
+    v = tl + pl
+    v = _round_to_odd(v, _two_sum_err(pl, tl, v))
+    z = th + v
+    bad = ~xp.isfinite(z)
+    if bad.any():  # (overflow in the split or the product: NumPy's inf/nan, as torch's)
+        z = xp.where(bad, a * x + y, z)
     return xp.asarray(z, dtype=_f64)
 
 
@@ -150,7 +151,7 @@ def fma(a: Any, x: Any, y: Any) -> Any:
     complex) get NumPy's ``a * x + y``.
 
     Example:
-        >>> from gradsum._backend import xp
+        >>> from gradsum._backend import silenced, xp
         >>> x = xp.float32(1 + 2**-23)  # the product's low bits survive only when fused
         >>> y = xp.array([-(1 + 2**-22)], dtype=xp.float32)
         >>> float(fma(x, xp.array([x]), y)[0]) == 2.0**-46
@@ -195,7 +196,7 @@ def lerp(start: Any, end: Any, weight: Any) -> Any:
     array, in ``start``'s dtype.
 
     Example:
-        >>> from gradsum._backend import xp
+        >>> from gradsum._backend import silenced, xp
         >>> lerp(xp.array([0.0, 10.0]), xp.array([10.0, 20.0]), 0.25).tolist()
         [2.5, 12.5]
     """
@@ -218,7 +219,7 @@ def addcmul(input: Any, value: Any, t1: Any, t2: Any) -> Any:
     the operands' result dtype (a floating one).
 
     Example:
-        >>> from gradsum._backend import xp
+        >>> from gradsum._backend import silenced, xp
         >>> addcmul(xp.ones(2), 0.5, xp.array([2.0, 3.0]), xp.array([4.0, 5.0])).tolist()
         [5.0, 8.5]
     """
