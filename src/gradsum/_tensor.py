@@ -603,6 +603,53 @@ class Tensor:
             "gradsum.save(obj, path), which writes safetensors + JSON."
         )
 
+    def __copy__(self) -> Tensor:
+        """``copy.copy(t)``, as torch's (which rebuilds the tensor from its storage): a new
+        leaf of the same class sharing the buffer (a write through either shows in the other)
+        but with its own version counter (at 1, as torch's after it sets the storage), the
+        same ``requires_grad`` (also for a non-leaf, whose copy is a leaf requiring grad),
+        no ``grad``, no ``grad_fn``, no hooks, and the original's Python attributes (the same
+        objects, in a new ``__dict__``). A copy of a view is no view: it has the view's shape
+        and strides over the same memory. As torch, it warns when hooks are left behind.
+
+        Example:
+            >>> import copy, gradsum
+            >>> x = gradsum.zeros(2, requires_grad=True)
+            >>> c = copy.copy(x)
+            >>> c is x, c.requires_grad, c.grad is None
+            (False, True, True)
+            >>> with gradsum.no_grad():
+            ...     _ = c.add_(1)
+            >>> x
+            tensor([1., 1.], requires_grad=True)
+        """
+        if self._has_tensor_hooks():
+            for hook in self._tensor_hooks():
+                warnings.warn(f"backward hook {hook!r} on tensor is not copied: "
+                              "copy.copy(t) makes a tensor without hooks (as torch's). "
+                              "Register it on the copy too if it should run there.",
+                              UserWarning, stacklevel=3)
+        new = type(self)._make(self._array, self.requires_grad)
+        new._vc = [1]
+        new.__dict__.update(self._python_attributes())
+        return new
+
+    def _has_tensor_hooks(self) -> bool:
+        return bool(self._hooks) or "_hook_home" in self.__dict__
+
+    def _tensor_hooks(self) -> list[Callable[..., Any]]:
+        """The hooks registered with :meth:`register_hook` and not removed."""
+        hooks = list(self._hooks or ())
+        home = self.__dict__.get("_hook_home")
+        if home is not None and home[0]._hooks is not None:
+            hooks += home[0]._hooks.tensor.get(home[1], ())
+        return hooks
+
+    def _python_attributes(self) -> dict[str, Any]:
+        """The entries of ``__dict__`` a user (or a subclass) set, without gradsum's own
+        state (grad, hooks, view links): what torch keeps as a tensor's Python state."""
+        return {k: v for k, v in self.__dict__.items() if k not in _INTERNAL_ATTRIBUTES}
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         if not self.is_leaf:
             raise RuntimeError(
@@ -913,6 +960,16 @@ class Tensor:
 
 
 #: dtype name -> torch's legacy tensor type name (what ``Tensor.type()`` says)
+#: gradsum's own entries of a tensor's ``__dict__``: the class-level defaults an instance
+#: overrides (grad, hooks, view marks) and the state only instances hold (the views a base
+#: remembers, the node its hooks live on, the alias of a detached view)
+_INTERNAL_ATTRIBUTES = frozenset(
+    {k for k, v in vars(Tensor).items()
+     if k.startswith("_") and not k.startswith("__") and not callable(v)
+     and not isinstance(v, (property, staticmethod, classmethod))}
+    | {"_views", "_nograd_views", "_hook_home", "_alias_root"})
+
+
 _LEGACY_TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
     "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",

@@ -51,6 +51,15 @@ class Parameter(Tensor):
     def __init__(self, data: Tensor | None = None, requires_grad: bool = True) -> None:
         pass  # everything happens in __new__ (Tensor.__init__ would copy the data)
 
+    def __copy__(self) -> Parameter:
+        """``copy.copy(p)``, as torch's (``Parameter(p.data, p.requires_grad)`` plus the
+        Python attributes): a new Parameter over the same buffer, with its own version
+        counter (at 0), the same ``requires_grad``, no ``grad`` and no hooks (dropped without
+        a warning, as in torch)."""
+        result = type(self)(Tensor._make(self._array), self.requires_grad)
+        result.__dict__.update(self._python_attributes())
+        return result
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Parameter:
         """A new Parameter with a copy of the values and the same ``requires_grad``; like
         torch's, it leaves ``.grad`` and any Python attributes behind (so a deep-copied
@@ -169,6 +178,11 @@ class UninitializedTensorMixin:
             "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
             "initialize the parameters before calling `module.share_memory()`."
         )
+
+    def __copy__(self) -> Any:
+        """A new uninitialized tensor of the same kind (what its ``__reduce_ex__`` rebuilds)."""
+        rebuild, args = self.__reduce_ex__(4)
+        return rebuild(*args)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
