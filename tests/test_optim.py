@@ -147,14 +147,6 @@ def test_trajectory_matches_torch(name: str, kwargs: dict[str, Any]) -> None:
     run_trajectory(name, kwargs)
 
 
-@pytest.mark.parametrize("name,kwargs", [c for c in CASES if c.values[0] == "SGD"])
-def test_sgd_trajectory_matches_torch_without_mkl(name: str, kwargs: dict[str, Any]) -> None:
-    """SGD's updates take MKL's one-pass axpy/axpby when the mkl extra is installed; the
-    NumPy formulation must match torch too."""
-    with gradsum.backends.mkl.flags(enabled=False):
-        run_trajectory(name, kwargs)
-
-
 @pytest.mark.parametrize("name", list(GRID))
 def test_defaults_match_torch(name: str) -> None:
     tp, gp = make_pair()

@@ -38,10 +38,6 @@ from gradsum._backend import xp
 #: call is cheaper than the ctypes call (about 3 us)
 MIN_FLOPS = 1 << 21
 
-#: vectors with at least this many elements use MKL's one-pass ``?axpy``/``?axpby``; below
-#: it a few NumPy calls cost less than the ctypes call
-MIN_VECTOR = 1 << 15
-
 enabled = True  # the switch behind gradsum.backends.mkl.enabled
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -118,7 +114,6 @@ _float64 = xp.dtype("float64")
 
 _SOLE_REFS = _calibrate()
 _gemm: dict[Any, Any] | None = None  # dtype -> cblas_?gemm, once loaded
-_level1: dict[Any, Any] = {}  # dtype -> (cblas_?axpy, cblas_?axpby, C scalar type)
 _load_error: str | None = None
 
 
@@ -189,11 +184,6 @@ def _load() -> dict[Any, Any] | None:
             # C ints, the pointers as c_void_p and alpha/beta as prebuilt C scalars.
             fn.restype = None
             gemms[dt] = (fn, scalar(1.0), scalar(0.0))
-        for dt, prefix, scalar in ((_float32, "s", ctypes.c_float),
-                                   (_float64, "d", ctypes.c_double)):
-            axpy, axpby = getattr(lib, f"cblas_{prefix}axpy"), getattr(lib, f"cblas_{prefix}axpby")
-            axpy.restype = axpby.restype = None
-            _level1[dt] = (axpy, axpby, scalar)
     except (OSError, AttributeError) as e:
         _load_error = f"could not load MKL from {path}: {e}"
         return None
@@ -246,42 +236,3 @@ def matmul(x: Any, y: Any) -> Any:
                    zero, _addr(out), max(n, 1))
                 return out
     return _np_matmul(x, y)
-
-
-def _vector_ok(x: Any, y: Any) -> Any:
-    """The level-1 routines for ``x`` and ``y`` (one float dtype, same size, C-contiguous,
-    ``y`` writable), or None when NumPy must do it."""
-    if not enabled or (_gemm is None and _load() is None):
-        return None
-    if x.__class__ is not _ndarray or y.__class__ is not _ndarray:  # (NumPy scalars)
-        return None
-    if y.size < MIN_VECTOR:
-        return None
-    fns = _level1.get(y.dtype)
-    if (fns is None or x.dtype != y.dtype or x.size != y.size or not x.flags.c_contiguous
-            or not y.flags.c_contiguous or not y.flags.writeable or y.size == 0):
-        return None
-    return fns
-
-
-def axpy_(alpha: float, x: Any, y: Any) -> bool:
-    """``y += alpha * x`` in place, in one pass (MKL's ``?axpy``: the bits of torch's
-    ``y.add_(x, alpha=alpha)``). Returns False, doing nothing, when MKL cannot take these
-    arrays (or they are shorter than ``MIN_VECTOR``); the caller then uses NumPy."""
-    fns = _vector_ok(x, y)
-    if fns is None:
-        return False
-    axpy, _, scalar = fns
-    axpy(y.size, scalar(alpha), _addr(x), 1, _addr(y), 1)
-    return True
-
-
-def axpby_(alpha: float, x: Any, beta: float, y: Any) -> bool:
-    """``y = alpha * x + beta * y`` in place, in one pass (MKL's ``?axpby``: the bits of
-    torch's ``y.mul_(beta).add_(x, alpha=alpha)``). False when MKL cannot take these arrays."""
-    fns = _vector_ok(x, y)
-    if fns is None:
-        return False
-    _, axpby, scalar = fns
-    axpby(y.size, scalar(alpha), _addr(x), 1, scalar(beta), _addr(y), 1)
-    return True

@@ -3,9 +3,11 @@
 With ``pip install "gradsum[mkl]"``, in a process whose BLAS is asked for one thread
 (``OMP_NUM_THREADS=1``), 2-D float32/float64 products of at least ``MIN_FLOPS``
 multiply-adds run in MKL's sequential GEMM (PyTorch's CPU build uses the same library)
-instead of NumPy's OpenBLAS, and SGD's updates use MKL's one-pass ``axpy``/``axpby``; see
-:mod:`gradsum._blas` for what is routed where and why only with one thread. Results can
-differ from the NumPy path in the last bits, as two BLAS libraries sum in different orders.
+instead of NumPy's OpenBLAS; see :mod:`gradsum._blas` for what is routed where and why only
+with one thread. Results can differ from the NumPy path in the last bits, as two BLAS
+libraries sum in different orders. Only matrix products go to MKL: the optimizers' updates
+are NumPy's, with torch's fused multiply-adds emulated bit for bit (:mod:`gradsum._fma`);
+MKL's level-1 routines (``axpy``/``axpby``) are not torch's bits on every CPU.
 
 Example:
     >>> import gradsum

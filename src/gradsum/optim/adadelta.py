@@ -21,15 +21,20 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _add_scaled_,
+    _addcmul_,
+    _as,
     _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
     _params_with_grad,
     _scalar,
+    _sqrt,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -38,11 +43,14 @@ class Adadelta(Optimizer):
     """Adadelta, torch's formulation::
 
         step += 1
-        g = grad (negated if maximize) + weight_decay * p
-        sq = rho * sq + (1 - rho) * g * g
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
+        sq.mul_(rho).addcmul_(g, g, value=1 - rho)
         delta = sqrt(acc + eps) / sqrt(sq + eps) * g
-        acc = rho * acc + (1 - rho) * delta * delta
-        p -= lr * delta
+        acc.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+        p.add_(delta, alpha=-lr)
+
+    torch's single-tensor update, operation for operation (the ``alpha`` adds and the addcmuls
+    fused, as torch's AVX2/AVX-512 kernels compute them).
 
     State per parameter (created at its first gradient): ``step``, ``square_avg``,
     ``acc_delta``.
@@ -89,21 +97,24 @@ class Adadelta(Optimizer):
                 state["acc_delta"] = _zeros_like(p)
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
             state["step"]._array += 1
-            g = _grad_array(p, group["maximize"])
-            for pa, ga, sq, acc in _blocks(p._array, g, state["square_avg"]._array,
-                                           state["acc_delta"]._array):  # (cache-sized blocks)
-                if wd != 0:
-                    ga = ga + wd * pa
-                sq *= rho
-                sq += (1 - rho) * ga * ga
-                std = xp.sqrt(sq + eps)
-                delta = xp.sqrt(acc + eps)
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, sq, acc in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                           state["square_avg"]._array,
+                                           state["acc_delta"]._array):
+                ga = _grad_block(ga, pa, wd, maximize)
+                xp.multiply(sq, _as(sq, rho), out=sq)
+                _addcmul_(sq, ga, ga, 1 - rho)
+                std = xp.add(sq, _as(sq, eps), out=_work(self, 0, sq))
+                _sqrt(std, out=std)
+                delta = xp.add(acc, _as(acc, eps), out=_work(self, 1, sq))
+                _sqrt(delta, out=delta)
                 delta /= std
                 delta *= ga
-                acc *= rho
-                acc += (1 - rho) * delta * delta
-                pa += -lr * delta
+                xp.multiply(acc, _as(acc, rho), out=acc)
+                _addcmul_(acc, delta, delta, 1 - rho)
+                _add_scaled_(pa, delta, -lr)
             _bump(p, state["step"], state["square_avg"], state["acc_delta"])

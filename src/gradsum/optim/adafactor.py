@@ -25,6 +25,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _add_scaled_,
     _bump,
+    _decay_,
     _grad_array,
     _lerp_,
     _lr_value,
@@ -54,6 +55,11 @@ class Adafactor(Optimizer):
             variance = lerp(variance, G * G, beta2_complement);  v = variance
         u = G / sqrt(max(v, eps1 * eps1))
         p -= alpha / max(1, RMS(u) / d) * u
+
+    The elementwise steps are torch's operations (the lerps and the last ``add_`` with ``alpha``
+    fused, as torch's AVX2/AVX-512 kernels compute them; ``rsqrt`` as ``1 / sqrt``); the norms
+    and means are sums, which NumPy adds in another order than torch, so results agree with
+    torch's to float rounding, not bit for bit (a 1-D parameter's ``variance`` is bitwise).
 
     State per parameter (created at its first gradient): ``step`` (a 0-d tensor of the default
     float dtype), then ``row_var`` (shape ``(..., R, 1)``) and ``col_var`` (``(..., 1, C)``)
@@ -148,7 +154,7 @@ class Adafactor(Optimizer):
             rho = inv_sqrt_step if inv_sqrt_step < lr else lr  # (python's min(lr, ...))
             alpha = max(eps2, _norm(p._array) / (p._array.size**0.5)) * rho
             if weight_decay != 0:
-                p._array *= 1 - lr * weight_decay
+                _decay_(p._array, 1 - lr * weight_decay)
             if g.ndim > 1:
                 if "row_var" not in state or "col_var" not in state:
                     raise AssertionError(

@@ -20,14 +20,20 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _addcdiv_,
+    _addcmul_,
+    _as,
     _blocks,
     _bump,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
+    _lr_value,
     _params_with_grad,
     _scalar,
+    _sqrt,
     _step_tensor,
+    _work,
 )
 
 
@@ -35,10 +41,13 @@ class Adagrad(Optimizer):
     """Adagrad, torch's formulation::
 
         step += 1
-        g = grad (negated if maximize) + weight_decay * p
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)
-        sum += g * g
-        p -= clr * g / (sqrt(sum) + eps)
+        sum.addcmul_(g, g, value=1)
+        p.addcdiv_(g, sum.sqrt().add_(eps), value=-clr)
+
+    torch's single-tensor update, operation for operation (the ``alpha`` add and the addcmul
+    fused, as torch's AVX2/AVX-512 kernels compute them).
     """
 
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
@@ -85,10 +94,10 @@ class Adagrad(Optimizer):
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
-                lr = _scalar(group["lr"])
+                lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
                 # (numbers or one-element tensors, like torch)
                 wd, lr_decay = _scalar(group["weight_decay"]), _scalar(group["lr_decay"])
-                eps = _scalar(group["eps"])
+                eps, maximize = _scalar(group["eps"]), group["maximize"]
                 for p in _params_with_grad(group):
                     state = self.state[p]
                     if len(state) == 0:  # a parameter added by add_param_group
@@ -96,13 +105,14 @@ class Adagrad(Optimizer):
                     step_t = state["step"]
                     step_t._array += 1
                     step = float(step_t._array)
-                    g = _grad_array(p, group["maximize"])
                     clr = lr / (1 + (step - 1) * lr_decay)
-                    for pa, ga, s in _blocks(p._array, g, state["sum"]._array):  # (see _blocks)
-                        if wd != 0:
-                            ga = ga + wd * pa
-                        s += ga * ga
-                        std = xp.sqrt(s) + eps
-                        pa += (-clr * ga) / std
+                    # torch's operations in its order, one cache-sized block at a time
+                    for pa, ga, s in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                             state["sum"]._array):
+                        ga = _grad_block(ga, pa, wd, maximize)
+                        _addcmul_(s, ga, ga, 1)
+                        std = _sqrt(s, out=_work(self, 0, s))
+                        std += _as(std, eps)
+                        _addcdiv_(pa, ga, std, -clr, _work(self, 1, s))
                     _bump(p, step_t, state["sum"])
         return loss

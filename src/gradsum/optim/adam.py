@@ -22,14 +22,19 @@ from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
     _adam_moments,
+    _addcdiv_,
+    _as,
     _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _lr_value,
     _params_with_grad,
+    _rdiv,
     _scalar,
+    _sqrt,
+    _sqrt_scalar,
     _step_tensor,
     _work,
     _zeros_like,
@@ -41,9 +46,14 @@ class Adam(Optimizer):
 
         step += 1
         p *= 1 - lr * wd   (decoupled)    |   g = g + wd * p   (otherwise)
-        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        m.lerp_(g, 1 - beta1);  v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         v_hat = max(v_max, v) if amsgrad else v
-        p -= lr / (1 - beta1**step) * m / (sqrt(v_hat) / sqrt(1 - beta2**step) + eps)
+        p.addcdiv_(m, sqrt(v_hat) / sqrt(1 - beta2**step) + eps,
+                   value=-lr / (1 - beta1**step))
+
+    torch's single-tensor update, operation for operation: bitwise its result on its AVX2/AVX-512
+    kernels (``g + wd * p``, the lerp and the addcmul are fused multiply-adds there), float32 and
+    float64, including a tensor ``lr`` or tensor ``betas`` (0-d tensor arithmetic).
 
     State per parameter: ``step`` (float32 0-d tensor), ``exp_avg``, ``exp_avg_sq`` and, with
     amsgrad, ``max_exp_avg_sq``; created at the parameter's first gradient.
@@ -119,33 +129,33 @@ class Adam(Optimizer):
                     "set the group's lr to a float, or its foreach to None"
                 )
             _check_capturable(group)
-        lr = _scalar(group["lr"])  # (after torch's _init_group checks, like its update)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
+        lr = _lr_value(group["lr"])  # (after torch's _init_group checks, like its update)
+        # (tensors stay 0-d tensors in torch's arithmetic: NumPy scalars of their dtype here)
+        beta1, beta2 = _lr_value(beta1), _lr_value(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
-            g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1
             step = float(step_t._array)
             bias_correction1 = 1 - beta1**step
-            bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-            step_size = lr / bias_correction1
+            bias_correction2 = 1 - beta2**step
+            step_size = _rdiv(lr, bias_correction1)
+            bias_correction2_sqrt = _sqrt_scalar(bias_correction2)
             sq = state["exp_avg_sq"]._array
-            arrays = (p._array, g, state["exp_avg"]._array, sq,
+            arrays = (p._array, p.grad._array, state["exp_avg"]._array, sq,  # type: ignore[union-attr]
                       state["max_exp_avg_sq"]._array if amsgrad else sq)
-            # The arithmetic of the comments, in the same order, through scratch buffers, one
-            # cache-sized block at a time (see _blocks).
+            # torch's operations, in its order, through scratch buffers, one cache-sized block
+            # at a time (see _blocks)
             for pa, ga, m, v, vmax in _blocks(*arrays):
-                t = _work(self, 0, m)
-                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, t)
+                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
                 if amsgrad:
                     xp.maximum(vmax, v, out=vmax)
-                denom = xp.sqrt(vmax, out=t)  # sqrt(v_hat) / bias_correction2_sqrt + eps
-                denom /= bias_correction2_sqrt
-                denom += eps
-                u = _work(self, 1, m)
-                pa += xp.divide(xp.multiply(m, -step_size, out=u), denom, out=u)  # addcdiv
+                denom = _sqrt(vmax, out=_work(self, 0, m))  # sqrt(v_hat) / bc2_sqrt + eps
+                denom /= _as(denom, bias_correction2_sqrt)
+                denom += _as(denom, eps)
+                _addcdiv_(pa, m, denom, -step_size, _work(self, 1, m))
             if amsgrad:
                 _bump(state["max_exp_avg_sq"])
             _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])

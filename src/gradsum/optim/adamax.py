@@ -21,17 +21,21 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _addcdiv_,
+    _as,
     _blocks,
     _bump,
     _check_betas,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
     _lerp_,
+    _lr_value,
     _params_with_grad,
     _scalar,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -40,10 +44,13 @@ class Adamax(Optimizer):
     """Adamax, torch's formulation::
 
         step += 1
-        g = grad (negated if maximize) + weight_decay * p
-        m = lerp(m, g, 1 - beta1)
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
+        m.lerp_(g, 1 - beta1)
         u = max(beta2 * u, |g| + eps)
-        p -= lr / (1 - beta1**step) * m / u
+        p.addcdiv_(m, u, value=-lr / (1 - beta1**step))
+
+    torch's single-tensor update, operation for operation (the ``alpha`` add and the lerp
+    fused, as torch's AVX2/AVX-512 kernels compute them).
 
     State per parameter (created at its first gradient): ``step``, ``exp_avg``, ``exp_inf``.
 
@@ -77,7 +84,7 @@ class Adamax(Optimizer):
         _check_differentiable(differentiable)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
+        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
         beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
         beta1, beta2 = _scalar(beta1), _scalar(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
@@ -90,18 +97,20 @@ class Adamax(Optimizer):
                 state["exp_inf"] = _zeros_like(p)
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
-            g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1
             clr = lr / (1 - beta1 ** float(step_t._array))
-            for pa, ga, m, u in _blocks(p._array, g, state["exp_avg"]._array,
-                                        state["exp_inf"]._array):  # (cache-sized blocks)
-                if wd != 0:
-                    ga = ga + wd * pa
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, m, u in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                        state["exp_avg"]._array, state["exp_inf"]._array):
+                ga = _grad_block(ga, pa, wd, maximize)
                 _lerp_(m, ga, 1 - beta1)
-                u *= beta2
-                xp.maximum(u, xp.abs(ga) + eps, out=u)
-                pa += (-clr * m) / u
+                xp.multiply(u, _as(u, beta2), out=u)
+                t = xp.abs(ga, out=_work(self, 0, u))
+                t += _as(t, eps)
+                xp.maximum(u, t, out=u)  # torch.maximum(u.mul_(beta2), |g| + eps, out=u)
+                _addcdiv_(pa, m, u, -clr, _work(self, 1, u))
             _bump(p, step_t, state["exp_avg"], state["exp_inf"])

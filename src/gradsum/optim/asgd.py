@@ -18,19 +18,25 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
+    _add_scaled_,
+    _as,
     _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _decay_,
+    _grad_block,
+    _lr_value,
     _params_with_grad,
     _scalar,
     _scalar_state,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -39,15 +45,17 @@ class ASGD(Optimizer):
     """ASGD, torch's formulation::
 
         step += 1
-        g = grad (negated if maximize) + weight_decay * p
-        p *= 1 - lambd * eta;  p -= eta * g
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
+        p.mul_(1 - lambd * eta).add_(g, alpha=-eta)
         ax = p                       (while mu == 1)
-        ax += mu * (p - ax)          (otherwise)
+        ax += (p - ax) * mu          (otherwise)
         eta = lr / (1 + lambd * lr * step) ** alpha
         mu = 1 / max(1, step - t0)
 
     State per parameter (created at its first gradient): ``step``, ``eta`` (starting at
     ``lr``) and ``mu`` (starting at 1), 0-d tensors of the default float dtype, and ``ax``.
+    torch's single-tensor update, operation for operation (the ``alpha`` adds fused, as
+    torch's AVX2/AVX-512 kernels compute them).
 
     Example:
         >>> import gradsum
@@ -86,7 +94,7 @@ class ASGD(Optimizer):
                             p_state[key] = _scalar_state(float(p_state[key]))
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
+        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
         lambd, alpha = _scalar(group["lambd"]), _scalar(group["alpha"])
         t0, wd = _scalar(group["t0"]), _scalar(group["weight_decay"])
         params = _params_with_grad(group)
@@ -99,19 +107,22 @@ class ASGD(Optimizer):
                 state["ax"] = _zeros_like(p)
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
-            g = _grad_array(p, group["maximize"])
             step_t, eta_t, mu_t = state["step"], state["eta"], state["mu"]
             step_t._array += 1
             eta, mu = float(eta_t._array), float(mu_t._array)
-            for pa, ga, ax in _blocks(p._array, g, state["ax"]._array):  # (cache-sized blocks)
-                if wd != 0:
-                    ga = ga + wd * pa
-                pa *= 1 - lambd * eta
-                pa += -eta * ga
-                if mu != 1:
-                    ax += (pa - ax) * mu
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, ax in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                      state["ax"]._array):
+                ga = _grad_block(ga, pa, wd, maximize)
+                _decay_(pa, 1 - lambd * eta)  # param.mul_(1 - lambd * eta)
+                _add_scaled_(pa, ga, -eta)  # param.add_(grad, alpha=-eta)
+                if mu != 1:  # ax.add_(param.sub(ax).mul_(mu))
+                    d = xp.subtract(pa, ax, out=_work(self, 0, ax))
+                    d *= _as(d, mu)
+                    ax += d
                 else:
                     ax[...] = pa
             step = float(step_t._array)

@@ -6,7 +6,10 @@ torch runs the Newton-Schulz iteration in bfloat16; gradsum has no bfloat16 tens
 iteration runs on float32 arrays rounded to bfloat16 (round to nearest even) after each of
 torch's operations, with float32 accumulation as torch's CPU kernels. The result matches
 torch's bit for bit except where a float32 sum lands on a bfloat16 rounding tie (about one
-element in 50,000, which then differs by one bfloat16 step).
+element in 50,000, which then differs by one bfloat16 step), and where NumPy's float32 sums
+(the Frobenius norm, the matrix products) add in another order than torch's: parameters agree
+with torch's to float rounding. The momentum buffer (torch's ``lerp_``, fused on its AVX2/AVX-512
+kernels) is bitwise torch's.
 
 Example:
     >>> import gradsum
@@ -26,12 +29,15 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
     _add_scaled_,
     _bump,
+    _decay_,
+    _lerp_,
     _lr_value,
     _params_with_grad,
 )
@@ -78,20 +84,6 @@ def _zeropower_via_newtonschulz(grad: Any, ns_coefficients: Any, ns_steps: int,
         gram_update = _bf16(b * gram + c * (gram @ gram))  # addmm(A, A, A, beta=b, alpha=c)
         x = _bf16(a * x + gram_update @ x)  # addmm(X, B, X, beta=a)
     return x.T if tall else x
-
-
-def _lerp(start: Any, end: Any, weight: float) -> Any:
-    """``start.lerp(end, weight)`` with torch's CPU formula (a fused multiply-add on the
-    branch ``|weight| < 0.5``; float32 through float64, where both round alike)."""
-    w = start.dtype.type(weight)
-    if abs(w) < 0.5:
-        base, coeff = start, w
-    else:
-        base, coeff = end, w - start.dtype.type(1)
-    diff = end - start
-    if start.dtype == xp.float32:
-        return (base.astype(xp.float64) + xp.float64(coeff) * diff).astype(xp.float32)
-    return base + coeff * diff
 
 
 def _adjust_lr(lr: Any, adjust_lr_fn: str | None, shape: tuple[int, ...]) -> Any:
@@ -193,15 +185,15 @@ class Muon(Optimizer):
             if g.ndim != 2:
                 raise ValueError("Param gradient must be a 2D matrix")
             buf_t = self.state[p]["momentum_buffer"]
-            buf_t._array[...] = _lerp(buf_t._array, g, 1 - momentum)
+            _lerp_(buf_t._array, g, 1 - momentum)  # buf.lerp_(grad, 1 - momentum)
             _bump(buf_t)
             buf = buf_t._array
-            update = _lerp(g, buf, momentum) if group["nesterov"] else buf
+            update = _fma.lerp(g, buf, momentum) if group["nesterov"] else buf
             ortho = _zeropower_via_newtonschulz(update, group["ns_coefficients"],
                                                 group["ns_steps"], group["eps"])
             adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], tuple(p.shape))
-            p._array *= 1 - lr * weight_decay
-            _add_scaled_(p._array, ortho, -adjusted_lr)
+            _decay_(p._array, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay)
+            _add_scaled_(p._array, ortho, -adjusted_lr)  # param.add_(update, alpha=-lr')
             _bump(p)
 
 

@@ -23,17 +23,21 @@ from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
     _adam_moments,
+    _addcdiv_,
+    _as,
     _blocks,
     _bump,
     _check_betas,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _lr_value,
     _params_with_grad,
     _scalar,
     _scalar_state,
+    _sqrt,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -46,10 +50,13 @@ class NAdam(Optimizer):
         mu = beta1 * (1 - 0.5 * 0.96 ** (step * momentum_decay))
         mu_next = beta1 * (1 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
         mu_product *= mu
-        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        m.lerp_(g, 1 - beta1);  v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         denom = sqrt(v / (1 - beta2**step)) + eps
-        p += -lr * (1 - mu) / (1 - mu_product) * g / denom
-        p += -lr * mu_next / (1 - mu_product * mu_next) * m / denom
+        p.addcdiv_(g, denom, value=-lr * (1 - mu) / (1 - mu_product))
+        p.addcdiv_(m, denom, value=-lr * mu_next / (1 - mu_product * mu_next))
+
+    torch's single-tensor update, operation for operation (the ``alpha`` add, the lerp and the
+    addcmul fused, as torch's AVX2/AVX-512 kernels compute them).
 
     State per parameter (created at its first gradient): ``step`` and ``mu_product`` (0-d
     tensors of the default float dtype), ``exp_avg``, ``exp_avg_sq``.
@@ -96,7 +103,7 @@ class NAdam(Optimizer):
                     p_state["mu_product"] = _scalar_state(float(p_state["mu_product"]))
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
+        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
         beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
         beta1, beta2 = _scalar(beta1), _scalar(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
@@ -112,9 +119,9 @@ class NAdam(Optimizer):
                 state["exp_avg_sq"] = _zeros_like(p)
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
-            g = _grad_array(p, group["maximize"])
             step_t, mu_product_t = state["step"], state["mu_product"]
             step_t._array += 1
             step = float(step_t._array)
@@ -124,11 +131,16 @@ class NAdam(Optimizer):
             mu_product_t._array *= mu  # (in the state's own dtype, like torch)
             mu_product = float(mu_product_t._array)
             mu_product_next = mu_product * mu_next
-            for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
-                                        state["exp_avg_sq"]._array):  # (cache-sized blocks)
-                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled)
-                denom = xp.sqrt(v / bias_correction2)
-                denom += eps
-                pa += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * ga) / denom
-                pa += ((-lr * mu_next) / (1.0 - mu_product_next) * m) / denom
+            grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+            avg_value = (-lr * mu_next) / (1.0 - mu_product_next)
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, m, v in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                        state["exp_avg"]._array, state["exp_avg_sq"]._array):
+                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+                denom = xp.divide(v, _as(v, bias_correction2), out=_work(self, 0, v))
+                _sqrt(denom, out=denom)
+                denom += _as(denom, eps)
+                u = _work(self, 1, v)
+                _addcdiv_(pa, ga, denom, grad_value, u)
+                _addcdiv_(pa, m, denom, avg_value, u)
             _bump(p, step_t, mu_product_t, state["exp_avg"], state["exp_avg_sq"])

@@ -30,6 +30,7 @@ from contextvars import ContextVar
 from itertools import chain
 from typing import Any, ClassVar
 
+from gradsum import _fma
 from gradsum._backend import silenced, xp
 from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
@@ -159,7 +160,8 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _BROADCAST_ERRORS = (
-    "could not be broadcast", "non-broadcastable output", "could not broadcast input",
+    "could not be broadcast", "cannot be broadcast", "non-broadcastable output",
+    "could not broadcast input",
 )
 
 
@@ -669,35 +671,116 @@ def _check_betas(betas: Any) -> None:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
 
 
-def _lerp_(m: Any, g: Any, weight: float, t: Any = None) -> None:
-    """``m.lerp_(g, weight)`` with torch's formula (its branch on ``weight < 0.5``);
-    ``t``: a scratch array shaped like ``m`` to compute in, else temporaries."""
-    if t is None:
-        t = xp.empty_like(m)
-    xp.subtract(g, m, out=t)
-    if abs(weight) < 0.5:
-        m += xp.multiply(t, weight, out=t)  # m + weight * (g - m)
-    else:
-        xp.subtract(g, xp.multiply(t, 1 - weight, out=t), out=m)  # g - (g - m) * (1 - w)
+# -- the elementwise kernels of torch's single-tensor updates ------------------------------------
+# Every optimizer's update is written with these, block by block (see _blocks), in torch's
+# order of operations, so that each element of the parameter and of the state gets the bits of
+# torch's ``foreach=False`` update on its vectorised (AVX2/AVX-512) CPU kernels: there
+# ``add_(y, alpha=a)``, ``addcmul_`` and ``lerp_`` round once (a fused multiply-add, emulated
+# by gradsum._fma), ``addcdiv_`` is ``x + (value * t1) / t2`` rounded at each operation, and
+# ``mul_``, ``div_``, ``sqrt`` and a plain ``add_`` are single IEEE operations. A number
+# applied to an array is first taken in the array's dtype, as torch converts a Python scalar
+# (or a 0-d tensor of another float dtype) to the tensor's.
 
 
-def _adam_moments(pa: Any, ga: Any, m: Any, v: Any, beta1: float, beta2: float, lr: float,
-                  wd: float, decoupled: bool, t: Any = None) -> Any:
-    """Weight decay (``decoupled``: the parameter shrinks, else the gradient gains
-    ``wd * p``), then Adam's moments in place, as Adam, NAdam and RAdam update them:
-    ``m.lerp_(g, 1 - beta1)``, ``v = beta2 * v + (1 - beta2) * g * g``, computed in ``t``
-    (a scratch array shaped like ``m``; a fresh one by default). Returns the gradient used."""
+def _as(a: Any, v: Any) -> Any:
+    """The number ``v`` (a Python number or a NumPy scalar) in the dtype of array ``a``."""
+    return a.dtype.type(v)
+
+
+def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
+    """torch's ``dest.add_(update, alpha=alpha)``: ``fma(alpha, update, dest)``, rounded once,
+    ``alpha`` in ``dest``'s dtype."""
+    dest[...] = _fma.fma(alpha, update, dest)
+
+
+def _lerp_(m: Any, end: Any, weight: Any) -> None:
+    """torch's ``m.lerp_(end, weight)``: fused, from the nearer end (``fma(w, end - m, m)``
+    where ``|w| < 0.5``, else ``fma(w - 1, end - m, end)``), ``weight`` in ``m``'s dtype."""
+    m[...] = _fma.lerp(m, end, weight)
+
+
+def _addcmul_(dest: Any, t1: Any, t2: Any, value: Any) -> None:
+    """torch's ``dest.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dest)`` (the
+    scaled factor rounded, then one fused step)."""
+    dest[...] = _fma.addcmul(dest, value, t1, t2)
+
+
+def _addcdiv_(dest: Any, t1: Any, t2: Any, value: Any, t: Any = None) -> None:
+    """torch's ``dest.addcdiv_(t1, t2, value=value)``: ``dest + (value * t1) / t2``, each
+    operation rounded (not fused in any of torch's kernels); ``t``: a scratch array shaped like
+    ``dest`` (else a temporary)."""
+    u = xp.multiply(t1, _as(dest, value), out=t)
+    dest += xp.divide(u, t2, out=u)
+
+
+def _grad_block(ga: Any, pa: Any, wd: Any, maximize: bool) -> Any:
+    """The gradient torch's updates use: negated with ``maximize``, then
+    ``grad.add(param, alpha=weight_decay)`` (fused) when ``wd != 0``. A new array unless it is
+    ``ga`` itself (neither applies); computed per block, so a large parameter's negated or
+    decayed gradient is never a fresh full-size temporary."""
+    if maximize:
+        ga = xp.negative(ga)
     if wd != 0:
-        if decoupled:
-            pa *= 1 - lr * wd
-        else:
-            ga = ga + wd * pa
-    if t is None:
-        t = xp.empty_like(m)
-    _lerp_(m, ga, 1 - beta1, t)
-    v *= beta2
-    v += xp.multiply(xp.multiply(ga, 1 - beta2, out=t), ga, out=t)  # (1 - beta2) * g * g
+        ga = _fma.fma(wd, pa, ga)
     return ga
+
+
+def _decay_(pa: Any, factor: Any) -> None:
+    """torch's ``param.mul_(factor)`` (decoupled weight decay ``1 - lr * wd``)."""
+    xp.multiply(pa, _as(pa, factor), out=pa)
+
+
+def _one_minus(a: Any, beta: Any) -> Any:
+    """``1 - beta`` as torch computes the lerp weight of Adam's first moment: in Python for a
+    number, in ``a``'s dtype for a tensor (torch casts a tensor ``beta1`` to the parameter's
+    dtype first)."""
+    return 1 - _as(a, beta) if isinstance(beta, xp.generic) else 1 - beta
+
+
+def _adam_moments(pa: Any, ga: Any, m: Any, v: Any, beta1: Any, beta2: Any, lr: Any,
+                  wd: float, decoupled: bool, maximize: bool = False) -> Any:
+    """Weight decay (``decoupled``: ``param.mul_(1 - lr * wd)``, else the gradient becomes
+    ``grad.add(param, alpha=wd)``), then Adam's moments in place, as Adam, NAdam and RAdam
+    update them: ``m.lerp_(g, 1 - beta1)``, ``v.mul_(beta2).addcmul_(g, g, value=1 - beta2)``.
+    Returns the gradient used (negated first with ``maximize``)."""
+    if decoupled:
+        if wd != 0:
+            _decay_(pa, 1 - lr * wd)
+        ga = _grad_block(ga, pa, 0, maximize)
+    else:
+        ga = _grad_block(ga, pa, wd, maximize)
+    _lerp_(m, ga, _one_minus(m, beta1))
+    xp.multiply(v, _as(v, beta2), out=v)
+    _addcmul_(v, ga, ga, 1 - beta2)
+    return ga
+
+
+def _rdiv(num: Any, den: Any) -> Any:
+    """``num / den`` as torch computes it: in Python for two numbers, as a tensor's division
+    when either is a NumPy scalar (a 0-d tensor hyper-parameter), and a number over a tensor
+    as torch's ``Tensor.__rtruediv__``: ``den.reciprocal() * num``."""
+    if isinstance(den, xp.generic) and not isinstance(num, xp.generic):
+        one = den.dtype.type(1)
+        return (one / den) * den.dtype.type(num)
+    return num / den
+
+
+def _sqrt(x: Any, out: Any = None) -> Any:
+    """torch's ``x.sqrt()`` of the updates: IEEE's correctly rounded square root.
+
+    torch computes ``sqrt`` with MKL's vector math (``vsSqrt``/``vdSqrt``, high accuracy),
+    which is the IEEE result on some CPUs but not on all: on an AMD EPYC (Zen 4) it is one
+    unit in the last place off for about 17% of float32 and 1% of float64 inputs, in every
+    ``ATEN_CPU_CAPABILITY``. Those bits are MKL's undocumented algorithm, so gradsum keeps
+    IEEE's; the optimizers' tests substitute torch's own kernel here to check every other
+    operation bit for bit on such CPUs (tests/test_diff_optim.py)."""
+    return xp.sqrt(x, out=out)
+
+
+def _sqrt_scalar(v: Any) -> Any:
+    """``v ** 0.5`` as torch computes it: Python's power for a number, ``sqrt`` for a tensor
+    (torch's ``pow`` with exponent 0.5 is its ``sqrt`` kernel)."""
+    return _sqrt(v)[()] if isinstance(v, xp.generic) else v**0.5
 
 
 def _scalar_state(value: float, fused: bool | None = None) -> Tensor:
@@ -717,17 +800,6 @@ def _lr_value(lr: Any) -> Any:
         _scalar(lr)  # (the one-element check and its TypeError)
         return lr._array.reshape(())[()]
     return float(lr)
-
-
-def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
-    """``dest += alpha * update`` as torch's ``add_(update, alpha=alpha)`` computes it on the
-    CPU: one fused multiply-add, ``alpha`` in ``dest``'s dtype (float32 emulated through
-    float64, where the fused result and the double one round alike)."""
-    if dest.dtype == xp.float32:
-        a = xp.float64(xp.float32(alpha))
-        dest[...] = dest.astype(xp.float64) + a * update.astype(xp.float64)
-    else:
-        dest += update.astype(dest.dtype, copy=False) * alpha
 
 
 #: the devices torch's capturable optimizers accept (gradsum's tensors are all on the CPU)

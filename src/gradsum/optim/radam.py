@@ -23,16 +23,19 @@ from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
     _adam_moments,
+    _as,
     _blocks,
     _bump,
     _check_betas,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _lr_value,
     _params_with_grad,
     _scalar,
+    _sqrt,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -42,14 +45,18 @@ class RAdam(Optimizer):
 
         step += 1
         p *= 1 - lr * wd   (decoupled)    |   g = g + wd * p   (otherwise)
-        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        m.lerp_(g, 1 - beta1);  v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         m_hat = m / (1 - beta1**step)
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * beta2**step / (1 - beta2**step)
-        rho_t > 5:  p -= m_hat * lr * sqrt(1 - beta2**step) / (sqrt(v) + eps) * rect
+        rho_t > 5:  p -= m_hat * lr * (sqrt(1 - beta2**step) / (sqrt(v) + eps)) * rect
                     rect = sqrt((rho_t - 4) (rho_t - 2) rho_inf
                                 / ((rho_inf - 4) (rho_inf - 2) rho_t))
         otherwise:  p -= m_hat * lr
+
+    torch's single-tensor update, operation for operation (the ``alpha`` add, the lerp and the
+    addcmul fused, as torch's AVX2/AVX-512 kernels compute them; the number over a tensor as
+    torch's reciprocal times the number).
 
     State per parameter (created at its first gradient): ``step``, ``exp_avg``,
     ``exp_avg_sq``.
@@ -87,7 +94,7 @@ class RAdam(Optimizer):
         _check_differentiable(differentiable)
 
     def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
+        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
         beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
         beta1, beta2 = _scalar(beta1), _scalar(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
@@ -101,9 +108,9 @@ class RAdam(Optimizer):
                 state["exp_avg_sq"] = _zeros_like(p)
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
-            g = _grad_array(p, group["maximize"])
             step_t = state["step"]
             step_t._array += 1
             step = float(step_t._array)
@@ -113,13 +120,21 @@ class RAdam(Optimizer):
             rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
-            for pa, ga, m, v in _blocks(p._array, g, state["exp_avg"]._array,
-                                        state["exp_avg_sq"]._array):  # (cache-sized blocks)
-                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled)
-                m_hat = m / bias_correction1
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, m, v in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                        state["exp_avg"]._array, state["exp_avg_sq"]._array):
+                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+                # bias_corrected_exp_avg * lr (* adaptive_lr * rect); p.add_(..., alpha=-1)
+                u = xp.divide(m, _as(m, bias_correction1), out=_work(self, 0, m))
+                u *= _as(u, lr)
                 if rect is not None:
-                    adaptive_lr = (bias_correction2**0.5) / (xp.sqrt(v) + eps)
-                    pa -= m_hat * lr * adaptive_lr * rect
-                else:
-                    pa -= m_hat * lr
+                    # adaptive_lr = bias_correction2**0.5 / (sqrt(v) + eps): a number over a
+                    # tensor, which torch computes as reciprocal(...) * number
+                    t = _sqrt(v, out=_work(self, 1, m))
+                    t += _as(t, eps)
+                    xp.reciprocal(t, out=t)
+                    t *= _as(t, bias_correction2**0.5)
+                    u *= t
+                    u *= _as(u, rect)
+                pa -= u
             _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])

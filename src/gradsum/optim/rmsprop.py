@@ -16,20 +16,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _add_scaled_,
+    _addcdiv_,
+    _addcmul_,
+    _as,
     _blocks,
     _bump,
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
+    _lerp_,
     _params_with_grad,
     _scalar,
+    _sqrt,
     _step_tensor,
+    _work,
     _zeros_like,
 )
 
@@ -37,11 +45,15 @@ from gradsum.optim.optimizer import (
 class RMSprop(Optimizer):
     """RMSprop, torch's formulation::
 
-        g = grad (negated if maximize) + weight_decay * p
-        sq = alpha * sq + (1 - alpha) * g * g
-        avg = sqrt(sq - ga * ga) (centered, ga = lerp(ga, g, 1 - alpha)) or sqrt(sq), + eps
-        buf = momentum * buf + g / avg; p -= lr * buf    (momentum > 0)
-        p -= lr * g / avg                                 (otherwise)
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
+        sq.mul_(alpha).addcmul_(g, g, value=1 - alpha)
+        avg = sq.addcmul(ga, ga, value=-1).sqrt() (centered, ga.lerp_(g, 1 - alpha))
+              or sq.sqrt(), then avg.add_(eps)
+        buf.mul_(momentum).addcdiv_(g, avg); p.add_(buf, alpha=-lr)    (momentum > 0)
+        p.addcdiv_(g, avg, value=-lr)                                    (otherwise)
+
+    torch's single-tensor update, operation for operation (the ``alpha`` adds, the addcmuls and
+    the lerp fused, as torch's AVX2/AVX-512 kernels compute them).
     """
 
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
@@ -73,7 +85,7 @@ class RMSprop(Optimizer):
                 # (numbers or one-element tensors, like torch)
                 alpha, eps = _scalar(group["alpha"]), _scalar(group["eps"])
                 wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
-                centered = group["centered"]
+                centered, maximize = group["centered"], group["maximize"]
                 params = _params_with_grad(group)
                 for p in params:  # (all the group's state first, like torch's _init_group)
                     state = self.state[p]
@@ -88,34 +100,36 @@ class RMSprop(Optimizer):
                     _check_capturable(group)
                 for p in params:
                     state = self.state[p]
-                    g = _grad_array(p, group["maximize"])
                     state["step"]._array += 1
                     written = [state["step"], state["square_avg"]]
-                    arrays = [p._array, g, state["square_avg"]._array]
+                    arrays = [p._array, p.grad._array, state["square_avg"]._array]  # type: ignore[union-attr]
                     if centered:
                         arrays.append(state["grad_avg"]._array)
                         written.append(state["grad_avg"])
                     if momentum > 0:
                         arrays.append(state["momentum_buffer"]._array)
                         written.append(state["momentum_buffer"])
-                    for pa, ga, sq, *rest in _blocks(*arrays):  # (cache-sized blocks)
-                        if wd != 0:
-                            ga = ga + wd * pa
-                        sq *= alpha
-                        sq += (1 - alpha) * ga * ga
+                    # torch's operations in its order, one cache-sized block at a time
+                    for pa, ga, sq, *rest in _blocks(*arrays):
+                        ga = _grad_block(ga, pa, wd, maximize)
+                        xp.multiply(sq, _as(sq, alpha), out=sq)
+                        _addcmul_(sq, ga, ga, 1 - alpha)
+                        avg = _work(self, 0, sq)
                         if centered:
                             gavg = rest[0]
-                            gavg += (1 - alpha) * (ga - gavg)
-                            avg = xp.sqrt(sq - gavg * gavg)
+                            _lerp_(gavg, ga, 1 - alpha)
+                            # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+                            avg[...] = _fma.addcmul(sq, -1, gavg, gavg)
+                            _sqrt(avg, out=avg)
                         else:
-                            avg = xp.sqrt(sq)
-                        avg += eps
-                        if momentum > 0:
+                            _sqrt(sq, out=avg)
+                        avg += _as(avg, eps)
+                        if momentum > 0:  # buf.mul_(momentum).addcdiv_(g, avg)
                             buf = rest[-1]
-                            buf *= momentum
-                            buf += ga / avg
-                            pa += -lr * buf
+                            xp.multiply(buf, _as(buf, momentum), out=buf)
+                            _addcdiv_(buf, ga, avg, 1, _work(self, 1, sq))
+                            _add_scaled_(pa, buf, -lr)
                         else:
-                            pa += (-lr * ga) / avg
+                            _addcdiv_(pa, ga, avg, -lr, _work(self, 1, sq))
                     _bump(p, *written)
         return loss

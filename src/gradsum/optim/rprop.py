@@ -28,7 +28,7 @@ from gradsum.optim.optimizer import (
     _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
     _params_with_grad,
     _scalar,
     _step_tensor,
@@ -101,12 +101,15 @@ class Rprop(Optimizer):
                 )
         if params:
             _check_capturable(group)
+        maximize = group["maximize"]
         for p in params:
             state = self.state[p]
             state["step"]._array += 1
-            g = _grad_array(p, group["maximize"])
-            for pa, ga, prev, step_size in _blocks(p._array, g, state["prev"]._array,
-                                                   state["step_size"]._array):  # (see _blocks)
+            # torch's operations in its order, one cache-sized block at a time
+            for pa, ga, prev, step_size in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
+                                                   state["prev"]._array,
+                                                   state["step_size"]._array):
+                ga = _grad_block(ga, pa, 0, maximize)
                 sign = _sign(ga * prev)
                 negative = sign < 0
                 factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
@@ -114,6 +117,7 @@ class Rprop(Optimizer):
                 step_size *= factor.astype(step_size.dtype, copy=False)
                 xp.clip(step_size, step_size_min, step_size_max, out=step_size)
                 ga = xp.where(negative, xp.zeros_like(ga), ga)
-                pa -= _sign(ga) * step_size
+                pa -= _sign(ga) * step_size  # (addcmul_(sign, step_size, value=-1): exact
+                # product, one rounding)
                 prev[...] = ga
             _bump(p, state["step"], state["prev"], state["step_size"])

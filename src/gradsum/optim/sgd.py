@@ -20,33 +20,36 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from gradsum import _blas
+from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _add_scaled_,
+    _as,
     _blocks,
     _bump,
     _check_differentiable,
     _check_hyper,
-    _grad_array,
+    _grad_block,
     _params_with_grad,
     _scalar,
-    _work,
 )
 
 
 class SGD(Optimizer):
     """Stochastic gradient descent, torch's formulation::
 
-        g = grad (negated if maximize) + weight_decay * p
-        buf = g                                  (first step of p)
-        buf = momentum * buf + (1 - dampening) * g   (later steps)
-        g = g + momentum * buf if nesterov else buf
-        p -= lr * g
+        g = grad (negated if maximize);  g = g.add(p, alpha=weight_decay)
+        buf = g.clone()                                        (first step of p)
+        buf.mul_(momentum).add_(g, alpha=1 - dampening)        (later steps)
+        g = g.add(buf, alpha=momentum) if nesterov else buf
+        p.add_(g, alpha=-lr)
 
-    ``state[p]['momentum_buffer']`` exists only with ``momentum != 0``.
+    ``state[p]['momentum_buffer']`` exists only with ``momentum != 0``. torch's single-tensor
+    update, operation for operation: each ``add`` with ``alpha`` is one fused multiply-add, so
+    parameters and buffers have the bits of torch's AVX2/AVX-512 kernels (float32 and float64).
     """
 
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {
@@ -78,26 +81,32 @@ class SGD(Optimizer):
                 # (numbers or one-element tensors, like torch)
                 wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
                 dampening, nesterov = _scalar(group["dampening"]), group["nesterov"]
+                maximize = group["maximize"]
                 for p in _params_with_grad(group):
-                    g = _grad_array(p, group["maximize"])
-                    if wd != 0:
-                        g = g + wd * p._array
+                    arrays = [p._array, p.grad._array]  # type: ignore[union-attr]
+                    buf = first = None
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
-                        if buf is None:
-                            buf = Tensor._make(xp.array(g, dtype=p._array.dtype))
+                        first = buf is None
+                        if first:  # (the first step's buffer: the gradient itself, cloned)
+                            buf = Tensor._make(xp.empty(p._array.shape, p._array.dtype))
                             state["momentum_buffer"] = buf
-                        else:
-                            b = buf._array
-                            if not _blas.axpby_(1 - dampening, g, momentum, b):  # one pass
-                                for bb, gb in _blocks(b, g):  # (else cache-sized blocks)
-                                    bb *= momentum
-                                    bb += gb if dampening == 0 else (1 - dampening) * gb
-                            _bump(buf)
-                        g = g + momentum * buf._array if nesterov else buf._array
-                    if not _blas.axpy_(-lr, g, p._array):  # one pass with MKL
-                        for pa, ga in _blocks(p._array, g):  # (else cache-sized blocks)
-                            pa += xp.multiply(ga, -lr, out=_work(self, 0, ga))  # -lr * g
+                        arrays.append(buf._array)
+                    # torch's operations in its order, one cache-sized block at a time
+                    for pa, ga, *b in _blocks(*arrays):
+                        ga = _grad_block(ga, pa, wd, maximize)
+                        if b:
+                            bb = b[0]
+                            if first:
+                                bb[...] = ga
+                            else:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                                xp.multiply(bb, _as(bb, momentum), out=bb)
+                                _add_scaled_(bb, ga, 1 - dampening)
+                            # g = g.add(buf, alpha=momentum) if nesterov else buf
+                            ga = _fma.fma(momentum, bb, ga) if nesterov else bb
+                        _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)
+                    if buf is not None and not first:
+                        _bump(buf)
                     _bump(p)
         return loss
