@@ -42,8 +42,10 @@ from gradsum.ops._core import (
     stale_views,
 )
 from gradsum.ops.shape import (
+    _OOB_ONLY_WARNS,
     _convert_key,
     _empty_result,
+    _strict_index,
     expand_ellipsis,
     index_target,
     split_key,
@@ -615,7 +617,10 @@ def _put(arr: Any, kk: tuple[Any, ...], v: Any) -> None:
     """``arr[kk] = v``; an out-of-range index naming no element (an empty region) writes
     nothing, as torch's kernel, which checks indices as it writes."""
     try:
-        arr[kk] = v
+        if _OOB_ONLY_WARNS:
+            _strict_index(arr, kk, v, write=True)
+        else:
+            arr[kk] = v
     except IndexError:
         if _empty_result(arr, kk) is None:
             raise

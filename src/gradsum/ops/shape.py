@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -657,6 +658,27 @@ def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> I
     return cls()
 
 
+#: NumPy before 2.3 only warns (a DeprecationWarning) when an out-of-range integer index
+#: selects no element; later ones raise IndexError, which getitem and the writes handle as
+#: torch does (``_empty_result``). On the older ones the warning is made that IndexError.
+_OOB_ONLY_WARNS = tuple(int(p) for p in xp.__version__.split(".")[:2]) < (2, 3)
+
+
+def _strict_index(x: Any, k: tuple[Any, ...], value: Any = None, write: bool = False) -> Any:
+    """``x[k]`` (or ``x[k] = value`` if ``write``), raising IndexError for an out-of-range
+    integer index that selects no element, as NumPy 2.3 and later do."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Out of bound index found", DeprecationWarning)
+        try:
+            if write:
+                x[k] = value
+                return None
+            return x[k]
+        except DeprecationWarning:
+            raise IndexError("an index is out of bounds (the indexing result is empty)") \
+                from None
+
+
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
     k, advanced = _convert_key(key, a._array.shape)
@@ -667,7 +689,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
             return getitem(getitem(a, parts[0]), parts[1])
     x = a._array
     try:
-        out = x[k]
+        out = _strict_index(x, k) if advanced and _OOB_ONLY_WARNS else x[k]
     except IndexError as e:
         if not advanced:
             _check_bounds(x, k)
