@@ -213,6 +213,6 @@ from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim
 from gradsum import testing  # torch.testing: assert_close, make_tensor
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the only place the version is written (pyproject.toml reads it)
 
 __all__ = [name for name in dir() if not name.startswith("_")]
