@@ -24,7 +24,8 @@ SMALL = ["--steps", "5", "--no-plots"]
 HAS_SAFETENSORS = importlib.util.find_spec("safetensors") is not None
 
 
-def check_output(out: str, folder: Path) -> None:
+def check_output(out: str, folder: Path, cwd: Path | None = None) -> None:
+    """What every run prints and writes; ``cwd``: the demo's current directory."""
     assert EQUIV in out
     diff = float(out.split(EQUIV)[1].split()[0])
     assert diff < 1e-6
@@ -35,7 +36,10 @@ def check_output(out: str, folder: Path) -> None:
     else:
         assert "checkpoint: skipped" in out
     assert "all checks passed" in out
-    assert str(folder.resolve()) in out
+    shown = os.path.relpath(folder, cwd) if cwd else demo._shown(str(folder.resolve()))
+    assert f"output: {shown}\n" in out
+    assert "loss (last 10%)" in out  # the results table says what its loss column is
+    assert "loss (last 10%): the mean of the steps' losses over the last 1 of 5 steps" in out
     files = {p.name for p in folder.iterdir()}
     assert {"loss_curves.csv", "model_graph.dot", "summary.json"} <= files
     assert ("model.safetensors" in files) == HAS_SAFETENSORS
@@ -54,7 +58,11 @@ def test_demo_subprocess(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "gradsum", "demo", *SMALL, "--out", str(folder)],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    check_output(proc.stdout, folder)
+    check_output(proc.stdout, folder, cwd=tmp_path)
+    # no machine paths: the folder below the current directory and the call sites are relative
+    assert "output: out\n" in proc.stdout and "files in out: " in proc.stdout
+    assert str(tmp_path) not in proc.stdout and str(ROOT) not in proc.stdout
+    assert "backward #" in proc.stdout and " at gradsum/demo.py:" in proc.stdout
     assert "\x1b[" not in proc.stdout.split("[1]")[1].split("results")[0]  # no bar when piped
 
 
@@ -130,10 +138,27 @@ def test_demo_help_documents_every_option(capsys):
 
 
 def test_demo_rejects_bad_options(tmp_path, capsys):
-    assert cli(["demo", "--steps", "0", "--out", str(tmp_path)]) == 2
+    """Usage errors exit 2 (the cases one by one: tests/test_cli.py), also for arguments that
+    did not come through the demo's parser."""
+    with pytest.raises(SystemExit) as info:
+        cli(["demo", "--steps", "0", "--out", str(tmp_path)])
+    assert info.value.code == 2
     assert cli(["demo", "--micro-batches", "9", "--batch-size", "4", "--out",
                 str(tmp_path)]) == 2
-    assert "must be at least 1" in capsys.readouterr().err
+    args = demo.build_arg_parser().parse_args(["--out", str(tmp_path)])
+    args.lr = float("nan")
+    assert demo.run(args) == 2
+    err = capsys.readouterr().err
+    assert "gradsum demo: error: argument --steps: must be at least 1, got 0" in err
+    assert "gradsum demo: error: argument --lr: must be a finite number above 0, got nan" in err
+
+
+def test_shown_paths():
+    here = os.getcwd()
+    assert demo._shown(os.path.join(here, "gradsum-demo-out")) == "gradsum-demo-out"
+    assert demo._shown(here) == "."
+    outside = os.path.join(os.path.dirname(here), "elsewhere")
+    assert demo._shown(outside) == outside
 
 
 def test_load_digits():

@@ -16,9 +16,11 @@ A small MLP (64-64-10) learns the UCI handwritten digits shipped in the package
    :func:`gradsum.load` + ``load_state_dict`` to the same test accuracy.
 
 Run it with ``gradsum demo`` or ``python -m gradsum demo`` (``--help`` lists the options). The
-optional extras (``pip install gradsum[demo]``) add a progress bar and tables (``rich``, only
-when the output is a terminal for the bar), the PNG (``matplotlib``) and the checkpoint
+optional packages of the ``demo`` extra (``pip install -e ".[demo]"`` in a clone, or
+``pip install rich matplotlib safetensors``) add a progress bar and tables (``rich``, only when
+the output is a terminal for the bar), the PNG (``matplotlib``) and the checkpoint
 (``safetensors``); without them the demo prints plain text and skips those files with a note.
+Paths below the current directory are printed relative to it.
 
 Example:
     >>> from gradsum.demo import build_arg_parser
@@ -33,8 +35,10 @@ import argparse
 import contextlib
 import csv
 import json
+import math
 import os
 import sys
+import tempfile
 import textwrap
 import time
 import warnings
@@ -46,6 +50,9 @@ __all__ = ["DemoResult", "add_arguments", "build_arg_parser", "main", "run", "ru
 
 HELP = ("train a digits classifier with micro-batched accumulation; show a forgotten "
         "zero_grad")
+PROG = "gradsum demo"
+#: the share of the digits the demo trains on (the rest is the test set)
+TRAIN_FRACTION = 0.8
 
 
 @dataclass
@@ -66,7 +73,8 @@ class TrainRun:
 
     @property
     def final_loss(self) -> float:
-        """Mean loss of the last tenth of the steps (less noisy than the very last one)."""
+        """Mean loss of the last tenth of the steps (less noisy than the very last one); the
+        results table's "loss (last 10%)"."""
         if not self.losses:
             return float("nan")
         tail = self.losses[-max(1, len(self.losses) // 10):]
@@ -105,19 +113,39 @@ class DemoResult:
 
 
 # -- command line -------------------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _learning_rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    return value
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the demo's options to ``p`` (the ``gradsum demo`` sub-parser)."""
-    p.add_argument("--steps", type=int, default=300, metavar="N",
+    p.add_argument("--steps", type=_positive_int, default=300, metavar="N",
                    help="optimizer steps per training run (default: %(default)s)")
-    p.add_argument("--micro-batches", type=int, default=3, metavar="K",
+    p.add_argument("--micro-batches", type=_positive_int, default=3, metavar="K",
                    help="micro-batches accumulated per optimizer step; with the default batch "
                         "of 64 they have unequal sizes (22+21+21), where a naive mean of means "
                         "would be wrong (default: %(default)s)")
-    p.add_argument("--batch-size", type=int, default=64, metavar="B",
-                   help="samples per optimizer step, split into the micro-batches "
-                        "(default: %(default)s)")
-    p.add_argument("--lr", type=float, default=1e-2,
-                   help="Adam learning rate (default: %(default)s)")
+    p.add_argument("--batch-size", type=_positive_int, default=64, metavar="B",
+                   help="samples per optimizer step, split into the micro-batches; at most the "
+                        "1437 training samples (default: %(default)s)")
+    p.add_argument("--lr", type=_learning_rate, default=1e-2,
+                   help="Adam learning rate, above 0 (default: %(default)s)")
     p.add_argument("--out", default=os.path.join(".", "gradsum-demo-out"), metavar="DIR",
                    help="output folder for the loss curves, graph picture and checkpoint; "
                         "created if missing, files in it are overwritten (default: %(default)s)")
@@ -131,22 +159,60 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_arg_parser() -> argparse.ArgumentParser:
     """A stand-alone parser with the demo's options (``gradsum demo`` uses the same ones)."""
-    p = argparse.ArgumentParser(prog="gradsum demo", description=HELP)
+    p = argparse.ArgumentParser(prog=PROG, description=HELP)
     add_arguments(p)
     return p
 
 
+def _usage_error(message: str) -> int:
+    """What ``parser.error`` prints (the usage, then ``gradsum demo: error: ...``), returned
+    as exit status 2 instead of raised."""
+    build_arg_parser().print_usage(sys.stderr)
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _check_out(out: str) -> str | None:
+    """Why ``out`` cannot be the output folder (creating it if missing), or ``None``."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        return f"argument --out: {out!r} exists and is not a folder"
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as e:
+        return f"argument --out: cannot create the folder {out!r}: {e.strerror or e}"
+    try:
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as e:
+        return f"argument --out: cannot write into {out!r}: {e.strerror or e}"
+    return None
+
+
+def _n_train() -> int:
+    from gradsum.datasets import load_digits
+
+    return int(load_digits()[0].shape[0] * TRAIN_FRACTION)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the demo from parsed arguments; returns the exit status (0: every check passed)."""
-    for name in ("steps", "micro_batches", "batch_size"):
+    """Run the demo from parsed arguments; returns the exit status (0: every check passed,
+    1: a check failed, 2: unusable arguments, reported as argparse does)."""
+    for name in ("steps", "micro_batches", "batch_size"):  # args may come from another parser
         if getattr(args, name) < 1:
-            print(f"gradsum demo: --{name.replace('_', '-')} must be at least 1, got "
-                  f"{getattr(args, name)}", file=sys.stderr)
-            return 2
+            return _usage_error(f"argument --{name.replace('_', '-')}: must be at least 1, "
+                                f"got {getattr(args, name)}")
+    if not (math.isfinite(args.lr) and args.lr > 0):
+        return _usage_error(f"argument --lr: must be a finite number above 0, got {args.lr}")
     if args.micro_batches > args.batch_size:
-        print(f"gradsum demo: --micro-batches {args.micro_batches} cannot split a batch of "
-              f"--batch-size {args.batch_size}", file=sys.stderr)
-        return 2
+        return _usage_error(f"argument --micro-batches: {args.micro_batches} micro-batches "
+                            f"cannot split a batch of --batch-size {args.batch_size}")
+    n_train = _n_train()
+    if args.batch_size > n_train:
+        return _usage_error(f"argument --batch-size: {args.batch_size} is more than the "
+                            f"{n_train} training samples")
+    problem = _check_out(args.out)
+    if problem is not None:
+        return _usage_error(problem)
     result = run_demo(steps=args.steps, micro_batches=args.micro_batches,
                       batch_size=args.batch_size, lr=args.lr, out=args.out, seed=args.seed,
                       plots=args.plots)
@@ -155,12 +221,23 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m gradsum.demo [options]``: the same as ``gradsum demo [options]``."""
-    return run(build_arg_parser().parse_args(argv))
+    from gradsum.__main__ import main as cli
+
+    return cli(["demo", *(sys.argv[1:] if argv is None else argv)])
 
 
 # -- output helpers -----------------------------------------------------------------------------
 def _say(text: str = "") -> None:
     print(text, flush=True)
+
+
+def _shown(path: str) -> str:
+    """``path`` as printed: relative to the current directory when it is below it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 def _rich() -> Any:
@@ -350,7 +427,7 @@ def _write_curves(out: str, steps: int, good: list[float], bad: list[float],
         from matplotlib.figure import Figure  # no pyplot: no global backend state (Agg)
     except ImportError:
         _say("  loss_curves.png: skipped (matplotlib is not installed: "
-             "pip install gradsum[demo])")
+             "pip install matplotlib)")
         return
     fig = Figure(figsize=(10, 4), dpi=100)
     axes = fig.subplots(1, 2, sharey=True)
@@ -375,7 +452,7 @@ def _write_curves(out: str, steps: int, good: list[float], bad: list[float],
     fig.tight_layout()
     fig.savefig(os.path.join(out, "loss_curves.png"))
     files.append("loss_curves.png")
-    _say(f"  loss curves: {os.path.join(out, 'loss_curves.png')}")
+    _say(f"  loss curves: {_shown(os.path.join(out, 'loss_curves.png'))}")
 
 
 def _write_graph(out: str, model: Any, x: Any, y: Any, plots: bool, files: list[str]) -> None:
@@ -388,18 +465,18 @@ def _write_graph(out: str, model: Any, x: Any, y: Any, plots: bool, files: list[
     with open(path, "w") as fh:
         fh.write(dot)
     files.append("model_graph.dot")
-    _say(f"  model graph (DOT, {dot.count('->')} edges): {path}")
+    _say(f"  model graph (DOT, {dot.count('->')} edges): {_shown(path)}")
     if not plots:
         return
     svg = os.path.join(out, "model_graph.svg")
     try:
         draw(loss, svg, params=model)
-    except (ImportError, RuntimeError) as e:
-        _say(f"  model_graph.svg: skipped ({str(e).split(':')[0]}); render the DOT file with "
-             "Graphviz: dot -Tsvg model_graph.dot")
+    except (ImportError, RuntimeError):  # the graphviz package or the dot program is missing
+        _say("  model graph (SVG): skipped, Graphviz not found (pip install graphviz; "
+             "apt-get install graphviz)")
     else:
         files.append("model_graph.svg")
-        _say(f"  model graph (SVG): {svg}")
+        _say(f"  model graph (SVG): {_shown(svg)}")
 
 
 def run_demo(
@@ -453,7 +530,7 @@ def _demo(steps: int, micro_batches: int, batch_size: int, lr: float, out: str, 
     x, y = load_digits()
     gen = gradsum.Generator().manual_seed(seed)
     perm = gradsum.randperm(x.shape[0], generator=gen)
-    n_train = int(x.shape[0] * 0.8)
+    n_train = int(x.shape[0] * TRAIN_FRACTION)
     x_tr, y_tr = x[perm[:n_train]], y[perm[:n_train]]
     x_te, y_te = x[perm[n_train:]], y[perm[n_train:]]
     batches = gradsum.randint(0, n_train, (steps, batch_size), generator=gen)
@@ -465,7 +542,7 @@ def _demo(steps: int, micro_batches: int, batch_size: int, lr: float, out: str, 
     n_params = sum(p.numel() for p in _model(seed).parameters())
     _say(f"model:  MLP 64-64-10 ({n_params} parameters), Adam lr={lr:g}; {steps} steps of "
          f"{batch_size} samples in {k} micro-batches ({_sizes(batch_size, k)})")
-    _say(f"output: {out}")
+    _say(f"output: {_shown(out)}")
 
     # 1. exact micro-batching, strict mode on -------------------------------------------------
     _say("")
@@ -581,7 +658,7 @@ def _demo(steps: int, micro_batches: int, batch_size: int, lr: float, out: str, 
         fresh.load_state_dict(state["model"])
         res.reload_accuracy = _accuracy(fresh, x_te, y_te)
         same_acc = res.reload_accuracy == strict_run.accuracy
-        _say(f"  checkpoint: {ckpt} ({os.path.getsize(ckpt)} bytes)")
+        _say(f"  checkpoint: {_shown(ckpt)} ({os.path.getsize(ckpt)} bytes)")
         _say(f"  reloaded into a fresh model (test accuracy {before:.1%} before loading): "
              f"test accuracy {res.reload_accuracy:.1%}, "
              + ("same as the trained model" if same_acc else "DIFFERENT from the trained model"))
@@ -608,9 +685,11 @@ def _demo(steps: int, micro_batches: int, batch_size: int, lr: float, out: str, 
     if res.reload_accuracy is not None:
         rows.append(["model reloaded from the checkpoint", "-", "-",
                      f"{res.reload_accuracy:.1%}", "-"])
-    _table("results", ["run", "steps", "final loss", "test accuracy", "time (s)"], rows)
+    _table("results", ["run", "steps", "loss (last 10%)", "test accuracy", "time (s)"], rows)
+    tail = max(1, steps // 10)
+    _say(f"loss (last 10%): the mean of the steps' losses over the last {tail} of {steps} steps")
     res.ok = not res.problems and (bool(res.stale_error) or steps < 2)
-    _say(f"files in {out}: {', '.join(sorted(res.files))}")
+    _say(f"files in {_shown(out)}: {', '.join(sorted(res.files))}")
     if res.ok:
         _say(f"all checks passed in {res.seconds:.1f} s")
     else:

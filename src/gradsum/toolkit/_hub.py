@@ -59,6 +59,11 @@ def call_site(skip: int = 1) -> str:
 
 
 def _short(path: str) -> str:
+    """How a call site's file is shown: a file of the package as ``gradsum/demo.py`` (where
+    gradsum is installed says nothing about the call), a user's file relative to the current
+    directory when it is below it or one level up, else its full path."""
+    if path.startswith(_PKG_DIR):
+        return os.path.join("gradsum", path[len(_PKG_DIR):])
     try:
         rel = os.path.relpath(path)
     except ValueError:  # another drive (Windows)
