@@ -43,7 +43,8 @@ Writes are atomic: the bytes go to a temporary file in the target's directory, w
 flushed, ``fsync``-ed and then renamed over the target. A crash or an exception mid-save leaves
 the previous checkpoint intact and no temporary file behind.
 
-Requires the optional ``safetensors`` package: ``pip install gradsum[checkpoint]``.
+Requires the optional ``safetensors`` package: ``pip install safetensors`` (in a clone of
+gradsum: ``pip install -e ".[checkpoint]"``).
 
 Resuming training bit for bit (model, optimizer moments and step counts, scheduler, RNG)::
 
@@ -98,7 +99,7 @@ _KEY_TREE = "gradsum.tree"
 _KEY_TREE_SHA = "gradsum.tree_sha256"
 _MAX_HEADER = 100_000_000  # safetensors' own limit on the JSON header
 _DTYPES: dict[str, D.dtype] = {d.name: d for d in D._ALL}
-_INSTALL_HINT = "pip install gradsum[checkpoint]"
+_INSTALL_HINT = "pip install safetensors (in a clone of gradsum: pip install -e '.[checkpoint]')"
 _FIX_CORRUPT = (
     "The file is damaged (an interrupted copy or a disk error?): load an earlier checkpoint "
     "or save this one again from the live objects."
@@ -340,7 +341,7 @@ def save(obj: Any, f: FileLike) -> None:
     Raises:
         TypeError: ``obj`` contains something a checkpoint can't hold (the message says where).
         ValueError: ``obj`` contains a reference cycle.
-        ImportError: ``safetensors`` is not installed (``pip install gradsum[checkpoint]``).
+        ImportError: ``safetensors`` is not installed (``pip install safetensors``).
 
     Example:
         >>> import os, tempfile, gradsum
@@ -572,7 +573,8 @@ def _header(data: bytes, where: str) -> dict[str, str]:
     if not version.isdigit() or int(version) > VERSION:
         raise CheckpointError(
             f"{where}: written in checkpoint format version {version!r}; this gradsum reads "
-            f"version {VERSION} and older. Upgrade gradsum (pip install -U gradsum)."
+            f"version {VERSION} and older. Upgrade gradsum (in its clone: git pull, then "
+            "pip install -e .)."
         )
     tree, digest = meta.get(_KEY_TREE), meta.get(_KEY_TREE_SHA)
     if type(tree) is not str or type(digest) is not str or not tree.isascii():
@@ -685,7 +687,7 @@ def load(
             which and how to fix it.
         FileNotFoundError: no file at ``f``.
         ValueError: an unsupported ``map_location`` or a ``pickle_module``.
-        ImportError: ``safetensors`` is not installed (``pip install gradsum[checkpoint]``).
+        ImportError: ``safetensors`` is not installed (``pip install safetensors``).
 
     Example:
         >>> import os, tempfile, gradsum

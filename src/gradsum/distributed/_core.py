@@ -34,8 +34,8 @@ _NOT_INIT = (
     "gradsum.distributed.init_process_group(backend='mpi') first."
 )
 _NO_MPI = (
-    "gradsum.distributed needs mpi4py and an MPI library: pip install 'gradsum[mpi]' "
-    "(or pip install mpi4py mpich)"
+    "gradsum.distributed needs mpi4py and an MPI library: pip install mpi4py mpich "
+    "(in a clone of gradsum: pip install -e '.[mpi]')"
 )
 
 

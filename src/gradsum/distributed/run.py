@@ -45,8 +45,8 @@ def find_mpiexec() -> str:
     if found:
         return found
     raise FileNotFoundError(
-        "mpiexec not found beside the Python interpreter or on PATH: pip install 'gradsum[mpi]' "
-        "(or pip install mpi4py mpich)"
+        "mpiexec not found beside the Python interpreter or on PATH: pip install mpi4py mpich "
+        "(in a clone of gradsum: pip install -e '.[mpi]')"
     )
 
 

@@ -215,14 +215,15 @@ def draw(tensors: Tensor | Sequence[Tensor], path: str, params: Any = None,
         import graphviz
     except ImportError as e:
         raise ImportError(
-            "draw() needs the graphviz Python package: pip install graphviz (or "
-            "pip install gradsum[graph]), plus the Graphviz 'dot' program. to_dot() works "
+            "draw() needs the graphviz Python package: pip install graphviz (in a clone of "
+            "gradsum: pip install -e '.[graph]'), plus the Graphviz 'dot' program "
+            "(apt-get install graphviz, brew install graphviz). to_dot() works "
             "without either: save its text as graph.dot and run 'dot -Tsvg graph.dot'."
         ) from e
     if shutil.which("dot") is None:
         raise RuntimeError(
             "draw() found the graphviz package but not Graphviz's 'dot' program on PATH: "
-            "install Graphviz (apt install graphviz, brew install graphviz, conda install "
+            "install Graphviz (apt-get install graphviz, brew install graphviz, conda install "
             "graphviz). to_dot() returns the DOT text without it."
         )
     data = graphviz.Source(to_dot(tensors, params, **kwargs)).pipe(format=fmt)

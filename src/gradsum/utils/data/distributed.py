@@ -124,7 +124,7 @@ class DistributedSampler(Sampler[int]):
                 raise RuntimeError(
                     "Requires distributed package to be available: DistributedSampler was "
                     "given no num_replicas/rank and mpi4py is not installed (pip install "
-                    "'gradsum[mpi]'), or pass num_replicas and rank explicitly"
+                    "mpi4py mpich), or pass num_replicas and rank explicitly"
                 )
             if num_replicas is None:
                 num_replicas = dist.get_world_size()
