@@ -3,10 +3,11 @@
 NumPy's wheels multiply matrices with OpenBLAS. On Intel CPUs, MKL's single-precision GEMM
 (the one PyTorch's CPU build uses) is often 10-40% faster for the shapes of a training step,
 and a large MLP spends nearly all its time there. When the optional ``mkl`` package is
-installed (``pip install "gradsum[mkl]"``), :func:`matmul` sends large 2-D float32/float64
-products to MKL's ``cblas_?gemm`` through ``ctypes``. Everything else goes to NumPy:
-small products (where the call overhead would dominate), other dtypes, batched products,
-and layouts that are neither C-contiguous nor the transpose of a C-contiguous matrix.
+installed (``pip install mkl``, about 1 GB; in a clone of gradsum ``pip install -e ".[mkl]"``),
+:func:`matmul` sends large 2-D float32/float64 products to MKL's ``cblas_?gemm`` through
+``ctypes``. Everything else goes to NumPy: small products (where the call overhead would
+dominate), other dtypes, batched products, and layouts that are neither C-contiguous nor the
+transpose of a C-contiguous matrix.
 
 MKL and OpenBLAS add the same products in different orders, so results can differ in the
 last bits (as between NumPy and PyTorch). ``GRADSUM_BLAS=numpy`` in the environment turns
@@ -172,7 +173,8 @@ def _load() -> dict[Any, Any] | None:
         return None
     path = _find_mkl()
     if path is None:
-        _load_error = "the mkl package is not installed (pip install 'gradsum[mkl]')"
+        _load_error = ("the mkl package is not installed (pip install mkl, about 1 GB; in a "
+                       "clone of gradsum: pip install -e '.[mkl]')")
         return None
     try:
         lib = ctypes.CDLL(path)

@@ -1,6 +1,7 @@
 """Intel MKL for large matrix products (the optional ``mkl`` extra).
 
-With ``pip install "gradsum[mkl]"``, in a process whose BLAS is asked for one thread
+With the ``mkl`` package installed (``pip install mkl``, about 1 GB; in a clone of gradsum
+``pip install -e ".[mkl]"``), in a process whose BLAS is asked for one thread
 (``OMP_NUM_THREADS=1``), 2-D float32/float64 products of at least ``MIN_FLOPS``
 multiply-adds run in MKL's sequential GEMM (PyTorch's CPU build uses the same library)
 instead of NumPy's OpenBLAS; see :mod:`gradsum._blas` for what is routed where and why only
