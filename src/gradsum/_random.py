@@ -1,7 +1,11 @@
 """Random number generation: a torch-like ``Generator`` over NumPy's PCG64, and the default one.
 
-``manual_seed(s)`` makes every random op reproducible; ``get_rng_state``/``set_rng_state``
-capture and restore the stream (checkpoints use them to resume bit for bit).
+As in torch, the default generator starts each process from a random 64-bit seed (drawn
+from the operating system's randomness; :func:`initial_seed` returns it), so two runs draw
+different numbers unless seeded: ``manual_seed(s)`` makes every random op reproducible.
+``get_rng_state``/``set_rng_state`` capture and restore the stream (checkpoints use them to
+resume bit for bit). A ``Generator()`` made by the user starts, as torch's, from the fixed
+seed 67280421310721.
 
 Example:
     >>> import gradsum
@@ -15,16 +19,26 @@ Example:
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 from gradsum._backend import xp
+
+#: the initial seed of a ``Generator()`` (torch's ``default_rng_seed_val``)
+DEFAULT_SEED = 67280421310721
+
+
+def _nondeterministic_seed() -> int:
+    """A 64-bit seed from the operating system's randomness (torch's
+    ``getNonDeterministicRandom``)."""
+    return int.from_bytes(os.urandom(8), "little")
 
 
 class Generator:
     """A source of random numbers with ``manual_seed``, ``seed``, ``get_state``/``set_state``."""
 
     def __init__(self, device: str = "cpu") -> None:
-        self._seed = 67280421310721  # torch's default initial seed
+        self._seed = DEFAULT_SEED
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
 
     def manual_seed(self, seed: int) -> Generator:
@@ -35,12 +49,13 @@ class Generator:
         return self
 
     def seed(self) -> int:
-        """Reseed non-deterministically; returns the new seed."""
-        s = int(xp.random.SeedSequence().entropy % (1 << 63))
+        """Reseed from a random 64-bit value of the operating system; returns it."""
+        s = _nondeterministic_seed()
         self.manual_seed(s)
         return s
 
     def initial_seed(self) -> int:
+        """The seed the stream started from (the last ``manual_seed``/``seed``)."""
         return self._seed
 
     def get_state(self) -> dict[str, Any]:
@@ -78,7 +93,10 @@ def _jsonable(obj: Any) -> Any:
     return obj
 
 
+#: the generator of every random op called without ``generator=``; as torch's, it starts
+#: from a random seed in each process
 default_generator = Generator()
+default_generator.seed()
 
 
 def manual_seed(seed: int) -> Generator:
@@ -88,10 +106,14 @@ def manual_seed(seed: int) -> Generator:
 
 
 def seed() -> int:
+    """Seed the default generator from a random 64-bit value of the operating system (as
+    ``torch.seed``); returns it."""
     return default_generator.seed()
 
 
 def initial_seed() -> int:
+    """The default generator's initial seed: the last ``manual_seed``/``seed``, else the
+    random seed this process started with (as ``torch.initial_seed``)."""
     return default_generator.initial_seed()
 
 
