@@ -1,6 +1,6 @@
 """Core benchmark: gradsum vs torch in one process, interleaved, single-threaded.
 
-Workloads (issue 2):
+Workloads:
 - chain: 1,000 small elementwise ops forward + backward (per-op overhead),
 - MLP 784-2048-2048-10 at batch 256, forward + backward (BLAS-bound),
 - MLP 64-128-128-10 at batch 32, forward + backward (overhead-bound).

@@ -1,6 +1,6 @@
 """Toolkit overhead: one training step of a small MLP with the toolkit off / ledger / strict.
 
-Workloads (issue 4), each a full step (zero_grad, forward, cross-entropy, backward, SGD step
+Workloads, each a full step (zero_grad, forward, cross-entropy, backward, SGD step
 with momentum), interleaved, single-threaded:
 - off: no toolkit (nothing registered with the engine),
 - ledger: ``Ledger(model)`` attached and watching the optimizer (norms on, values off),
