@@ -689,8 +689,15 @@ def _as(a: Any, v: Any) -> Any:
 
 def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
     """torch's ``dest.add_(update, alpha=alpha)``: ``fma(alpha, update, dest)``, rounded once,
-    ``alpha`` in ``dest``'s dtype."""
-    dest[...] = _fma.fma(alpha, update, dest)
+    ``alpha`` in ``dest``'s dtype. With ``alpha`` 1 or -1 the product is exact and the plain
+    sum is that once-rounded result (and far cheaper: such sums often land on the ties that
+    send the emulated FMA down its slow path)."""
+    if alpha == 1:
+        dest += update
+    elif alpha == -1:
+        dest -= update
+    else:
+        dest[...] = _fma.fma(alpha, update, dest)
 
 
 def _lerp_(m: Any, end: Any, weight: Any) -> None:
