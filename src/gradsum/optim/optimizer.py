@@ -677,7 +677,8 @@ def _check_betas(betas: Any) -> None:
 # torch's ``foreach=False`` update on its vectorised (AVX2/AVX-512) CPU kernels: there
 # ``add_(y, alpha=a)``, ``addcmul_`` and ``lerp_`` round once (a fused multiply-add, emulated
 # by gradsum._fma), ``addcdiv_`` is ``x + (value * t1) / t2`` rounded at each operation, and
-# ``mul_``, ``div_``, ``sqrt`` and a plain ``add_`` are single IEEE operations. A number
+# ``mul_``, ``div_``, ``reciprocal`` and a plain ``add_`` are single IEEE operations (and
+# ``sqrt`` is IEEE's where torch's MKL kernel is: see _sqrt). A number
 # applied to an array is first taken in the array's dtype, as torch converts a Python scalar
 # (or a 0-d tensor of another float dtype) to the tensor's.
 
@@ -685,6 +686,14 @@ def _check_betas(betas: Any) -> None:
 def _as(a: Any, v: Any) -> Any:
     """The number ``v`` (a Python number or a NumPy scalar) in the dtype of array ``a``."""
     return a.dtype.type(v)
+
+
+def _fma_to(out: Any, a: Any, x: Any, y: Any) -> Any:
+    """``out[...] = gradsum._fma.fma(a, x, y)`` (``out`` may be ``x`` or ``y``); returns ``out``.
+    (_fma's block-sized temporaries are recycled by the allocator: float64 scratch buffers
+    cached here measured no faster.)"""
+    out[...] = _fma.fma(a, x, y)
+    return out
 
 
 def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
@@ -697,7 +706,12 @@ def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
     elif alpha == -1:
         dest -= update
     else:
-        dest[...] = _fma.fma(alpha, update, dest)
+        _fma_to(dest, alpha, update, dest)
+
+
+def _add_scaled(x: Any, other: Any, alpha: Any) -> Any:
+    """torch's ``x.add(other, alpha=alpha)``: a new array (fused)."""
+    return _fma.fma(alpha, other, x)
 
 
 def _lerp_(m: Any, end: Any, weight: Any) -> None:
@@ -706,10 +720,16 @@ def _lerp_(m: Any, end: Any, weight: Any) -> None:
     m[...] = _fma.lerp(m, end, weight)
 
 
+def _addcmul_to(out: Any, x: Any, t1: Any, t2: Any, value: Any) -> Any:
+    """``out[...] =`` torch's ``x.addcmul(t1, t2, value=value)``: ``fma(value * t1, t2, x)``
+    (the scaled factor rounded, then one fused step); ``out`` may be ``x``. Returns ``out``."""
+    out[...] = _fma.addcmul(x, value, t1, t2)
+    return out
+
+
 def _addcmul_(dest: Any, t1: Any, t2: Any, value: Any) -> None:
-    """torch's ``dest.addcmul_(t1, t2, value=value)``: ``fma(value * t1, t2, dest)`` (the
-    scaled factor rounded, then one fused step)."""
-    dest[...] = _fma.addcmul(dest, value, t1, t2)
+    """torch's ``dest.addcmul_(t1, t2, value=value)``."""
+    _addcmul_to(dest, dest, t1, t2, value)
 
 
 def _addcdiv_(dest: Any, t1: Any, t2: Any, value: Any, t: Any = None) -> None:

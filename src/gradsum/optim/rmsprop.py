@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -25,6 +24,7 @@ from gradsum.optim.optimizer import (
     _add_scaled_,
     _addcdiv_,
     _addcmul_,
+    _addcmul_to,
     _as,
     _blocks,
     _bump,
@@ -119,7 +119,7 @@ class RMSprop(Optimizer):
                             gavg = rest[0]
                             _lerp_(gavg, ga, 1 - alpha)
                             # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                            avg[...] = _fma.addcmul(sq, -1, gavg, gavg)
+                            _addcmul_to(avg, sq, gavg, gavg, -1)
                             _sqrt(avg, out=avg)
                         else:
                             _sqrt(sq, out=avg)

@@ -20,12 +20,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.optim.optimizer import (
     Optimizer,
+    _add_scaled,
     _add_scaled_,
     _as,
     _blocks,
@@ -104,7 +104,7 @@ class SGD(Optimizer):
                                 xp.multiply(bb, _as(bb, momentum), out=bb)
                                 _add_scaled_(bb, ga, 1 - dampening)
                             # g = g.add(buf, alpha=momentum) if nesterov else buf
-                            ga = _fma.fma(momentum, bb, ga) if nesterov else bb
+                            ga = _add_scaled(ga, bb, momentum) if nesterov else bb
                         _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)
                     if buf is not None and not first:
                         _bump(buf)
