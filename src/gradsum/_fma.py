@@ -77,16 +77,22 @@ def _two_sum_err(p: Any, c: Any, s: Any) -> Any:
 def _fma32(a: Any, x: Any, y: Any) -> Any:
     """``RN32(a * x + y)`` for float32 operands (``a`` a scalar or an array), as a float32
     array of the broadcast shape."""
-    s = xp.asarray(xp.multiply(x, a, dtype=_f64))  # exact: 24 + 24 bits fit in 53
-    xp.add(s, y, out=s, dtype=_f64)  # (y to float64 is exact): rounded once, to 53 bits
+    # (x has the result's shape. Each operand is cast to float64 on its own first: NumPy's
+    # mixed-dtype loops, multiply(x, a, dtype=float64), take twice as long.)
+    s = x.astype(_f64)
+    s *= a.astype(_f64) if a.ndim else float(a)  # exact: 24 + 24 bits fit in 53
+    s += y.astype(_f64) if y.ndim else float(y)  # rounded once, to 53 bits
     out = s.astype(_f32)
-    suspect = (s.view(_i64) & _LOW29) == _TIE
+    suspect = s.view(_i64)
+    suspect &= _LOW29  # (s is not needed past this point but for the rare suspects' shape)
+    suspect = suspect == _TIE
     # (and the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without
     # the sign, where 0 wraps past the bound)
     twice = out.view(_u32) << 1
     twice -= 2
-    suspect |= twice < _TINY_BITS
-    if suspect.any():
+    tiny = twice < _TINY_BITS
+    if suspect.any() or tiny.any():
+        suspect |= tiny
         shape = s.shape
         idx = xp.nonzero(suspect.reshape(-1))
         p = xp.multiply(xp.broadcast_to(x, shape).reshape(-1)[idx],
