@@ -24,7 +24,8 @@ def _run(code: str, lib: str = "gradsum") -> Any:
     env = dict(os.environ)
     env["PYTHONPATH"] = _SRC + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", f"import json, {lib}\n{code}"], env=env,
-                         capture_output=True, text=True, timeout=120, check=True)
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     return json.loads(out.stdout)
 
 
