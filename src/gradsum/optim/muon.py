@@ -7,7 +7,7 @@ iteration runs on float32 arrays rounded to bfloat16 (round to nearest even) aft
 torch's operations, with float32 accumulation as torch's CPU kernels. NumPy's float32 sums
 (the Frobenius norm, the matrix products) add in another order than torch's, and a sum near a
 bfloat16 rounding boundary then rounds to the other neighbour: the update matches torch's bit
-for bit on small matrices only (8x6 in the tests); on a 300x250 one about half of the entries
+for bit on small matrices only (an 8x6 one, measured); on a 300x250 one about half of the entries
 differ after one step, each by a bfloat16 step or so (within 2**-5 of the step size after
 eight steps, measured 2**-7). The momentum buffer (torch's ``lerp_``, fused on its AVX2/AVX-512
 kernels) is bitwise torch's.
