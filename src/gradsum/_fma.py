@@ -170,7 +170,7 @@ def fma(a: Any, x: Any, y: Any) -> Any:
         return xp.asarray(a * x + y).astype(dt, copy=False)
     op = _f64 if dt == _f64 else _f32  # (torch computes float16 in float32)
     # (a number is first taken in y's dtype, as torch converts alpha)
-    a = a.astype(op) if hasattr(a, "astype") else op.type(dt.type(a))
+    a = a.astype(op, copy=False) if hasattr(a, "astype") else op.type(dt.type(a))
     x = xp.asarray(x, dtype=op)
     shape = xp.broadcast_shapes(xp.shape(a), x.shape, y.shape)
     size = 1
