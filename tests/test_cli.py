@@ -189,8 +189,11 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     )
     assert proc.stdout is not None
     try:
-        while "[1] micro-batched" not in proc.stdout.readline():  # training has started
-            pass
+        while True:  # until training has started (or the demo ended early: then fail)
+            line = proc.stdout.readline()
+            assert line, f"the demo ended before training: {proc.stderr.read()}"
+            if "[1] micro-batched" in line:
+                break
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
