@@ -57,7 +57,8 @@ SUBCOMMANDS: dict[
     str,
     tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]],
 ] = {
-    "run": ("run a script on N MPI ranks (data-parallel training)", _run_args, _run),
+    "run": ("run a script (a PyTorch script as written: import torch resolves to gradsum), "
+            "on N MPI ranks with -n N", _run_args, _run),
     "demo": ("train a digits classifier with micro-batched accumulation; show a forgotten "
              "zero_grad", _demo_args, _demo),
 }

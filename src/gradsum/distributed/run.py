@@ -7,6 +7,12 @@ that dies of an uncaught exception takes the job down (the excepthook installed 
 hanging. Ctrl-C (or SIGTERM to the launcher) terminates every rank; ``--timeout`` kills a job
 that runs too long (exit status 124).
 
+Every rank runs the script with ``import torch`` resolved to gradsum
+(:mod:`gradsum.porting`), so a PyTorch script runs as written. One rank on this machine (the
+default ``-n 1``, no ``--hostfile``/``--mpiexec``) needs no MPI launcher: the script runs in
+one child process, as ``python script.py`` would run it (``gradsum.distributed`` then starts
+MPI as a single process of world size 1).
+
 Several machines: pass ``--hostfile FILE`` (one host per line, optionally ``host:slots``);
 every host needs the same Python environment at the same path and passwordless ``ssh``.
 
@@ -58,12 +64,19 @@ def build_command(
     hostfile: str | None = None,
     module: bool = False,
     python: str | None = None,
+    torch_alias: bool = False,
 ) -> list[str]:
-    """The ``mpiexec`` command line that runs ``script_args`` on ``nproc`` ranks."""
+    """The ``mpiexec`` command line that runs ``script_args`` on ``nproc`` ranks.
+
+    With ``torch_alias``, each rank runs the script through ``python -m gradsum.porting``
+    (``import torch`` resolved to gradsum).
+    """
     cmd = [mpiexec or find_mpiexec(), "-n", str(nproc)]
     if hostfile:
         cmd += ["-f", hostfile]
     cmd.append(python or sys.executable)
+    if torch_alias:
+        cmd += ["-m", "gradsum.porting"]
     if module:
         cmd.append("-m")
     cmd += list(script_args)
@@ -73,7 +86,8 @@ def build_command(
 def _parser(prog: str = "gradsum run") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=prog,
-        description="Run a Python script on N MPI ranks (data-parallel gradsum training).",
+        description="Run a Python script on N MPI ranks (data-parallel gradsum training), "
+                    "with import torch resolved to gradsum.",
     )
     add_arguments(p)
     return p
@@ -114,9 +128,14 @@ def launch(args: argparse.Namespace) -> int:
     if args.nproc < 1:
         print(f"gradsum run: -n must be >= 1, got {args.nproc}", file=sys.stderr)
         return 2
+    script_args = [args.script, *args.args]
     try:
-        cmd = build_command(args.nproc, [args.script, *args.args], mpiexec=args.mpiexec,
-                            hostfile=args.hostfile, module=args.module)
+        if args.nproc == 1 and args.hostfile is None and args.mpiexec is None:
+            cmd = [sys.executable, "-m", "gradsum.porting", *(["-m"] if args.module else []),
+                   *script_args]
+        else:
+            cmd = build_command(args.nproc, script_args, mpiexec=args.mpiexec,
+                                hostfile=args.hostfile, module=args.module, torch_alias=True)
     except FileNotFoundError as e:
         print(f"gradsum run: {e}", file=sys.stderr)
         return 127
