@@ -237,4 +237,7 @@ def matmul(x: Any, y: Any) -> Any:
                 fn(_ROW_MAJOR, la[0], lb[0], m, n, k, one, _addr(x), la[1], _addr(y), lb[1],
                    zero, _addr(out), max(n, 1))
                 return out
+    if x.dtype.kind == "V":  # bfloat16: float32 products rounded once, as torch's CPU GEMM
+        f32 = xp.float32
+        return _np_matmul(x.astype(f32), y.astype(f32)).astype(x.dtype)
     return _np_matmul(x, y)

@@ -69,13 +69,53 @@ half = float16
 long = int64
 int = int32
 
+
+class _UnavailableDtype(dtype):
+    """A dtype whose NumPy type needs an optional package that is not installed: it can be
+    named, compared and promoted, and any use that needs its elements raises ``TypeError``."""
+
+    __slots__ = ("_why",)
+
+    def __init__(self, name: str, itemsize: int, category: int, why: str) -> None:
+        self.name = name
+        self._category = category
+        self._itemsize = itemsize
+        self.is_floating_point = category == 2
+        self._why = why
+
+    @property  # type: ignore[override]
+    def np(self) -> Any:
+        raise TypeError(self._why)
+
+
+try:  # bfloat16's NumPy type comes from the optional ml_dtypes package (gradsum[bfloat16])
+    import ml_dtypes as _ml_dtypes
+except ImportError:
+    _ml_dtypes = None
+
+#: torch's bfloat16 (8 exponent bits, 7 mantissa bits). Its NumPy type is ``ml_dtypes.bfloat16``;
+#: elementwise ops compute in float32 and round back to nearest even, as torch's CPU kernels do.
+bfloat16: dtype = (
+    dtype("bfloat16", _ml_dtypes.bfloat16, 2) if _ml_dtypes is not None else
+    _UnavailableDtype("bfloat16", 2, 2, "bfloat16 needs the optional ml_dtypes package: "
+                      "pip install ml_dtypes (or gradsum[bfloat16])"))
+
 #: the Python types torch takes as dtypes (``zeros(2, dtype=float)`` is float64)
 _PYTHON_TYPES: dict[Any, dtype] = {}
 
-_ALL = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
+_ALL: tuple[dtype, ...] = (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)
+if _ml_dtypes is not None:
+    _ALL += (bfloat16,)
 _BY_NP: dict[Any, dtype] = {d.np: d for d in _ALL}
+#: the NumPy type of bfloat16 (``None`` without ml_dtypes): its kind is "V", not "f"
+_BF16_NP: Any = bfloat16.np if _ml_dtypes is not None else None
 
 _default_float = float32
+
+
+def is_float_np(np_dtype: Any) -> bool:
+    """Whether a backend dtype is floating: kind "f", or bfloat16 (whose NumPy kind is "V")."""
+    return np_dtype.kind == "f" or np_dtype == _BF16_NP
 
 
 def from_numpy_dtype(np_dtype: Any) -> dtype:
@@ -143,6 +183,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return a
     if a._category != b._category:  # torch: the higher category wins with its own width
         return a if a._category > b._category else b
+    if bfloat16 in (a, b):  # (without asking NumPy: the dtype exists without ml_dtypes too)
+        other = b if a is bfloat16 else a
+        return float32 if other is float16 else other
     return from_numpy_dtype(xp.promote_types(a.np, b.np))
 
 
@@ -217,8 +260,9 @@ def result_type(*operands: Any) -> dtype:
 
 #: torch's C++ scalar-type names, as its "not implemented for 'Long'" errors spell them
 _TORCH_SCALAR_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-    "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool",
 }
 
 
@@ -235,6 +279,64 @@ def not_implemented(kernel: str, np_dtype: Any, fix: str = "") -> NotImplemented
     name = _TORCH_SCALAR_NAMES.get(str(np_dtype), str(np_dtype))
     return NotImplementedError(f'"{kernel}" not implemented for \'{name}\'' + (
         f". {fix}" if fix else ""))
+
+
+class finfo:
+    """Machine limits of a floating dtype, as ``torch.finfo`` (the default dtype without one).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.finfo(gradsum.bfloat16).eps
+        0.0078125
+        >>> gradsum.finfo(gradsum.bfloat16).bits
+        16
+    """
+
+    def __init__(self, type: dtype | None = None) -> None:
+        d = get_default_dtype() if type is None else type
+        if not isinstance(d, dtype) or not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        self.bits = d.itemsize * 8
+        self.dtype = d.name
+        if d.name == "bfloat16":  # (known without ml_dtypes: 8 exponent, 7 mantissa bits)
+            self.eps, self.resolution = 2.0 ** -7, 0.01
+            self.max = (2.0 - 2.0 ** -7) * 2.0 ** 127
+            self.tiny = self.smallest_normal = 2.0 ** -126
+        else:
+            info = xp.finfo(d.np)
+            self.eps, self.resolution = _builtins.float(info.eps), 10.0 ** -info.precision
+            self.max = _builtins.float(info.max)
+            self.tiny = self.smallest_normal = _builtins.float(info.smallest_normal)
+        self.min = -self.max
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer (or bool) dtype, as ``torch.iinfo``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.iinfo(gradsum.int8).min
+        -128
+    """
+
+    def __init__(self, type: dtype) -> None:
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        info = xp.iinfo(type.np) if type is not bool_ else None
+        self.bits = type.itemsize * 8
+        self.min, self.max = (0, 1) if info is None else (_builtins.int(info.min),
+                                                            _builtins.int(info.max))
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def can_cast(from_: dtype, to: dtype) -> bool:

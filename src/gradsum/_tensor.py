@@ -211,11 +211,11 @@ class Tensor:
         return int(self._array.itemsize)
 
     def is_floating_point(self) -> bool:
-        return self._array.dtype.kind == "f"
+        return D.is_float_np(self._array.dtype)
 
     def is_signed(self) -> bool:
         """Whether the dtype can hold negative values (False for bool and uint8)."""
-        return self._array.dtype.kind in "fi"
+        return self._array.dtype.kind in "fi" or self._array.dtype == D._BF16_NP
 
     def is_contiguous(self) -> bool:
         return bool(self._array.flags.c_contiguous)
@@ -267,7 +267,7 @@ class Tensor:
             if requires_grad:
                 return self
             raise RuntimeError(_messages.nonleaf_requires_grad())
-        if requires_grad and self._array.dtype.kind != "f":
+        if requires_grad and not D.is_float_np(self._array.dtype):
             raise RuntimeError(_messages.int_requires_grad(self.dtype.name))
         self._requires_grad = bool(requires_grad)
         if "_nograd_views" in self.__dict__:
@@ -355,7 +355,7 @@ class Tensor:
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-        if self._requires_grad and value._array.dtype.kind != "f":
+        if self._requires_grad and not D.is_float_np(value._array.dtype):
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or "
                 f"complex dtype (got {value.dtype} for a tensor that requires grad). Convert "
@@ -756,6 +756,10 @@ class Tensor:
     def clone(self) -> Tensor:
         """A copy that stays in the graph (its gradient flows back to ``self``)."""
         return _F.clone(self)
+    def bfloat16(self) -> Tensor:
+        """``to(gradsum.bfloat16)``: rounds to nearest even, as torch (needs ``ml_dtypes``)."""
+        return self.to(D.bfloat16)
+
 
     def new_tensor(self, data: Any, dtype: D.dtype | None = None,
                    requires_grad: bool = False) -> Tensor:

@@ -339,7 +339,7 @@ def set_history(t: Tensor, fn: Node | None, output_nr: int, rebase: bool = False
 def float_dtype_for(a: Tensor) -> Any:
     """The backend dtype of a floating op's result (integers promote to the default float)."""
     dt = a._array.dtype
-    return dt if dt.kind == "f" else D.get_default_dtype().np
+    return dt if dt.kind == "f" or dt == D._BF16_NP else D.get_default_dtype().np
 
 
 #: read-only ``arange`` index columns by (length, axis, ndim), see :func:`index_range`

@@ -461,7 +461,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not isinstance(a, Tensor):
         a = _left(a, b, floating=True)
     x, y, bt = binary_arrays(a, b)
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
         # (each operand straight to the default float, as torch's true division: not through
         # their common integer dtype, which would wrap a 0-d uint8 253 to int8's -3)
         fd = D.get_default_dtype().np
@@ -675,7 +675,7 @@ def rpow(a: Tensor, base: Any) -> Tensor:
 # -- unary math --------------------------------------------------------------------------------
 def _unary_float(a: Tensor) -> Any:
     x = a._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
         x = x.astype(D.get_default_dtype().np)
     return x
 
@@ -683,7 +683,7 @@ def _unary_float(a: Tensor) -> Any:
 def _float_only(a: Tensor, kernel: str) -> Any:
     """The input array of an activation that torch implements for floating dtypes only."""
     x = a._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
         raise D.not_implemented(kernel, x.dtype, "Convert the input with .float() first.")
     return x
 
@@ -921,6 +921,8 @@ def sigmoid_backward(g: Tensor, y: Tensor) -> Tensor:
 
 
 def _sigmoid_array(x: Any) -> Any:
+    if x.dtype == D._BF16_NP:  # (in float32, rounded once: torch's opmath)
+        return _sigmoid_array(x.astype(xp.float32)).astype(x.dtype)
     # exp of a non-positive number only: no overflow warnings for large |x|.
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)

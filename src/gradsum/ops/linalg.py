@@ -522,7 +522,7 @@ def _float_array(a: Tensor, name: str, dim: int) -> tuple[Any, int]:
     ``softmax_lastdim_kernel_impl`` along the last dim, which a 0-d input's dim 0 is)."""
     x = a._array
     d = wrap_dim(dim, x.ndim)
-    if x.dtype.kind != "f" and x.size:
+    if not D.is_float_np(x.dtype) and x.size:
         last = "lastdim_" if d == max(x.ndim, 1) - 1 else ""
         raise D.not_implemented(
             f"{name}_{last}kernel_impl", x.dtype,
@@ -541,6 +541,8 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = xp.where(xp.isfinite(x), 1.0, math.nan).astype(x.dtype)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
         out = x.copy()
+    elif x.dtype == D._BF16_NP:  # computed in float32 and rounded once, as torch's kernel
+        out = softmax(_make(x.astype(xp.float32)), d)._array.astype(x.dtype)
     else:
         e = xp.exp(x - _max_along(x, d))
         out = e / e.sum(axis=d, keepdims=True)

@@ -86,7 +86,7 @@ def _numel(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
 def _check_differentiable(out: Any, name: str) -> None:
     """torch refuses to attach a grad_fn to an integer or bool output (its set_history): a
     reduction to an explicit non-floating ``dtype`` of an input that requires grad raises."""
-    if out.dtype.kind != "f":
+    if out.dtype.kind != "f" and out.dtype != D._BF16_NP:
         t = D._TORCH_SCALAR_NAMES.get(str(out.dtype), str(out.dtype))
         raise RuntimeError(
             f"Autograd not support dtype: {t} ({name}() of a tensor that requires grad). "
@@ -118,9 +118,13 @@ def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | N
     else:
         if x.dtype.kind in "biu":
             x = x.astype(xp.int64)
-        # (the ufunc itself, not ndarray.sum's Python wrapper: NumPy then attributes an
-        # inf - inf warning to this line, which gradsum's warning filter silences as torch)
-        out = xp.add.reduce(x, axis=dims, keepdims=keepdim)
+        if x.dtype == D._BF16_NP:  # (torch accumulates bfloat16 in float32, then rounds)
+            out = xp.add.reduce(x.astype(xp.float32), axis=dims, keepdims=keepdim
+                                ).astype(x.dtype)
+        else:
+            # (the ufunc itself, not ndarray.sum's Python wrapper: NumPy then attributes an
+            # inf - inf warning to this line, which gradsum's warning filter silences as torch)
+            out = xp.add.reduce(x, axis=dims, keepdims=keepdim)
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
     if not needs_grad(a):
@@ -154,7 +158,7 @@ class MeanBackward1(MeanBackward0):
 
 
 def _require_float(a: Tensor, name: str) -> None:
-    if a._array.dtype.kind != "f":
+    if a._array.dtype.kind != "f" and a._array.dtype != D._BF16_NP:
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {a.dtype.name}. Convert with .float() first."
@@ -169,7 +173,16 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
         a = a.to(dtype)
     x = a._array
     if x.dtype.kind != "f":
-        _require_float(a, "mean")  # (raises)
+        _require_float(a, "mean")  # (raises, but for bfloat16)
+        # bfloat16: torch's mean accumulates and divides in float32, then rounds
+        out = mean(_make(x.astype(xp.float32)), dim, keepdim)._array.astype(x.dtype)
+        if not needs_grad(a):
+            return _make(out)
+        dims = _dims(dim, x.ndim)
+        node = MeanBackward0() if dim is None else MeanBackward1()
+        node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
+        node.count = _numel(x.shape, dims)
+        return record(node, (a,), out)
     if dim is None:  # (the mean of a loss: _dims and _numel, inlined)
         dims = _ALL_DIMS[x.ndim] if x.ndim < 8 else tuple(range(x.ndim))
         count = x.size
