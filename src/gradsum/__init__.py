@@ -85,6 +85,19 @@ from gradsum._random import (
     set_rng_state,
 )
 from gradsum._tensor import Size, Tensor, is_floating_point, is_nonzero, is_tensor, numel
+from gradsum._legacy_types import (  # torch's legacy tensor types
+    BFloat16Tensor,
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    set_default_tensor_type,
+)
 from gradsum._tensor_str import get_printoptions, set_printoptions
 from gradsum.autograd import (
     enable_grad,

@@ -696,11 +696,14 @@ class Tensor:
             return self.clone() if copy else self
         return _F.to_dtype(self, dtype)
 
-    def type(self, dtype: Any = None) -> Any:
-        """Without ``dtype``: torch's legacy type name (``'gradsum.FloatTensor'``)."""
-        if dtype is None:
-            return f"gradsum.{_LEGACY_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}"
-        return self.to(dtype)
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """Without ``dtype``: torch's legacy type name, spelt as torch spells it
+        (``'torch.FloatTensor'``); with a legacy type (``gradsum.DoubleTensor``), its name or a
+        dtype: this tensor converted (itself when the dtype is already that one). See
+        :mod:`gradsum._legacy_types`."""
+        from gradsum._legacy_types import tensor_type
+
+        return tensor_type(self, dtype, non_blocking, **kwargs)
 
     def float(self) -> Tensor:
         return self.to(D.float32)
@@ -972,13 +975,6 @@ _INTERNAL_ATTRIBUTES = frozenset(
      if k.startswith("_") and not k.startswith("__") and not callable(v)
      and not isinstance(v, (property, staticmethod, classmethod))}
     | {"_views", "_nograd_views", "_hook_home", "_alias_root"})
-
-
-_LEGACY_TYPE_NAMES = {
-    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
-    "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor",
-}
 
 
 def _format(t: Tensor) -> str:

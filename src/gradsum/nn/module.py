@@ -927,8 +927,10 @@ class Module:
     def cpu(self) -> Module:
         return self
 
-    def type(self, dst_type: D.dtype) -> Module:
-        return self._apply(lambda t: t.to(dst_type))
+    def type(self, dst_type: Any) -> Module:
+        """Cast every parameter and buffer with ``Tensor.type(dst_type)``: a dtype, a legacy
+        type (``gradsum.DoubleTensor``) or its name, as torch's ``Module.type``."""
+        return self._apply(lambda t: t.type(dst_type))
 
     # -- state ---------------------------------------------------------------------------------
     def get_extra_state(self) -> Any:
