@@ -19,9 +19,10 @@ import torch.nn.functional as F
 from torch.autograd.functional import hvp
 
 parser = argparse.ArgumentParser(description="Newton-CG with Hessian-vector products")
-parser.add_argument("--steps", type=int, default=6)
+parser.add_argument("--steps", type=int, default=8)
 parser.add_argument("--cg_iters", type=int, default=10)
-parser.add_argument("--damping", type=float, default=1e-2)
+parser.add_argument("--damping", type=float, default=1.0,
+                    help="Levenberg-Marquardt damping: (H + damping I) d = -g")
 parser.add_argument("--seed", type=int, default=0)
 parser.add_argument("--init", default=None, help="initial weights: loaded if present, else saved")
 parser.add_argument("--out_dir", default=None)

@@ -24,7 +24,7 @@ parser.add_argument("--model", type=str, default="LSTM",
 parser.add_argument("--emsize", type=int, default=32)
 parser.add_argument("--nhid", type=int, default=32)
 parser.add_argument("--nlayers", type=int, default=2)
-parser.add_argument("--lr", type=float, default=5.0)
+parser.add_argument("--lr", type=float, default=2.0)
 parser.add_argument("--clip", type=float, default=0.25)
 parser.add_argument("--epochs", type=int, default=2)
 parser.add_argument("--batch_size", type=int, default=4)
