@@ -87,14 +87,17 @@ class _AliasLoader(importlib.abc.Loader):
 
     def __init__(self, module: types.ModuleType) -> None:
         self._module = module
+        self._own_spec = getattr(module, "__spec__", None)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        # The import system keeps the module's own __name__, __spec__ and __file__ (it sets
-        # only missing ones), so the module stays gradsum's under both names.
+        # The import system keeps the module's own __name__, __loader__ and __file__ (it sets
+        # only missing ones) but always assigns __spec__; exec_module puts gradsum's back.
         return self._module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        """Nothing to run: the gradsum module was executed when it was first imported."""
+        """Nothing to run (the gradsum module ran when first imported): restore its spec, so
+        that the module stays gradsum's under both names (reload, pickling, spawn)."""
+        module.__spec__ = self._own_spec
 
 
 class TorchAliasFinder(importlib.abc.MetaPathFinder):
