@@ -27,10 +27,14 @@ class Sequence(nn.Module):
 
     def forward(self, input, future=0):
         outputs = []
-        h_t = torch.zeros(input.size(0), self.hidden, dtype=torch.double)
-        c_t = torch.zeros(input.size(0), self.hidden, dtype=torch.double)
-        h_t2 = torch.zeros(input.size(0), self.hidden, dtype=torch.double)
-        c_t2 = torch.zeros(input.size(0), self.hidden, dtype=torch.double)
+        h_t = torch.zeros(input.size(0), self.hidden, dtype=torch.double,
+                          device=input.device)
+        c_t = torch.zeros(input.size(0), self.hidden, dtype=torch.double,
+                          device=input.device)
+        h_t2 = torch.zeros(input.size(0), self.hidden, dtype=torch.double,
+                          device=input.device)
+        c_t2 = torch.zeros(input.size(0), self.hidden, dtype=torch.double,
+                          device=input.device)
         for input_t in input.split(1, dim=1):
             h_t, c_t = self.lstm1(input_t, (h_t, c_t))
             h_t2, c_t2 = self.lstm2(h_t, (h_t2, c_t2))
@@ -64,10 +68,10 @@ if __name__ == "__main__":
     x = np.empty((N, L), np.int64)
     x[:] = np.array(range(L)) + np.random.randint(-4 * T, 4 * T, N).reshape(N, 1)
     data = np.sin(x / 1.0 / T).astype("float64")
-    input = torch.from_numpy(data[3:, :-1])
-    target = torch.from_numpy(data[3:, 1:])
-    test_input = torch.from_numpy(data[:3, :-1])
-    test_target = torch.from_numpy(data[:3, 1:])
+    input = torch.from_numpy(data[3:, :-1]).to(device)
+    target = torch.from_numpy(data[3:, 1:]).to(device)
+    test_input = torch.from_numpy(data[:3, :-1]).to(device)
+    test_target = torch.from_numpy(data[:3, 1:]).to(device)
 
     seq = Sequence()
     if opt.init is not None:
@@ -76,10 +80,12 @@ if __name__ == "__main__":
         else:
             torch.save(seq.state_dict(), opt.init)
     seq.double()
+    seq.to(device)
     criterion = nn.MSELoss()
     optimizer = optim.LBFGS(seq.parameters(), lr=0.8, max_iter=opt.max_iter)
     times = []
     for i in range(opt.steps):
+        seq.train()
         t0 = time.perf_counter()
         evals = []
 
@@ -93,6 +99,7 @@ if __name__ == "__main__":
         optimizer.step(closure)
         times.append(time.perf_counter() - t0)
         print(f"step {i} loss {evals[0]!r} last {evals[-1]!r} evals {len(evals)}", flush=True)
+        seq.eval()
         with torch.no_grad():
             future = 10
             pred = seq(test_input, future=future)

@@ -1,0 +1,80 @@
+"""The ports suite: real-style PyTorch training programs (``ports/``) run unchanged under torch
+and under gradsum (``gradsum run``) from the same initial weights, per-step losses compared
+(float32 programs to 1e-5 relative, float64 ones to 1e-10). Torch writes the initial weights
+with ``torch.save``; gradsum reads that file with its own ``torch.load``."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the ports suite compares against PyTorch")
+
+PORTS = Path(__file__).resolve().parent.parent / "ports"
+_spec = importlib.util.spec_from_file_location("ports_harness", PORTS / "harness.py")
+assert _spec is not None and _spec.loader is not None
+harness = importlib.util.module_from_spec(_spec)
+sys.modules["ports_harness"] = harness  # (dataclasses look their module up by name)
+_spec.loader.exec_module(harness)
+
+#: what every program does, as the public scripts do (a regular expression each)
+IDIOMS = {
+    "device selection": r"torch\.(cuda|accelerator)\.is_available\(\)",
+    "seeding": r"torch\.manual_seed\(.*\)\s+torch\.cuda\.manual_seed_all\(",
+    "cudnn.benchmark": r"torch\.backends\.cudnn\.benchmark = True",
+    "argparse": r"argparse\.ArgumentParser\(",
+    ".to(device)": r"\.to\(device\)",
+    "initial weights": r"if os\.path\.exists\(\w+\.init\):",
+    "state_dict save": r"torch\.save\(\{?[^\n]*state_dict\(\)",
+    "whole-model save": r"torch\.save\((model|raw_model|netG|seq), ",
+    "whole-model load": r"torch\.load\((?:[^()]|\([^()]*\))*weights_only=False",
+    "map_location": r"map_location=device",
+    "evaluation mode": r"torch\.(inference_mode|no_grad)\(\)",
+    "train/eval": r"\.(train|eval)\(\)",
+    "per-step output": r'print\(f"step \{',
+}
+
+
+def test_every_program_is_in_the_suite() -> None:
+    scripts = {p.name for p in PORTS.glob("*.py")} - {"harness.py"}
+    listed = {p.script for p in harness.PROGRAMS.values()}
+    assert scripts == listed
+    assert len(harness.PROGRAMS) >= 8
+
+
+@pytest.mark.parametrize("script", sorted({p.script for p in harness.PROGRAMS.values()}))
+def test_programs_use_the_idioms_of_real_scripts(script: str) -> None:
+    source = (PORTS / script).read_text()
+    missing = [name for name, pattern in IDIOMS.items() if not re.search(pattern, source)]
+    assert not missing, f"{script} lacks {missing}"
+    assert "torch.randn" not in source and "shuffle=True" not in source  # same data in both
+
+
+def test_parse_and_compare_detect_differences() -> None:
+    values, step_time = harness.parse_output(
+        "step 0 loss 1.5 g 2.0\nnoise line\n  wasserstein_d 0.1\neval val 1.25\n"
+        "step_time_ms 3.5\n")
+    assert values == {"step 0 loss": 1.5, "step 0 g": 2.0, "eval val": 1.25}
+    assert step_time == 3.5
+    assert harness.compare_values(values, dict(values), 1e-10) == []
+    near = {**values, "step 0 loss": 1.5 * (1 + 5e-6)}
+    assert harness.compare_values(values, near, 1e-5) == []
+    assert harness.compare_values(values, near, 1e-10) != []
+    missing = {k: v for k, v in values.items() if k != "eval val"}
+    assert harness.compare_values(values, missing, 1e-5) == ["eval val: missing under gradsum"]
+
+
+@pytest.mark.parametrize("name", list(harness.PROGRAMS))
+def test_port_matches_torch(name: str, tmp_path: Path) -> None:
+    program = harness.PROGRAMS[name]
+    c = harness.compare(program, work_dir=tmp_path, timeout=240)
+    assert c.torch.returncode == 0, c.torch.log()
+    assert c.gradsum.returncode == 0, c.gradsum.log()
+    assert len(c.torch.values) >= 5, c.torch.log()
+    assert not c.mismatches, "\n".join(c.mismatches[:20])
+    print(f"{name}: torch {c.torch.step_time_ms:.2f} ms/step, "
+          f"gradsum {c.gradsum.step_time_ms:.2f} ms/step")
