@@ -255,3 +255,6 @@ from gradsum.nn._ctc import CTCLoss  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss"]
 # -- end CTCLoss, AdaptiveLogSoftmaxWithLoss --
+
+# torch's file layout, torch.nn.modules.<file>.<Class> (re-exports; the classes stay here)
+from gradsum.nn import modules  # noqa: E402, F401

@@ -23,6 +23,7 @@ from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
 from gradsum.nn import init
+from gradsum.nn.layers import _DropoutNd  # (the base of Dropout and its variants)
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
 
@@ -249,18 +250,6 @@ class CircularPad3d(_CircularPadNd):
 
 
 # -- dropout -------------------------------------------------------------------------------------
-class _DropoutNd(Module):
-    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"
-
-
 class Dropout1d(_DropoutNd):
     """Zero whole channels of ``(N, C, L)`` (or ``(C, L)``) inputs while training.
 
