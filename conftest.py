@@ -13,7 +13,6 @@ import pytest
 
 #: module path fragment -> (package it needs, how to get it)
 _DOCTEST_NEEDS = {
-    "gradsum/serialization.py": ("safetensors", "pip install -e .[test] (or .[checkpoint])"),
 }
 
 

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gradsum import _backend
+from gradsum import _backend, _device
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
@@ -131,8 +131,9 @@ class Tensor:
         return D.from_numpy_dtype(self._array.dtype)
 
     @property
-    def device(self) -> str:
-        return "cpu"
+    def device(self) -> _device.device:
+        """Where the tensor lives: ``device(type='cpu')``, always, in gradsum."""
+        return _device._CPU
 
     @property
     def ndim(self) -> int:
@@ -226,6 +227,36 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
+        """Whether the tensor is on a CUDA GPU: never, in gradsum (as on torch's CPU build)."""
+        return False
+
+    # (torch's other accelerator flags: all False on its CPU build, as here)
+    @property
+    def is_xpu(self) -> bool:
+        return False
+
+    @property
+    def is_mps(self) -> bool:
+        return False
+
+    @property
+    def is_ipu(self) -> bool:
+        return False
+
+    @property
+    def is_xla(self) -> bool:
+        return False
+
+    @property
+    def is_vulkan(self) -> bool:
+        return False
+
+    @property
+    def is_mtia(self) -> bool:
+        return False
+
+    @property
+    def is_maia(self) -> bool:
         return False
 
     # -- autograd state -------------------------------------------------------------------------
@@ -598,10 +629,14 @@ class Tensor:
         return _format(self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError(
-            "gradsum tensors are not pickled (loading a pickle can run code). Save state with "
-            "gradsum.save(obj, path), which writes safetensors + JSON."
-        )
+        """Pickling (``pickle.dumps(t)``, multiprocessing), as torch's: the values, the class,
+        ``requires_grad`` (a non-leaf loads as a leaf) and the Python attributes; not
+        ``.grad``, ``grad_fn`` or hooks. ``gradsum.save`` writes torch's form instead."""
+        from gradsum.serialization.rebuild import _rebuild_from_numpy
+
+        state = self._python_attributes() or None
+        new_type = None if type(self) is Tensor else type(self)
+        return _rebuild_from_numpy, (self._array, self.requires_grad, state, new_type)
 
     def __copy__(self) -> Tensor:
         """``copy.copy(t)``, as torch's (which rebuilds the tensor from its storage): a new
@@ -675,7 +710,15 @@ class Tensor:
 
     # -- type conversion ------------------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """Convert dtype (``to(gradsum.float64)``); device arguments other than cpu are refused."""
+        """Convert dtype (``to(gradsum.float64)``); a device other than the CPU raises what
+        torch's CPU build raises (``AssertionError`` for ``'cuda'``).
+
+        Example:
+            >>> import gradsum
+            >>> x = gradsum.ones(2)
+            >>> x.to("cpu") is x, x.to(gradsum.device("cpu"), gradsum.float64).dtype
+            (True, gradsum.float64)
+        """
         dtype = kwargs.pop("dtype", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
@@ -686,12 +729,14 @@ class Tensor:
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
-            elif isinstance(a, str):
+            elif isinstance(a, (str, _device.device)) or (
+                    isinstance(a, int) and not isinstance(a, bool)):
                 device = a
             elif isinstance(a, type):
                 dtype = D.from_python_type(a, "to")
-        if device not in (None, "cpu"):
-            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        # ("cpu:0" names an index, so torch copies even to the same device)
+        if device is not None and _device.check_transfer(device).index is not None:
+            copy = True
         if dtype is None or dtype.np == self._array.dtype:
             return self.clone() if copy else self
         return _F.to_dtype(self, dtype)
@@ -713,6 +758,10 @@ class Tensor:
 
     def half(self) -> Tensor:
         return self.to(D.float16)
+
+    def bfloat16(self) -> Tensor:
+        """``to(gradsum.bfloat16)``: rounds to nearest even, as torch (needs ``ml_dtypes``)."""
+        return self.to(D.bfloat16)
 
     def long(self) -> Tensor:
         return self.to(D.int64)
@@ -753,42 +802,79 @@ class Tensor:
         """
         return self.to(D.int16)
 
-    def cpu(self) -> Tensor:
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        """The tensor itself (it is on the CPU already), as in torch."""
         return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False,
+             memory_format: Any = None) -> Tensor:
+        """torch's CPU build: ``AssertionError: Torch not compiled with CUDA enabled`` (an int
+        or a non-CUDA device raises its RuntimeError first, as there)."""
+        raise _device.check_cuda_target(device, "cuda")
+
+    def xpu(self, device: Any = None, non_blocking: bool = False,
+            memory_format: Any = None) -> Tensor:
+        """torch's CPU build: ``AssertionError: Torch not compiled with XPU enabled``."""
+        raise _device.check_cuda_target(device, "xpu")
+
+    def pin_memory(self, device: Any = None) -> Tensor:
+        """torch's CPU build: RuntimeError "Cannot access accelerator device when none is
+        available." (page-locked memory exists for copies to an accelerator)."""
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please "
+                          "do not pass this argument.", DeprecationWarning, stacklevel=2)
+            if _device.as_device(device, "pin_memory").type == "cpu":
+                raise RuntimeError("CPU device type not an accelerator.")
+        raise _device.no_accelerator()
 
     def clone(self) -> Tensor:
         """A copy that stays in the graph (its gradient flows back to ``self``)."""
         return _F.clone(self)
-    def bfloat16(self) -> Tensor:
-        """``to(gradsum.bfloat16)``: rounds to nearest even, as torch (needs ``ml_dtypes``)."""
-        return self.to(D.bfloat16)
 
-
-    def new_tensor(self, data: Any, dtype: D.dtype | None = None,
+    def new_tensor(self, data: Any, dtype: D.dtype | None = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:
         from gradsum._creation import tensor
 
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        # (a new_* tensor is on self's device, whatever the default device)
+        device = _device._CPU if device is None else device
+        return tensor(data, dtype=dtype or self.dtype, device=device,
+                      requires_grad=requires_grad)
 
-    def new_zeros(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+    def new_zeros(self, *size: Any, dtype: D.dtype | None = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
         from gradsum._creation import zeros
 
-        return zeros(*size, dtype=dtype or self.dtype)
+        # (a new_* tensor is on self's device, whatever the default device)
+        device = _device._CPU if device is None else device
+        return zeros(*size, dtype=dtype or self.dtype, device=device,
+                     requires_grad=requires_grad)
 
-    def new_ones(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+    def new_ones(self, *size: Any, dtype: D.dtype | None = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
         from gradsum._creation import ones
 
-        return ones(*size, dtype=dtype or self.dtype)
+        # (a new_* tensor is on self's device, whatever the default device)
+        device = _device._CPU if device is None else device
+        return ones(*size, dtype=dtype or self.dtype, device=device,
+                    requires_grad=requires_grad)
 
-    def new_full(self, size: Any, fill_value: Any, dtype: D.dtype | None = None) -> Tensor:
+    def new_full(self, size: Any, fill_value: Any, dtype: D.dtype | None = None,
+                 device: Any = None, requires_grad: bool = False) -> Tensor:
         from gradsum._creation import full
 
-        return full(size, fill_value, dtype=dtype or self.dtype)
+        # (a new_* tensor is on self's device, whatever the default device)
+        device = _device._CPU if device is None else device
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device,
+                    requires_grad=requires_grad)
 
-    def new_empty(self, *size: Any, dtype: D.dtype | None = None) -> Tensor:
+    def new_empty(self, *size: Any, dtype: D.dtype | None = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
         from gradsum._creation import empty
 
-        return empty(*size, dtype=dtype or self.dtype)
+        # (a new_* tensor is on self's device, whatever the default device)
+        device = _device._CPU if device is None else device
+        return empty(*size, dtype=dtype or self.dtype, device=device,
+                     requires_grad=requires_grad)
 
     # -- operators (math lives in gradsum.ops) ----------------------------------------------------
     def __add__(self, other: Any) -> Tensor:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradsum import _device
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
@@ -70,6 +71,21 @@ class Parameter(Tensor):
         memo[id(self)] = result
         return result
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickling, as torch's: ``_rebuild_parameter(data, requires_grad, OrderedDict())``
+        (with the Python attributes, ``_rebuild_parameter_with_state``); ``.grad`` is not
+        kept."""
+        from collections import OrderedDict
+
+        from gradsum.serialization import rebuild
+
+        data = Tensor._make(self._array)
+        state = self._python_attributes()
+        if state:
+            return rebuild._rebuild_parameter_with_state, (data, self.requires_grad,
+                                                           OrderedDict(), state)
+        return rebuild._rebuild_parameter, (data, self.requires_grad, OrderedDict())
+
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
@@ -113,8 +129,7 @@ class UninitializedTensorMixin:
         """Give the tensor uninitialised values of ``shape`` (and ``dtype``, default its own)
         and turn it into ``cls_to_become`` (a :class:`Parameter` or a plain tensor) in place:
         the object's identity survives, so optimizers holding it see the new values."""
-        if device not in (None, "cpu"):
-            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        _device.check_factory(device, "empty")
         np_dtype = _RAW.__get__(self).dtype if dtype is None else dtype.np
         if isinstance(shape, int):
             shape = (shape,)
@@ -205,7 +220,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     Args:
         requires_grad: whether the parameter will require gradient.
-        device: only ``None``/``"cpu"``.
+        device: the CPU (others raise as on torch's CPU build).
         dtype: the dtype it will have (default: the default float dtype).
 
     Example:
@@ -225,8 +240,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
                 dtype: Any = None) -> UninitializedParameter:
         from gradsum._dtype import get_default_dtype
 
-        if device not in (None, "cpu"):
-            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        _device.check_factory(device, "empty")
         arr = xp.empty((0,), dtype=(dtype or get_default_dtype()).np)
         p = Tensor._make.__func__(cls, arr)  # type: ignore[attr-defined]
         if requires_grad:
@@ -269,8 +283,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
                 persistent: bool = True) -> UninitializedBuffer:
         from gradsum._dtype import get_default_dtype
 
-        if device not in (None, "cpu"):
-            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        _device.check_factory(device, "empty")
         arr = xp.empty((0,), dtype=(dtype or get_default_dtype()).np)
         b = Tensor._make.__func__(cls, arr)  # type: ignore[attr-defined]
         b._requires_grad = bool(requires_grad)
