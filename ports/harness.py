@@ -2,10 +2,11 @@
 
 Every program in :data:`PROGRAMS` is a plain torch script. The harness runs it first with
 ``python <script>`` (real torch), passing ``--init FILE`` so that torch writes the initial weights,
-then with ``python -m gradsum run <script>`` (``import torch`` resolved to gradsum), reading that
-same file: both start from the same weights, and gradsum's ``torch.load`` of a file written by
-``torch.save`` is exercised on the way. Both run in subprocesses with one thread
-(``OMP_NUM_THREADS=1`` and the BLAS equivalents). Each program prints lines
+then with ``python -m gradsum run <script>`` (``import torch`` resolved to gradsum, the real torch
+made unimportable), reading that same file: both start from the same weights, and gradsum's
+``torch.load`` of a file written by ``torch.save`` is exercised, without torch, on the way.
+Both run in subprocesses with one thread (``OMP_NUM_THREADS=1`` and the BLAS equivalents).
+Each program prints lines
 
     step <i> <name> <value> [<name> <value> ...]
     eval <name> <value> [...]
@@ -158,6 +159,11 @@ def run(program: Program, lib: str, init: Path, out_dir: Path, timeout: float = 
     else:
         raise ValueError(f"lib must be 'torch' or 'gradsum', got {lib!r}")
     env = {**os.environ, **ONE_THREAD}
+    if lib == "gradsum":
+        # PyTorch made unimportable: the gradsum run must not touch the real torch, not even to
+        # read torch's init file (the alias resolves ``import torch`` before sys.path is seen)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(_torch_blocker(out_dir)), *filter(None, [os.environ.get("PYTHONPATH")])])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
                               cwd=out_dir)
@@ -166,6 +172,15 @@ def run(program: Program, lib: str, init: Path, out_dir: Path, timeout: float = 
         return Run({}, None, 124, out, f"timed out after {timeout}s")
     values, step_time = parse_output(proc.stdout)
     return Run(values, step_time, proc.returncode, proc.stdout, proc.stderr)
+
+
+def _torch_blocker(directory: Path) -> Path:
+    """A folder holding a ``torch`` package whose import fails (put first on PYTHONPATH)."""
+    blocker = directory / "_no_torch"
+    (blocker / "torch").mkdir(parents=True, exist_ok=True)
+    (blocker / "torch" / "__init__.py").write_text(
+        "raise ImportError('the real torch was imported during a gradsum run of a port')\n")
+    return blocker
 
 
 def compare_values(torch_values: dict[str, float], gradsum_values: dict[str, float],
