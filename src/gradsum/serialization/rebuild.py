@@ -125,17 +125,17 @@ def _view(storage: Any, offset: Any, size: Any, stride: Any) -> Any:
             f"a tensor in the checkpoint has offset {offset!r}, size {size!r} and stride "
             f"{stride!r}: they must be non-negative integers, one stride per dimension"
         )
-    if 0 in size:
-        return np.empty(size, dtype=flat.dtype)
+    empty = 0 in size  # (no element is read: only the strides matter)
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
-    if last >= flat.size:
+    if not empty and last >= flat.size:
         raise ValueError(
             f"a tensor in the checkpoint (offset {offset}, size {size}, stride {stride}) "
             f"reaches element {last} of a storage of {flat.size}: the file is malformed"
         )
     item = flat.itemsize
+    start = min(offset, flat.size) if empty else offset
     return np.lib.stride_tricks.as_strided(
-        flat[offset:], shape=size, strides=tuple(s * item for s in stride))
+        flat[start:], shape=size, strides=tuple(s * item for s in stride))
 
 
 def _rebuild_tensor(storage: Any, storage_offset: int, size: Any, stride: Any) -> Tensor:

@@ -86,8 +86,15 @@ class TorchPickler(pickle._Pickler):  # type: ignore[misc,name-defined]
         buffer share one storage (tied weights, slices), as in torch; a view torch can't
         express (negative or unaligned strides, a reinterpreted dtype, big-endian data)
         gets a storage of its own holding a contiguous copy."""
-        root = _root(arr)
         item = arr.itemsize
+        if arr.size == 0:  # torch's contiguous strides (NumPy's may be 0 for empty arrays)
+            strides, step = [], 1
+            for n in reversed(arr.shape):
+                strides.append(step)
+                step *= max(n, 1)
+            empty = np.empty(0, dtype=arr.dtype.newbyteorder("<"))
+            return self._ref(empty, empty), 0, tuple(reversed(strides))
+        root = _root(arr)
         if (root.dtype == arr.dtype and arr.dtype.byteorder in "=|<"
                 and (root.flags.c_contiguous or root.flags.f_contiguous)):
             delta = (arr.__array_interface__["data"][0]
