@@ -206,6 +206,7 @@ from gradsum.ops import (
     where,
 )
 from gradsum.ops import bmm, dot, mm, mv
+from gradsum.ops import scatter  # torch.scatter: the function form of Tensor.scatter
 from gradsum.ops.more import linalg
 from gradsum.ops import mul as multiply
 from gradsum.ops.compose import *  # noqa: F403  (torch's broadcast/stack/alias helpers)
