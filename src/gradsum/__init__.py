@@ -225,10 +225,47 @@ from gradsum import autograd, backends, utils
 from gradsum import nn, optim  # after ops: they build on them
 from gradsum import special  # torch.special (after ops: it builds on them)
 from gradsum import func  # torch.func: functional_call (after nn)
+from gradsum import amp, cpu  # torch.amp (autocast, GradScaler), torch.cpu (after optim)
+from gradsum.amp.autocast_mode import (  # torch's top-level autocast state functions
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from gradsum.ops import erfc_, i0_, logit_, sinc_, xlogy_  # torch's top-level in-place
 from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim
 from gradsum import testing  # torch.testing: assert_close, make_tensor
+# devices and accelerators as torch's CPU-only build answers them (gradsum._device)
+from gradsum._device import device, get_default_device, set_default_device
+from gradsum import accelerator, cuda, mps
+from gradsum.cuda import OutOfMemoryError
+from gradsum._process_settings import (
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    get_num_interop_threads,
+    get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    set_num_interop_threads,
+    set_num_threads,
+    use_deterministic_algorithms,
+)
+from gradsum import compiler, onnx  # torch.compile runs eagerly; torch.onnx is importable
+from gradsum.compiler import compile
 
 __version__ = "0.1.0"  # the only place the version is written (pyproject.toml reads it)
 

@@ -16,15 +16,24 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from gradsum import _device, _random
 from gradsum import _dtype as D
-from gradsum import _random
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
 
-def _check_device(device: Any) -> None:
-    if device is not None and str(device) not in ("cpu",):
-        raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+def _check_device(device: Any, name: str = "zeros") -> None:
+    """A factory's ``device=`` (None: the default device) must be the CPU; others raise what
+    torch's CPU build raises (see :mod:`gradsum._device`)."""
+    _device.check_factory(device, name)
+
+
+def _check_copy_device(device: Any, name: str) -> None:
+    """``tensor``/``as_tensor``'s ``device=`` (None: the default device): torch raises its
+    ``to`` errors there."""
+    if device is None and _device._state.default is None:
+        return
+    _device.check_transfer(_device.get_default_device() if device is None else device, name)
 
 
 def _finish(arr: Any, requires_grad: bool) -> Tensor:
@@ -229,7 +238,7 @@ def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
         >>> gradsum.tensor([[1.0, 2.0]], requires_grad=True)
         tensor([[1., 2.]], requires_grad=True)
     """
-    _check_device(device)
+    _check_copy_device(device, "tensor")
     dtype = D.from_python_type(dtype, "tensor")
     if requires_grad is None:  # (the other factories take None as False; tensor() does not)
         raise TypeError("tensor(): argument 'requires_grad' must be bool, not NoneType. Pass "
@@ -239,6 +248,7 @@ def tensor(data: Any, dtype: D.dtype | None = None, device: Any = None,
 
 def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Tensor:
     """Like :func:`tensor` but shares memory with a NumPy array / tensor when it can."""
+    _check_copy_device(device, "as_tensor")
     dtype = D.from_python_type(dtype, "as_tensor")
     if isinstance(data, Tensor):  # (a conversion stays in the graph, as ``data.to(dtype)``)
         return data if dtype is None or data.dtype is dtype else data.to(dtype)
@@ -331,7 +341,7 @@ def zeros(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: A
           requires_grad: bool = False) -> Tensor:
     """A tensor of zeros of the given size (``zeros(2, 3)``, ``zeros((2, 3))`` or
     ``zeros(size=(2, 3))``)."""
-    _check_device(device)
+    _check_device(device, "zeros")
     return _finish(xp.zeros(_shape(shape, size, "zeros"), dtype=_float_dtype(dtype, "zeros")),
                    requires_grad)
 
@@ -339,7 +349,7 @@ def zeros(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: A
 def ones(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """A tensor of ones of the given size."""
-    _check_device(device)
+    _check_device(device, "ones")
     return _finish(xp.ones(_shape(shape, size, "ones"), dtype=_float_dtype(dtype, "ones")),
                    requires_grad)
 
@@ -347,7 +357,7 @@ def ones(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: An
 def empty(*shape: Any, size: Any = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """An uninitialised tensor (gradsum fills it with zeros)."""
-    _check_device(device)
+    _check_device(device, "empty")
     return _finish(xp.zeros(_shape(shape, size, "empty"), dtype=_float_dtype(dtype, "empty")),
                    requires_grad)
 
@@ -382,7 +392,7 @@ def _fill(value: Any, dt: Any, name: str) -> Any:
 def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None,
          device: Any = None, requires_grad: bool = False) -> Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it, like torch)."""
-    _check_device(device)
+    _check_device(device, "full")
     if not isinstance(size, (tuple, list)):
         raise _size_error("full", size)
     dtype = _check_dtype(dtype, "full")
@@ -395,10 +405,13 @@ def full(size: Sequence[int], fill_value: Any, *, dtype: D.dtype | None = None,
                    requires_grad)
 
 
-def _like(t: Any, dtype: D.dtype | None, name: str) -> tuple[tuple[int, ...], Any]:
+def _like(t: Any, dtype: D.dtype | None, name: str,
+          kw: dict[str, Any] | None = None) -> tuple[tuple[int, ...], Any]:
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(t).__name__}")
+    if kw and kw.get("device") is not None:  # (None: the input's device, not the default)
+        _device.check_factory(kw["device"], name, "aten::empty_strided")
     dtype = _check_dtype(dtype, name)
     if dtype is None:
         return t._array.shape, t._array.dtype
@@ -406,26 +419,26 @@ def _like(t: Any, dtype: D.dtype | None, name: str) -> tuple[tuple[int, ...], An
 
 
 def zeros_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
-               **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "zeros_like")
+               **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "zeros_like", kw)
     return _finish(xp.zeros(shape, dtype=dt), requires_grad)
 
 
 def ones_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
-              **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "ones_like")
+              **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "ones_like", kw)
     return _finish(xp.ones(shape, dtype=dt), requires_grad)
 
 
 def empty_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
-               **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "empty_like")
+               **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "empty_like", kw)
     return _finish(xp.zeros(shape, dtype=dt), requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: D.dtype | None = None,
-              requires_grad: bool = False, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "full_like")
+              requires_grad: bool = False, **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "full_like", kw)
     return _finish(xp.full(shape, _fill(fill_value, dt, "full_like"), dtype=dt), requires_grad)
 
 
@@ -454,7 +467,7 @@ def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
         >>> gradsum.arange(1, 2, 0.25).tolist()
         [1.0, 1.25, 1.5, 1.75]
     """
-    _check_device(device)
+    _check_device(device, "arange")
     if end is None:
         if start is _UNSET or step is not _UNSET:  # torch: arange(end) takes no step
             raise TypeError(
@@ -502,7 +515,7 @@ def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
 def linspace(start: Any, end: Any, steps: int, *, dtype: D.dtype | None = None,
              device: Any = None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_device(device)
+    _check_device(device, "linspace")
     lo = _range_number(start, "linspace", 0)
     hi = _range_number(end, "linspace", 1)
     if isinstance(steps, Tensor) and steps._array.ndim == 0 and steps._array.dtype.kind in "iu":
@@ -520,7 +533,7 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: D.dtype | None = None,
 def eye(n: int, m: Any = _UNSET, *, dtype: D.dtype | None = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
     """The identity matrix (``n x m``)."""
-    _check_device(device)
+    _check_device(device, "eye")
     if m is None:  # (torch: eye(n) or eye(n, m) with an int m; None is no int)
         raise TypeError("eye(): argument 'm' (position 2) must be int, not NoneType. Pass "
                         "eye(n) for a square matrix or eye(n, m).")
@@ -544,7 +557,7 @@ def rand(*shape: Any, size: Any = None, generator: _random.Generator | None = No
          dtype: D.dtype | None = None, device: Any = None,
          requires_grad: bool = False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    _check_device(device)
+    _check_device(device, "rand")
     dims = _shape(shape, size, "rand")
     dt = _float_dtype(dtype, "rand")
     _random_float(dt, "check_uniform_bounds")
@@ -555,7 +568,7 @@ def randn(*shape: Any, size: Any = None, generator: _random.Generator | None = N
           dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False) -> Tensor:
     """Standard normal samples."""
-    _check_device(device)
+    _check_device(device, "randn")
     dims = _shape(shape, size, "randn")
     dt = _float_dtype(dtype, "randn")
     _random_float(dt, "normal_kernel_cpu")
@@ -592,7 +605,7 @@ def randint(low: Any = None, high: Any = None, size: Any = None, *,
             generator: _random.Generator | None = None, dtype: D.dtype | None = None,
             device: Any = None, requires_grad: bool = False) -> Tensor:
     """Integers uniform in ``[low, high)`` (``randint(high, size)`` also works)."""
-    _check_device(device)
+    _check_device(device, "randint")
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None and size is not None:  # randint(high, size=...)
@@ -617,7 +630,7 @@ def randperm(n: int, *, generator: _random.Generator | None = None,
              dtype: D.dtype | None = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1``."""
-    _check_device(device)
+    _check_device(device, "randperm")
     if isinstance(n, bool) or not isinstance(n, (int, xp.integer)):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{type(n).__name__}")
@@ -635,25 +648,25 @@ def randperm(n: int, *, generator: _random.Generator | None = None,
 
 
 def rand_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
-              generator: _random.Generator | None = None, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "rand_like")
+              generator: _random.Generator | None = None, **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "rand_like", kw)
     _random_float(dt, "check_uniform_bounds")
     return _finish(_random.rng(generator).random(shape).astype(dt), requires_grad)
 
 
 def randn_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
-               generator: _random.Generator | None = None, **_: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "randn_like")
+               generator: _random.Generator | None = None, **kw: Any) -> Tensor:
+    shape, dt = _like(t, dtype, "randn_like", kw)
     _random_float(dt, "normal_kernel_cpu")
     return _finish(_random.rng(generator).standard_normal(shape).astype(dt), requires_grad)
 
 
 def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
                  dtype: D.dtype | None = None, requires_grad: bool = False,
-                 generator: _random.Generator | None = None, **_: Any) -> Tensor:
+                 generator: _random.Generator | None = None, **kw: Any) -> Tensor:
     """Integers uniform in ``[low, high)`` with the shape (and by default the dtype) of ``t``;
     ``randint_like(t, high)`` also works."""
-    shape, dt = _like(t, dtype, "randint_like")
+    shape, dt = _like(t, dtype, "randint_like", kw)
     if high is None:
         low, high = 0, low
     lo, hi = _randint_bounds("randint_like", low, high, dt)
@@ -661,7 +674,8 @@ def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
 
 
 def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
-           generator: _random.Generator | None = None, dtype: D.dtype | None = None) -> Tensor:
+           generator: _random.Generator | None = None, dtype: D.dtype | None = None,
+           device: Any = None) -> Tensor:
     """Normal samples: ``normal(mean, std, size)`` with numbers, or ``normal(mean, std)``
     with a tensor for either (samples of their broadcast shape), as in torch.
 
@@ -671,6 +685,8 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
         (2, 3)
     """
     m_t, s_t = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if device is not None or not (m_t or s_t):
+        _check_device(device, "normal")
     if s_t and std._array.size and float(std._array.min()) < 0:
         raise RuntimeError(f"normal expects all elements of std >= 0.0, got {std._array.min()}."
                            " Pass non-negative standard deviations.")

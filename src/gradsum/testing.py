@@ -32,8 +32,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from gradsum import _device, _random
 from gradsum import _dtype as D
-from gradsum import _random
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
@@ -399,8 +399,7 @@ def make_tensor(*shape: Any, dtype: D.dtype, device: Any = None, low: float | No
         >>> make_tensor(4, dtype=gradsum.float64, noncontiguous=True).is_contiguous()
         False
     """
-    if device not in (None, "cpu"):
-        raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+    _device.check_factory(device, "make_tensor")
     if not isinstance(dtype, D.dtype):
         raise TypeError(f"make_tensor(): dtype must be a gradsum.dtype, not "
                         f"{type(dtype).__name__}")

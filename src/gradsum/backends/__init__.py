@@ -2,8 +2,13 @@
 
 - :mod:`gradsum.backends.mkl`: Intel MKL's GEMM for large float matrix products, used when
   the optional ``mkl`` package is installed.
+- :mod:`gradsum.backends.cudnn`, :mod:`~gradsum.backends.cuda`, :mod:`~gradsum.backends.mps`:
+  as torch's CPU-only build answers them (nothing available; switches kept, so
+  ``cudnn.benchmark = True`` runs unchanged).
+- :mod:`gradsum.backends.mkldnn`, :mod:`~gradsum.backends.openmp`,
+  :mod:`~gradsum.backends.opt_einsum`: what gradsum does not use (``is_available()`` False).
 """
 
-from gradsum.backends import mkl
+from gradsum.backends import cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
 
-__all__ = ["mkl"]
+__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gradsum.ops as ops
+from gradsum import _device
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
 from gradsum.nn.container import ModuleList, Sequential
@@ -55,6 +56,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int],
                  div_value: float = 4.0, head_bias: bool = False, device: Any = None,
                  dtype: Any = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:

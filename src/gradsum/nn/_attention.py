@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 import gradsum.ops as ops
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -438,6 +438,7 @@ class MultiheadAttention(Module):
                  add_bias_kv: bool = False, add_zero_attn: bool = False,
                  kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
                  device: Any = None, dtype: Any = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(
                 f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "

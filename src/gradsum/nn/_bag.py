@@ -22,8 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 import gradsum.ops as ops
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
+from gradsum._autocast import excluded
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -56,6 +57,7 @@ def _bags(n: int, offsets: Any, include_last_offset: bool) -> tuple[Any, Any]:
     return off, xp.append(off[1:], n)
 
 
+@excluded  # (not on torch's autocast lists: its matmul does not cast)
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   max_norm: float | None = None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
@@ -222,6 +224,7 @@ class EmbeddingBag(Module):
                  sparse: bool = False, _weight: Tensor | None = None,
                  include_last_offset: bool = False, padding_idx: int | None = None,
                  device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim

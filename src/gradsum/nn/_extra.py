@@ -18,7 +18,7 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
@@ -311,6 +311,7 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float | None = None,
                  elementwise_affine: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
             normalized_shape = (normalized_shape,)

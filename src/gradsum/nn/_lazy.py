@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -167,6 +167,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features: int, bias: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(0, 0, False)
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
@@ -252,6 +253,7 @@ class _LazyConv(_LazyConvXdMixin):
                  padding_mode: str = "zeros", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
         # (bias=False: no tensor that would be replaced at once, as torch)
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
                          padding_mode, device, dtype)
         self._lazy_setup(out_channels, bias, device, dtype)
@@ -262,6 +264,7 @@ class _LazyConvTranspose(_LazyConvXdMixin):
                  output_padding: Any = 0, groups: int = 1, bias: bool = True,
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
                          dilation, padding_mode, device, dtype)
         self._lazy_setup(out_channels, bias, device, dtype)
@@ -357,6 +360,7 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None,
                  dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
         self.affine = affine
         self.track_running_stats = track_running_stats

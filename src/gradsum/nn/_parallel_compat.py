@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradsum import _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -83,6 +84,7 @@ class SyncBatchNorm(_BatchNorm):
                  affine: bool = True, track_running_stats: bool = True,
                  process_group: Any = None, device: Any = None,
                  dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias)
         self.process_group = process_group

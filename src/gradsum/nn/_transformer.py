@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 import gradsum.ops as ops
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -175,6 +175,7 @@ class TransformerEncoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, dtype=dtype)
@@ -452,6 +453,7 @@ class TransformerDecoderLayer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                             batch_first=batch_first, bias=bias, dtype=dtype)
@@ -583,6 +585,7 @@ class Transformer(Module):
                  layer_norm_eps: float = 1e-5, batch_first: bool = False,
                  norm_first: bool = False, bias: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         if custom_encoder is not None:
             self.encoder = custom_encoder

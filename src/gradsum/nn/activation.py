@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
 from gradsum.nn import init as _init
@@ -352,6 +352,7 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
                  dtype: Any = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

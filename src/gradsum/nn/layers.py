@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
@@ -68,6 +68,7 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -110,6 +111,7 @@ class Embedding(Module):
                  scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight: Tensor | None = None, _freeze: bool = False, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -220,6 +222,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape: Any, eps: float = 1e-5,
                  elementwise_affine: bool = True, bias: bool = True, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -428,6 +431,7 @@ class _Conv(_ConvNd):
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
                  padding_mode: str = "zeros", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          False, 0, groups, bias, padding_mode, dtype)
 
@@ -495,6 +499,7 @@ class _ConvTransposeNd(_ConvNd):
                  padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
                  dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         if padding_mode != "zeros":
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {type(self).__name__}'
@@ -972,6 +977,7 @@ class _NormBase(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
                  dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -1109,6 +1115,7 @@ class _InstanceNorm(_NormBase):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
                  affine: bool = False, track_running_stats: bool = False, device: Any = None,
                  dtype: D.dtype | None = None, *, bias: bool = True) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias)
 
@@ -1240,6 +1247,7 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
                  affine: bool = True, device: Any = None, dtype: D.dtype | None = None, *,
                  bias: bool = True) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError(
@@ -1405,6 +1413,7 @@ class Bilinear(Module):
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features

@@ -32,6 +32,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gradsum import _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.autograd.function import Function
@@ -889,7 +890,16 @@ class Module:
 
     def to(self, *args: Any, **kwargs: Any) -> Module:
         """Convert floating parameters and buffers to a dtype (``to(gradsum.float64)``) in
-        place; device arguments other than cpu are refused. Returns ``self``."""
+        place; returns ``self``. A device other than the CPU raises what torch's CPU build
+        raises (``AssertionError: Torch not compiled with CUDA enabled`` for ``'cuda'``) once
+        there is a tensor to move; a malformed device or an int raises at once, as there.
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Linear(2, 2)
+            >>> m.to(gradsum.device("cpu")) is m, m.to("cpu", gradsum.float64).weight.dtype
+            (True, gradsum.float64)
+        """
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
@@ -900,10 +910,12 @@ class Module:
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype = a.dtype
-            elif isinstance(a, str) or a is None:
+            elif isinstance(a, (str, _device.device)) or (
+                    isinstance(a, int) and not isinstance(a, bool)):
                 device = a
-        if device not in (None, "cpu"):
-            raise RuntimeError(f"gradsum runs on the CPU only; got device={device!r}")
+        target = None if device is None else _device.as_device(device, "to")
+        if target is not None and target.type != "cpu" and self._has_tensors():
+            raise _device.not_compiled(target.type)
         if dtype is None:
             return self
         if not dtype.is_floating_point:
@@ -925,6 +937,38 @@ class Module:
         return self.to(D.float16)
 
     def cpu(self) -> Module:
+        """The module itself (its tensors are on the CPU already)."""
+        return self
+
+    def _has_tensors(self) -> bool:
+        return any(True for _ in self.parameters()) or any(True for _ in self.buffers())
+
+    def cuda(self, device: Any = None) -> Module:
+        """torch's CPU build: ``AssertionError: Torch not compiled with CUDA enabled`` for a
+        module with parameters or buffers (a module without any is returned as is)."""
+        if self._has_tensors():
+            raise _device.check_cuda_target(device, "cuda")
+        return self
+
+    def xpu(self, device: Any = None) -> Module:
+        """torch's CPU build: ``AssertionError: Torch not compiled with XPU enabled`` for a
+        module with parameters or buffers."""
+        if self._has_tensors():
+            raise _device.check_cuda_target(device, "xpu")
+        return self
+
+    def ipu(self, device: Any = None) -> Module:
+        """torch's CPU build: RuntimeError "PyTorch is not linked with support for ipu
+        devices" for a module with parameters or buffers."""
+        if self._has_tensors():
+            raise _device.not_compiled("ipu")
+        return self
+
+    def mtia(self, device: Any = None) -> Module:
+        """torch's CPU build: ``AssertionError: Torch not compiled with MTIA enabled`` for a
+        module with parameters or buffers."""
+        if self._has_tensors():
+            raise _device.not_compiled("mtia")
         return self
 
     def type(self, dst_type: Any) -> Module:

@@ -38,7 +38,7 @@ import numbers
 import warnings
 from typing import Any
 
-from gradsum import _creation
+from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
@@ -121,6 +121,7 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
                  device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -215,6 +216,7 @@ class RNNCell(RNNCellBase):
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
                          dtype=dtype)
         self.nonlinearity = nonlinearity
@@ -242,6 +244,7 @@ class LSTMCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
                          dtype=dtype)
 
@@ -266,6 +269,7 @@ class GRUCell(RNNCellBase):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: Any = None, dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
                          dtype=dtype)
 
@@ -285,6 +289,7 @@ class RNNBase(Module):
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
                  bidirectional: bool = False, proj_size: int = 0, device: Any = None,
                  dtype: D.dtype | None = None) -> None:
+        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         self.mode = mode
         self.input_size = input_size

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gradsum.ops as F
+from gradsum import _device
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Size, Tensor
@@ -1495,6 +1496,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
         >>> gradsum.logspace(0, 2, 3).tolist()
         [1.0, 10.0, 100.0]
     """
+    _device.check_factory(device, "logspace")
     if steps < 0:
         raise RuntimeError(f"number of steps must be non-negative (got {steps})")
     dt = (dtype or D.get_default_dtype()).np
@@ -1517,6 +1519,7 @@ def scalar_tensor(s: Any, *, dtype: D.dtype | None = None, device: Any = None,
     if isinstance(s, Tensor):
         raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor. "
                         "Pass s.item().")
+    _device.check_factory(device, "scalar_tensor")
     dt = (dtype or D.get_default_dtype()).np
     t = _make(xp.asarray(s, dtype=dt))
     t.requires_grad_(requires_grad)
