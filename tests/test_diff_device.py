@@ -633,3 +633,14 @@ def test_names_are_exported() -> None:
         g, t = getattr(gradsum, name), getattr(torch, name)
         kind = [inspect.ismodule, inspect.isclass, callable]
         assert [k(g) for k in kind] == [k(t) for k in kind], name
+
+
+@pytest.mark.parametrize("dev", ["cpu", "cpu:0", "cuda", "xpu", 0, "gpu"], ids=repr)
+def test_generator_device(dev: Any) -> None:
+    same(lambda m: (m.Generator(device=dev).device, m.Generator().device))
+    same(lambda m: m.Generator(device=m.device("cpu")).manual_seed(0).initial_seed())
+
+
+def test_cuda_amp_is_an_attribute_without_an_import() -> None:
+    same(lambda m: m.cuda.amp.__name__.replace("gradsum", "torch"))
+    same(lambda m: m.cuda.no_such_name)

@@ -22,6 +22,7 @@ import math
 import os
 from typing import Any
 
+from gradsum import _device
 from gradsum._backend import xp
 
 #: the initial seed of a ``Generator()`` (torch's ``default_rng_seed_val``)
@@ -37,9 +38,19 @@ def _nondeterministic_seed() -> int:
 class Generator:
     """A source of random numbers with ``manual_seed``, ``seed``, ``get_state``/``set_state``."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: Any = "cpu") -> None:
+        d = _device.as_device(device, "Generator")
+        if d.type != "cpu":  # (torch's CPU build: no generator of another device)
+            kind = d.type.upper()
+            raise RuntimeError(f"Cannot get {kind} generator without ATen_{d.type} library: "
+                               "gradsum runs on the CPU only; use torch.Generator() (the CPU).")
         self._seed = DEFAULT_SEED
         self._rng = xp.random.Generator(xp.random.PCG64(self._seed))
+
+    @property
+    def device(self) -> Any:
+        """The generator's device: ``device(type='cpu')``."""
+        return _device._CPU
 
     def manual_seed(self, seed: int) -> Generator:
         """Reset the stream from ``seed`` (an int in ``[-2**63, 2**64)``; a negative one wraps
