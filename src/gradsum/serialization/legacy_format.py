@@ -101,7 +101,12 @@ def read_legacy(data: bytes, where: str, make_unpickler: Callable[[BinaryIO, Any
             raise pickle.UnpicklingError(f"{where}: malformed storage id {pid!r}")
         key = str(key)
         if key not in storages:
-            arr = np.empty(numel, dtype=storage_type.dtype.np)
+            np_dtype = np.dtype(storage_type.dtype.np)
+            if numel * np_dtype.itemsize > len(data):
+                raise CheckpointError(
+                    f"{where}: a storage claims {numel} elements of {np_dtype}, more than the "
+                    f"{len(data)}-byte file can hold. {FIX_CORRUPT}")
+            arr = np.empty(numel, dtype=np_dtype)
             storages[key] = restore(Storage(arr), _text(location))
             pending[key] = (storages[key].array, numel)
         root = storages[key]
