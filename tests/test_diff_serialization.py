@@ -373,3 +373,21 @@ def test_saving_a_large_state_dict_writes_bytes_directly(tmp_path: Path) -> None
     assert 64 * 2**20 <= os.path.getsize(path) < 64 * 2**20 + 64 * 1024
     back = torch.load(path)
     assert back["layer3.weight"].shape == (1024, 1024)
+
+
+def test_whole_torch_module_loads_as_gradsum_module(tmp_path: Path) -> None:
+    """``torch.save(model)`` (a whole module) loads with ``weights_only=False`` as gradsum's
+    module of the same class path (``torch.nn.modules.linear.Linear`` ->
+    ``gradsum.nn.modules.linear.Linear``), and computes the same outputs."""
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 2))
+    path = tmp_path / "whole.pt"
+    torch.save(tm, path)
+    gm = gradsum.load(path, weights_only=False)
+    assert type(gm) is gradsum.nn.Sequential and type(gm[0]) is gradsum.nn.Linear
+    assert type(gm[0].weight) is gradsum.nn.Parameter and gm[0].weight.requires_grad
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(gm(gradsum.from_numpy(x)).detach().numpy(),
+                               tm(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+        gradsum.load(path)
