@@ -51,10 +51,8 @@ KNOWN_MISSING: dict[str, str] = {
     "torch.multiprocessing.set_start_method": "no torch.multiprocessing",
     "torch.poisson": "no Poisson sampler with torch's random stream",
     "torch.nn.attention": "no torch.nn.attention (SDPA backend selection, flex attention)",
-    "torch.nn.functional.gumbel_softmax": "needs exponential sampling on torch's stream",
     "torch.nn.functional.grid_sample": "no grid sampling (bilinear/nearest/bicubic, padding "
                                        "modes, align_corners, its backward)",
-    "torch.nn.functional.affine_grid": "not yet (a composition of linspace and bmm)",
     "torch.optim.SparseAdam": "gradsum has no sparse gradients",
     "torch.autograd.forward_ad": "no forward-mode AD (dual tensors)",
     "torch.autograd.profiler": "no autograd profiler",
@@ -149,7 +147,8 @@ def test_dtype_aliases_name_the_same_dtype(name):
     assert str(resolve(gradsum, name)).split(".")[-1] == str(resolve(torch, name)).split(".")[-1]
 
 
-# -- names added with this list: cheap aliases of what gradsum already has -----------------------
+# -- names added with this list: cheap aliases of what gradsum already has (affine_grid and
+# gumbel_softmax, compositions, are tested in test_diff_affine_grid.py, test_diff_gumbel_softmax.py)
 _SCATTER_CALLS = {
     "src": lambda m, x, idx, idx2, src: m.scatter(x, 0, idx, src),
     "value": lambda m, x, idx, idx2, src: m.scatter(x, 1, idx2, 5.0),

@@ -3066,3 +3066,10 @@ from gradsum.nn._ctc import ctc_loss  # noqa: E402  (an appended block)
 
 __all__ += ["ctc_loss"]
 # -- end ctc_loss --
+
+# -- affine_grid, gumbel_softmax (nn/_affine_grid.py, nn/_gumbel_softmax.py) --
+from gradsum.nn._affine_grid import affine_grid  # noqa: E402  (an appended block)
+from gradsum.nn._gumbel_softmax import gumbel_softmax  # noqa: E402
+
+__all__ += ["affine_grid", "gumbel_softmax"]
+# -- end affine_grid, gumbel_softmax --
