@@ -679,3 +679,33 @@ def test_nanogpt_style_setup_runs_unchanged() -> None:
                 m.get_float32_matmul_precision())
 
     same(prog)
+
+
+@pytest.mark.parametrize("dev", ["cpu", "cuda", "mps", None], ids=repr)
+def test_module_to_empty(dev: Any) -> None:
+    def prog(m: Any) -> Any:
+        lin = m.nn.Linear(2, 2)
+        w = lin.weight
+        out = lin.to_empty(device=dev)
+        return (out is lin, lin.weight is w, lin.weight.shape, lin.weight.requires_grad,
+                type(lin.weight).__name__)
+
+    same(prog)
+    same(lambda m: m.nn.Sequential().to_empty(device="cuda"))
+    same(lambda m: m.nn.Linear(1, 1).to_empty())
+
+
+def test_module_to_empty_buffers_and_recurse() -> None:
+    def prog(m: Any) -> Any:
+        net = m.nn.Sequential(m.nn.BatchNorm1d(3))
+        net.to_empty(device="cpu", recurse=False)
+        kept = net[0].running_var.tolist()
+        net.to_empty(device="cpu")
+        return kept, net[0].running_var.shape, net[0].num_batches_tracked.dtype
+
+    g = _run(prog, gradsum)
+    t = _run(prog, torch)
+    assert g[0] == t[0] == "ok"
+    assert g[1][0] == t[1][0] == [1.0, 1.0, 1.0]  # (recurse=False: children untouched)
+    assert list(g[1][1]) == list(t[1][1])
+    assert str(g[1][2]).split(".")[-1] == str(t[1][2]).split(".")[-1]

@@ -940,6 +940,34 @@ class Module:
         """The module itself (its tensors are on the CPU already)."""
         return self
 
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Replace parameters and buffers by uninitialised tensors on ``device`` (torch's way
+        to allocate a model built without storage); gradsum's uninitialised memory is zeros.
+        Parameters keep their identity. A device other than the CPU raises what torch's CPU
+        build raises, once there is a tensor to move. Returns ``self``.
+
+        Example:
+            >>> import gradsum
+            >>> m = gradsum.nn.Linear(2, 1)
+            >>> m.to_empty(device="cpu") is m, m.weight.shape
+            (True, (1, 2))
+        """
+        from gradsum._creation import empty_like
+
+        if device is not None and self._has_tensors():
+            _device.check_factory(device, "empty_like", "aten::empty_strided")
+        with no_grad():
+            for mod in (self.modules() if recurse else [self]):
+                for p in mod._parameters.values():
+                    if p is not None:
+                        p.data = empty_like(p)
+                        if p.grad is not None:
+                            p.grad.data = empty_like(p.grad)
+                for k, b in mod._buffers.items():
+                    if b is not None:
+                        mod._buffers[k] = empty_like(b)
+        return self
+
     def _has_tensors(self) -> bool:
         return any(True for _ in self.parameters()) or any(True for _ in self.buffers())
 
