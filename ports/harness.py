@@ -62,6 +62,9 @@ class Program:
     args: tuple[str, ...] = ()
     torch_args: tuple[str, ...] = ()  # only under torch
     gradsum_args: tuple[str, ...] = ()  # only under gradsum
+    #: the checkpoint (state dicts, possibly nested with optimizer state) the program writes
+    #: at the end: gradsum's is read by torch and compared with torch's own
+    checkpoint: str = ""
     slow: bool = False
     note: str = ""
 
@@ -70,21 +73,27 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in [
     # torch's compile is inductor here (a C++ toolchain, tens of seconds, fused kernels): torch
     # runs eagerly, gradsum with nanoGPT's default compile=True (eager, as backend="eager")
     Program("nanogpt_train", "nanogpt_train.py", torch_args=("--compile", "False"),
+            checkpoint="ckpt.pt",
             note="GPT: weight tying, accumulation, AdamW groups, cosine LR, torch.compile"),
-    Program("char_lstm", "char_lstm.py", note="char-rnn: 2-layer LSTM, truncated BPTT"),
+    Program("char_lstm", "char_lstm.py", checkpoint="char_lstm_state.pt",
+            note="char-rnn: 2-layer LSTM, truncated BPTT"),
     Program("word_lm_transformer", "word_language_model.py", args=("--model", "Transformer"),
+            checkpoint="model_state.pt",
             note="word_language_model: TransformerEncoder, SGD with annealing"),
     Program("word_lm_gru", "word_language_model.py", args=("--model", "GRU", "--tied"),
+            checkpoint="model_state.pt",
             note="word_language_model: GRU, tied weights"),
-    Program("mnist_cnn", "mnist_cnn.py",
+    Program("mnist_cnn", "mnist_cnn.py", checkpoint="mnist_cnn.pt",
             note="CNN: Conv2d/BatchNorm/MaxPool/Dropout, DataLoader workers=2, StepLR"),
-    Program("vae", "vae.py", note="VAE: reparameterisation with NumPy noise, BCE + KLD"),
-    Program("wgan_gp", "wgan_gp.py", note="WGAN-GP: autograd.grad(create_graph=True)"),
-    Program("maml_sine", "maml_sine.py", dtype="float64",
+    Program("vae", "vae.py", checkpoint="vae.pt",
+            note="VAE: reparameterisation with NumPy noise, BCE + KLD"),
+    Program("wgan_gp", "wgan_gp.py", checkpoint="wgan_gp.pt",
+            note="WGAN-GP: autograd.grad(create_graph=True)"),
+    Program("maml_sine", "maml_sine.py", dtype="float64", checkpoint="maml.pt",
             note="second-order MAML: functional_call fast weights"),
-    Program("lbfgs_sequence", "lbfgs_sequence.py", dtype="float64",
+    Program("lbfgs_sequence", "lbfgs_sequence.py", dtype="float64", checkpoint="seq.pt",
             note="time_sequence_prediction: LSTMCell, LBFGS closure"),
-    Program("hessian_newton", "hessian_newton.py", dtype="float64",
+    Program("hessian_newton", "hessian_newton.py", dtype="float64", checkpoint="newton.pt",
             note="Newton-CG with Hessian-vector products (double backward and functional.hvp)"),
 ]}
 
@@ -112,12 +121,14 @@ class Comparison:
     torch: Run
     gradsum: Run
     mismatches: list[str] = field(default_factory=list)
+    #: differences between gradsum's final checkpoint (read by torch) and torch's own
+    checkpoint_mismatches: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Both ran to the end, printed the same keys, and every value agrees."""
         return (self.torch.returncode == 0 and self.gradsum.returncode == 0
-                and not self.mismatches)
+                and not self.mismatches and not self.checkpoint_mismatches)
 
     @property
     def ratio(self) -> float | None:
@@ -206,6 +217,62 @@ def compare_values(torch_values: dict[str, float], gradsum_values: dict[str, flo
     return problems
 
 
+def _leaves(obj: object, path: str = "") -> dict[str, object]:
+    """A nested checkpoint (dicts, lists, tensors, numbers) flattened to ``path -> leaf``."""
+    if isinstance(obj, dict):
+        out: dict[str, object] = {}
+        for k, v in obj.items():
+            out.update(_leaves(v, f"{path}/{k}"))
+        return out
+    if isinstance(obj, (list, tuple)):
+        out = {}
+        for i, v in enumerate(obj):
+            out.update(_leaves(v, f"{path}[{i}]"))
+        return out
+    return {path: obj}
+
+
+def compare_checkpoints(torch_file: Path, gradsum_file: Path, rtol: float) -> list[str]:
+    """Read both files with the real torch (``weights_only=True``, its default) and compare.
+
+    Tensors must agree in shape and dtype and normwise within ``100 * rtol``; numbers within
+    ``rtol``; anything else exactly. (The per-step losses are the tight comparison. Final
+    parameters get room: a gradient that is zero in exact arithmetic, as that of the key bias
+    of softmax attention, is rounding noise in both libraries, and Adam's normalised step
+    turns noise of 1e-9 into steps of up to 1e-5.)
+    """
+    import torch
+
+    try:
+        t = _leaves(torch.load(torch_file))
+        g = _leaves(torch.load(gradsum_file))
+    except Exception as e:  # (what torch says is the finding)
+        return [f"torch.load of gradsum's {gradsum_file.name}: {type(e).__name__}: {e}"]
+    problems = [f"{k}: only in {'torch' if k in t else 'gradsum'}'s checkpoint"
+                for k in sorted(set(t) ^ set(g))]
+    for k in sorted(set(t) & set(g)):
+        a, b = t[k], g[k]
+        if isinstance(a, torch.Tensor):
+            if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+                problems.append(f"{k}: torch {type(a).__name__} {getattr(a, 'dtype', '')} "
+                                f"{tuple(getattr(a, 'shape', ()))}, gradsum {type(b).__name__} "
+                                f"{getattr(b, 'dtype', '')} {tuple(getattr(b, 'shape', ()))}")
+                continue
+            if a.dtype.is_floating_point:
+                diff = (a.double() - b.double()).norm().item()
+                if diff > 100 * rtol * a.double().norm().item() + 1e-30:
+                    problems.append(f"{k}: normwise difference {diff:.3g} "
+                                    f"(torch norm {a.double().norm().item():.6g})")
+            elif not torch.equal(a, b):
+                problems.append(f"{k}: integer tensors differ")
+        elif isinstance(a, float) and isinstance(b, float):
+            if not math.isclose(a, b, rel_tol=rtol, abs_tol=rtol * 1e-3):
+                problems.append(f"{k}: torch {a!r}, gradsum {b!r}")
+        elif type(a) is not type(b) or a != b:
+            problems.append(f"{k}: torch {a!r}, gradsum {b!r}")
+    return problems
+
+
 def compare(program: Program, work_dir: Path | None = None, timeout: float = 300.0) -> Comparison:
     """Run ``program`` under torch (writing its initial weights) then gradsum (reading them)."""
     with tempfile.TemporaryDirectory(prefix=f"ports-{program.name}-") as tmp:
@@ -224,7 +291,12 @@ def compare(program: Program, work_dir: Path | None = None, timeout: float = 300
                                                                   RTOL[program.dtype])
         if t.returncode == 0 and not t.values:
             mismatches.append("torch's run printed no step values")
-        return Comparison(program, t, g, mismatches)
+        checkpoint = []
+        if g.returncode == 0 and program.checkpoint:
+            checkpoint = compare_checkpoints(base / "torch" / program.checkpoint,
+                                             base / "gradsum" / program.checkpoint,
+                                             RTOL[program.dtype])
+        return Comparison(program, t, g, mismatches, checkpoint)
 
 
 def markdown_table(results: list[Comparison]) -> str:
@@ -243,8 +315,10 @@ def markdown_table(results: list[Comparison]) -> str:
         elif c.gradsum.returncode != 0:
             last = (c.gradsum.stderr.strip().splitlines() or ["?"])[-1]
             result = f"gradsum failed: {last[:80]}"
-        else:
+        elif c.mismatches:
             result = f"{len(c.mismatches)} mismatches"
+        else:
+            result = f"checkpoint: {len(c.checkpoint_mismatches)} differences"
         lines.append(f"| {c.program.name} | {c.program.dtype} | {len(c.torch.values)} "
                      f"| {ms(c.torch)} | {ms(c.gradsum)} | {ratio} | {result} |")
     return "\n".join(lines)
@@ -265,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(c)
         if not c.ok:
             print(f"## {name}: FAILED", file=sys.stderr)
-            for m in c.mismatches[:10]:
+            for m in (c.mismatches + c.checkpoint_mismatches)[:10]:
                 print(f"  {m}", file=sys.stderr)
             if c.torch.returncode != 0:
                 print(c.torch.log()[-3000:], file=sys.stderr)

@@ -266,5 +266,6 @@ with open(save, "rb") as f:
     if args.model in ["RNN_TANH", "RNN_RELU", "LSTM", "GRU"]:
         model.rnn.flatten_parameters()
 test_loss = evaluate(val_data, model)
+torch.save(model.state_dict(), os.path.join(out_dir, "model_state.pt"))
 print(f"eval test_loss {test_loss!r} test_ppl {math.exp(test_loss)!r}")
 print(f"step_time_ms {1000 * float(np.median(times))!r}")

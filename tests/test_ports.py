@@ -68,6 +68,26 @@ def test_parse_and_compare_detect_differences() -> None:
     assert harness.compare_values(values, missing, 1e-5) == ["eval val: missing under gradsum"]
 
 
+def test_checkpoint_comparison_detects_differences(tmp_path: Path) -> None:
+    state = {"model": {"w": torch.ones(3), "n": torch.tensor([1, 2])}, "step": 3, "lr": 0.5}
+    torch.save(state, tmp_path / "a.pt")
+    assert harness.compare_checkpoints(tmp_path / "a.pt", tmp_path / "a.pt", 1e-5) == []
+    variants = {
+        "w": {**state, "model": {**state["model"], "w": torch.ones(3) * 1.01}},
+        "dtype": {**state, "model": {**state["model"], "w": torch.ones(3, dtype=torch.float64)}},
+        "key": {**state, "model": {"w": torch.ones(3)}},
+        "n": {**state, "model": {**state["model"], "n": torch.tensor([1, 3])}},
+        "step": {**state, "step": 4},
+    }
+    for name, variant in variants.items():
+        torch.save(variant, tmp_path / f"{name}.pt")
+        problems = harness.compare_checkpoints(tmp_path / "a.pt", tmp_path / f"{name}.pt", 1e-5)
+        assert len(problems) == 1, (name, problems)
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    (problem,) = harness.compare_checkpoints(tmp_path / "a.pt", tmp_path / "bad.pt", 1e-5)
+    assert problem.startswith("torch.load of gradsum's bad.pt: UnpicklingError")
+
+
 @pytest.mark.parametrize("name", list(harness.PROGRAMS))
 def test_port_matches_torch(name: str, tmp_path: Path) -> None:
     program = harness.PROGRAMS[name]
@@ -76,5 +96,7 @@ def test_port_matches_torch(name: str, tmp_path: Path) -> None:
     assert c.gradsum.returncode == 0, c.gradsum.log()
     assert len(c.torch.values) >= 5, c.torch.log()
     assert not c.mismatches, "\n".join(c.mismatches[:20])
+    # gradsum's final checkpoint, read by the real torch (weights_only=True), is torch's
+    assert not c.checkpoint_mismatches, "\n".join(c.checkpoint_mismatches[:20])
     print(f"{name}: torch {c.torch.step_time_ms:.2f} ms/step, "
           f"gradsum {c.gradsum.step_time_ms:.2f} ms/step")
