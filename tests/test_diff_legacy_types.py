@@ -343,3 +343,38 @@ def test_cuda_types_are_gradsum_cuda_s_when_it_exists():
     for name in NAMES:
         assert getattr(gradsum.cuda, name) is _legacy_types.CUDA_TYPES[name]
         assert repr(getattr(gradsum.cuda, name)) == f"<class 'gradsum.cuda.{name}'>"
+
+
+# -- Tensor.new: the legacy constructor of a tensor's own type -----------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool", "uint8"])
+def test_tensor_new(dtype):
+    def f(m):
+        x = m.zeros(2, dtype=getattr(m, dtype))
+        p = m.nn.Parameter(m.zeros(2)) if dtype == "float32" else x
+        return [x.new(), x.new([1, 2]), x.new((2, 3)), x.new([[1], [0]], device="cpu"),
+                (tuple(x.new(2, 3).shape), x.new(2, 3).dtype, tuple(x.new(size=(4,)).shape)),
+                type(p.new(2)) is m.Tensor, p.new([1]).requires_grad]
+
+    same(f)
+
+
+@pytest.mark.parametrize("call", ["x.new(m.tensor([1.0, 2.0], dtype=m.float32))",
+                                  "x.new(m.tensor([1, 2]))", "x.new([1, 2], dtype=m.int64)",
+                                  "x.new([1, 2], requires_grad=True)", "x.new(2.5)",
+                                  "x.new([1], device='cuda')"])
+def test_tensor_new_refusals(call):
+    def f(m):
+        return eval(call, {"m": m, "x": m.zeros(2, dtype=m.float64)})
+
+    same(f)
+
+
+def test_tensor_new_of_its_own_dtype_is_an_alias():
+    def f(m):
+        x = m.zeros(2, dtype=m.float64)
+        y = m.tensor([1.0, 2.0], dtype=m.float64)
+        z = x.new(y)
+        z.add_(1)
+        return y, z is y, y._version
+
+    same(f)

@@ -245,6 +245,13 @@ def construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     return _tensor_fn(data, dtype=dtype)
 
 
+def tensor_new(self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``Tensor.new(*args, **kwargs)``: :func:`construct` for the legacy type of ``self``'s
+    dtype (``float64`` tensors make ``DoubleTensor``s), as torch's ``Tensor.new``."""
+    cls = next(t for t in CPU_TYPES.values() if t.dtype == self.dtype)
+    return construct(cls, args, kwargs)
+
+
 def _sized(cls: tensortype, sizes: tuple[Any, ...]) -> Any:
     from gradsum._tensor import Tensor
 

@@ -750,6 +750,20 @@ class Tensor:
 
         return tensor_type(self, dtype, non_blocking, **kwargs)
 
+    def new(self, *args: Any, **kwargs: Any) -> Tensor:
+        """torch's legacy ``x.new(...)``: the legacy constructor of this tensor's type
+        (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``), a plain tensor of ``x``'s dtype
+        that does not require grad. Prefer ``new_zeros``/``new_tensor``/``new_empty``.
+
+        Example:
+            >>> import gradsum
+            >>> gradsum.zeros(1, dtype=gradsum.float64).new([1, 2])
+            tensor([1., 2.], dtype=gradsum.float64)
+        """
+        from gradsum._legacy_types import tensor_new
+
+        return tensor_new(self, args, kwargs)
+
     def float(self) -> Tensor:
         return self.to(D.float32)
 
