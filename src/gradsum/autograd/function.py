@@ -27,6 +27,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from gradsum import _dtype as D
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node, _saved_input, _saved_output
@@ -260,7 +261,7 @@ class Function:
 
                     stale_views(o._vc)
             differentiable = record and id(o) not in node.non_differentiable and (
-                o._array.dtype.kind == "f"
+                D.is_float_np(o._array.dtype)
             )
             # torch's _wrap_outputs: which tensor the caller gets, and its history
             if not differentiable:

@@ -210,9 +210,16 @@ def convolution(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups: i
                 transposed: bool) -> Tensor:
     """The batched convolution (``transposed``: its adjoint in the input) of checked
     arguments: ``geo`` describes the image (the input, or the transposed output)."""
-    out = _conv_array(x._array, w._array, geo, groups, transposed)
+    xa, wa = x._array, w._array
+    # half, bfloat16: the products and the bias in float32, rounded once (torch's kernels)
+    low = xa.dtype if xa.dtype.kind == "V" or xa.dtype == xp.float16 else None
+    if low is not None:
+        xa, wa = xa.astype(xp.float32), wa.astype(xp.float32)
+    out = _conv_array(xa, wa, geo, groups, transposed)
     if b is not None:
-        out += b._array.reshape((1, -1) + (1,) * len(geo.size))
+        out += b._array.reshape((1, -1) + (1,) * len(geo.size)).astype(out.dtype, copy=False)
+    if low is not None:
+        out = out.astype(low)
     if not needs_grad(x, w, b):
         return _make(out)
     node = ConvolutionBackward0()

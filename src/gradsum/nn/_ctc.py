@@ -30,6 +30,7 @@ from typing import Any
 
 import gradsum.ops as ops
 from gradsum import _creation
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
@@ -282,6 +283,7 @@ def _ctc_loss_raw(log_probs: Tensor, targets: Tensor, il: Any, tl: Any, blank: i
     return out
 
 
+@autocast_policy("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
              target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: str = "mean",
              zero_infinity: bool = False) -> Tensor:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradsum._autocast import cast_for
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
@@ -200,6 +201,9 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         raise NotImplementedError(
             f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n{_SUPPORTED}"
         )
+    if mode != "circular" and not (mode == "reflect" and k == 3):  # (torch's fp32 list)
+        (input,) = cast_for(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d",
+                            input)
     shape = tuple(input.shape)
     dims, idx = [], []
     for i in range(k):

@@ -22,6 +22,7 @@ import itertools
 import math
 from typing import Any
 
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
@@ -240,7 +241,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
                                 nd)
     a = input._array
     size = a.shape[-nd:]
-    fill = -xp.inf if a.dtype.kind == "f" else xp.iinfo(a.dtype).min
+    fill = -xp.inf if a.dtype.kind == "f" or a.dtype.kind == "V" else xp.iinfo(a.dtype).min
     win = _windows(a, k, s, p, d, out, fill)
     am = _argmax_last(win.reshape(win.shape[:-nd] + (math.prod(k),)))
     ks = xp.unravel_index(am, k)
@@ -266,6 +267,7 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                                        MaxPool2DWithIndicesBackwardBackward0))
 
 
+@autocast_policy("max_pool3d")
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
@@ -395,6 +397,7 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                      (AvgPool2DBackward0, AvgPool2DBackwardBackward0))
 
 
+@autocast_policy("avg_pool3d")
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
@@ -451,6 +454,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
                          (AdaptiveAvgPool2DBackward0, AdaptiveAvgPool2DBackwardBackward0))
 
 
+@autocast_policy("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """3-D :func:`adaptive_avg_pool2d` over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     return _adaptive_avg(input, output_size, 3, "adaptive_avg_pool3d",
@@ -638,6 +642,7 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
         MaxUnpool2DBackward0, MaxUnpool2DBackwardBackward0)), -1)
 
 
+@autocast_policy("max_unpool2d")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of :func:`max_pool2d`: each value put back at its index, zeros
@@ -657,6 +662,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
                        (MaxUnpool2DBackward0, MaxUnpool2DBackwardBackward0))
 
 
+@autocast_policy("max_unpool3d")
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
                  padding: Any = 0, output_size: Any = None) -> Tensor:
     """The partial inverse of :func:`max_pool3d`."""

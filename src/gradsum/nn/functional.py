@@ -29,6 +29,7 @@ from typing import Any
 
 import gradsum.ops as ops
 from gradsum import _random
+from gradsum._autocast import autocast_policy, excluded
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
@@ -176,6 +177,7 @@ def _size_str(shape: Sequence[int]) -> str:
 
 
 # -- linear and activations --------------------------------------------------------------------
+@autocast_policy("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``.
 
@@ -576,6 +578,7 @@ def _warn_asymmetric_same_padding() -> None:
     )
 
 
+@autocast_policy("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
            stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D cross-correlation (torch's ``conv2d``): ``im2col`` then one matmul per group.
@@ -639,6 +642,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
 
 
 # -- losses ------------------------------------------------------------------------------------
+@autocast_policy("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Mean squared error ``(input - target) ** 2`` reduced by ``reduction``.
@@ -689,6 +693,7 @@ def _promote(a: Any, b: Any) -> Any:
     return promote_types(a, b)
 
 
+@autocast_policy("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Mean absolute error ``|input - target|`` reduced by ``reduction``."""
@@ -914,6 +919,7 @@ def _nll_backward(g: Tensor, plan: _NllPlan, x: Tensor) -> Tensor:
     return record(node, (g, x), out)
 
 
+@autocast_policy("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -942,6 +948,7 @@ def _class_view(weight: Tensor, ndim: int) -> Tensor:
     return ops.reshape(weight, (1, weight.shape[0]) + (1,) * (ndim - 2))
 
 
+@autocast_policy("cross_entropy_loss")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
@@ -1101,6 +1108,7 @@ def _bce_elementwise(x: Tensor, t: Tensor) -> Tensor:
     return _make((-(ta * lx + (1.0 - ta) * l1x)).astype(xa.dtype, copy=False))
 
 
+@autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor,
                          weight: Tensor | None = None, size_average: bool | None = None,
                          reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -1158,6 +1166,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
     return res
 
 
+@autocast_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(
     input: Tensor, target: Tensor, weight: Tensor | None = None,
     size_average: bool | None = None, reduce: bool | None = None, reduction: str = "mean",
@@ -1713,6 +1722,7 @@ def _glu_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
     return res
 
 
+@autocast_policy("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one element or one per
     channel (dim 1). One implementation with ``Tensor.prelu`` / ``gradsum.prelu``
@@ -1988,6 +1998,7 @@ def _abs_diff(input: Tensor, target: Tensor, kernel: str) -> Any:
         return xp.abs(input._array - target._array)
 
 
+@autocast_policy("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
@@ -2017,6 +2028,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
                            1.0 / beta, 1.0, beta)
 
 
+@autocast_policy("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``: one
@@ -2044,6 +2056,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _reduce(ops.mul(unreduced, weight), reduction)
 
 
+@autocast_policy("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
@@ -2141,6 +2154,7 @@ def _soft_margin_backward(g: Tensor, x: Tensor, plan: Any) -> Tensor:
     return res
 
 
+@autocast_policy("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))``, one ``SoftMarginLossBackward0`` node like torch's
@@ -2157,6 +2171,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     return res
 
 
+@autocast_policy("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average: bool | None = None, reduce: bool | None = None,
                         reduction: str = "mean") -> Tensor:
@@ -2172,6 +2187,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _reduce(ops.clamp(d, min=0), reduction)
 
 
+@autocast_policy("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
@@ -2185,6 +2201,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _reduce(ops.add(out_margin, out_self), reduction)
 
 
+@autocast_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Tensor:
@@ -2218,6 +2235,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _reduce(ops.add(pos, neg), reduction)
 
 
+@autocast_policy("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: bool | None = None, eps: float = 1e-8,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -2284,6 +2302,7 @@ def _creation_ones_like(t: Tensor) -> Tensor:
     return _make(xp.ones(t._array.shape, dtype=t._array.dtype))
 
 
+@autocast_policy("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
                         p: float = 2, eps: float = 1e-6, swap: bool = False,
                         size_average: bool | None = None, reduce: bool | None = None,
@@ -2361,6 +2380,7 @@ def _margin_loss(input: Tensor, loss: Any, coef: Any, reduction: str, one_d: boo
     return res
 
 
+@autocast_policy("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -2405,6 +2425,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                         "multi_margin_loss_backward")
 
 
+@autocast_policy("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``sum_{j, i} max(0, 1 - (x[y_j] - x[i])) / C`` over the target classes ``y_j`` (up to
@@ -2468,6 +2489,7 @@ __all__ += [
 ]
 
 
+@autocast_policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -2625,6 +2647,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
 
 
+@excluded  # (torch's _trilinear is on neither autocast list: its einsum does not cast)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``."""
@@ -2954,6 +2977,7 @@ __all__ += [
 ]
 
 
+@autocast_policy("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-D cross-correlation over ``(N, C, L)`` or ``(C, L)`` (torch's ``conv1d``).
@@ -2968,6 +2992,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
                          _warn_asymmetric_same_padding)
 
 
+@autocast_policy("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-D cross-correlation over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
@@ -2982,6 +3007,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
                          _warn_asymmetric_same_padding)
 
 
+@autocast_policy("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -2998,6 +3024,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                                    groups, dilation, 1)
 
 
+@autocast_policy("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
@@ -3007,6 +3034,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                                    groups, dilation, 2)
 
 
+@autocast_policy("conv_transpose3d")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      stride: Any = 1, padding: Any = 0, output_padding: Any = 0,
                      groups: int = 1, dilation: Any = 1) -> Tensor:

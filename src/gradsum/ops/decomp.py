@@ -24,6 +24,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
@@ -247,6 +248,7 @@ class LinalgInvExBackward0(Node):
         return F.neg(F.matmul(F.matmul(ot, g), ot))
 
 
+@autocast_policy("linalg_inv")
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix; :class:`LinAlgError` for a singular one.
 
@@ -392,6 +394,9 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
         >>> gradsum.linalg.vector_norm(gradsum.tensor([3.0, -4.0]), ord=1).item()
         7.0
     """
+    if dtype is None and isinstance(x, Tensor) and x._array.dtype == D._BF16_NP:
+        # (accumulated in float32 and rounded once, as torch's bfloat16 kernel)
+        return vector_norm(x.float(), ord, dim, keepdim).to(x.dtype)
     a = _check_float("linalg.vector_norm", x)
     if dtype is not None:
         a = a.astype(dtype.np)
@@ -530,6 +535,7 @@ class CholeskyBackward0(LinalgCholeskyExBackward0):
     __slots__ = ()
 
 
+@autocast_policy("cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, _legacy: bool = False) -> Tensor:
     """The Cholesky factor ``L`` (``A = L L^T``; ``upper=True``: ``U = L^T``) of each
     symmetric positive-definite matrix; only the lower triangle of ``A`` is read.
@@ -844,6 +850,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return t
 
 
+@autocast_policy("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: :func:`pinv` with ``rtol=rcond``."""
     return pinv(input, rtol=rcond)

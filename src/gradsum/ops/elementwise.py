@@ -65,7 +65,8 @@ def _wrap_int(v: int, dt: Any) -> int:
 
 #: torch's C++ names of the scalar types, as its overflow errors spell them
 _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+            "bfloat16": "c10::BFloat16"}
 
 
 def _checked(v: Any, dt: Any) -> Any:
@@ -76,9 +77,10 @@ def _checked(v: Any, dt: Any) -> Any:
     kind = dt.kind
     if kind == "b" or v.__class__ is bool:
         return v
-    if kind == "f":
+    if kind == "f" or dt == D._BF16_NP:
         fv = float(v)
-        if math.isfinite(fv) and not -xp.finfo(dt).max <= fv <= xp.finfo(dt).max:
+        big = D.finfo(D.bfloat16).max if kind == "V" else xp.finfo(dt).max
+        if math.isfinite(fv) and not -big <= fv <= big:
             raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without "
                                f"overflow (value {v}). Use a wider dtype or a smaller number.")
         return v

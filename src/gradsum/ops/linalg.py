@@ -17,6 +17,7 @@ from typing import Any
 import gradsum.ops as F
 from gradsum import _blas
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy, excluded
 from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
@@ -118,6 +119,7 @@ class BmmBackward0(MmBackward0):
 
 
 @register("matmul")
+@autocast_policy("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
     if isinstance(b, Tensor) and isinstance(a, Tensor):
@@ -354,6 +356,7 @@ def _torch_name(dt: Any) -> str:
 
 
 @register("mm")
+@autocast_policy("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two matrices (2-D only: use :func:`matmul` for other ranks).
 
@@ -374,6 +377,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @register("bmm")
+@autocast_policy("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting:
     use :func:`matmul` for that).
@@ -407,6 +411,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 
 @register("mv")
+@excluded  # (not on torch's autocast lists: its matmul does not cast)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Product of a matrix and a vector.
 
@@ -443,6 +448,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 
 @register("dot")
+@excluded
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of the same size and dtype.
 
@@ -741,14 +747,21 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
             f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
             f"with the in_features of the weight of shape {tuple(wa.shape)}."
         )
+    ba = None if b is None else b._array
+    low = xa.dtype if xa.itemsize < 4 and D.is_float_np(xa.dtype) else None
+    if low is not None:  # half, bfloat16: the product and the bias in float32, rounded once
+        xa, wa = xa.astype(xp.float32), wa.astype(xp.float32)
+        ba = None if ba is None else ba.astype(xp.float32)
     out = (_xp_dot(xa, wa.T) if xa.ndim == 2 and xa.shape[0] * wa.size < _blas.MIN_FLOPS
            else _mm(xa, wa.T))
-    if b is not None:
-        ba = b._array
+    if ba is not None:
         if ba.shape not in ((wa.shape[0],), (1,), ()):
             out = out + ba  # let broadcasting raise or work as torch does
         else:
             out += ba
+    if low is not None:
+        out = out.astype(low)
+        xa = x._array
     if not needs_grad(x, w, b):
         return _make(out)
     if b is None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
@@ -1158,6 +1159,7 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     return F.cat([ones, res], -1)
 
 
+@autocast_policy("linalg_vecdot")
 def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """The dot product of vectors along ``dim`` (batch dimensions broadcast).
 
@@ -1168,7 +1170,7 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     """
     a = _require("linalg_vecdot", "x", 1, x)
     b = _require("linalg_vecdot", "y", 2, y)
-    if a.dtype.kind != "f":
+    if not D.is_float_np(a.dtype):
         raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {_tname(a.dtype)}")
     if a.dtype != b.dtype:
@@ -1194,6 +1196,7 @@ class CholeskySolveBackward0(Node):
         return (F.sum_to(gb, self.shapes[0]) if self.needs(0) else None), gl
 
 
+@autocast_policy("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """The solution of ``A X = B`` given the Cholesky factor of ``A`` (``A = L L^T``, or
     ``U^T U`` with ``upper``); only that triangle of ``L`` is read. Batches broadcast.
@@ -1247,6 +1250,7 @@ class CholeskyInverseBackward0(Node):
         return F.neg(F.matmul(L, c) if self.upper else F.matmul(c, L))
 
 
+@autocast_policy("cholesky_inverse")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor;
     only that triangle is read. LinAlgError for a zero on the diagonal.

@@ -28,6 +28,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state, no_grad
@@ -603,6 +604,7 @@ def _prelu_kernel_backward(g: Tensor, x: Tensor, w: Tensor, nx: bool = True,
 
 
 @register("prelu")
+@autocast_policy("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` has one element or
     one per channel (dim 1).
@@ -629,7 +631,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight._array.ndim > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight._array.ndim}")
-    if input._array.dtype.kind != "f":
+    if not D.is_float_np(input._array.dtype):
         raise D.not_implemented("prelu_cpu", input._array.dtype, "Convert with .float().")
     w = weight
     if weight._array.ndim != nd:  # (torch: a view of the weight with the input's ndim)

@@ -25,6 +25,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy, cast_for
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
@@ -533,6 +534,7 @@ class TraceBackward0(Node):
 
 
 @register("trace")
+@autocast_policy("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers give int64).
 
@@ -851,8 +853,11 @@ def _einsum_arrays(ops: list[str], out: str, sizes: dict[str, int], arrays: list
         target = tuple(sizes[c] for c in sub)
         expanded.append(arr if arr.shape == target else xp.broadcast_to(arr, target))
     spec = ",".join(ops) + "->" + out
+    low = expanded[0].dtype if expanded and expanded[0].dtype.kind == "V" else None
+    if low is not None:  # bfloat16 (NumPy's einsum has no loop): float32, rounded once
+        expanded = [a.astype(xp.float32) for a in expanded]
     res = xp.einsum(spec, *expanded, optimize=len(arrays) > 2)
-    return _contig(res)
+    return _contig(res if low is None else res.astype(low))
 
 
 class EinsumBackward0(Node):
@@ -960,6 +965,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
                         f"{type(equation).__name__}")
     for k, t in enumerate(operands):
         _require_tensor("einsum", f"operands[{k}]", 2, t)
+    if len(operands) > 1:  # (torch contracts pairs with bmm, which autocast casts)
+        operands = cast_for("bmm", *operands)
     arrays = [t._array for t in operands]
     for arr in arrays[1:]:
         if arr.dtype != arrays[0].dtype:
@@ -1206,6 +1213,7 @@ class CdistBackward0(Node):
 
 
 @register("cdist")
+@autocast_policy("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = None) -> Tensor:
     """The ``p``-norm distances between the rows of ``x1`` (``..., P, M``) and of ``x2``
     (``..., R, M``), batch dims broadcast: shape ``(..., P, R)``. The gradient at zero
@@ -1351,6 +1359,8 @@ def _add_product(kind: str, input: Tensor, m1: Tensor, m2: Tensor, beta: Any, al
             f"Target sizes: {list(shape)}.  Tensor sizes: {list(x.shape)}"
         ) from None
     beta, alpha = scalar_value(beta), scalar_value(alpha)
+    if x.itemsize < 4 and D.is_float_np(x.dtype):  # half, bfloat16: float32, rounded once
+        a, b, xb = a.astype(xp.float32), b.astype(xp.float32), xb.astype(xp.float32)
     prod = xp.matmul(a, b)
     if kind == "addbmm":
         prod = prod.sum(0)
@@ -1369,6 +1379,7 @@ def _add_product(kind: str, input: Tensor, m1: Tensor, m2: Tensor, beta: Any, al
 
 
 @register("addmm")
+@autocast_policy("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
           ) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape
@@ -1389,6 +1400,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any 
 
 
 @register("addbmm")
+@autocast_policy("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
            ) -> Tensor:
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
@@ -1396,6 +1408,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
 
 
 @register("baddbmm")
+@autocast_policy("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
             ) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""

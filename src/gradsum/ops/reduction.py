@@ -18,6 +18,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
@@ -599,6 +600,7 @@ def _prod_safe_zeros(g: Tensor, a: Tensor, d: int) -> Tensor:
 
 
 @register("prod")
+@autocast_policy("prod")
 def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: D.dtype | None = None) -> Tensor:
     """Product over ``dim`` (all elements by default)."""

@@ -32,6 +32,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
@@ -478,6 +479,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
 
 
 @register("quantile")
+@autocast_policy("quantile")
 def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
     """The ``q``-th quantiles (``q`` a number, a 0-d or a 1-D tensor of the input's dtype)
@@ -493,6 +495,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
 
 
 @register("nanquantile")
+@autocast_policy("nanquantile")
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
     """:func:`quantile` ignoring nans (a nan only where a row is all nan)."""
