@@ -31,6 +31,7 @@ import warnings
 from typing import Any
 
 from gradsum import _blas
+from gradsum._backend import xp
 
 __all__ = [
     "are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
@@ -56,9 +57,7 @@ def _check_threads(n: Any, name: str) -> int:
 
 def _openblas_setter() -> Any:
     """NumPy's bundled OpenBLAS's ``set_num_threads`` (None where there is none)."""
-    import numpy
-
-    libs = os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs")
+    libs = os.path.join(os.path.dirname(xp.__file__), os.pardir, "numpy.libs")
     for path in sorted(glob.glob(os.path.join(libs, "*openblas*"))):
         try:
             lib = ctypes.CDLL(path)
