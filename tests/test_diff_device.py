@@ -709,3 +709,10 @@ def test_module_to_empty_buffers_and_recurse() -> None:
     assert g[1][0] == t[1][0] == [1.0, 1.0, 1.0]  # (recurse=False: children untouched)
     assert list(g[1][1]) == list(t[1][1])
     assert str(g[1][2]).split(".")[-1] == str(t[1][2]).split(".")[-1]
+
+
+@pytest.mark.parametrize("call", ["range_push('a')", "range_pop()", "mark('a')",
+                                  "range_start('a')", "range_end(1)",
+                                  "range('a {}', 1).__enter__()"])
+def test_cuda_nvtx(call: str) -> None:
+    same(lambda m: eval(f"m.cuda.nvtx.{call}", {"m": m}))

@@ -390,7 +390,7 @@ BoolStorage = _storage("BoolStorage")
 
 
 def __getattr__(name: str) -> Any:
-    # ``torch.cuda.amp`` is an attribute without an explicit import, as in torch
-    if name == "amp":
-        return importlib.import_module("gradsum.cuda.amp")
+    # ``torch.cuda.amp`` and ``.nvtx`` are attributes without an explicit import, as in torch
+    if name in ("amp", "nvtx"):
+        return importlib.import_module(f"gradsum.cuda.{name}")
     raise AttributeError(f"module 'gradsum.cuda' has no attribute '{name}'")
