@@ -20,7 +20,6 @@ import gradsum
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-import torch.nn.modules  # noqa: E402
 
 #: torch files gradsum has nothing from (a cross-entropy fused with a linear layer; autograd
 #: Functions behind modules) and classes there that gradsum lacks, with the reason
@@ -195,7 +194,7 @@ PATHS = [
     "nn.modules.Linear", "nn.modules.module.Module", "nn.modules.batchnorm._BatchNorm",
     "nn.modules.conv._ConvNd", "nn.modules.loss._Loss", "nn.modules.loss._WeightedLoss",
     "nn.modules.utils._pair", "nn.modules.utils.consume_prefix_in_state_dict_if_present",
-    "nn.parameter.Parameter", "nn.parameter.UninitializedParameter",
+    "nn.parameter.Parameter", "nn.parameter.UninitializedParameter", "nn.parameter.Buffer",
     "nn.utils.rnn.pad_sequence", "nn.utils.rnn.pack_padded_sequence",
     "nn.utils.rnn.pad_packed_sequence", "nn.utils.rnn.PackedSequence",
     "nn.utils.clip_grad.clip_grad_norm_", "nn.utils.clip_grad_norm_",

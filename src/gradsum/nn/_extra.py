@@ -25,7 +25,7 @@ from gradsum.nn import functional as F
 from gradsum.nn import init
 from gradsum.nn.layers import _DropoutNd  # (the base of Dropout and its variants)
 from gradsum.nn.module import Module
-from gradsum.nn.parameter import Parameter
+from gradsum.nn.parameter import Buffer, Parameter  # (Buffer: torch.nn.parameter's)
 
 __all__ = [
     "AlphaDropout", "Buffer", "CircularPad1d", "CircularPad2d", "CircularPad3d",
@@ -34,46 +34,6 @@ __all__ = [
     "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
     "ReplicationPad3d", "Softmax2d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
 ]
-
-
-# -- Buffer --------------------------------------------------------------------------------------
-class _BufferMeta(type):
-    """``isinstance(t, Buffer)`` is true for any tensor that ``Buffer(...)`` made (torch's
-    ``Buffer(data)`` returns a plain tensor flagged ``_is_buffer``, not a subclass)."""
-
-    def __instancecheck__(cls, instance: Any) -> bool:
-        if cls is Buffer and isinstance(instance, Tensor) and getattr(
-                instance, "_is_buffer", False):
-            return True
-        return super().__instancecheck__(instance)
-
-
-class Buffer(Tensor, metaclass=_BufferMeta):
-    """A tensor that registers itself as a buffer when assigned as a module attribute
-    (torch's ``nn.Buffer``, torch 2.5+): ``self.running = nn.Buffer(t, persistent=False)``
-    is ``self.register_buffer("running", t, persistent=False)``.
-
-    Like torch, ``Buffer(data)`` returns ``data.detach()`` (sharing its values, keeping its
-    ``requires_grad``) flagged with ``persistent`` and ``_is_buffer``; ``isinstance(t,
-    nn.Buffer)`` recognises it.
-
-    Example:
-        >>> import gradsum
-        >>> from gradsum import nn
-        >>> b = nn.Buffer(gradsum.zeros(2), persistent=False)
-        >>> isinstance(b, nn.Buffer), b.persistent, type(b).__name__
-        (True, False, 'Tensor')
-    """
-
-    persistent: bool
-
-    def __new__(cls, data: Tensor | None = None, *, persistent: bool = True) -> Any:
-        if data is None:
-            data = _creation.empty(0)
-        t = data.detach().requires_grad_(data.requires_grad)
-        t.persistent = persistent
-        t._is_buffer = True
-        return t
 
 
 # -- padding -------------------------------------------------------------------------------------
