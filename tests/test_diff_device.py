@@ -716,3 +716,22 @@ def test_module_to_empty_buffers_and_recurse() -> None:
                                   "range('a {}', 1).__enter__()"])
 def test_cuda_nvtx(call: str) -> None:
     same(lambda m: eval(f"m.cuda.nvtx.{call}", {"m": m}))
+
+
+@pytest.mark.parametrize("call", [
+    "set_per_process_memory_fraction(0.5)", "get_per_process_memory_fraction()",
+    "memory_summary()", "memory_snapshot()", "list_gpu_processes()", "utilization()",
+    "temperature()", "power_draw()", "clock_rate()", "memory_usage()", "device_memory_used()",
+    "CUDAGraph()", "graph(None).__enter__()", "is_current_stream_capturing()",
+    "reset_max_memory_cached()", "can_device_access_peer(0, 1)",
+    "memory_stats_as_nested_dict()", "current_blas_handle()", "has_half", "has_magma",
+    "make_graphed_callables(lambda x: x, (m.ones(1),))",
+    "CudaError.__mro__[1:]", "DeferredCudaCallError.__mro__[1:]",
+])
+def test_cuda_namespace_rarer_calls(call: str) -> None:
+    same(lambda m: eval(f"m.cuda.{call}", {"m": m}))
+
+
+def test_version_module() -> None:
+    same(lambda m: (m.version.cuda, m.version.hip, m.version.debug, m.version.xpu))
+    assert gradsum.version.__version__ == gradsum.__version__

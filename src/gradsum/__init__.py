@@ -268,5 +268,6 @@ from gradsum import compiler, onnx  # torch.compile runs eagerly; torch.onnx is 
 from gradsum.compiler import compile
 
 __version__ = "0.1.0"  # the only place the version is written (pyproject.toml reads it)
+from gradsum import version  # torch.version: cuda/hip None, as torch's CPU build (after it)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -27,7 +27,14 @@ from gradsum._device import device as _torch_device
 
 __all__ = [
     "BFloat16Storage", "BFloat16Tensor", "BoolStorage", "BoolTensor", "ByteStorage",
-    "ByteTensor", "CharStorage", "CharTensor", "DoubleStorage", "DoubleTensor", "Event",
+    "ByteTensor", "CUDAGraph", "CharStorage", "CharTensor", "CudaError",
+    "DeferredCudaCallError", "DoubleStorage", "DoubleTensor", "Event",
+    "can_device_access_peer", "clock_rate", "current_blas_handle", "device_memory_used",
+    "get_per_process_memory_fraction", "graph", "has_half", "has_magma",
+    "is_current_stream_capturing", "list_gpu_processes", "make_graphed_callables",
+    "memory_snapshot", "memory_stats_as_nested_dict", "memory_summary", "memory_usage",
+    "power_draw", "reset_max_memory_cached", "set_per_process_memory_fraction",
+    "temperature", "utilization",
     "FloatStorage", "FloatTensor", "HalfStorage", "HalfTensor", "IntStorage", "IntTensor",
     "LongStorage", "LongTensor", "OutOfMemoryError", "ShortStorage", "ShortTensor", "Stream",
     "StreamContext", "current_device", "current_stream", "default_stream", "device",
@@ -176,7 +183,101 @@ def set_device(device: Any) -> None:
         raise _missing_binding("_cuda_setDevice")
 
 
+def can_device_access_peer(device: Any, peer_device: Any) -> bool:
+    """``AssertionError: Torch not compiled with CUDA enabled``."""
+    raise _no_cuda()
+
+
+def current_blas_handle() -> int:
+    """``AssertionError: Torch not compiled with CUDA enabled``."""
+    raise _no_cuda()
+
+
+def is_current_stream_capturing() -> bool:
+    """torch's CPU build: RuntimeError "Tried to instantiate dummy base class ..."."""
+    raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing: "
+                       "gradsum has no GPU (torch's CPU-only build raises this too).")
+
+
+#: torch's build flags, as its CPU build reports them
+has_half = True
+has_magma = False
+
+
+class CudaError(RuntimeError):
+    """torch's ``torch.cuda.CudaError`` (a RuntimeError); gradsum never raises it."""
+
+
+class DeferredCudaCallError(Exception):
+    """torch's ``torch.cuda.DeferredCudaCallError``; gradsum never raises it."""
+
+
+def _no_nvml() -> ModuleNotFoundError:
+    return ModuleNotFoundError("nvidia-ml-py does not seem to be installed or it can't be "
+                               "imported. gradsum has no GPU to query.")
+
+
+def utilization(device: Any = None) -> int:
+    """GPU utilisation through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def temperature(device: Any = None) -> int:
+    """GPU temperature through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def power_draw(device: Any = None) -> int:
+    """GPU power through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def clock_rate(device: Any = None) -> int:
+    """GPU clock through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def memory_usage(device: Any = None) -> int:
+    """GPU memory use through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def device_memory_used(device: Any = None) -> int:
+    """GPU memory use through NVML: torch's ModuleNotFoundError without nvidia-ml-py."""
+    raise _no_nvml()
+
+
+def list_gpu_processes(device: Any = None) -> str:
+    """The processes on a GPU, as text: torch's answer without nvidia-ml-py."""
+    return "pynvml module not found, please install nvidia-ml-py"
+
+
 # -- memory: nothing is allocated on a GPU -----------------------------------------------------
+def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None:
+    """``AssertionError: Torch not compiled with CUDA enabled``."""
+    raise _no_cuda()
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    """``AssertionError: Torch not compiled with CUDA enabled``."""
+    raise _no_cuda()
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    """The CUDA allocator's statistics, nested: empty (CUDA is not initialised)."""
+    return {}
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """torch's CPU build raises KeyError here (its statistics are empty); so does gradsum."""
+    raise KeyError("allocated_bytes.all.current")
+
+
+def memory_snapshot(mempool_id: Any = None, include_traces: bool = True) -> Any:
+    """torch's CPU build raises AttributeError here (it lacks the binding); so does gradsum."""
+    raise _missing_binding("_cuda_memorySnapshot")
+
+
 def empty_cache() -> None:
     """Release cached GPU memory: nothing to do (CUDA is not initialised)."""
 
@@ -228,6 +329,14 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 def reset_max_memory_allocated(device: Any = None) -> None:
     """Warns as torch's, then raises its CPU build's AttributeError."""
     warnings.warn("torch.cuda.reset_max_memory_allocated now calls "
+                  "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
+                  FutureWarning, stacklevel=2)
+    raise _missing_binding("_cuda_resetPeakMemoryStats")
+
+
+def reset_max_memory_cached(device: Any = None) -> None:
+    """Warns as torch's, then raises its CPU build's AttributeError."""
+    warnings.warn("torch.cuda.reset_max_memory_cached now calls "
                   "torch.cuda.reset_peak_memory_stats, which resets /all/ peak memory stats.",
                   FutureWarning, stacklevel=2)
     raise _missing_binding("_cuda_resetPeakMemoryStats")
@@ -338,6 +447,36 @@ class StreamContext:
 
     def __exit__(self, *exc: Any) -> None:
         return None
+
+
+class CUDAGraph:
+    """``torch.cuda.CUDAGraph``: constructing one raises torch's CPU build's RuntimeError."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> CUDAGraph:
+        raise RuntimeError("Tried to instantiate dummy base class CUDAGraph: gradsum has no "
+                           "GPU (torch's CPU-only build raises this too).")
+
+
+class graph:
+    """``torch.cuda.graph(cuda_graph)``: it makes a capture stream first, which raises as
+    :class:`Stream` does (as on torch's CPU build)."""
+
+    def __init__(self, cuda_graph: Any, pool: Any = None, stream: Any = None,
+                 capture_error_mode: str = "global") -> None:
+        self.capture_stream = Stream() if stream is None else stream
+        self.cuda_graph = cuda_graph
+
+    def __enter__(self) -> None:
+        raise _no_cuda()
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def make_graphed_callables(callables: Any, sample_args: Any, *args: Any,
+                           **kwargs: Any) -> Any:
+    """Capturing CUDA graphs: raises as :class:`CUDAGraph` does."""
+    return CUDAGraph()
 
 
 def stream(stream: Any) -> StreamContext:
