@@ -391,3 +391,75 @@ def test_whole_torch_module_loads_as_gradsum_module(tmp_path: Path) -> None:
                                tm(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
         gradsum.load(path)
+
+
+def with_location(path: Path, location: str) -> None:
+    """Rewrite a torch checkpoint as if its storages had been saved on ``location`` (a CPU
+    build can't save CUDA tensors itself)."""
+    import zipfile
+
+    from gradsum.serialization.zip_format import write_archive
+
+    z = zipfile.ZipFile(path)
+    prefix = z.namelist()[0].split("/")[0]
+    pkl = z.read(f"{prefix}/data.pkl")
+    new = location.encode()
+    pkl = pkl.replace(b"X\x03\x00\x00\x00cpu", b"X" + len(new).to_bytes(4, "little") + new)
+    storages = {n.split("/")[-1]: np.frombuffer(z.read(n), np.uint8)
+                for n in z.namelist() if "/data/" in n}
+    z.close()
+    with open(path, "wb") as fh:
+        write_archive(fh, pkl, storages, prefix)
+
+
+def test_storages_saved_on_cuda_load_as_in_torchs_cpu_build(tmp_path: Path) -> None:
+    path = tmp_path / "gpu.pt"
+    torch.save({"w": torch.arange(3.0)}, path)
+    with_location(path, "cuda:0")
+    messages = []
+    for lib in (torch, gradsum):
+        with pytest.raises(RuntimeError) as info:
+            lib.load(path)
+        messages.append(str(info.value))
+        for loc in ("cpu", {"cuda:0": "cpu"}, lambda s, location: s.cpu()):
+            assert lib.load(path, map_location=loc)["w"].tolist() == [0.0, 1.0, 2.0]
+        with pytest.raises(RuntimeError):
+            lib.load(path, map_location={"cuda:1": "cpu"})
+    assert messages[1].split(" but ")[0] == messages[0].split(" but ")[0]
+
+
+def test_torch_tensor_kinds_gradsum_lacks_are_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "kinds.pt"
+    torch.save({"s": torch.eye(2).to_sparse()}, path)
+    with pytest.raises(pickle.UnpicklingError, match="kind of tensor gradsum does not have"):
+        gradsum.load(path)
+    torch.save({"c": torch.ones(2, dtype=torch.complex64)}, path)
+    with pytest.raises((TypeError, pickle.UnpicklingError), match="complex64"):
+        gradsum.load(path)
+
+
+def _double(t: Any) -> Any:
+    return t * 2
+
+
+def _double_detached(t: Any) -> Any:
+    return (t * 2).detach().requires_grad_(t.requires_grad)
+
+
+def test_tensors_cross_process_boundaries() -> None:
+    """Multiprocessing (what DataLoader workers do) pickles tensors as torch.multiprocessing
+    does: leaves keep requires_grad; a non-leaf requiring grad is refused in torch's words."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork" if "fork" in
+                                      multiprocessing.get_all_start_methods() else "spawn")
+    messages = []
+    for lib in (torch, gradsum):
+        with ctx.Pool(1) as pool:
+            out = pool.map(_double_detached, [lib.arange(3.0), lib.ones(2, requires_grad=True)])
+            assert out[0].tolist() == [0.0, 2.0, 4.0]
+            assert out[1].requires_grad and out[1].is_leaf and out[1].tolist() == [2.0, 2.0]
+            with pytest.raises(multiprocessing.pool.MaybeEncodingError) as info:
+                pool.map(_double, [lib.ones(2, requires_grad=True)])
+            messages.append(str(info.value).split("Reason: ")[1])
+    assert messages[0].replace("torch", "") == messages[1].replace("gradsum", "")

@@ -15,6 +15,7 @@ import io
 import json
 import pickle
 import struct
+import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,10 @@ def test_malicious_files_never_run_code(tmp_path: Path, wrapper: str, name: str)
     assert not marker.exists()
 
 
+#: where the payloads of the mutated malicious files would create their marker
+MARKER = Path(tempfile.mkdtemp(prefix="gradsum-fuzz-")) / "pwned"
+
+
 def valid_files() -> dict[str, bytes]:
     obj = {"w": gradsum.arange(6.0).reshape(2, 3), "ids": gradsum.tensor([1, 2]),
            "p": gradsum.nn.Parameter(gradsum.ones(2)), "lr": 0.1, "betas": (0.9, 0.99),
@@ -172,7 +177,9 @@ def valid_files() -> dict[str, bytes]:
         out["legacy" if legacy else "zip"] = buf.getvalue()
     head = json.dumps({"w": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}).encode()
     out["safetensors"] = len(head).to_bytes(8, "little") + head + np.ones(2, np.float32).tobytes()
-    out["evil_zip"] = zip_file(payloads(Path("/nonexistent/pwned"))["builtins_exec"])
+    for name in ("builtins_exec", "os_system", "stack_global"):
+        out[f"evil_{name}"] = zip_file(payloads(MARKER)[name])
+        out[f"evil_legacy_{name}"] = legacy_file(payloads(MARKER)[name])
     return out
 
 
@@ -210,14 +217,13 @@ def test_random_mutations_raise_or_return_plain_data(tmp_path: Path, kind: str,
             del raw[at:at + data.draw(st.integers(1, 8))]
         elif op == "truncate":
             del raw[at:]
-    marker = Path("/nonexistent/pwned")
     try:
         back = gradsum.load(io.BytesIO(bytes(raw)))
     except REFUSALS:
         pass
     else:
         assert is_plain(back), type(back)
-    assert not marker.exists()
+    assert not MARKER.exists()
 
 
 # -- damaged files ----------------------------------------------------------------------------

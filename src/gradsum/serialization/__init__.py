@@ -51,6 +51,7 @@ from typing import Any, BinaryIO, Union
 from gradsum.serialization import rebuild as R
 from gradsum.serialization.errors import CheckpointError
 from gradsum.serialization.file_io import atomic_write, describe, read_bytes
+from gradsum.serialization.ipc import register as _register_ipc
 from gradsum.serialization.legacy_format import read_legacy, write_legacy
 from gradsum.serialization.safetensors_format import is_safetensors, load_safetensors
 from gradsum.serialization.torch_pickler import TorchPickler
@@ -75,6 +76,8 @@ __all__ = [
 
 #: the pickle protocol ``save`` uses by default (torch's)
 DEFAULT_PROTOCOL = 2
+
+_register_ipc()  # tensors through multiprocessing, as torch.multiprocessing's reductions
 
 FileLike = Union[str, "os.PathLike[str]", BinaryIO]
 

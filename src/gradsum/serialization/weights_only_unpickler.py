@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import re
 import warnings
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
@@ -176,7 +177,20 @@ def weights_only_message(message: str) -> str:
     return text + "\n\n" + message + DOCS_MESSAGE
 
 
+#: torch names that torch's weights-only load allows but that build what gradsum lacks
+_TORCH_ONLY = re.compile(
+    r"torch\.(_utils\._rebuild_\w+|complex\w*|uint(16|32|64)|float8\w*|qu?int\w*|bits\w*"
+    r"|int[1-7]|uint[1-7]|per_\w+|\w*Q\w*Storage|ComplexHalfStorage)$")
+
+
 def _unsupported_global(full_path: str) -> UnpicklingError:
+    if _TORCH_ONLY.match(full_path):
+        return UnpicklingError(
+            f"Unsupported global: GLOBAL {full_path} builds a kind of tensor gradsum does not "
+            "have (sparse, quantized, nested, complex, a narrow dtype, or on another device). "
+            "Convert it in torch first (t.to_dense(), t.dequantize(), t.real, t.float(), "
+            "t.cpu()) and save again."
+        )
     if full_path.startswith("builtins"):
         rest = full_path[len("builtins"):]
         full_path = rest[1:] if rest.startswith(".") else "builtins" + rest
