@@ -735,3 +735,13 @@ def test_cuda_namespace_rarer_calls(call: str) -> None:
 def test_version_module() -> None:
     same(lambda m: (m.version.cuda, m.version.hip, m.version.debug, m.version.xpu))
     assert gradsum.version.__version__ == gradsum.__version__
+
+
+@pytest.mark.parametrize("call", ["cuda()", "to('cuda')", "to('cpu') is p", "is_pinned()",
+                                  "pin_memory()", "is_cuda", "to(m.device('cpu')) is p"])
+def test_packed_sequence_devices(call: str) -> None:
+    def prog(m: Any) -> Any:
+        p = m.nn.utils.rnn.pack_sequence([m.ones(2), m.ones(1)])
+        return eval(f"p.{call}", {"m": m, "p": p})
+
+    same(prog)

@@ -83,6 +83,21 @@ sorted_indices=None, unsorted_indices=None)
         """``self`` (gradsum runs on the CPU)."""
         return self.to(*args, **kwargs)
 
+    def cuda(self, *args: Any, **kwargs: Any) -> PackedSequence:
+        """As ``Tensor.cuda``: torch's CPU build raises ``AssertionError: Torch not compiled
+        with CUDA enabled``."""
+        return self.to(*args, device="cuda", **kwargs)
+
+    def is_pinned(self) -> bool:
+        """Whether ``data`` is in page-locked memory: never, in gradsum."""
+        return False
+
+    def pin_memory(self) -> PackedSequence:
+        """As ``Tensor.pin_memory``: raises torch's "Cannot access accelerator device when
+        none is available."."""
+        return type(self)(self.data.pin_memory(), self.batch_sizes, self.sorted_indices,
+                          self.unsorted_indices)
+
     def double(self) -> PackedSequence:
         return self.to(dtype=D.float64)
 
