@@ -91,6 +91,9 @@ def compile(model: Callable[..., Any] | None = None, *, fullgraph: bool = False,
 
     Used as a function (``compile(model)``) or a decorator (``@compile``,
     ``@compile(mode="max-autotune")``). ``disable=True`` returns the model itself, as torch.
+    Checked as torch does: ``mode`` together with ``options``, an unknown ``mode`` or backend
+    name, a model that is not callable. ``options`` configure torch's inductor, which
+    gradsum does not have: their names are not checked (torch raises for an unknown one).
 
     Returns:
         For a Module, an :class:`OptimizedModule` wrapping it; for a function, a wrapper with
