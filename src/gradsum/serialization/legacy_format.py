@@ -25,8 +25,7 @@ import struct
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-import numpy as np
-
+from gradsum._backend import xp
 from gradsum.serialization.errors import FIX_CORRUPT, CheckpointError
 
 __all__ = ["MAGIC_NUMBER", "PROTOCOL_VERSION", "write_legacy", "read_legacy"]
@@ -50,7 +49,7 @@ def write_legacy(fh: BinaryIO, pickled: bytes, storages: dict[str, Any], protoco
     pickle.dump(list(storages), fh, protocol=protocol)
     for arr in storages.values():
         fh.write(_NUMEL.pack(arr.size))
-        fh.write(memoryview(arr.view(np.uint8).reshape(-1)))
+        fh.write(memoryview(arr.view(xp.uint8).reshape(-1)))
 
 
 def read_legacy(data: bytes, where: str, make_unpickler: Callable[[BinaryIO, Any], Any],
@@ -101,12 +100,12 @@ def read_legacy(data: bytes, where: str, make_unpickler: Callable[[BinaryIO, Any
             raise pickle.UnpicklingError(f"{where}: malformed storage id {pid!r}")
         key = str(key)
         if key not in storages:
-            np_dtype = np.dtype(storage_type.dtype.np)
+            np_dtype = xp.dtype(storage_type.dtype.np)
             if numel * np_dtype.itemsize > len(data):
                 raise CheckpointError(
                     f"{where}: a storage claims {numel} elements of {np_dtype}, more than the "
                     f"{len(data)}-byte file can hold. {FIX_CORRUPT}")
-            arr = np.empty(numel, dtype=np_dtype)
+            arr = xp.empty(numel, dtype=np_dtype)
             storages[key] = restore(Storage(arr), _text(location))
             pending[key] = (storages[key].array, numel)
         root = storages[key]
@@ -135,7 +134,7 @@ def read_legacy(data: bytes, where: str, make_unpickler: Callable[[BinaryIO, Any
         if len(head) != _NUMEL.size or _NUMEL.unpack(head)[0] != numel:
             raise CheckpointError(f"{where}: storage {key!r} should hold {numel} elements but "
                                   f"its header says otherwise or is cut off. {FIX_CORRUPT}")
-        got = fh.readinto(memoryview(arr.view(np.uint8)))
+        got = fh.readinto(memoryview(arr.view(xp.uint8)))
         if got != nbytes:
             raise CheckpointError(f"{where}: storage {key!r} is cut off ({got} of {nbytes} "
                                   f"bytes). {FIX_CORRUPT}")

@@ -23,9 +23,8 @@ import codecs
 from collections import Counter, OrderedDict
 from typing import Any
 
-import numpy as np
-
 from gradsum import _dtype as D
+from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
 __all__ = [
@@ -134,7 +133,7 @@ def _view(storage: Any, offset: Any, size: Any, stride: Any) -> Any:
         )
     item = flat.itemsize
     start = min(offset, flat.size) if empty else offset
-    return np.lib.stride_tricks.as_strided(
+    return xp.lib.stride_tricks.as_strided(
         flat[start:], shape=size, strides=tuple(s * item for s in stride))
 
 

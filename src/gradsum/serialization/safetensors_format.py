@@ -28,9 +28,8 @@ import math
 from collections import Counter, OrderedDict
 from typing import Any
 
-import numpy as np
-
 from gradsum import _dtype as D
+from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.serialization.errors import FIX_CORRUPT, CheckpointError
 
@@ -69,7 +68,7 @@ def _parameter_class() -> Any:
 
 def _digest(arr: Any) -> str:
     """SHA-256 of a C-contiguous array's bytes (without copying them)."""
-    return hashlib.sha256(memoryview(arr.view(np.uint8)) if arr.size else b"").hexdigest()
+    return hashlib.sha256(memoryview(arr.view(xp.uint8)) if arr.size else b"").hexdigest()
 
 
 def _dumps(obj: Any) -> str:
@@ -96,7 +95,7 @@ def _read_arrays(data: bytes, size: int, header: dict[str, Any], where: str) -> 
                 f"({', '.join(SAFETENSORS_DTYPES)}), a shape and two data offsets. "
                 + FIX_CORRUPT)
         dt = getattr(D, SAFETENSORS_DTYPES[info["dtype"]])
-        np_dtype = np.dtype(dt.np).newbyteorder("<")  # (bfloat16 without ml_dtypes: TypeError)
+        np_dtype = xp.dtype(dt.np).newbyteorder("<")  # (bfloat16 without ml_dtypes: TypeError)
         begin, end = info["data_offsets"]
         count = math.prod(info["shape"])
         if not 0 <= begin <= end <= len(body) or end - begin != count * np_dtype.itemsize:
@@ -104,7 +103,7 @@ def _read_arrays(data: bytes, size: int, header: dict[str, Any], where: str) -> 
                 f"{where}: safetensors entry {name!r} ({info['dtype']} {info['shape']}) has "
                 f"data offsets [{begin}, {end}] for {count * np_dtype.itemsize} bytes in a "
                 f"{len(body)}-byte body. {FIX_CORRUPT}")
-        arr = np.frombuffer(body[begin:end], dtype=np_dtype).reshape(info["shape"])
+        arr = xp.frombuffer(body[begin:end], dtype=np_dtype).reshape(info["shape"])
         out[name] = arr.astype(np_dtype.newbyteorder("="), copy=True)
     return out
 
@@ -187,7 +186,7 @@ class _Decoder:
     def scalar(self, value: list[Any]) -> Any:
         name, item = value
         try:
-            dt = np.dtype(name) if type(name) is str else None
+            dt = xp.dtype(name) if type(name) is str else None
         except TypeError:
             dt = None
         item = self.node(item)
@@ -325,7 +324,7 @@ def _check_arrays(tree: dict[str, Any], arrays: dict[str, Any], where: str) -> d
             )
         if not (arr.flags.writeable and arr.flags.aligned and arr.flags.c_contiguous
                 and arr.dtype.isnative):
-            arr = np.array(arr, dtype=dt.np, order="C")
+            arr = xp.array(arr, dtype=dt.np, order="C")
         if _digest(arr) != info["sha256"]:
             raise CheckpointError(
                 f"{where}: the bytes of tensor {name!r} ({dt.name} {info['shape']}) do not "

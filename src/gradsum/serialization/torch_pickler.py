@@ -26,9 +26,8 @@ import pickle
 from collections import OrderedDict
 from typing import Any
 
-import numpy as np
-
 from gradsum import _dtype as D
+from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.serialization import rebuild as R
 
@@ -49,7 +48,7 @@ class _StorageRef:
 def _root(arr: Any) -> Any:
     """The array that owns ``arr``'s memory (the last ndarray down the ``base`` chain)."""
     root = arr
-    while isinstance(root.base, np.ndarray):
+    while isinstance(root.base, xp.ndarray):
         root = root.base
     return root
 
@@ -92,7 +91,7 @@ class TorchPickler(pickle._Pickler):  # type: ignore[misc,name-defined]
             for n in reversed(arr.shape):
                 strides.append(step)
                 step *= max(n, 1)
-            empty = np.empty(0, dtype=arr.dtype.newbyteorder("<"))
+            empty = xp.empty(0, dtype=arr.dtype.newbyteorder("<"))
             return self._ref(empty, empty), 0, tuple(reversed(strides))
         root = _root(arr)
         if (root.dtype == arr.dtype and arr.dtype.byteorder in "=|<"
@@ -103,7 +102,7 @@ class TorchPickler(pickle._Pickler):  # type: ignore[misc,name-defined]
             if delta % item == 0 and all(s >= 0 and s % item == 0 for s in strides):
                 ref = self._ref(root, root.ravel(order="K"))
                 return ref, delta // item, tuple(s // item for s in strides)
-        data = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
+        data = xp.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
         ref = self._ref(data, data.reshape(-1))
         return ref, 0, tuple(s // item for s in data.strides)
 

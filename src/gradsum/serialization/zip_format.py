@@ -28,8 +28,7 @@ import zipfile
 import zlib
 from typing import Any, BinaryIO
 
-import numpy as np
-
+from gradsum._backend import xp
 from gradsum.serialization.errors import FIX_CORRUPT, CheckpointError
 
 __all__ = ["ZipArchive", "write_archive", "ALIGNMENT"]
@@ -78,7 +77,7 @@ def write_archive(fh: BinaryIO, pickled: bytes, storages: dict[str, Any], prefix
         _write_record(zf, fh, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
         _write_record(zf, fh, f"{prefix}/byteorder", b"little")
         for key, arr in storages.items():
-            _write_record(zf, fh, f"{prefix}/data/{key}", arr.view(np.uint8).reshape(-1))
+            _write_record(zf, fh, f"{prefix}/data/{key}", arr.view(xp.uint8).reshape(-1))
         _write_record(zf, fh, f"{prefix}/version", b"3\n")
         serialization_id = "".join(secrets.choice("0123456789") for _ in range(40))
         _write_record(zf, fh, f"{prefix}/.data/serialization_id", serialization_id.encode())
@@ -156,7 +155,7 @@ class ZipArchive:
         copy-on-write map of the record), CRC-32 checked."""
         name = f"data/{key}"
         info = self._info(name)
-        dt = np.dtype(np_dtype)
+        dt = xp.dtype(np_dtype)
         if self.byteorder == "big":
             dt = dt.newbyteorder(">")
         if type(numel) is not int or numel < 0 or info.file_size != numel * dt.itemsize:
@@ -168,10 +167,10 @@ class ZipArchive:
         if mmap and self.path is not None and info.compress_type == zipfile.ZIP_STORED:
             arr = self._mapped(info, dt, numel, name)
         else:
-            arr = np.empty(numel, dtype=dt)
+            arr = xp.empty(numel, dtype=dt)
             try:
                 with self.zf.open(info) as src:
-                    got = src.readinto(memoryview(arr.view(np.uint8)))
+                    got = src.readinto(memoryview(arr.view(xp.uint8)))
                     if got != info.file_size or src.read(1):
                         raise zipfile.BadZipFile("the record is shorter than its header says")
             except _ZIP_ERRORS as e:
@@ -190,8 +189,8 @@ class ZipArchive:
             raise self._fail(name, zipfile.BadZipFile("bad local file header"))
         offset = info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11]
         if numel == 0:
-            return np.empty(0, dtype=dt)
-        arr = np.memmap(path, dtype=dt, mode="c", offset=offset, shape=(numel,))
-        if zlib.crc32(memoryview(arr.view(np.uint8))) != info.CRC:
+            return xp.empty(0, dtype=dt)
+        arr = xp.memmap(path, dtype=dt, mode="c", offset=offset, shape=(numel,))
+        if zlib.crc32(memoryview(arr.view(xp.uint8))) != info.CRC:
             raise self._fail(name, zipfile.BadZipFile(f"Bad CRC-32 for file {info.filename!r}"))
         return arr
