@@ -378,3 +378,19 @@ def test_tensor_new_of_its_own_dtype_is_an_alias():
         return y, z is y, y._version
 
     same(f)
+
+
+def test_set_default_tensor_type_warns_every_time_with_warn_always():
+    code = ("import warnings, {lib} as m\n"
+            "m.set_warn_always(True)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    m.set_default_tensor_type(m.DoubleTensor)\n"
+            "    m.set_default_tensor_type('torch.FloatTensor')\n"
+            "print(len(w))\n")
+    import subprocess
+    import sys
+
+    out = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
+                          text=True, check=True).stdout for lib in ("torch", "gradsum")]
+    assert out[0] == out[1] == "2\n"

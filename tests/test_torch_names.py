@@ -59,6 +59,18 @@ KNOWN_MISSING: dict[str, str] = {
     "torch.func.grad": "torch.func has functional_call only (no functorch transforms)",
     "torch.func.vmap": "torch.func has functional_call only (no vmap)",
     "torch.func.jacrev": "torch.func has functional_call only",
+    "torch.profiler": "no profiler (torch.profiler.profile, record_function, schedules)",
+    "torch.profiler.profile": "no profiler",
+    "torch.sparse": "no sparse tensors (COO/CSR layouts, sparse ops and gradients)",
+    "torch.nn.utils.prune": "no pruning utilities (masks as forward pre-hooks)",
+    "torch.set_flush_denormal": "NumPy offers no switch for the CPU's flush-to-zero mode",
+    "torch.lu": "deprecated in torch (linalg.lu_factor); not in gradsum",
+    "torch.qr": "deprecated in torch (linalg.qr, which gradsum has); the alias is not",
+    "torch.stft": "needs complex tensors, which gradsum does not have",
+    "torch.hann_window": "window functions are not in gradsum",
+    "torch.view_as_complex": "gradsum has no complex dtypes",
+    "torch.complex64": "gradsum has no complex dtypes",
+    "torch.cfloat": "gradsum has no complex dtypes",
 }
 
 #: names gradsum has with another kind than torch's, with the reason
@@ -175,3 +187,26 @@ def test_top_level_scatter_is_tensor_scatter(call):
     else:
         np.testing.assert_array_equal(g[0], t[0])
         assert g[1] == t[1]
+
+
+def test_top_level_detach_typename_and_warn_always():
+    def run(m):
+        x = m.ones(2, requires_grad=True)
+        d = m.detach(x * 2)
+        names = [m.typename(v) for v in (m.zeros(2), m.zeros(2, dtype=m.int64), 3, "a", len,
+                                          object(), [1], m.nn.Linear(1, 1), m.nn.Module)]
+        before = m.is_warn_always_enabled()
+        m.set_warn_always(True)
+        during = m.is_warn_always_enabled()
+        m.set_warn_always(False)
+        try:
+            m.set_warn_always(1)
+            bad = None
+        except Exception as e:
+            bad = (type(e).__name__, str(e).split(".")[0])
+        return (d.requires_grad, d.grad_fn, d.tolist(),
+                [n.replace("torch.nn.modules.linear", "gradsum.nn.layers")
+                 .replace("torch.nn.modules.module", "gradsum.nn.module") for n in names],
+                before, during, m.is_warn_always_enabled(), bad)
+
+    assert run(gradsum) == run(torch)

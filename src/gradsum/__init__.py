@@ -97,6 +97,7 @@ from gradsum._legacy_types import (  # torch's legacy tensor types
     LongTensor,
     ShortTensor,
     set_default_tensor_type,
+    typename,
 )
 from gradsum._tensor_str import get_printoptions, set_printoptions
 from gradsum.autograd import (
@@ -207,6 +208,7 @@ from gradsum.ops import (
 )
 from gradsum.ops import bmm, dot, mm, mv
 from gradsum.ops import scatter  # torch.scatter: the function form of Tensor.scatter
+detach = Tensor.detach  # torch.detach(input): the function form of Tensor.detach
 from gradsum.ops.more import linalg
 from gradsum.ops import mul as multiply
 from gradsum.ops.compose import *  # noqa: F403  (torch's broadcast/stack/alias helpers)
@@ -249,7 +251,7 @@ from gradsum import toolkit  # last: it builds on autograd, nn and optim
 from gradsum import testing  # torch.testing: assert_close, make_tensor
 # devices and accelerators as torch's CPU-only build answers them (gradsum._device)
 from gradsum._device import device, get_default_device, set_default_device
-from gradsum import accelerator, cuda, mps
+from gradsum import accelerator, cuda, mps, xpu
 from gradsum.cuda import OutOfMemoryError
 from gradsum._process_settings import (
     are_deterministic_algorithms_enabled,
@@ -258,10 +260,12 @@ from gradsum._process_settings import (
     get_num_interop_threads,
     get_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled,
     set_deterministic_debug_mode,
     set_float32_matmul_precision,
     set_num_interop_threads,
     set_num_threads,
+    set_warn_always,
     use_deterministic_algorithms,
 )
 from gradsum import compiler, onnx  # torch.compile runs eagerly; torch.onnx is importable

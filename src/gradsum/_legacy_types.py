@@ -285,6 +285,35 @@ def legacy_type_name(dtype: D.dtype) -> str:
     return f"torch.{dtype.name}"
 
 
+def typename(obj: Any, /) -> str:
+    """The fully qualified name of ``obj``'s type, as ``torch.typename``: a tensor's legacy
+    type name (``'torch.FloatTensor'``, as ``Tensor.type()``), otherwise ``module.qualname``
+    of a class or function (of ``type(obj)`` for other objects; builtins unqualified).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.typename(gradsum.tensor([1, 2])), gradsum.typename(gradsum.nn.Parameter)
+        ('torch.LongTensor', 'gradsum.nn.parameter.Parameter')
+        >>> gradsum.typename(3)
+        'int'
+    """
+    from gradsum._tensor import Tensor
+
+    if isinstance(obj, Tensor):
+        return legacy_type_name(obj.dtype)
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    if module in {"", "builtins"}:
+        return qualname
+    return f"{module}.{qualname}"
+
+
 def _resolve_type_name(name: str) -> tensortype | None:
     """The legacy type a string names (torch's and gradsum's spellings), or None;
     ``torch.Tensor``/``gradsum.Tensor`` give the default float type's class."""
@@ -378,7 +407,9 @@ def set_default_tensor_type(t: Any, /) -> None:
         >>> gradsum.set_default_dtype(gradsum.float32)
     """
     global _warned_default_tensor_type
-    if not _warned_default_tensor_type:  # torch: TORCH_WARN_ONCE
+    from gradsum._process_settings import is_warn_always_enabled
+
+    if not _warned_default_tensor_type or is_warn_always_enabled():  # torch: TORCH_WARN_ONCE
         _warned_default_tensor_type = True
         warnings.warn(
             "torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "

@@ -36,9 +36,9 @@ from gradsum._backend import xp
 __all__ = [
     "are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
     "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
-    "is_deterministic_algorithms_warn_only_enabled", "set_deterministic_debug_mode",
-    "set_float32_matmul_precision", "set_num_interop_threads", "set_num_threads",
-    "use_deterministic_algorithms",
+    "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled",
+    "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_num_interop_threads",
+    "set_num_threads", "set_warn_always", "use_deterministic_algorithms",
 ]
 
 _settings: dict[str, Any] = {
@@ -158,3 +158,28 @@ def get_deterministic_debug_mode() -> int:
     if not _settings["deterministic"]:
         return 0
     return 1 if _settings["warn_only"] else 2
+
+
+_warn_always = False
+
+
+def set_warn_always(b: bool, /) -> None:
+    """When ``True``, warnings that torch gives once per process (``TORCH_WARN_ONCE``, such as
+    ``set_default_tensor_type``'s deprecation) are given every time, as torch's flag.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.set_warn_always(True); gradsum.is_warn_always_enabled()
+        True
+        >>> gradsum.set_warn_always(False)
+    """
+    global _warn_always
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}. Pass "
+                           "True or False.")
+    _warn_always = b
+
+
+def is_warn_always_enabled() -> bool:
+    """Whether :func:`set_warn_always` turned once-per-process warnings into every-time ones."""
+    return _warn_always

@@ -3101,3 +3101,55 @@ from gradsum.nn._gumbel_softmax import gumbel_softmax  # noqa: E402
 
 __all__ += ["affine_grid", "gumbel_softmax"]
 # -- end affine_grid, gumbel_softmax --
+
+# -- pdist, upsample_nearest, upsample_bilinear (compositions of the ops above) --
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distances between every pair of rows of an ``(N, M)`` input, in the order
+    of the upper triangle (``i < j``): ``N * (N - 1) / 2`` values, as torch's ``pdist``. A zero
+    distance has gradient 0 (torch's rule), whatever ``p``.
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> F.pdist(gradsum.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 0.0]])).tolist()
+        [5.0, 0.0, 5.0]
+    """
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D. Pass an "
+                           "(N, M) matrix of N row vectors.")
+    if not input.is_floating_point():
+        raise RuntimeError(f"pdist only supports floating-point dtypes (got {input.dtype}). "
+                           "Convert with .float().")
+    if p < 0:
+        raise RuntimeError(f"pdist only supports non-negative p values (got p={p})")
+    from gradsum import _creation, linalg
+
+    n = input.shape[0]
+    i, j = ops.triu_indices(n, n, 1)
+    d = input[i] - input[j]
+    zero = (d == 0).all(dim=1, keepdim=True)
+    d = ops.where(zero, _creation.ones_like(d), d)  # (no norm gradient at a zero distance)
+    if p == 0:  # a count of the differing coordinates: torch's gradient is 0, with a graph
+        out = (d != 0).sum(dim=1).to(input.dtype) + (d * 0).sum(dim=1)
+    else:
+        out = linalg.vector_norm(d, ord=p, dim=1)
+    return ops.where(zero.squeeze(1), _creation.zeros_like(out), out)
+
+
+def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='nearest')``."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
+    """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='bilinear',
+    align_corners=True)``."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ += ["pdist", "upsample_bilinear", "upsample_nearest"]
+# -- end pdist, upsample_nearest, upsample_bilinear --
