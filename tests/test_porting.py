@@ -148,13 +148,15 @@ def test_run_script_is_python_script_py(tmp_path: Path, capsys: pytest.CaptureFi
         import helper_mod
         print(__name__, torch.__name__, nn.__name__, helper_mod.VALUE)
         print(sys.argv[1:], __file__ == sys.argv[0], sys.path[0])
+        sys.path.insert(0, "/a/path/the/script/adds")
     """))
     argv, path0 = sys.argv[:], sys.path[0]
     run_script(str(script), ["--lr", "0.1"])
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "__main__ gradsum gradsum.nn 7"
-    assert out[1] == f"['--lr', '0.1'] True {tmp_path}"
+    assert out[1] == f"['--lr', '0.1'] True {tmp_path.resolve()}"
     assert sys.argv == argv and sys.path[0] == path0
+    assert "/a/path/the/script/adds" not in sys.path
     sys.modules.pop("helper_mod", None)
 
 
@@ -191,8 +193,12 @@ def test_gradsum_run_reports_the_scripts_exception(tmp_path: Path) -> None:
     script.write_text("import torch\nimport torch.no_such_module\n")
     res = _gradsum("run", str(script))
     assert res.returncode == 1
-    assert res.stderr.splitlines()[-1].startswith(
-        "ModuleNotFoundError: No module named 'gradsum.no_such_module'")
+    lines = res.stderr.splitlines()
+    assert lines[-1].startswith("ModuleNotFoundError: No module named 'gradsum.no_such_module'")
+    # the traceback starts in the script, as python's does (then the alias's frames)
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[1] == f'  File "{script}", line 2, in <module>', res.stderr
+    assert "runpy" not in res.stderr
 
 
 def test_gradsum_run_a_module(tmp_path: Path) -> None:

@@ -224,10 +224,12 @@ def run_script(path: str, args: Sequence[str] = (), *, module: bool = False) -> 
     """
     import gradsum  # noqa: F401  (the alias needs the package importable; fail early if not)
 
-    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [path, *args]
     if not module:
-        script_dir = os.path.dirname(os.path.abspath(path))
+        # as python does: __file__ absolute, sys.argv[0] as given, sys.path[0] the directory
+        # of the script with symbolic links resolved
+        script_dir = os.path.dirname(os.path.realpath(path))
         if sys.path:
             sys.path[0] = script_dir
         else:
@@ -237,17 +239,32 @@ def run_script(path: str, args: Sequence[str] = (), *, module: bool = False) -> 
             if module:
                 runpy.run_module(path, run_name="__main__", alter_sys=True)
             else:
-                runpy.run_path(path, run_name="__main__")
+                runpy.run_path(os.path.abspath(path), run_name="__main__")
     finally:
         sys.argv = saved_argv
-        if saved_path0 is not None:
-            sys.path[0] = saved_path0
+        sys.path[:] = saved_path
+
+
+def _script_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` without its leading frames of this module and of runpy: a traceback that starts
+    in the script, as ``python script.py`` shows it."""
+    here = os.path.realpath(__file__)
+    start = tb
+    while start is not None:
+        name = start.tb_frame.f_code.co_filename
+        if not (name.startswith("<frozen runpy") or os.path.basename(name) == "runpy.py"
+                or os.path.realpath(name) == here):
+            return start
+        start = start.tb_next
+    return tb
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m gradsum.porting [-m] script.py [args...]``: run a torch script on gradsum.
 
-    Returns the exit status (a script's ``sys.exit(n)`` propagates as :class:`SystemExit`).
+    Returns the exit status. A script's ``sys.exit(n)`` propagates as :class:`SystemExit`; an
+    uncaught exception goes to :data:`sys.excepthook` (an MPI job's hook aborts the job), with
+    the traceback starting in the script, and the status is 1, as under ``python script.py``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     module = bool(argv) and argv[0] == "-m"
@@ -256,7 +273,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv:
         print("usage: python -m gradsum.porting [-m] script.py [args...]", file=sys.stderr)
         return 2
-    run_script(argv[0], argv[1:], module=module)
+    try:
+        run_script(argv[0], argv[1:], module=module)
+    except Exception as e:  # (as the interpreter reports an uncaught exception)
+        tb = _script_frames(e.__traceback__)
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        return 1
     return 0
 
 
