@@ -745,3 +745,14 @@ def test_packed_sequence_devices(call: str) -> None:
         return eval(f"p.{call}", {"m": m, "p": p})
 
     same(prog)
+
+
+@pytest.mark.parametrize("call", [
+    "is_available()", "device_count()", "current_device()", "synchronize()", "empty_cache()",
+    "is_bf16_supported()", "is_initialized()", "memory_allocated()", "max_memory_allocated()",
+    "memory_reserved()", "seed()", "seed_all()", "initial_seed()", "get_device_name()",
+    "get_device_properties()", "get_rng_state()", "get_rng_state_all()", "init()",
+    "mem_get_info()", "manual_seed(0)", "manual_seed_all(0)", "set_device(0)",
+])
+def test_xpu_namespace(call: str) -> None:
+    same(lambda m: eval(f"m.xpu.{call}", {"m": m}))
