@@ -64,6 +64,31 @@ def test_import_forms_resolve_to_the_gradsum_modules() -> None:
     assert nn.__name__ == "gradsum.nn" and nn.__spec__.name == "gradsum.nn"
 
 
+#: module paths imported at the top of public training scripts (nanoGPT, pytorch/examples,
+#: timm- and Lightning-style code), each a module in torch and in gradsum
+SCRIPT_MODULES = [
+    "torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+    "torch.nn.parallel", "torch.nn.modules.linear", "torch.nn.modules.conv",
+    "torch.nn.modules.loss", "torch.optim", "torch.optim.lr_scheduler", "torch.autograd",
+    "torch.autograd.functional", "torch.utils", "torch.utils.data", "torch.utils.checkpoint",
+    "torch.backends", "torch.backends.cudnn", "torch.cuda", "torch.amp", "torch.onnx",
+    "torch.distributed", "torch.serialization", "torch.func", "torch.linalg", "torch.special",
+    "torch.testing",
+]
+
+
+@pytest.mark.parametrize("path", SCRIPT_MODULES)
+def test_script_imports_are_the_gradsum_modules_of_the_same_path(path: str) -> None:
+    import importlib.util
+
+    with torch_alias():
+        aliased = importlib.import_module(path)
+    own = importlib.import_module("gradsum" + path[len("torch"):])
+    assert aliased is own and isinstance(own, types.ModuleType)
+    if importlib.util.find_spec("torch") is not None:  # the same path is a module in torch
+        assert isinstance(importlib.import_module(path), types.ModuleType)
+
+
 def test_a_missing_path_names_the_gradsum_module() -> None:
     with torch_alias(), pytest.raises(ModuleNotFoundError) as info:
         import torch.no_such_module
