@@ -173,8 +173,10 @@ def run(program: Program, lib: str, init: Path, out_dir: Path, timeout: float = 
     if lib == "gradsum":
         # PyTorch made unimportable: the gradsum run must not touch the real torch, not even to
         # read torch's init file (the alias resolves ``import torch`` before sys.path is seen)
+        # (and this checkout's gradsum first, should another be installed)
+        src = [str(HERE.parent / "src")] if (HERE.parent / "src" / "gradsum").is_dir() else []
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(_torch_blocker(out_dir)), *filter(None, [os.environ.get("PYTHONPATH")])])
+            [str(_torch_blocker(out_dir)), *src, *filter(None, [os.environ.get("PYTHONPATH")])])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout,
                               cwd=out_dir)
