@@ -16,7 +16,8 @@ def test_ruff_clean():
     ruff = shutil.which("ruff")
     if ruff is None:
         pytest.skip("ruff is not installed: pip install -e .[test]")
-    targets = [p for p in ("src", "tests", "benchmarks", "examples") if (ROOT / p).exists()]
+    targets = [p for p in ("src", "tests", "benchmarks", "examples", "ports")
+               if (ROOT / p).exists()]
     proc = subprocess.run([ruff, "check", *targets], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
