@@ -295,8 +295,9 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
             and plain containers, plus what :func:`add_safe_globals` allowed; never run code.
             ``False``: unpickle anything (whole modules, custom classes). Do this only for
             files you trust: a pickle can run arbitrary code.
-        mmap: map storages from the file copy-on-write instead of reading them (a path
-            only); the results are equal.
+        mmap: map storages from the file copy-on-write instead of reading them; the results
+            are equal. As in torch, ``f`` must be a path (ValueError otherwise) and a zip
+            checkpoint (RuntimeError for the legacy format; safetensors files are read).
         pickle_load_args: ``encoding`` for Python 2 strings (``weights_only=False``), as
             torch's.
 
@@ -340,6 +341,9 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
                         f"{sorted(pickle_load_args)}")
     where = describe(f)
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
+    if mmap and path is None:
+        raise ValueError("f must be a file path in order to use the mmap argument (got "
+                         f"{where}); pass the checkpoint's path, or drop mmap=True.")
     data = read_bytes(f) if path is None or not mmap else None
     if data is None:
         with open(path, "rb") as fh:  # type: ignore[arg-type]
@@ -362,6 +366,13 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
         if is_safetensors(data):
             return _map_safetensors(load_safetensors(data, where), map_location)
         if data[:1] == b"\x80":
+            if mmap:
+                raise RuntimeError(
+                    "mmap can only be used with files saved with `torch.save(" + str(path)
+                    + ", _use_new_zipfile_serialization=True), please torch.save your "
+                    "checkpoint with this option in order to use mmap. (gradsum.save writes "
+                    "that format by default.) Or drop mmap=True."
+                )
             return _load_legacy(loader, data, encoding)
     except pickle.UnpicklingError as e:
         if weights_only and not str(e).startswith(where):
