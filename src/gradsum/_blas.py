@@ -237,7 +237,8 @@ def matmul(x: Any, y: Any) -> Any:
                 fn(_ROW_MAJOR, la[0], lb[0], m, n, k, one, _addr(x), la[1], _addr(y), lb[1],
                    zero, _addr(out), max(n, 1))
                 return out
-    if x.dtype.kind == "V":  # bfloat16: float32 products rounded once, as torch's CPU GEMM
-        f32 = xp.float32
-        return _np_matmul(x.astype(f32), y.astype(f32)).astype(x.dtype)
+    if x.dtype.kind == "V" or y.dtype.kind == "V":  # bfloat16: float32 products rounded once,
+        f32 = xp.float32  # as torch's CPU GEMM
+        low = x.dtype if x.dtype.kind == "V" else y.dtype
+        return _np_matmul(x.astype(f32), y.astype(f32)).astype(low)
     return _np_matmul(x, y)

@@ -333,7 +333,7 @@ def _float_dtype(dtype: D.dtype | None, name: str = "") -> Any:
 
 def _random_float(dt: Any, kernel: str) -> None:
     """torch's error for uniform/normal samples of a non-floating dtype."""
-    if dt.kind != "f":
+    if dt.kind not in "fV":
         raise D.not_implemented(kernel, dt, "Sample a floating dtype, then convert.")
 
 
@@ -719,7 +719,7 @@ def bernoulli(p: Tensor, p_scalar: float | None = None, *,
     probability and the shape and dtype of ``p``)."""
     dt = p._array.dtype
     if p_scalar is None:
-        if dt.kind != "f":
+        if dt.kind not in "fV":
             raise D.not_implemented("bernoulli_tensor_cpu_p_", dt, "Pass float probabilities.")
         prob = p._array
         if prob.size and not (float(prob.min()) >= 0 and float(prob.max()) <= 1):
@@ -739,7 +739,7 @@ def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
     p = probs._array
     if p.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {p.ndim} dims")
-    if p.dtype.kind != "f":
+    if p.dtype.kind not in "fV":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{D._TORCH_SCALAR_NAMES.get(p.dtype.name, p.dtype.name)}")
     if num_samples <= 0:

@@ -167,7 +167,7 @@ def sample(kind: str, shape: tuple[int, ...], dtype: Any, generator: Generator |
         lo = kwargs.get("from_", kwargs.get("a", args[0] if args else 0.0))
         hi = kwargs.get("to", kwargs.get("b", args[1] if len(args) > 1 else 1.0))
         for name, v in (("from", lo), ("to", hi)):
-            if dtype.kind == "f" and not math.isfinite(float(v)):
+            if dtype.kind in "fV" and not math.isfinite(float(v)):
                 _bad(f"{name} is out of bounds for {'double' if dtype.itemsize == 8 else 'float'}")
         if lo > hi:
             _bad(f"uniform_ expects to return a [from, to) range, but found from={_num(lo)} > "

@@ -131,7 +131,7 @@ class _Formatter:
     """
 
     def __init__(self, arr: Any) -> None:
-        self.floating = arr.dtype.kind == "f" or arr.dtype == D._BF16_NP
+        self.floating = arr.dtype.kind in "fV"
         self.int_mode = True
         self.sci_mode: bool = False
         self.max_width = 1

@@ -135,7 +135,7 @@ def _tensor_mismatch_msg(a: Any, e: Any, matches: Any, *, rtol: float, atol: flo
     rel_diff[mf] = 0
 
     def greatest(v: Any) -> tuple[Any, tuple[int, ...]]:
-        if v.dtype.kind == "f" and xp.isnan(v).any():
+        if v.dtype.kind in "fV" and xp.isnan(v).any():
             i = int(xp.argmax(xp.isnan(v)))  # (torch.max propagates NaN)
         else:
             i = int(xp.argmax(v))
@@ -261,7 +261,7 @@ class _TensorLikePair(_Pair):
             common = D.promote_types(a.dtype, e.dtype).np
             aa, ea = aa.astype(common), ea.astype(common)
         with xp.errstate(all="ignore"):
-            if aa.dtype.kind == "f":
+            if aa.dtype.kind in "fV":
                 # torch's isclose, computed in the tensors' dtype: equal values match (also
                 # infinities), else a finite |a - e| within atol + rtol * |e|
                 diff = xp.abs(aa - ea)
@@ -449,7 +449,7 @@ def make_tensor(*shape: Any, dtype: D.dtype, device: Any = None, low: float | No
         low, high = modify_low_high(low, high, int(info.min),
                                     int(info.max) + (1 if np_dtype != xp.int64 else 0), -9, 10)
         arr = r.integers(low, high, shape, dtype=xp.int64).astype(np_dtype)
-    elif kind == "f":
+    elif kind in "fV":
         finfo = xp.finfo(np_dtype)
         low, high = modify_low_high(low, high, float(finfo.min), float(finfo.max), -9, 9)
         if high - low >= float(finfo.max):

@@ -795,7 +795,7 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
                 continue
             if o._array.size != 1:
                 raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
-            if o._array.dtype.kind != "f" and not o.dtype.is_floating_point:
+            if o._array.dtype.kind not in "fV" and not o.dtype.is_floating_point:
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got "
                     f"{o.dtype.name}. Compute the output in a floating dtype."

@@ -305,7 +305,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     reduction = _reduction(reduction)
     il, tl = _lengths(input_lengths, target_lengths)
     dt = log_probs._array.dtype
-    if dt.kind != "f" or dt.itemsize < 4:
+    if dt.kind not in "fV" or dt.itemsize < 4:
         from gradsum.nn.functional import _torch_name
 
         raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "

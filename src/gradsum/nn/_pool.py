@@ -200,7 +200,7 @@ def _gather_plan(idx: Any, in_size: tuple[int, ...], fwd_node: type, adj_node: t
         return a.reshape(-1)[flat].reshape(idx.shape)
 
     def adj(g: Any) -> Any:
-        if g.dtype.kind == "f":
+        if g.dtype.kind in "fV":
             out = xp.bincount(flat, weights=g.reshape(-1), minlength=m * hw)
             return out.astype(g.dtype, copy=False).reshape(lead + tuple(in_size))
         out = xp.zeros(m * hw, dtype=g.dtype)
@@ -229,7 +229,7 @@ def _flat_index(coords: list[Any], size: tuple[int, ...]) -> Any:
 
 # -- max pooling -------------------------------------------------------------------------------
 def _argmax_last(a: Any) -> Any:
-    if a.dtype.kind == "f":  # torch takes a nan as the maximum (the first one here)
+    if a.dtype.kind in "fV":  # torch takes a nan as the maximum (the first one here)
         return xp.argmax(xp.where(xp.isnan(a), xp.inf, a), axis=-1)
     return xp.argmax(a, axis=-1)
 
@@ -241,7 +241,7 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
                                 nd)
     a = input._array
     size = a.shape[-nd:]
-    fill = -xp.inf if a.dtype.kind == "f" or a.dtype.kind == "V" else xp.iinfo(a.dtype).min
+    fill = -xp.inf if a.dtype.kind in "fV" else xp.iinfo(a.dtype).min
     win = _windows(a, k, s, p, d, out, fill)
     am = _argmax_last(win.reshape(win.shape[:-nd] + (math.prod(k),)))
     ks = xp.unravel_index(am, k)

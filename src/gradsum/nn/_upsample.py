@@ -17,9 +17,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gradsum import _blas
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.nn._pool import _apply, _node, _Plan
+
+
+def _matmul(a: Any, b: Any) -> Any:
+    """``xp.matmul``; bfloat16 operands through :func:`gradsum._blas.matmul` (float32
+    products, rounded once: NumPy's bfloat16 matmul loop rounds as it goes)."""
+    if a.dtype.kind == "V" or b.dtype.kind == "V":
+        return _blas.matmul(a, b)
+    return xp.matmul(a, b)
 
 __all__ = ["interpolate"]
 
@@ -87,27 +96,28 @@ def _upsample(x: Tensor, mode: str, out_size: list[int], scales: list[float | No
             f"({out})"
         )
     dtype = x._array.dtype
+    # (bfloat16: weights in float32, products through _blas in float32, rounded once)
     mats = [_axis_matrix(mode, n, o, align_corners, s, dtype if dtype.kind == "f"
-                         else xp.float64)
+                         else xp.float32 if dtype.kind == "V" else xp.float64)
             for n, o, s in zip(spatial, out_size, scales)]
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         mats = [m.astype(dtype) for m in mats]
     if len(mats) == 1:
         (mw,) = mats
 
         def fwd(a: Any) -> Any:
-            return xp.matmul(a, mw.T)
+            return _matmul(a, mw.T)
 
         def adj(g: Any) -> Any:
-            return xp.matmul(g, mw)
+            return _matmul(g, mw)
     else:
         mh, mw = mats
 
         def fwd(a: Any) -> Any:
-            return xp.ascontiguousarray(xp.matmul(mh, xp.matmul(a, mw.T)))
+            return xp.ascontiguousarray(_matmul(mh, _matmul(a, mw.T)))
 
         def adj(g: Any) -> Any:
-            return xp.ascontiguousarray(xp.matmul(mh.T, xp.matmul(g, mw)))
+            return xp.ascontiguousarray(_matmul(mh.T, _matmul(g, mw)))
 
     base = {
         ("nearest", 1): "UpsampleNearest1D", ("nearest", 2): "UpsampleNearest2D",

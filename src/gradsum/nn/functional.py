@@ -761,7 +761,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         frame = "nll_loss2d_forward_out_frame" if nd > 2 else "nll_loss_out_frame"
         raise NotImplementedError(
             f"\"{frame}\" not implemented for '{_torch_name(input.dtype)}': nll_loss takes "

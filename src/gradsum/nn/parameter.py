@@ -202,7 +202,7 @@ class UninitializedTensorMixin:
         _RAW.__set__(self, value._array)
 
     def is_floating_point(self) -> bool:
-        return bool(_RAW.__get__(self).dtype.kind == "f")
+        return bool(_RAW.__get__(self).dtype.kind in "fV")
 
     def is_complex(self) -> bool:
         return bool(_RAW.__get__(self).dtype.kind == "c")

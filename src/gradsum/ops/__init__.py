@@ -285,12 +285,12 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     d = _wrap_dim(dim, x.ndim)
     if not descending:
         key = x
-    elif x.dtype.kind == "f":
+    elif x.dtype.kind in "fV":
         key = -x
     else:  # (~x decreases with x for every integer and bool dtype, with no overflow at the min)
         key = ~x
     order = xp.argsort(key, axis=d, kind="stable")
-    if descending and x.dtype.kind == "f":
+    if descending and x.dtype.kind in "fV":
         nan = xp.isnan(xp.take_along_axis(x, order, axis=d))
         if nan.any():  # torch's nan is the largest value: first when descending, in order
             order = xp.take_along_axis(order, xp.argsort(~nan, axis=d, kind="stable"), axis=d)
@@ -465,7 +465,7 @@ def logit(a: Tensor, eps: float | None = None) -> Tensor:
         >>> gradsum.tensor([0.5, 0.0]).logit(eps=0.25).tolist()
         [0.0, -1.0986123085021973]
     """
-    x = a if a._array.dtype.kind == "f" else to_dtype(a, _D.get_default_dtype())
+    x = a if a._array.dtype.kind in "fV" else to_dtype(a, _D.get_default_dtype())
     if eps is not None and eps >= 0:  # (torch: a negative eps clamps nothing)
         x = clamp(x, eps, 1 - eps)
     with _xp.errstate(divide="ignore", invalid="ignore"):  # (p = 1 gives inf, silently)

@@ -158,7 +158,7 @@ def as_tensor_like(v: Any, ref: Tensor) -> Tensor:
     if isinstance(v, Tensor):
         return v
     arr = xp.asarray(v)
-    if arr.dtype.kind == "f" and arr.dtype != ref._array.dtype and not hasattr(v, "dtype"):
+    if arr.dtype.kind in "fV" and arr.dtype != ref._array.dtype and not hasattr(v, "dtype"):
         arr = arr.astype(ref._array.dtype)
     return _make(arr)
 
@@ -182,12 +182,12 @@ def binary_arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
             return binary_arrays(a, t)
         b = scalar_value(b)  # (NumPy scalars: a Python number, as torch wraps them)
     kind = x.dtype.kind
-    if kind == "f":
+    if kind in "fV":
         return x, b, False
     rt = D.result_type(a, b).np
     if x.dtype != rt:
         x = x.astype(rt)
-    if rt.kind == "f":
+    if rt.kind in "fV":
         b = float(b)
     elif rt.kind in "iu":
         b = int(b)
@@ -339,7 +339,7 @@ def set_history(t: Tensor, fn: Node | None, output_nr: int, rebase: bool = False
 def float_dtype_for(a: Tensor) -> Any:
     """The backend dtype of a floating op's result (integers promote to the default float)."""
     dt = a._array.dtype
-    return dt if dt.kind == "f" or dt == D._BF16_NP else D.get_default_dtype().np
+    return dt if dt.kind in "fV" else D.get_default_dtype().np
 
 
 #: read-only ``arange`` index columns by (length, axis, ndim), see :func:`index_range`

@@ -440,7 +440,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         x = x.astype(dtype.np)
     elif x.dtype.kind in "biu":
         x = x.astype(xp.int64)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         x = xp.where(xp.isnan(x), xp.zeros((), x.dtype), x)
     out = xp.asarray(xp.add.reduce(x, axis=dims, keepdims=keepdim, dtype=x.dtype))
     if not needs_grad(input):
@@ -464,7 +464,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         >>> gradsum.nanmean(gradsum.tensor([1.0, float("nan"), 2.0])).item()
         1.5
     """
-    if input._array.dtype.kind != "f":
+    if input._array.dtype.kind not in "fV":
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {_tname(input._array.dtype)}. Convert it with .float().")
     count = F.sum(_make(~xp.isnan(input._array)), dim, keepdim)
@@ -548,7 +548,7 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:
         >>> gradsum.logit(gradsum.tensor([0.5, 0.0]), eps=0.25).tolist()
         [0.0, -1.0986123085021973]
     """
-    if input._array.dtype.kind != "f":
+    if input._array.dtype.kind not in "fV":
         input = F.to_dtype(input, D.get_default_dtype())
     x = input._array
     xc = x if eps is None or eps < 0 else xp.clip(x, eps, 1 - eps)
@@ -1032,7 +1032,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     _require_tensor("dist", "input", 1, input)
     _require_tensor("dist", "other", 2, other)
     x, y, _ = binary_arrays(input, other)
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
                            f"{_tname(x.dtype)} instead. Convert the inputs with .float().")
     try:
@@ -1502,7 +1502,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
     dt = (dtype or D.get_default_dtype()).np
     exps = xp.linspace(float(start), float(end), int(steps))
     out = xp.power(float(base), exps)
-    t = _make(out.astype(dt) if dt.kind == "f" else xp.trunc(out).astype(dt))
+    t = _make(out.astype(dt) if dt.kind in "fV" else xp.trunc(out).astype(dt))
     t.requires_grad_(requires_grad)
     return t
 

@@ -63,7 +63,7 @@ def _check_float(name: str, a: Any) -> Any:
         raise TypeError(f"{name}(): argument 'A' (position 1) must be Tensor, not "
                         f"{type(a).__name__}. Wrap it with gradsum.tensor().")
     x = a._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_tname(x.dtype)}. Convert it with .double() or .float().")
     return x

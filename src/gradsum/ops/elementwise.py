@@ -77,7 +77,7 @@ def _checked(v: Any, dt: Any) -> Any:
     kind = dt.kind
     if kind == "b" or v.__class__ is bool:
         return v
-    if kind == "f" or dt == D._BF16_NP:
+    if kind in "fV":
         fv = float(v)
         big = D.finfo(D.bfloat16).max if kind == "V" else xp.finfo(dt).max
         if math.isfinite(fv) and not -big <= fv <= big:
@@ -118,7 +118,7 @@ def _left(a: Any, b: Any, floating: bool = False) -> Tensor:
     if isinstance(b, Tensor) and isinstance(a, (bool, int, float, xp.generic)):
         v = scalar_value(a)
         rt = D.result_type(b, v).np
-        if floating and rt.kind != "f":  # (true division computes in the default float)
+        if floating and rt.kind not in "fV":  # (true division computes in the default float)
             rt = D.get_default_dtype().np
         if v.__class__ is int and rt.kind in "iu":
             v = _wrap_int(v, rt)
@@ -260,7 +260,7 @@ def _plus_scaled(x: Any, y: Any, alpha: Any) -> Any:
     (torch's vectorised CPU kernels; see :mod:`gradsum._fma`), else :func:`_scaled`'s
     product added."""
     rt = xp.result_type(x, y)
-    if rt.kind == "f" and isinstance(alpha, (int, float, xp.integer, xp.floating)) and not (
+    if rt.kind in "fV" and isinstance(alpha, (int, float, xp.integer, xp.floating)) and not (
             isinstance(alpha, bool)):
         return fma(alpha, xp.asarray(y, dtype=rt), xp.asarray(x, dtype=rt))
     return x + _scaled(x, y, alpha)
@@ -463,7 +463,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not isinstance(a, Tensor):
         a = _left(a, b, floating=True)
     x, y, bt = binary_arrays(a, b)
-    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
+    if x.dtype.kind not in "fV":
         # (each operand straight to the default float, as torch's true division: not through
         # their common integer dtype, which would wrap a 0-d uint8 253 to int8's -3)
         fd = D.get_default_dtype().np
@@ -520,7 +520,7 @@ def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
         try:
             if rounding_mode == "floor":
                 out = xp.floor_divide(x, y)
-            elif x.dtype.kind == "f":
+            elif x.dtype.kind in "fV":
                 out = xp.trunc(x / y)
             else:
                 q = xp.floor_divide(x, y)
@@ -613,12 +613,12 @@ def pow(a: Any, b: Any) -> Tensor:
             )
         if bt:
             out = _int_power(x, y) if x.dtype.kind in "iu" else x**y
-        elif x.dtype.itemsize < 4 or x.dtype.kind != "f":
+        elif x.dtype.itemsize < 4 or x.dtype.kind not in "fV":
             out = x ** _checked(y, x.dtype)  # (torch converts the exponent to the dtype)
         elif y.__class__ is int and not -16777216 <= y <= 16777216:
             # (torch keeps the exponent in double: an odd 2**40 - 1 stays odd)
             out = (x.astype(xp.float64) ** y).astype(x.dtype)
-        elif y == -0.5 and x.dtype.kind == "f":
+        elif y == -0.5 and x.dtype.kind in "fV":
             # torch's pow kernel computes x ** -0.5 as rsqrt: nan at -inf, -inf at -0.0 (C's
             # pow, as NumPy's power, gives 0 and +inf); pow(x, 0.5)'s gradient uses it
             with xp.errstate(divide="ignore", invalid="ignore"):
@@ -677,7 +677,7 @@ def rpow(a: Tensor, base: Any) -> Tensor:
 # -- unary math --------------------------------------------------------------------------------
 def _unary_float(a: Tensor) -> Any:
     x = a._array
-    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
+    if x.dtype.kind not in "fV":
         x = x.astype(D.get_default_dtype().np)
     return x
 
@@ -685,7 +685,7 @@ def _unary_float(a: Tensor) -> Any:
 def _float_only(a: Tensor, kernel: str) -> Any:
     """The input array of an activation that torch implements for floating dtypes only."""
     x = a._array
-    if x.dtype.kind != "f" and x.dtype != D._BF16_NP:
+    if x.dtype.kind not in "fV":
         raise D.not_implemented(kernel, x.dtype, "Convert the input with .float() first.")
     return x
 
@@ -886,7 +886,7 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     x = a._array
-    out = xp.tanh(x if x.dtype.kind == "f" else _unary_float(a))
+    out = xp.tanh(x if x.dtype.kind in "fV" else _unary_float(a))
     return _unary(a, out, TanhBackward0, "output")
 
 
@@ -998,7 +998,7 @@ def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by sign (gradient zero everywhere)."""
     x = a._array
     out = x.copy() if x.dtype.kind == "b" else xp.asarray(xp.sign(x))  # (bool: itself)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         # torch computes (0 < x) - (x < 0): 0 for nan, where NumPy gives nan. abs and the
         # 1-norm take their gradient from sign, so it is 0 at a nan input there too.
         xp.copyto(out, 0, where=xp.isnan(out))
@@ -1013,7 +1013,7 @@ def _rounding(name: str, fn: Any) -> Any:
     def op(a: Tensor) -> Tensor:
         x = a._array
         _no_bool(x, f"{name}_vml_cpu")
-        out = fn(x) if x.dtype.kind == "f" else x.copy()
+        out = fn(x) if x.dtype.kind in "fV" else x.copy()
         if not needs_grad(a):
             return _make(out)
         return record(cls(), (a,), out)
@@ -1078,7 +1078,7 @@ def _remainder(x: Any, y: Any) -> Any:
     """torch's ``remainder``: ``fmod``, moved by one divisor when the signs differ. For floats
     it differs from NumPy's only in the sign of a zero (``0 % -1`` is 0.0 in torch, -0.0 in
     NumPy), which ``1 / r`` or ``copysign`` would expose."""
-    if xp.result_type(x, y).kind != "f":  # (either may be a Python number)
+    if xp.result_type(x, y).kind not in "fV":  # (either may be a Python number)
         return xp.remainder(x, y)
     out = xp.asarray(xp.fmod(x, y))
     fix = (out != 0) & ((out < 0) != (xp.asarray(y) < 0))
@@ -1202,7 +1202,7 @@ def select_grad(ga: Any, blocked: Any) -> Any:
     bits. As cheap as the multiply it replaces (one-byte passes but for the last two), where
     ``xp.where`` branches per element and costs 2x-4x more on a random mask. ``blocked`` must
     be a fresh array (it is overwritten)."""
-    it = _INT_OF.get(ga.dtype.itemsize) if ga.dtype.kind == "f" else None
+    it = _INT_OF.get(ga.dtype.itemsize) if ga.dtype.kind in "fV" else None
     if it is None or blocked.__class__ is not _ndarray:
         return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
     b8 = blocked.view(xp.uint8)
@@ -1462,7 +1462,7 @@ def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     x = a._array
     lo = None if min is None else scalar_value(min)
     hi = None if max is None else scalar_value(max)
-    if x.dtype.kind != "f":  # integer/bool tensors promote with the bounds, as in torch
+    if x.dtype.kind not in "fV":  # integer/bool tensors promote with the bounds, as in torch
         rt = D.result_type(a, *[v for v in (lo, hi) if v is not None]).np
         if rt.kind == "b":
             kernel = "clamp_scalar_cpu" if lo is not None and hi is not None else (
@@ -1665,7 +1665,7 @@ def _bitwise(name: str, fn: Any) -> Any:
         if not isinstance(a, Tensor):
             a = _left(a, b)
         x, y, _ = _arrays(a, b)
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fV":
             raise D.not_implemented(f"{name}_cpu", x.dtype,
                                     "Bitwise ops take bool or integer tensors.")
         try:
@@ -1688,7 +1688,7 @@ bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor)
 def bitwise_not(a: Tensor) -> Tensor:
     """Elementwise bitwise not: logical not of a bool tensor, ``~x`` of an integer one."""
     x = a._array
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         raise D.not_implemented("bitwise_not_cpu", x.dtype,
                                 "Bitwise ops take bool or integer tensors.")
     return _make(xp.invert(x))
@@ -1696,7 +1696,7 @@ def bitwise_not(a: Tensor) -> Tensor:
 
 def invert(a: Tensor) -> Tensor:
     """``~a`` (Python's operator): torch raises TypeError for a floating tensor."""
-    if a._array.dtype.kind == "f":
+    if a._array.dtype.kind in "fV":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors. Use logical_not() or 1 - t.")
     return bitwise_not(a)

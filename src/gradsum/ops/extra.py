@@ -314,7 +314,7 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
     _require_tensor("atan2", "input", 1, input)
     _require_tensor("atan2", "other", 2, other)
     rt = D.result_type(input, other).np
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         rt = D.get_default_dtype().np
     x, y = input._array.astype(rt, copy=False), other._array.astype(rt, copy=False)
     try:
@@ -380,7 +380,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     _lerp_dtype_check("lerp", x, y, "end")
     if w_is_t:
         _lerp_dtype_check("lerp", x, weight._array, "weight")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented(kernel, x.dtype, "Convert the operands with .float() first.")
     w = weight._array if w_is_t else scalar_value(weight)
     try:
@@ -474,7 +474,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         shape = xp.broadcast_shapes(x.shape, t1.shape, t2.shape)
     except ValueError:
         raise broadcast_error(t1 if t1.shape != x.shape else x, t2) from None
-    fused = xp.result_type(x, t1, t2).kind == "f" and not isinstance(v, complex)
+    fused = xp.result_type(x, t1, t2).kind in "fV" and not isinstance(v, complex)
     # (torch's kernels: fma(value * t1, t2, input) for floats, fused like add's alpha)
     out = _fma.addcmul(x, v, t1, t2) if fused else x + v * t1 * t2
     out = xp.asarray(out).astype(x.dtype, copy=False)
@@ -547,7 +547,7 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
         [0.0, 1.0, -9.0]
     """
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         out = x.copy()
     else:
         out = xp.asarray(xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))

@@ -402,7 +402,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             return apply_inplace(self, name, lambda old: op(old, other), other)
         y = _other_array(self, other)
         # (a floating self: x + alpha * y in one rounding, below, as the out-of-place op)
-        fused = alpha != 1 and self._array.dtype.kind == "f" and not isinstance(alpha, bool)
+        fused = alpha != 1 and self._array.dtype.kind in "fV" and not isinstance(alpha, bool)
         if alpha != 1:
             if y.__class__ is xp.ndarray:  # (alpha * other in the result dtype, as torch)
                 rt = D.result_type(self, other).np
@@ -415,7 +415,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
         if not dst.flags.writeable:
             dst = _target(self, name)
         try:
-            if name == "div_" and dst.dtype.kind != "f":
+            if name == "div_" and dst.dtype.kind not in "fV":
                 raise RuntimeError(_messages.cast_inplace("float32", self.dtype.name, name))
             if fused:  # (torch's fused multiply-add, as the out-of-place op computes it)
                 res = F.elementwise._plus_scaled(dst, y, alpha if name == "add_" else -alpha)
@@ -750,7 +750,7 @@ def _random_fill(name: str) -> Callable[..., Tensor]:
 
         _check_leaf(self, name)
         kind = self._array.dtype.kind
-        if kind != "f" and name in _FLOAT_ONLY_FILLS:  # (torch has no integer kernel)
+        if kind not in "fV" and name in _FLOAT_ONLY_FILLS:  # (torch has no integer kernel)
             kernel = _FLOAT_ONLY_FILLS[name]
             if kernel is None:
                 given = D._TORCH_SCALAR_NAMES.get(str(self._array.dtype), self.dtype.name)

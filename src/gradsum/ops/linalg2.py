@@ -306,7 +306,7 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         raise RuntimeError(f"triangular_solve: A must be batches of square matrices, but they "
                            f"are {a.shape[-2] if a.ndim > 1 else 1} by {a.shape[-1]} matrices")
     _same_dtype("triangular_solve", x, a, "self", "A")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented("triangular_solve_cpu", x.dtype, "Convert with .double().")
     if x.shape[-2] != a.shape[-1]:
         raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
@@ -1216,7 +1216,7 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
         raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions "
                            "instead")
     _same_dtype("cholesky_solve", b, u, "b", "u")
-    if b.dtype.kind != "f":
+    if b.dtype.kind not in "fV":
         raise D.not_implemented("cholesky_solve_cpu", b.dtype, "Convert with .double().")
     if u.shape[-1] != u.shape[-2]:
         raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
@@ -1297,7 +1297,7 @@ def _index_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_s
     if not include_self:
         if reduce in ("prod", "mean"):
             ident: Any = 1 if reduce == "prod" else 0
-        elif out.dtype.kind == "f":
+        elif out.dtype.kind in "fV":
             ident = -xp.inf if reduce == "amax" else xp.inf
         else:
             info = xp.iinfo(out.dtype)
@@ -1314,7 +1314,7 @@ def _index_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_s
         counts = xp.full(out.shape[0], 1 if include_self else 0, dtype=xp.int64)
         xp.add.at(counts, idx, 1)
         counts = xp.maximum(counts, 1).reshape((-1,) + (1,) * (out.ndim - 1))
-        if out.dtype.kind == "f":
+        if out.dtype.kind in "fV":
             out /= counts.astype(out.dtype)
         else:
             out[...] = xp.floor_divide(out, counts)

@@ -310,7 +310,7 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
     input = _tensor_arg("ldexp", "input", 1, input)
     other = _tensor_arg("ldexp", "other", 2, other)
     rt = D.result_type(input, other).np
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         rt = D.get_default_dtype().np
     x, y = input._array.astype(rt, copy=False), other._array.astype(rt, copy=False)
     try:
@@ -349,7 +349,7 @@ def frexp(input: Tensor) -> Any:
         ([0.5, 0.75], [4, 0])
     """
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes (got "
                            f"{_tname(x.dtype)}). Convert the input with .float() first.")
     m, e = xp.frexp(x)
@@ -373,7 +373,7 @@ def isposinf(input: Tensor) -> Tensor:
         [False, True, False]
     """
     x = input._array
-    return _make(xp.isposinf(x) if x.dtype.kind == "f" else xp.zeros(x.shape, dtype=bool))
+    return _make(xp.isposinf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, dtype=bool))
 
 
 @register("isneginf")
@@ -386,7 +386,7 @@ def isneginf(input: Tensor) -> Tensor:
         [False, True]
     """
     x = input._array
-    return _make(xp.isneginf(x) if x.dtype.kind == "f" else xp.zeros(x.shape, dtype=bool))
+    return _make(xp.isneginf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, dtype=bool))
 
 
 @register("isreal")
@@ -761,7 +761,7 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     if x.ndim <= 1:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} "
                            "dimensions")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_tname(x.dtype)}")
     d = wrap_dim(dim, x.ndim)
@@ -1159,7 +1159,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         if aw.ndim > 1:
             raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
                                f"got aweights with {aw.ndim} dimensions")
-        if aw.dtype.kind != "f":
+        if aw.dtype.kind not in "fV":
             raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
                                f"aweights with {_tname(aw.dtype)} dtype")
         if aw.size != n_obs:
@@ -1228,7 +1228,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None =
         ([2.0, 0.0, 0.0, 1.0], [1.0, 1.25, 1.5, 1.75, 2.0])
     """
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented("histogramdd", x.dtype, "Convert the input with .float().")
     if isinstance(bins, Tensor):
         edges = bins._array
@@ -1438,7 +1438,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
 
 
 def _float_fill_check(self: Tensor, kernel: str) -> None:
-    if self._array.dtype.kind != "f":
+    if self._array.dtype.kind not in "fV":
         raise D.not_implemented(kernel, self._array.dtype, "Convert with .float() first.")
 
 
@@ -1453,7 +1453,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     """
     from gradsum import _random
 
-    if self._array.dtype.kind != "f":
+    if self._array.dtype.kind not in "fV":
         given = {"int64": "long int", "int32": "int", "int16": "short int",
                  "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
         raise RuntimeError(

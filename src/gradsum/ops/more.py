@@ -201,7 +201,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
         [0.0, 0.6931471824645996]
     """
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented("logcumsumexp_out_cpu", x.dtype,
                                 "Convert the input with .float() first.")
     d = wrap_dim(dim, x.ndim)
@@ -242,7 +242,7 @@ def _cum_extreme(input: Tensor, dim: int, is_max: bool) -> Any:
     else:
         acc = xp.maximum if is_max else xp.minimum
         vals = acc.accumulate(x, axis=d)
-        if x.dtype.kind == "f":  # torch: a nan stays (and is the index) once seen
+        if x.dtype.kind in "fV":  # torch: a nan stays (and is the index) once seen
             seen = xp.logical_or.accumulate(xp.isnan(x), axis=d)
             vals = xp.where(seen, xp.nan, vals).astype(x.dtype)
             hit = (x == vals) | xp.isnan(x)
@@ -1230,7 +1230,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
                                f"{arr.ndim}D (shape {tuple(arr.shape)})")
     for name, arr in (("X1", a), ("X2", b)):
-        if arr.dtype.kind != "f":
+        if arr.dtype.kind not in "fV":
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{_tname(arr.dtype)}. Convert with .float().")
     if a.shape[-1] != b.shape[-1]:

@@ -87,7 +87,7 @@ def _numel(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
 def _check_differentiable(out: Any, name: str) -> None:
     """torch refuses to attach a grad_fn to an integer or bool output (its set_history): a
     reduction to an explicit non-floating ``dtype`` of an input that requires grad raises."""
-    if out.dtype.kind != "f" and out.dtype != D._BF16_NP:
+    if out.dtype.kind not in "fV":
         t = D._TORCH_SCALAR_NAMES.get(str(out.dtype), str(out.dtype))
         raise RuntimeError(
             f"Autograd not support dtype: {t} ({name}() of a tensor that requires grad). "
@@ -142,7 +142,7 @@ class MeanBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         x = g._array
-        if _state.enabled or x.dtype.kind != "f":  # recorded: torch's expand, then divide
+        if _state.enabled or x.dtype.kind not in "fV":  # recorded: torch's expand, then divide
             return F.div(_expand_back(g, self.in_shape, self.dims, self.keepdim), self.count)
         # Nothing to record: the same division done once on the reduced gradient and written
         # over the input's shape (each element the same quotient, bit for bit; the walk runs
@@ -159,7 +159,7 @@ class MeanBackward1(MeanBackward0):
 
 
 def _require_float(a: Tensor, name: str) -> None:
-    if a._array.dtype.kind != "f" and a._array.dtype != D._BF16_NP:
+    if a._array.dtype.kind not in "fV":
         raise RuntimeError(
             f"{name}(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {a.dtype.name}. Convert with .float() first."
@@ -524,7 +524,7 @@ class LogsumexpBackward0(Node):
 def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(a), dim))``, computed stably."""
     x = a._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         x = x.astype(D.get_default_dtype().np)
     dims = _dims(dim, x.ndim)
     if not keepdim and x.size and x.ndim and not _given(dim):

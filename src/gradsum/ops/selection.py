@@ -116,7 +116,7 @@ def _median_dim(input: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> Any
     rows, lead = _rows(x.reshape(1) if x.ndim == 0 else x, d)
     n = rows.shape[1]
     order = xp.argsort(rows, axis=1, kind="stable")  # (nan last: NumPy's order, as torch's)
-    isnan = xp.isnan(rows) if rows.dtype.kind == "f" else xp.zeros(rows.shape, dtype=bool)
+    isnan = xp.isnan(rows) if rows.dtype.kind in "fV" else xp.zeros(rows.shape, dtype=bool)
     if ignore_nan:
         m = n - isnan.sum(axis=1)
         pos = xp.maximum(m - 1, 0) // 2
@@ -142,7 +142,7 @@ class MedianBackward0(Node):
     def backward(self, g: Tensor) -> Tensor:
         a, out = self.saved()
         x, o = a._array, out._array
-        mask = xp.isnan(x) if (o.dtype.kind == "f" and xp.isnan(o)) else (x == o)
+        mask = xp.isnan(x) if (o.dtype.kind in "fV" and xp.isnan(o)) else (x == o)
         count = int(mask.sum())
         share = F.div(g, count) if count else F.mul(g, math.nan)
         return F.where(_make(mask), share, F.zeros((), dtype=g.dtype))
@@ -155,14 +155,14 @@ class NanmedianBackward0(MedianBackward0):
 def _median_all(input: Tensor, ignore_nan: bool) -> Tensor:
     x = input._array
     flat = x.reshape(-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind in "fV":
         nan = xp.isnan(flat)
         if ignore_nan:
             flat = flat[~nan]
         elif nan.any():
             flat = xp.asarray([xp.nan], dtype=x.dtype)
     if flat.size == 0:
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise IndexError("median() input tensor cannot be empty (an integer tensor has no "
                              "nan to return). Pass a non-empty tensor.")
         out = xp.asarray(xp.nan, dtype=x.dtype)
@@ -275,7 +275,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     r = xp.arange(rows.shape[0])
     idx = order[r, k - 1].copy()
     v = rows[r, idx]
-    if rows.dtype.kind == "f":
+    if rows.dtype.kind in "fV":
         same = (rows == v[:, None]) | (xp.isnan(rows) & xp.isnan(v)[:, None])
     else:
         same = rows == v[:, None]
@@ -413,7 +413,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
     if isinstance(q, Tensor) and q._array.ndim > 1:
         raise RuntimeError(f"{name}() q must be a scalar or 1D tensor (got shape "
                            f"{tuple(q.shape)})")
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype (got "
                            f"{_tname(x.dtype)}); convert it with .float()")
     if isinstance(q, Tensor) and q._array.dtype != x.dtype:
@@ -567,7 +567,7 @@ def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes (got "
                            f"{_tname(x.dtype)}); convert the input with .float()")
     corr = _correction(unbiased, correction)
@@ -705,7 +705,7 @@ class UniqueConsecutiveBackward0(_NotDifferentiable):
 def _unique_outputs(input: Tensor, node_cls: type[_NotDifferentiable], out: Any, inv: Any,
                     counts: Any, return_inverse: bool, return_counts: bool) -> Any:
     vals = _make(_contig(out))
-    if needs_grad(input) and input._array.dtype.kind == "f":
+    if needs_grad(input) and input._array.dtype.kind in "fV":
         vals = record(node_cls(), (input,), _contig(out))
     res: list[Tensor] = [vals]
     if return_inverse:
@@ -850,7 +850,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     """
     _require_tensor("histc", "input", 1, input)
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented("histogram_cpu", x.dtype, "Convert the input with .float().")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
@@ -1053,16 +1053,16 @@ def _scatter_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include
         if init is not None:
             out[hit] = init
         elif reduce == "amax":
-            out[hit] = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+            out[hit] = -xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min
         else:
-            out[hit] = xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).max
+            out[hit] = xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).max
     if reduce in ("sum", "mean"):
         xp.add.at(out, key, s)
         if reduce == "mean":
             cnt = xp.zeros(x.shape, dtype=xp.int64) + (1 if include_self else 0)
             xp.add.at(cnt, key, 1)
             cnt = xp.maximum(cnt, 1)
-            out = out / cnt if x.dtype.kind == "f" else out // cnt
+            out = out / cnt if x.dtype.kind in "fV" else out // cnt
     elif reduce == "prod":
         xp.multiply.at(out, key, s)
     elif reduce == "amax":

@@ -475,7 +475,7 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
             if arr.dtype.kind in "US":  # (torch makes a tensor of it, which refuses strings)
                 raise TypeError(f"new(): invalid data type 'str': index {k!r}. Index with "
                                 "ints, slices, None, ... or int/bool tensors.")
-            if arr.size == 0 and arr.dtype.kind == "f":  # torch: [] is an empty int64 index
+            if arr.size == 0 and arr.dtype.kind in "fV":  # torch: [] is an empty int64 index
                 arr = arr.astype(xp.int64)
             out.append(arr)
             advanced = True

@@ -342,7 +342,7 @@ def signbit(input: Tensor) -> Tensor:
         [True, True, False, False]
     """
     x = input._array
-    return _make(xp.asarray(xp.signbit(x) if x.dtype.kind == "f" else x < 0))
+    return _make(xp.asarray(xp.signbit(x) if x.dtype.kind in "fV" else x < 0))
 
 
 class ErfcBackward0(Node):
@@ -566,7 +566,7 @@ def frac(input: Tensor) -> Tensor:
         [0.5, -0.25]
     """
     x = input._array
-    if x.dtype.kind != "f":
+    if x.dtype.kind not in "fV":
         raise D.not_implemented("frac_cpu", x.dtype, "Convert the input with .float() first.")
     out = xp.asarray(x - xp.trunc(x)).astype(x.dtype, copy=False)
     if not needs_grad(input):
@@ -620,7 +620,7 @@ def _float_pair(name: str, input: Tensor, other: Any, arg: str = "other") -> tup
     _require_tensor(name, "input", 1, input)
     _require_tensor(name, arg, 2, other)
     rt = D.result_type(input, other).np
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         raise D.not_implemented(f"{name}_cpu", rt, "Convert the inputs with .float() first.")
     x, y = input._array.astype(rt, copy=False), other._array.astype(rt, copy=False)
     try:
@@ -794,7 +794,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
 def _promoted_float(name: str, input: Any, other: Any) -> tuple[Any, Any, bool]:
     """Arrays of a float result (integers give the default float); ``other`` may be a number."""
     rt = D.result_type(input, other).np
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         rt = D.get_default_dtype().np
     x = input._array.astype(rt, copy=False)
     if isinstance(other, Tensor):
@@ -924,7 +924,7 @@ def xlog_op(name: str, input: Any, other: Any, array_fn: Any,
     if not isinstance(input, Tensor):
         _require_tensor(name, "other", 2, other)
         rt = D.result_type(other, input).np
-        if rt.kind != "f":
+        if rt.kind not in "fV":
             rt = D.get_default_dtype().np
         y = other._array.astype(rt, copy=False)
         v = scalar_value(input)

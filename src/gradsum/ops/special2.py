@@ -632,7 +632,7 @@ def ndtr(input: Tensor) -> Tensor:
         [0.5, 0.8413447460685429]
     """
     _require_tensor("special_ndtr", "input", 1, input)
-    if input._array.dtype.kind != "f":
+    if input._array.dtype.kind not in "fV":
         input = F.to_dtype(input, D.get_default_dtype())
     e = F.erf(_scalar_op(input, _SQRT1_2, True))
     return _scalar_op(_scalar_op(e, 1.0, False), 0.5, True)
@@ -812,7 +812,7 @@ def zeta(input: Any, other: Any) -> Tensor:
     if not isinstance(input, Tensor):
         _require_tensor("special_zeta", "other", 2, other)
         rt = D.result_type(other, input).np
-        if rt.kind != "f":
+        if rt.kind not in "fV":
             rt = D.get_default_dtype().np
         q = other._array.astype(rt, copy=False)
         v = scalar_value(input)
@@ -973,7 +973,7 @@ def _poly_operands(name: str, input: Any, n: Any) -> tuple[Any, Any, Any]:
         rt = D.result_type(input, n).np
     else:
         rt = D.result_type(n, input).np
-    if rt.kind != "f":
+    if rt.kind not in "fV":
         rt = D.get_default_dtype().np
     xa = input._array if isinstance(input, Tensor) else xp.asarray(scalar_value(input))
     na = n._array if isinstance(n, Tensor) else xp.asarray(scalar_value(n))
