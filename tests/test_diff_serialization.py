@@ -389,6 +389,9 @@ def test_whole_torch_module_loads_as_gradsum_module(tmp_path: Path) -> None:
     torch.manual_seed(0)
     tm = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 2))
     path = tmp_path / "whole.pt"
+    torch.save(tm, path, _use_new_zipfile_serialization=False)  # (module classes as ids)
+    legacy = gradsum.load(path, weights_only=False)
+    assert type(legacy[2]) is gradsum.nn.Linear
     torch.save(tm, path)
     gm = gradsum.load(path, weights_only=False)
     assert type(gm) is gradsum.nn.Sequential and type(gm[0]) is gradsum.nn.Linear

@@ -92,6 +92,8 @@ def read_legacy(data: bytes, where: str, make_unpickler: Callable[[BinaryIO, Any
     pending: dict[str, tuple[Any, int]] = {}
 
     def persistent_load(pid: Any) -> Any:
+        if type(pid) is tuple and len(pid) == 4 and pid[0] in ("module", b"module"):
+            return pid[1]  # a module class with its source (whole modules, legacy format)
         if type(pid) is not tuple or len(pid) != 6 or pid[0] not in ("storage", b"storage"):
             raise pickle.UnpicklingError(
                 f"{where}: unsupported persistent id {pid!r} in a legacy checkpoint")
