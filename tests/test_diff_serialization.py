@@ -473,3 +473,18 @@ def test_tensors_cross_process_boundaries() -> None:
                 pool.map(_double, [lib.ones(2, requires_grad=True)])
             messages.append(str(info.value).split("Reason: ")[1])
     assert messages[0].replace("torch", "") == messages[1].replace("gradsum", "")
+
+
+def test_tensor_and_parameter_attributes_interchange(tmp_path: Path) -> None:
+    """Python attributes travel as torch writes them (_rebuild_from_type_v2,
+    _rebuild_parameter_with_state), weights-only in both directions."""
+    for save_lib, load_lib in ((gradsum, torch), (torch, gradsum), (gradsum, gradsum)):
+        t = save_lib.ones(2)
+        t.note = "x"
+        p = save_lib.nn.Parameter(save_lib.zeros(2))
+        p.tag = 3
+        path = tmp_path / "attrs.pt"
+        save_lib.save({"t": t, "p": p}, path)
+        back = load_lib.load(path)
+        assert back["t"].note == "x" and back["p"].tag == 3
+        assert isinstance(back["p"], load_lib.nn.Parameter) and back["p"].requires_grad
