@@ -52,13 +52,17 @@ from gradsum.serialization import rebuild as R
 from gradsum.serialization.errors import CheckpointError
 from gradsum.serialization.file_io import atomic_write, describe, read_bytes
 from gradsum.serialization.ipc import register as _register_ipc
-from gradsum.serialization.legacy_format import read_legacy, write_legacy
+from gradsum.serialization.legacy_format import (
+    MAGIC_NUMBER,
+    PROTOCOL_VERSION,
+    read_legacy,
+    write_legacy,
+)
+from gradsum.serialization.rebuild import StorageType
 from gradsum.serialization.safetensors_format import is_safetensors, load_safetensors
 from gradsum.serialization.torch_pickler import TorchPickler
 from gradsum.serialization.weights_only_unpickler import (
-    Unpickler as WeightsOnlyUnpickler,
-)
-from gradsum.serialization.weights_only_unpickler import (
+    UNSAFE_MESSAGE,
     _user_allowed_globals,
     add_safe_globals,
     clear_safe_globals,
@@ -67,10 +71,14 @@ from gradsum.serialization.weights_only_unpickler import (
     safe_globals,
     weights_only_message,
 )
+from gradsum.serialization.weights_only_unpickler import (
+    Unpickler as WeightsOnlyUnpickler,
+)
 from gradsum.serialization.zip_format import ZipArchive, write_archive
 
 __all__ = [
-    "DEFAULT_PROTOCOL", "CheckpointError", "add_safe_globals", "clear_safe_globals",
+    "DEFAULT_PROTOCOL", "MAGIC_NUMBER", "PROTOCOL_VERSION", "UNSAFE_MESSAGE", "CheckpointError",
+    "StorageType", "add_safe_globals", "clear_safe_globals",
     "get_safe_globals", "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save",
 ]
 

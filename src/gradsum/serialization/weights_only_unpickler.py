@@ -23,11 +23,10 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import re
 import warnings
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pickle import (
     APPEND,
     APPENDS,
@@ -112,9 +111,9 @@ def clear_safe_globals() -> None:
     _marked_safe_globals.clear()
 
 
-@contextlib.contextmanager
-def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
-    """A context manager that allows ``safe_globals`` for ``weights_only`` loads inside it.
+class safe_globals:
+    """A context manager that allows ``safe_globals`` for ``weights_only`` loads inside it
+    (a class, as torch's ``torch.serialization.safe_globals``).
 
     Example:
         >>> import io, fractions, gradsum
@@ -123,12 +122,16 @@ def safe_globals(safe_globals: list[Any]) -> Iterator[None]:
         ...     gradsum.load(buf)
         Fraction(1, 3)
     """
-    before = list(_marked_safe_globals)
-    _marked_safe_globals.extend(safe_globals)
-    try:
-        yield
-    finally:
-        _marked_safe_globals[:] = before
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> None:
+        self._before = list(_marked_safe_globals)
+        _marked_safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc: object) -> None:
+        _marked_safe_globals[:] = self._before
 
 
 def _user_allowed_globals() -> dict[str, Any]:
