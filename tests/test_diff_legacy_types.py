@@ -394,3 +394,39 @@ def test_set_default_tensor_type_warns_every_time_with_warn_always():
     out = [subprocess.run([sys.executable, "-c", code.format(lib=lib)], capture_output=True,
                           text=True, check=True).stdout for lib in ("torch", "gradsum")]
     assert out[0] == out[1] == "2\n"
+
+
+# -- Size: what Tensor.size() returns, a size to the legacy constructors ---------------------------
+def test_size_is_a_size_to_legacy_constructors():
+    same(lambda m: [tuple(m.FloatTensor(m.zeros(2, 3).size()).shape),
+                    tuple(m.FloatTensor(m.Size([4, 1])).shape),
+                    tuple(m.zeros(2, 3).new(m.zeros(5).size()).shape),
+                    tuple(m.Tensor(m.zeros(2, 3).size()).shape),
+                    tuple(m.LongTensor(m.Size([])).shape),
+                    m.FloatTensor((2, 3)), m.FloatTensor([2, 3])])  # (a tuple is data)
+
+
+def test_size_behaves_as_torch_size():
+    same(lambda m: [tuple(m.zeros(2, 3).size()), m.zeros(2, 3, 4).size()[1:] == (3, 4),
+                    type(m.zeros(2, 3, 4).size()[1:]).__name__, m.zeros(2, 3).size()[0],
+                    type(m.zeros(2).size() + (3,)).__name__,
+                    type((3,) + m.zeros(2).size()).__name__,
+                    type(m.zeros(2).size() * 2).__name__, m.zeros(2, 3).size().numel(),
+                    m.Size().numel(), m.Size([True, 2]), isinstance(m.zeros(1).size(), tuple),
+                    m.zeros(2, 3).size() == (2, 3), hash(m.Size([2])) == hash((2,)),
+                    tuple(m.Size(np.array([2, 3])))])
+
+
+@pytest.mark.parametrize("arg", ["[2.5]", "'ab'", "3", "[None]"])
+def test_size_refusals(arg):
+    same(lambda m: m.Size(eval(arg)), phrase=30)
+
+
+def test_size_prints_and_pickles_as_a_tuple():
+    import pickle
+
+    s = gradsum.zeros(2, 3).size()
+    assert repr(s) == "(2, 3)" and str(s) == "(2, 3)"
+    back = pickle.loads(pickle.dumps(s))
+    assert back == (2, 3) and type(back) is tuple
+    assert type(gradsum.zeros(2, 3).shape) is tuple  # (the hot path stays a plain tuple)

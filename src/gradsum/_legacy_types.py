@@ -198,7 +198,7 @@ def construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         TypeError: expected TensorOptions(dtype=long int, ...
     """
     from gradsum._creation import tensor as _tensor_fn
-    from gradsum._tensor import Tensor
+    from gradsum._tensor import Size, Tensor
 
     if cls.is_cuda:
         raise TypeError(
@@ -230,6 +230,8 @@ def construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
                 f"{cls.__name__}(other) makes an alias of a {dtype} tensor; convert instead "
                 f"with other.to({dtype}) or other.type(gradsum.{cls.__name__}).")
         return data[...]  # torch: an alias (shared storage and version, AliasBackward0)
+    if isinstance(data, Size):  # torch: a Size is a size (a tuple is data)
+        return _sized(cls, tuple(data))
     if isinstance(data, _np.ndarray):
         if data.dtype == dtype.np:
             return Tensor._make(data)  # torch shares a NumPy array of its own dtype

@@ -37,7 +37,63 @@ _new = object.__new__
 _ndarray = xp.ndarray
 _as_array = xp.asarray
 
-Size = tuple
+class Size(tuple):  # type: ignore[type-arg]
+    """``torch.Size``: a tuple of dimension sizes, what ``Tensor.size()`` returns. Slices,
+    sums and repeats of a Size are Sizes; ``numel()`` is their product. It prints as the tuple
+    it is, and pickles as a plain tuple (any checkpoint loader reads it back).
+
+    ``x.shape`` stays a plain tuple in gradsum (the hot path); the difference matters only to
+    torch's legacy constructors, which take a Size as a size and a tuple as data:
+    ``FloatTensor(x.size())`` is a tensor of ``x``'s shape, ``FloatTensor(x.shape)`` one of
+    those numbers.
+
+    Example:
+        >>> import gradsum
+        >>> s = gradsum.zeros(2, 3).size()
+        >>> s, s.numel(), s[1:], isinstance(s, tuple)
+        ((2, 3), 6, (3,), True)
+        >>> gradsum.FloatTensor(s).shape
+        (2, 3)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, sizes: Any = ()) -> Size:
+        items = tuple(sizes)
+        for i, s in enumerate(items):
+            if not hasattr(s, "__index__"):  # (ints, bools, NumPy integers)
+                raise TypeError(f"torch.Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(s).__name__}')")
+        return super().__new__(cls, (s.__index__() for s in items))
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this size (1 for ``Size([])``)."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, key: Any) -> Any:
+        out = tuple.__getitem__(self, key)
+        return Size(out) if isinstance(key, slice) else out
+
+    def __add__(self, other: Any) -> Any:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other: Any) -> Any:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n: Any) -> Any:
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
 
 
 class Tensor:
@@ -75,7 +131,9 @@ class Tensor:
     def __init__(self, data: Any = None, *sizes: int, requires_grad: bool = False) -> None:
         if data is None:
             data = []
-        if sizes or (isinstance(data, int) and not isinstance(data, bool)):
+        if isinstance(data, Size) and not sizes:  # torch.Tensor(x.size()): that size
+            arr = xp.zeros(tuple(data), dtype=D.get_default_dtype().np)
+        elif sizes or (isinstance(data, int) and not isinstance(data, bool)):
             # torch.Tensor(2, 3): a tensor of that size (gradsum fills it with zeros)
             arr = xp.zeros((data, *sizes), dtype=D.get_default_dtype().np)
         else:
@@ -120,9 +178,9 @@ class Tensor:
         return self._array.shape
 
     def size(self, dim: int | None = None) -> Any:
-        """``shape``, or the size of one dimension."""
+        """``shape`` as a :class:`Size`, or the size of one dimension."""
         if dim is None:
-            return self._array.shape
+            return Size(self._array.shape)
         return self._array.shape[_F._wrap_dim(dim, self._array.ndim)]
 
     @property
