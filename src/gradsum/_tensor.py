@@ -1124,7 +1124,6 @@ class Tensor:
         return _F.transpose(self, 0, 1)
 
 
-#: dtype name -> torch's legacy tensor type name (what ``Tensor.type()`` says)
 #: gradsum's own entries of a tensor's ``__dict__``: the class-level defaults an instance
 #: overrides (grad, hooks, view marks) and the state only instances hold (the views a base
 #: remembers, the node its hooks live on, the alias of a detached view)
