@@ -756,3 +756,36 @@ def test_packed_sequence_devices(call: str) -> None:
 ])
 def test_xpu_namespace(call: str) -> None:
     same(lambda m: eval(f"m.xpu.{call}", {"m": m}))
+
+
+@pytest.mark.parametrize("backends", ["MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION",
+                                      ("MATH", "FLASH_ATTENTION"), "CUDNN_ATTENTION"])
+@pytest.mark.parametrize("shape", [(1, 2, 3, 4), (2, 3, 4)])
+def test_sdpa_kernel_selects_as_torch_cpu(backends: Any, shape: tuple[int, ...]) -> None:
+    """The grad_fn torch's CPU records (flash node or math graph), or its "No viable backend"
+    error, under each kernel selection; switches restored after the block."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(shape) for _ in range(3)]
+
+    def prog(m: Any) -> Any:
+        from importlib import import_module
+
+        att = import_module(f"{m.__name__}.nn.attention")
+        names = backends if isinstance(backends, tuple) else (backends,)
+        chosen = [getattr(att.SDPBackend, n) for n in names]
+        q, k, v = (m.tensor(a, requires_grad=True) for a in arrays)
+        with att.sdpa_kernel(chosen if len(chosen) > 1 else chosen[0]):
+            out = m.nn.functional.scaled_dot_product_attention(q, k, v)
+        out.sum().backward()
+        after = (m.backends.cuda.flash_sdp_enabled(), m.backends.cuda.math_sdp_enabled())
+        return (out.grad_fn.name(), np.round(out.detach().numpy(), 10).tolist(),
+                np.round(q.grad.numpy(), 10).tolist(), after)
+
+    same(prog)
+
+
+def test_sdpa_kernel_argument_checks() -> None:
+    same(lambda m: m.nn.attention.sdpa_kernel("math").__enter__())
+    same(lambda m: [(k, int(b)) for k, b in m.nn.attention.SDPBackend.__members__.items()])

@@ -256,5 +256,6 @@ from gradsum.nn._ctc import CTCLoss  # noqa: E402
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss"]
 # -- end CTCLoss, AdaptiveLogSoftmaxWithLoss --
 
-# torch's file layout, torch.nn.modules.<file>.<Class> (re-exports; the classes stay here)
-from gradsum.nn import modules  # noqa: E402, F401
+# torch's file layout, torch.nn.modules.<file>.<Class> (re-exports; the classes stay here),
+# and torch.nn.attention (SDPBackend, sdpa_kernel: the attention kernel switches)
+from gradsum.nn import attention, modules  # noqa: E402, F401

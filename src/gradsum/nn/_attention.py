@@ -24,6 +24,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
+from gradsum.backends.cuda import _sdp as _sdp_switches
 from gradsum.nn import functional as F
 from gradsum.nn import init
 from gradsum.nn.layers import Linear
@@ -168,8 +169,23 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                 "is_causal=True: pass a mask that includes the causal triangle instead"
             )
         mask = _float_mask(_make(xp.tril(xp.ones((L, S), dtype=bool))), query.dtype)
-    if (needs_grad(q_in, k_in, v_in)
-            and _flash_cpu(q_in, k_in, v_in, attn_mask, dropout_p, enable_gqa)):
+    # the kernel switches (backends.cuda.enable_*_sdp, nn.attention.sdpa_kernel): torch's
+    # CPU has its math and flash kernels; with both unusable it finds no backend
+    flash = (_sdp_switches["flash"]
+             and _flash_cpu(q_in, k_in, v_in, attn_mask, dropout_p, enable_gqa))
+    if not flash and not _sdp_switches["math"]:
+        if not _sdp_switches["flash"]:
+            raise RuntimeError(
+                "No viable backend for scaled_dot_product_attention was found. This is likely "
+                "due to turning off both the math kernel and the fused kernels: enable the "
+                "math kernel (e.g. sdpa_kernel([SDPBackend.MATH, ...]))."
+            )
+        raise RuntimeError(
+            "No available kernel.  Aborting execution. The flash kernel, the only one enabled, "
+            "does not take these inputs (it needs 4-D query/key/value and no dropout): enable "
+            "the math kernel too (sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]))."
+        )
+    if flash and needs_grad(q_in, k_in, v_in):
         with no_grad():
             out = ops.matmul(_weights(query, key, mask, scale_v), value)
         node = ScaledDotProductFlashAttentionForCpuBackward0()
