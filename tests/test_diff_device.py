@@ -789,3 +789,17 @@ def test_sdpa_kernel_selects_as_torch_cpu(backends: Any, shape: tuple[int, ...])
 def test_sdpa_kernel_argument_checks() -> None:
     same(lambda m: m.nn.attention.sdpa_kernel("math").__enter__())
     same(lambda m: [(k, int(b)) for k, b in m.nn.attention.SDPBackend.__members__.items()])
+
+
+def test_backends_flash_switch_reaches_cpu_attention() -> None:
+    def prog(m: Any) -> Any:
+        q = m.ones(1, 1, 2, 4, requires_grad=True)
+        m.backends.cuda.enable_flash_sdp(False)
+        try:
+            off = m.nn.functional.scaled_dot_product_attention(q, q, q).grad_fn.name()
+        finally:
+            m.backends.cuda.enable_flash_sdp(True)
+        on = m.nn.functional.scaled_dot_product_attention(q, q, q).grad_fn.name()
+        return off, on
+
+    same(prog)
