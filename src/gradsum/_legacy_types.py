@@ -29,8 +29,6 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-import numpy as _np
-
 from gradsum import _dtype as D
 from gradsum._backend import xp
 
@@ -96,9 +94,9 @@ def _invalid_combination(args: tuple[Any, ...], kwargs: dict[str, Any]) -> TypeE
 def _is_size(value: Any) -> bool:
     """An integer that torch's argument parser takes as a size: a Python or NumPy integer,
     or a 0-d NumPy array of integers (``FloatTensor(np.array(2))`` has two elements)."""
-    if isinstance(value, _np.ndarray):
+    if isinstance(value, xp.ndarray):
         return value.ndim == 0 and value.dtype.kind in "iu"
-    return isinstance(value, (int, _np.integer)) and not isinstance(value, bool)
+    return isinstance(value, (int, xp.integer)) and not isinstance(value, bool)
 
 
 class tensortype(type):
@@ -232,7 +230,7 @@ def construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         return data[...]  # torch: an alias (shared storage and version, AliasBackward0)
     if isinstance(data, Size):  # torch: a Size is a size (a tuple is data)
         return _sized(cls, tuple(data))
-    if isinstance(data, _np.ndarray):
+    if isinstance(data, xp.ndarray):
         if data.dtype == dtype.np:
             return Tensor._make(data)  # torch shares a NumPy array of its own dtype
         return Tensor._make(xp.array(data, dtype=dtype.np))
