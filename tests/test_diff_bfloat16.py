@@ -83,9 +83,11 @@ def test_rounding_bits_match_torch(src: str) -> None:
 
 
 def test_nan_rounds_to_nan() -> None:
-    g = gradsum.tensor([float("nan")]).bfloat16()
-    assert np.isnan(g.float().numpy()).all()
-    assert torch.tensor([float("nan")]).bfloat16().isnan().all()
+    x = np.float32([np.nan, -np.nan, 1.0])
+    g = gradsum.tensor(x).bfloat16()
+    t = torch.tensor(x).bfloat16()
+    assert np.isnan(g.float().numpy()[:2]).all()
+    np.testing.assert_array_equal(_bits_g(g), _bits_t(t))  # (torch: every nan is 0xFFFF)
 
 
 def test_creation_and_repr() -> None:
@@ -213,3 +215,44 @@ def test_without_ml_dtypes_use_raises_type_error() -> None:
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: x * 0.1, lambda x: 0.3 * x, lambda x: x * 3, lambda x: x * 1e30,
+    lambda x: x / 0.3, lambda x: x / 7, lambda x: x / 0.0, lambda x: x + 0.1,
+    lambda x: x - 0.1, lambda x: 0.3 - x, lambda x: 0.3 / x, lambda x: x * float("inf"),
+])
+def test_scalar_ops_bits_match_torch(op) -> None:
+    # torch's bfloat16 kernels: mul and div keep the number in float32 (x * 0.1 is not
+    # x * bfloat16(0.1)), add and sub round it to bfloat16 first
+    x = _values(7, 4096)
+    g = op(gradsum.tensor(x).bfloat16())
+    t = op(torch.tensor(x).bfloat16())
+    assert g.dtype is gradsum.bfloat16
+    gb, tb = _bits_g(g), _bits_t(t)
+    nan = np.isnan(t.float().numpy())
+    np.testing.assert_array_equal(np.isnan(g.float().numpy()), nan)
+    np.testing.assert_array_equal(gb[~nan], tb[~nan])
+
+
+@pytest.mark.parametrize("name", ["round", "floor", "ceil", "trunc", "sign", "isinf",
+                                  "isnan", "signbit"])
+def test_kind_dependent_ops(name: str) -> None:
+    x = np.float32([1.4, -2.6, 0.5, -0.5, 2.5, np.inf, -np.inf, np.nan, 0.0])
+    g = getattr(gradsum, name)(gradsum.tensor(x).bfloat16())
+    t = getattr(torch, name)(torch.tensor(x).bfloat16())
+    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+    np.testing.assert_array_equal(g.float().numpy() if g.is_floating_point() else g.numpy(),
+                                  t.float().numpy() if t.is_floating_point() else t.numpy())
+
+
+def test_random_factories_and_topk() -> None:
+    for lib in (gradsum, torch):
+        for t in (lib.randn(3, dtype=lib.bfloat16), lib.rand(3, dtype=lib.bfloat16),
+                  lib.randn_like(lib.zeros(2, dtype=lib.bfloat16)),
+                  lib.zeros(4, dtype=lib.bfloat16).uniform_(-1, 1)):
+            assert str(t.dtype).endswith("bfloat16")
+        v = lib.tensor([3.0, 1.0, 2.0], dtype=lib.bfloat16).topk(2)
+        assert v.values.float().tolist() == [3.0, 2.0] and v.indices.tolist() == [0, 2]
+    with pytest.raises(TypeError):
+        ~gradsum.ones(2, dtype=gradsum.bfloat16)

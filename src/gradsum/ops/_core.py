@@ -194,6 +194,14 @@ def binary_arrays(a: Tensor, b: Any) -> tuple[Any, Any, bool]:
     return x, b, False
 
 
+def scalar_opmath(op: Callable[[Any, Any], Any], x: Any, y: Any) -> Any:
+    """``op(x, y)`` for a bfloat16 array ``x`` and a Python number ``y`` as torch's kernels
+    compute it: both in float32, rounded once (NumPy's bfloat16 loop would first round the
+    number to bfloat16: ``x * 0.1`` would multiply by 0.10009765625)."""
+    with xp.errstate(invalid="ignore", over="ignore"):  # (inf * 0, as torch: silently)
+        return op(x.astype(xp.float32), xp.float32(y)).astype(x.dtype)
+
+
 def check_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> None:
     """Raise torch's RuntimeError when two shapes cannot broadcast."""
     for i in range(min(len(a), len(b))):

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import math
+import operator as _operator
 from typing import Any
 
 import gradsum.ops as F
@@ -40,6 +41,7 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    scalar_opmath,
     scalar_value,
 )
 
@@ -402,7 +404,8 @@ def mul(a: Any, b: Any) -> Tensor:
     else:
         a, b, x, y, bt = _binary(a, b)
     try:
-        out = x * y
+        # (a bfloat16 tensor times a number: torch's kernel keeps the number in float32)
+        out = x * y if bt or x.dtype.kind != "V" else scalar_opmath(_operator.mul, x, y)
     except ValueError:
         raise broadcast_error(x, y) from None
     if not _state.enabled:
@@ -474,8 +477,12 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     try:
         # (torch divides by zero silently: inf or nan, no warning; a number of magnitude
         # >= 1 can neither divide by zero nor overflow, so it skips the quiet call)
-        out = (x / y if not bt and (1.0 <= y < math.inf or -math.inf < y <= -1.0)
-               else _quiet_div(x, y))
+        if not bt and x.dtype.kind == "V":  # (torch: by the number in float32)
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                out = scalar_opmath(_operator.truediv, x, y)
+        else:
+            out = (x / y if not bt and (1.0 <= y < math.inf or -math.inf < y <= -1.0)
+                   else _quiet_div(x, y))
     except ValueError:
         raise broadcast_error(x, y) from None
     if out.dtype != x.dtype:
@@ -1766,6 +1773,10 @@ class ToCopyBackward0(Node):
 def to_dtype(a: Tensor, dtype: D.dtype) -> Tensor:
     """Cast to ``dtype`` (differentiable between floating types)."""
     out = a._array.astype(dtype.np)
+    if out.dtype.kind == "V" and a._array.dtype.kind == "f":  # (to bfloat16)
+        nan = xp.isnan(a._array)
+        if nan.any():  # torch's conversion writes every nan as 0xFFFF
+            out.view(xp.int16)[nan] = -1
     if not needs_grad(a) or not dtype.is_floating_point:
         return _make(out)
     node = ToCopyBackward0()
