@@ -3,7 +3,6 @@ is deterministic and degrades without the optional extras (the tour: tests/test_
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,8 +19,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EQUIV = "accumulated gradient == full-batch gradient: max abs difference"
 STALE = "StaleGradientError: optimizer step 2: the .grad of '0.weight'"
 SMALL = ["--steps", "5", "--no-plots"]
-#: checkpoints need safetensors (the test extra installs it); without it the demo skips them
-HAS_SAFETENSORS = importlib.util.find_spec("safetensors") is not None
 
 
 def check_output(out: str, folder: Path, cwd: Path | None = None) -> None:
@@ -31,10 +28,7 @@ def check_output(out: str, folder: Path, cwd: Path | None = None) -> None:
     assert diff < 1e-6
     assert STALE in out
     assert "Fix: call optimizer.zero_grad() after optimizer.step()" in out
-    if HAS_SAFETENSORS:
-        assert "same as the trained model" in out
-    else:
-        assert "checkpoint: skipped" in out
+    assert "same as the trained model" in out
     assert "all checks passed" in out
     shown = os.path.relpath(folder, cwd) if cwd else demo._shown(str(folder.resolve()))
     assert f"output: {shown}\n" in out
@@ -42,13 +36,12 @@ def check_output(out: str, folder: Path, cwd: Path | None = None) -> None:
     assert "loss (last 10%): the mean of the steps' losses over the last 1 of 5 steps" in out
     files = {p.name for p in folder.iterdir()}
     assert {"loss_curves.csv", "model_graph.dot", "summary.json"} <= files
-    assert ("model.safetensors" in files) == HAS_SAFETENSORS
+    assert "model.pt" in files
     assert "loss_curves.png" not in files and "model_graph.svg" not in files  # --no-plots
     assert (folder / "model_graph.dot").read_text().startswith("digraph")
     summary = json.loads((folder / "summary.json").read_text())
     strict_run = summary["runs"][0]
-    if HAS_SAFETENSORS:
-        assert summary["reload_accuracy"] == strict_run["test_accuracy"]
+    assert summary["reload_accuracy"] == strict_run["test_accuracy"]
     assert [r["steps"] for r in summary["runs"]] == [5, 5, 5]
 
 
@@ -88,8 +81,7 @@ def test_demo_result_and_determinism(tmp_path, capsys):
     assert strict_run.losses == off.losses  # strict mode changes no number
     assert forgotten.losses[0] == off.losses[0] and forgotten.losses[1:] != off.losses[1:]
     assert a.naive_abs_diff > 100 * a.max_abs_diff  # 64 = 22+21+21: mean of means is off
-    if HAS_SAFETENSORS:
-        assert a.reload_accuracy == strict_run.accuracy
+    assert a.reload_accuracy == strict_run.accuracy
     lines = (tmp_path / "a" / "loss_curves.csv").read_text().splitlines()
     assert lines[0] == "step,loss_zero_grad,loss_forgotten_zero_grad" and len(lines) == 7
 

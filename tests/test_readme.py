@@ -43,7 +43,7 @@ MASKS = [
 ]
 NOISE = re.compile(r": max abs difference (\S+)$", re.M)
 #: what the README's install gives the demo (the `demo` extra)
-DEMO_PACKAGES = ("rich", "matplotlib", "safetensors")
+DEMO_PACKAGES = ("rich", "matplotlib")
 #: environment variables that would change how rich lays out or colours piped output
 LAYOUT_VARS = ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS", "LINES",
                "GRADSUM_STRICT")

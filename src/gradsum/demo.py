@@ -17,9 +17,9 @@ A small MLP (64-64-10) learns the UCI handwritten digits shipped in the package
 
 Run it with ``gradsum demo`` or ``python -m gradsum demo`` (``--help`` lists the options). The
 optional packages of the ``demo`` extra (``pip install -e ".[demo]"`` in a clone, or
-``pip install rich matplotlib safetensors``) add a progress bar and tables (``rich``, only when
-the output is a terminal for the bar), the PNG (``matplotlib``) and the checkpoint
-(``safetensors``); without them the demo prints plain text and skips those files with a note.
+``pip install rich matplotlib``) add a progress bar and tables (``rich``, only when the output
+is a terminal for the bar) and the PNG (``matplotlib``); without them the demo prints plain text
+and skips the picture with a note. The checkpoint needs nothing beyond NumPy.
 Paths below the current directory are printed relative to it.
 
 Example:
@@ -92,8 +92,7 @@ class DemoResult:
         stale_error: the sanitizer's message for the forgotten ``zero_grad()`` (``""`` if
             none was raised, which is a failure).
         runs: the training runs (strict, sanitizer off, forgotten ``zero_grad()``).
-        reload_accuracy: test accuracy of the model reloaded from the checkpoint (``None``
-            when ``safetensors`` is missing).
+        reload_accuracy: test accuracy of the model reloaded from the checkpoint.
         files: names of the files written into ``out``.
         seconds: total wall time.
         ok: every check passed.
@@ -645,25 +644,21 @@ def _demo(steps: int, micro_batches: int, batch_size: int, lr: float, out: str, 
     _say("")
     _say("[4] the model's graph and a checkpoint")
     _write_graph(out, model, x_tr, y_tr, plots, res.files)
-    ckpt = os.path.join(out, "model.safetensors")
-    try:
-        gradsum.save({"model": model.state_dict(), "steps": steps, "seed": seed}, ckpt)
-    except ImportError as e:
-        _say(f"  checkpoint: skipped ({e})")
-    else:
-        res.files.append("model.safetensors")
-        fresh = _model(seed + 1)
-        before = _accuracy(fresh, x_te, y_te)
-        state = gradsum.load(ckpt)
-        fresh.load_state_dict(state["model"])
-        res.reload_accuracy = _accuracy(fresh, x_te, y_te)
-        same_acc = res.reload_accuracy == strict_run.accuracy
-        _say(f"  checkpoint: {_shown(ckpt)} ({os.path.getsize(ckpt)} bytes)")
-        _say(f"  reloaded into a fresh model (test accuracy {before:.1%} before loading): "
-             f"test accuracy {res.reload_accuracy:.1%}, "
-             + ("same as the trained model" if same_acc else "DIFFERENT from the trained model"))
-        if not same_acc:
-            res.problems.append("the reloaded model's accuracy differs")
+    ckpt = os.path.join(out, "model.pt")
+    gradsum.save({"model": model.state_dict(), "steps": steps, "seed": seed}, ckpt)
+    res.files.append("model.pt")
+    fresh = _model(seed + 1)
+    before = _accuracy(fresh, x_te, y_te)
+    state = gradsum.load(ckpt)
+    fresh.load_state_dict(state["model"])
+    res.reload_accuracy = _accuracy(fresh, x_te, y_te)
+    same_acc = res.reload_accuracy == strict_run.accuracy
+    _say(f"  checkpoint: {_shown(ckpt)} ({os.path.getsize(ckpt)} bytes)")
+    _say(f"  reloaded into a fresh model (test accuracy {before:.1%} before loading): "
+         f"test accuracy {res.reload_accuracy:.1%}, "
+         + ("same as the trained model" if same_acc else "DIFFERENT from the trained model"))
+    if not same_acc:
+        res.problems.append("the reloaded model's accuracy differs")
 
     # 5. summary ------------------------------------------------------------------------------
     res.seconds = time.perf_counter() - t_start
