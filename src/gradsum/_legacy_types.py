@@ -33,7 +33,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 
 # (legacy name, dtype name) in torch's order; bfloat16 exists as a dtype even without
-# ml_dtypes (its use then raises TypeError), as A2's _dtype defines it
+# ml_dtypes (gradsum._dtype: its use then raises TypeError), so BFloat16Tensor always exists
 _TYPES = (
     ("DoubleTensor", "float64"), ("FloatTensor", "float32"), ("HalfTensor", "float16"),
     ("BFloat16Tensor", "bfloat16"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
@@ -178,8 +178,9 @@ def _check_device(device: Any) -> None:
 def construct(cls: tensortype, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """torch's legacy constructor ``cls(*args, **kwargs)``.
 
-    * ``T()``: an empty 1-d tensor; ``T(2, 3)`` or ``T(size=(2, 3))``: a tensor of that size
-      (torch leaves it uninitialised; gradsum fills it with zeros);
+    * ``T()``: an empty 1-d tensor; ``T(2, 3)``, ``T(size=(2, 3))`` or ``T(x.size())`` (a
+      :class:`gradsum.Size`): a tensor of that size (torch leaves it uninitialised; gradsum
+      fills it with zeros);
     * ``T(data)`` / ``T(data=...)``: a sequence or array converted to the type's dtype (a NumPy
       array of exactly that dtype is shared, as in torch); a 0-d or scalar number is refused;
     * ``T(other)``: an alias of ``other`` (same storage; ``AliasBackward0`` when it requires
