@@ -803,3 +803,39 @@ def test_backends_flash_switch_reaches_cpu_attention() -> None:
         return off, on
 
     same(prog)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_mha_fastpath_switch(enabled: bool) -> None:
+    """torch.backends.mha.set_fastpath_enabled(False) turns off the fused inference path:
+    the encoder layer's all-masked row then gives the composed path's zeros, not the fused
+    kernel's NaN."""
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    torch.manual_seed(0)
+    t_mha = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+    t_layer = torch.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True)
+    states = [{k: v.numpy().copy() for k, v in mod.state_dict().items()}
+              for mod in (t_mha, t_layer)]
+
+    def prog(m: Any) -> Any:
+        mha = m.nn.MultiheadAttention(4, 2, batch_first=True).eval()
+        layer = m.nn.TransformerEncoderLayer(4, 2, 8, dropout=0.0, batch_first=True).eval()
+        for mod, state in zip((mha, layer), states):  # (the same weights in both)
+            mod.load_state_dict({k: m.tensor(v) for k, v in state.items()})
+        kpm = m.tensor([[True, True, True], [False, False, True]])
+        src = m.tensor(x)
+        m.backends.mha.set_fastpath_enabled(enabled)
+        try:
+            with m.no_grad():
+                a, _ = mha(src, src, src, key_padding_mask=kpm)
+                b = layer(src, src_key_padding_mask=kpm)
+        finally:
+            m.backends.mha.set_fastpath_enabled(True)
+        return (bool(np.isnan(a.numpy()).any()), bool(np.isnan(b.numpy()).any()),
+                np.round(np.nan_to_num(a.numpy()), 5).tolist(),
+                np.round(np.nan_to_num(b.numpy()), 5).tolist())
+
+    same(prog)

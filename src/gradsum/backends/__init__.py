@@ -7,8 +7,9 @@
   ``cudnn.benchmark = True`` runs unchanged).
 - :mod:`gradsum.backends.mkldnn`, :mod:`~gradsum.backends.openmp`,
   :mod:`~gradsum.backends.opt_einsum`: what gradsum does not use (``is_available()`` False).
+- :mod:`gradsum.backends.mha`: the inference fast path of attention layers (on by default).
 """
 
-from gradsum.backends import cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
+from gradsum.backends import cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum
 
-__all__ = ["cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]

@@ -24,6 +24,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
+from gradsum.backends import mha as _mha_switch
 from gradsum.backends.cuda import _sdp as _sdp_switches
 from gradsum.nn import functional as F
 from gradsum.nn import init
@@ -553,6 +554,8 @@ class MultiheadAttention(Module):
         """Whether torch takes its fused inference path (``_native_multi_head_attention``),
         whose results differ from the composed one: rows with every key masked give nan,
         and ``is_causal`` is ignored. torch's conditions, in its order."""
+        if not _mha_switch.get_fastpath_enabled():  # (torch.backends.mha's switch, first)
+            return False
         floating = [m is not None and m.dtype.is_floating_point
                     for m in (attn_mask, key_padding_mask)]
         if any(floating):  # (torch: floating-point masks are not supported for fast path)

@@ -36,6 +36,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled
+from gradsum.backends import mha as _mha_switch
 from gradsum.nn import functional as F
 from gradsum.nn._attention import MultiheadAttention
 from gradsum.nn.activation import GELU, ReLU
@@ -221,7 +222,8 @@ class TransformerEncoderLayer(Module):
     def _uses_fast_path(self, src: Tensor) -> bool:
         """Whether torch 2.13 would run this call through its fused inference kernel."""
         attn = self.self_attn
-        if (src.ndim != 3 or self.training or not attn.batch_first
+        if (not _mha_switch.get_fastpath_enabled()
+                or src.ndim != 3 or self.training or not attn.batch_first
                 or attn.in_proj_bias is None or not attn._qkv_same_embed_dim
                 or not self.activation_relu_or_gelu or self.norm1.eps != self.norm2.eps
                 or attn.num_heads % 2 == 1):
@@ -378,7 +380,8 @@ class TransformerEncoder(Module):
         """The ``(N, S)`` positions torch's nested-tensor path keeps, or None when torch would
         not take that path (fast-path note)."""
         first_layer = self.layers[0]
-        if (not getattr(self, "use_nested_tensor", False) or first_layer.training
+        if (not _mha_switch.get_fastpath_enabled()
+                or not getattr(self, "use_nested_tensor", False) or first_layer.training
                 or src.ndim != 3 or key_padding_mask is None):
             return None
         keep = key_padding_mask._array == 0  # (torch: src_key_padding_mask.logical_not())
