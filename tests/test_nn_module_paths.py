@@ -73,12 +73,12 @@ def _gradsum_nn_object(name: str) -> Any:
     bases such as _BatchNorm), or None."""
     if hasattr(gradsum.nn, name):
         return getattr(gradsum.nn, name)
-    for mod_name in ("layers", "loss", "module", "container", "rnn", "activation", "_extra",
-                     "_lazy", "_adaptive", "_attention", "_transformer", "_bag", "_ctc",
-                     "_compat_losses", "_parallel_compat"):
-        mod = importlib.import_module(f"gradsum.nn.{mod_name}")
-        if name in vars(mod):
-            return vars(mod)[name]
+    for info in pkgutil.iter_modules(gradsum.nn.__path__):  # (the files defining gradsum.nn)
+        if info.ispkg:
+            continue
+        value = vars(importlib.import_module(f"gradsum.nn.{info.name}")).get(name)
+        if value is not None and getattr(value, "__module__", "").startswith("gradsum.nn."):
+            return value
     return None
 
 
