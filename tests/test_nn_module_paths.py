@@ -297,3 +297,47 @@ def test_consume_prefix_in_state_dict_if_present():
 
     assert run(gradsum, gu.consume_prefix_in_state_dict_if_present) == \
         run(torch, tu.consume_prefix_in_state_dict_if_present)
+
+
+_SCRIPT = '''
+import torch
+import torch.nn as nn
+import torch.nn.modules.conv as conv
+from torch.nn.modules.batchnorm import _BatchNorm
+from torch.nn.modules.utils import _pair
+from torch.optim.lr_scheduler import _LRScheduler
+from torch.utils.data._utils.collate import default_collate
+
+
+class FrozenBN(_BatchNorm):  # a subclass of a private base, as detection codebases write
+    def forward(self, x):
+        return nn.functional.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                                        self.bias, False, 0.0, self.eps)
+
+
+torch.manual_seed(0)
+net = nn.Sequential(conv.Conv2d(1, 2, _pair(3)), FrozenBN(2))
+x = torch.FloatTensor(2, 1, 5, 5).fill_(0.5)
+y = net(x.type(torch.FloatTensor))
+print(isinstance(y, torch.FloatTensor), y.type(), tuple(y.shape))
+net.type(torch.DoubleTensor)
+print(isinstance(net[0].weight, torch.DoubleTensor), net[1].running_var.type())
+eps = x.new(x.size()).fill_(1.0)
+print(tuple(eps.shape), issubclass(_LRScheduler, torch.optim.lr_scheduler.LRScheduler))
+print(default_collate([(1, 2.0), (3, 4.0)])[0].tolist())
+'''
+
+
+def test_a_script_using_these_paths_runs_unchanged_under_both(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "paths_script.py"
+    script.write_text(_SCRIPT)
+    runs = [subprocess.run([sys.executable, *prefix, str(script)], capture_output=True,
+                           text=True, timeout=120)
+            for prefix in ([], ["-m", "gradsum.porting"])]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    assert runs[1].stdout == runs[0].stdout
+    assert runs[1].stdout.startswith("True torch.FloatTensor (2, 2, 3, 3)")
