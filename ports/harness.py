@@ -89,6 +89,8 @@ PROGRAMS: dict[str, Program] = {p.name: p for p in [
             note="VAE: reparameterisation with NumPy noise, BCE + KLD"),
     Program("wgan_gp", "wgan_gp.py", checkpoint="wgan_gp.pt",
             note="WGAN-GP: autograd.grad(create_graph=True)"),
+    Program("dcgan", "dcgan.py", checkpoint="dcgan.pt",
+            note="DCGAN: ConvTranspose2d/BatchNorm generator, BCELoss, two Adams"),
     Program("maml_sine", "maml_sine.py", dtype="float64", checkpoint="maml.pt",
             note="second-order MAML: functional_call fast weights"),
     Program("lbfgs_sequence", "lbfgs_sequence.py", dtype="float64", checkpoint="seq.pt",
