@@ -288,8 +288,8 @@ def compare(program: Program, work_dir: Path | None = None, timeout: float = 300
             init.unlink()
         t = run(program, "torch", init, base / "torch", timeout)
         if t.returncode != 0 or not init.exists():
-            return Comparison(program, t, Run({}, None, -1, "", "not run: torch's run failed"),
-                              ["torch's run failed"] if t.returncode == 0 else [])
+            why = "torch's run failed" if t.returncode else f"torch's run wrote no {init.name}"
+            return Comparison(program, t, Run({}, None, -1, "", f"not run: {why}"), [why])
         g = run(program, "gradsum", init, base / "gradsum", timeout)
         mismatches = [] if g.returncode != 0 else compare_values(t.values, g.values,
                                                                   RTOL[program.dtype])
