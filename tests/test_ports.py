@@ -88,6 +88,16 @@ def test_checkpoint_comparison_detects_differences(tmp_path: Path) -> None:
     assert problem.startswith("torch.load of gradsum's bad.pt: UnpicklingError")
 
 
+def test_bench_ports_prints_the_step_time_table() -> None:
+    import subprocess
+
+    res = subprocess.run([sys.executable, str(PORTS.parent / "benchmarks" / "bench_ports.py"),
+                          "--repeats", "1", "vae"], capture_output=True, text=True, timeout=240)
+    assert res.returncode == 0, res.stderr
+    rows = [line for line in res.stdout.splitlines() if line.startswith("| vae |")]
+    assert len(rows) == 1 and rows[0].endswith("| match |"), res.stdout
+
+
 @pytest.mark.parametrize("name", list(harness.PROGRAMS))
 def test_port_matches_torch(name: str, tmp_path: Path) -> None:
     program = harness.PROGRAMS[name]
