@@ -233,6 +233,14 @@ def test_gradsum_run_a_module(tmp_path: Path) -> None:
     assert res.stdout == "gradsum ['x']\n"
 
 
+def test_gradsum_run_a_missing_script_is_pythons_error(tmp_path: Path) -> None:
+    res = _gradsum("run", str(tmp_path / "nope.py"))
+    python = subprocess.run([sys.executable, str(tmp_path / "nope.py")], capture_output=True,
+                            text=True, timeout=60)
+    assert res.returncode == python.returncode == 2
+    assert res.stderr.split(": ", 1)[1] == python.stderr.split(": ", 1)[1]
+
+
 def test_porting_main_without_a_script_is_a_usage_error() -> None:
     res = subprocess.run([sys.executable, "-m", "gradsum.porting"], capture_output=True,
                          text=True, timeout=60)

@@ -273,6 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv:
         print("usage: python -m gradsum.porting [-m] script.py [args...]", file=sys.stderr)
         return 2
+    if not module and not os.path.isfile(argv[0]):  # python's message and status
+        print(f"gradsum run: can't open file {os.path.abspath(argv[0])!r}: [Errno 2] No such "
+              "file or directory", file=sys.stderr)
+        return 2
     try:
         run_script(argv[0], argv[1:], module=module)
     except Exception as e:  # (as the interpreter reports an uncaught exception)
