@@ -170,7 +170,7 @@ def _integral_param_error(opt: Optimizer) -> Exception | None:
     write a floating-point update into it), or None when every such parameter is a float."""
     for group in opt.param_groups:
         for i, p in enumerate(group["params"]):
-            if p._grad is not None and p._array.dtype.kind not in "fc":
+            if p._grad is not None and p._array.dtype.kind not in "fcV":
                 kind = opt._integral_error(group, p)
                 return kind(
                     f"{type(opt).__name__}.step() can't update a parameter of dtype {p.dtype} "
