@@ -240,7 +240,8 @@ if args.init is not None:
         torch.save(model.state_dict(), args.init)
 model.to(device)
 assert model.transformer.wte.weight is model.lm_head.weight
-scaler = torch.amp.GradScaler("cuda", enabled=(dtype == "float16" and device_type == "cuda"))
+# nanoGPT's line: on a machine without CUDA the scaler warns and disables itself
+scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
 optimizer = model.configure_optimizers(args.weight_decay, args.learning_rate, (0.9, 0.95),
                                        device_type)
 raw_model = model
