@@ -839,3 +839,26 @@ def test_mha_fastpath_switch(enabled: bool) -> None:
                 np.round(np.nan_to_num(b.numpy()), 5).tolist())
 
     same(prog)
+
+
+@pytest.mark.parametrize("dev", [None, "cpu", "cuda", "mps", "xpu", "gpu", 0, "meta", "hip"],
+                         ids=repr)
+def test_get_device_module(dev: Any) -> None:
+    same(lambda m: m.get_device_module(dev).__name__.replace("gradsum", "torch"))
+
+
+def test_top_level_device_helpers() -> None:
+    same(lambda m: m.get_device(m.ones(1)))
+    same(lambda m: m.get_device(1))
+    same(lambda m: (m.init_num_threads(), issubclass(m.AcceleratorError, RuntimeError),
+                    m.cuda.AcceleratorError is m.AcceleratorError))
+
+
+def test_module_compile_in_place() -> None:
+    def prog(m: Any) -> Any:
+        lin = _seeded_mlp(m)
+        out = lin.compile(backend="eager")
+        return out, type(lin).__name__, list(lin.state_dict()), lin(m.ones(1, 3)).shape
+
+    same(prog)
+    same(lambda m: m.nn.Linear(1, 1).compile(mode="bogus"))

@@ -250,7 +250,14 @@ from gradsum.serialization import load, save
 from gradsum import toolkit  # last: it builds on autograd, nn and optim
 from gradsum import testing  # torch.testing: assert_close, make_tensor
 # devices and accelerators as torch's CPU-only build answers them (gradsum._device)
-from gradsum._device import device, get_default_device, set_default_device
+from gradsum._device import (
+    AcceleratorError,
+    device,
+    get_default_device,
+    get_device,
+    get_device_module,
+    set_default_device,
+)
 from gradsum import accelerator, cuda, mps, xpu
 from gradsum.cuda import OutOfMemoryError
 from gradsum._process_settings import (
@@ -259,6 +266,7 @@ from gradsum._process_settings import (
     get_float32_matmul_precision,
     get_num_interop_threads,
     get_num_threads,
+    init_num_threads,
     is_deterministic_algorithms_warn_only_enabled,
     is_warn_always_enabled,
     set_deterministic_debug_mode,

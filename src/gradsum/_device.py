@@ -362,3 +362,48 @@ def no_accelerator() -> RuntimeError:
 
 _CPU = device("cpu")
 device.__module__ = "gradsum"  # (as torch.device is torch.device)
+
+
+class AcceleratorError(RuntimeError):
+    """torch's ``torch.AcceleratorError`` (a RuntimeError raised by accelerator runtimes), so
+    ``except`` clauses naming it work; gradsum never raises it."""
+
+
+def get_device(input: Any) -> int:
+    """The CUDA device index of a tensor: -1, as for any CPU tensor in torch.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.get_device(gradsum.ones(1))
+        -1
+    """
+    from gradsum._tensor import Tensor
+
+    if not isinstance(input, Tensor):
+        raise TypeError("get_device(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return -1
+
+
+def get_device_module(device_: Any = None) -> Any:
+    """The module of a device type (``gradsum.cuda`` for ``'cuda'``; the CPU's for None), as
+    ``torch.get_device_module``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.get_device_module("cuda") is gradsum.cuda
+        True
+    """
+    import importlib
+
+    if device_ is None:
+        name = "cpu"
+    elif isinstance(device_, (str, device)):
+        name = as_device(device_).type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device_}', expect torch.device, str, "
+                           "or None")
+    if name in ("cpu", "cuda", "mps", "xpu"):
+        return importlib.import_module(f"gradsum.{name}")
+    raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
+                       f"'torch.{name}'.")

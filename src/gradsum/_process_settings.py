@@ -36,6 +36,7 @@ from gradsum._backend import xp
 __all__ = [
     "are_deterministic_algorithms_enabled", "get_deterministic_debug_mode",
     "get_float32_matmul_precision", "get_num_interop_threads", "get_num_threads",
+    "init_num_threads",
     "is_deterministic_algorithms_warn_only_enabled", "is_warn_always_enabled",
     "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_num_interop_threads",
     "set_num_threads", "set_warn_always", "use_deterministic_algorithms",
@@ -85,6 +86,11 @@ def get_num_threads() -> int:
     """The threads gradsum's matrix products may use (see :func:`set_num_threads`)."""
     n = _settings["threads"]
     return int(n) if n is not None else _blas._threads()
+
+
+def init_num_threads() -> None:
+    """Initialise the thread pool of the calling thread: nothing to do (as torch's on a thread
+    that already has one)."""
 
 
 def set_num_interop_threads(n: int) -> None:

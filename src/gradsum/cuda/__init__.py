@@ -23,10 +23,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from gradsum import _device, _legacy_types
+from gradsum._device import AcceleratorError
 from gradsum._device import device as _torch_device
 
 __all__ = [
-    "BFloat16Storage", "BFloat16Tensor", "BoolStorage", "BoolTensor", "ByteStorage",
+    "AcceleratorError", "BFloat16Storage", "BFloat16Tensor", "BoolStorage", "BoolTensor",
+    "ByteStorage",
     "ByteTensor", "CUDAGraph", "CharStorage", "CharTensor", "CudaError",
     "DeferredCudaCallError", "DoubleStorage", "DoubleTensor", "Event",
     "can_device_access_peer", "clock_rate", "current_blas_handle", "device_memory_used",

@@ -940,6 +940,14 @@ class Module:
         """The module itself (its tensors are on the CPU already)."""
         return self
 
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        """torch's in-place ``Module.compile``: the arguments are checked as
+        :func:`gradsum.compile` checks them, and the module keeps running eagerly (its
+        ``state_dict`` keys are unchanged, as in torch)."""
+        from gradsum.compiler import compile as compile_
+
+        compile_(self, *args, **kwargs)
+
     def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
         """Replace parameters and buffers by uninitialised tensors on ``device`` (torch's way
         to allocate a model built without storage); gradsum's uninitialised memory is zeros.
