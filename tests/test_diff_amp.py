@@ -306,6 +306,23 @@ def test_cast_cache_as_torch() -> None:
     assert _cache_facts(gradsum) == _cache_facts(torch)
 
 
+def _cache_and_grad_mode(lib: Any) -> tuple[bool, ...]:
+    w, x = lib.ones(2, 2, requires_grad=True), lib.ones(2, 2)
+    with lib.autocast("cpu"):
+        with lib.no_grad():
+            y1 = lib.mm(x, w)  # (a cast without history: not reused below)
+        y2 = lib.mm(x, w)
+        with lib.no_grad():
+            y3 = lib.mm(x, w)
+        y4 = lib.mm(x, w)
+    return (y1.requires_grad, y2.requires_grad, y3.requires_grad, y4.requires_grad,
+            y2.grad_fn.next_functions[1][0] is y4.grad_fn.next_functions[1][0])
+
+
+def test_cast_cache_and_no_grad() -> None:
+    assert _cache_and_grad_mode(gradsum) == _cache_and_grad_mode(torch)
+
+
 def test_autocast_is_thread_local() -> None:
     for lib in LIBS:
         seen: list[bool] = []

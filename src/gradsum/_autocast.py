@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state as _grad_state
 
 FnT = TypeVar("FnT", bound=Callable[..., Any])
 
@@ -132,8 +133,9 @@ def _cast(value: Any, target: D.dtype) -> Any:
         if dt == target.np or not D.is_float_np(dt) or dt.name == "float64":
             return value
         st = _state
+        # (cast in grad mode only: a cast made under no_grad has no history to reuse)
         if (st.cache_enabled and target is not D.float32 and dt.name == "float32"
-                and value._requires_grad and value._grad_fn is None
+                and _grad_state.enabled and value._requires_grad and value._grad_fn is None
                 and getattr(value, "_base", None) is None):
             hit = st.cache.get(id(value))
             if hit is not None and hit[0] is value and hit[1].dtype is target:
