@@ -13,7 +13,8 @@ Each program prints lines
     step_time_ms <median milliseconds per step>
 
 and every ``step``/``eval`` value is compared: relative ``1e-5`` for float32 programs,
-``1e-10`` for float64 ones.
+``1e-10`` for float64 ones. So are the warnings each run printed (category and message) and
+the final checkpoint gradsum wrote, read back by the real torch.
 
 Usage::
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -125,12 +127,15 @@ class Comparison:
     mismatches: list[str] = field(default_factory=list)
     #: differences between gradsum's final checkpoint (read by torch) and torch's own
     checkpoint_mismatches: list[str] = field(default_factory=list)
+    #: warnings (category: message) one library printed and the other did not
+    warning_mismatches: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         """Both ran to the end, printed the same keys, and every value agrees."""
         return (self.torch.returncode == 0 and self.gradsum.returncode == 0
-                and not self.mismatches and not self.checkpoint_mismatches)
+                and not self.mismatches and not self.checkpoint_mismatches
+                and not self.warning_mismatches)
 
     @property
     def ratio(self) -> float | None:
@@ -221,6 +226,25 @@ def compare_values(torch_values: dict[str, float], gradsum_values: dict[str, flo
     return problems
 
 
+_WARNING_LINE = re.compile(r"^\S.*:\d+: (\w+Warning): (.*)$")
+
+
+def warnings_printed(stderr: str) -> set[str]:
+    """The ``Category: message`` of every warning in a run's stderr (where it was raised left
+    out: torch's file and line are not gradsum's).
+
+    Example:
+        >>> sorted(warnings_printed("/x/a.py:3: UserWarning: careful\\n  code line\\n"))
+        ['UserWarning: careful']
+    """
+    found = set()
+    for line in stderr.splitlines():
+        m = _WARNING_LINE.match(line)
+        if m:
+            found.add(f"{m.group(1)}: {re.sub(r'0x[0-9a-f]+', '0x...', m.group(2))}")
+    return found
+
+
 def _leaves(obj: object, path: str = "") -> dict[str, object]:
     """A nested checkpoint (dicts, lists, tensors, numbers) flattened to ``path -> leaf``."""
     if isinstance(obj, dict):
@@ -300,7 +324,12 @@ def compare(program: Program, work_dir: Path | None = None, timeout: float = 300
             checkpoint = compare_checkpoints(base / "torch" / program.checkpoint,
                                              base / "gradsum" / program.checkpoint,
                                              RTOL[program.dtype])
-        return Comparison(program, t, g, mismatches, checkpoint)
+        warned = []
+        if g.returncode == 0:
+            tw, gw = warnings_printed(t.stderr), warnings_printed(g.stderr)
+            warned = ([f"only torch warned: {w}" for w in sorted(tw - gw)]
+                      + [f"only gradsum warned: {w}" for w in sorted(gw - tw)])
+        return Comparison(program, t, g, mismatches, checkpoint, warned)
 
 
 def markdown_table(results: list[Comparison]) -> str:
@@ -321,6 +350,8 @@ def markdown_table(results: list[Comparison]) -> str:
             result = f"gradsum failed: {last[:80]}"
         elif c.mismatches:
             result = f"{len(c.mismatches)} mismatches"
+        elif c.warning_mismatches:
+            result = f"warnings: {len(c.warning_mismatches)} differences"
         else:
             result = f"checkpoint: {len(c.checkpoint_mismatches)} differences"
         lines.append(f"| {c.program.name} | {c.program.dtype} | {len(c.torch.values)} "
@@ -343,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(c)
         if not c.ok:
             print(f"## {name}: FAILED", file=sys.stderr)
-            for m in (c.mismatches + c.checkpoint_mismatches)[:10]:
+            for m in (c.mismatches + c.checkpoint_mismatches + c.warning_mismatches)[:10]:
                 print(f"  {m}", file=sys.stderr)
             if c.torch.returncode != 0:
                 print(c.torch.log()[-3000:], file=sys.stderr)

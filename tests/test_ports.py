@@ -68,6 +68,26 @@ def test_parse_and_compare_detect_differences() -> None:
     assert harness.compare_values(values, missing, 1e-5) == ["eval val: missing under gradsum"]
 
 
+def test_harness_docstring_examples() -> None:
+    import doctest
+
+    result = doctest.testmod(harness)
+    assert result.attempted >= 4 and result.failed == 0
+
+
+def test_warnings_are_read_from_stderr() -> None:
+    stderr = ("/site/torch/nn/x.py:12: UserWarning: enable_nested_tensor is True\n"
+              "  self.encoder = TransformerEncoder(...)\n"
+              "/repo/ports/a.py:3: FutureWarning: `torch.cuda.amp.GradScaler(args...)` is "
+              "deprecated at 0x7f00ab\n"
+              "Traceback (most recent call last):\n"
+              "ValueError: not a warning\n")
+    assert harness.warnings_printed(stderr) == {
+        "UserWarning: enable_nested_tensor is True",
+        "FutureWarning: `torch.cuda.amp.GradScaler(args...)` is deprecated at 0x...",
+    }
+
+
 def test_checkpoint_comparison_detects_differences(tmp_path: Path) -> None:
     state = {"model": {"w": torch.ones(3), "n": torch.tensor([1, 2])}, "step": 3, "lr": 0.5}
     torch.save(state, tmp_path / "a.pt")
@@ -108,5 +128,7 @@ def test_port_matches_torch(name: str, tmp_path: Path) -> None:
     assert not c.mismatches, "\n".join(c.mismatches[:20])
     # gradsum's final checkpoint, read by the real torch (weights_only=True), is torch's
     assert not c.checkpoint_mismatches, "\n".join(c.checkpoint_mismatches[:20])
+    # the same warnings (deprecations, a GradScaler disabling itself without CUDA, ...)
+    assert not c.warning_mismatches, "\n".join(c.warning_mismatches)
     print(f"{name}: torch {c.torch.step_time_ms:.2f} ms/step, "
           f"gradsum {c.gradsum.step_time_ms:.2f} ms/step")
