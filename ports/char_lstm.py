@@ -25,10 +25,12 @@ parser.add_argument("--lr", type=float, default=3e-3)
 parser.add_argument("--clip", type=float, default=5.0)
 parser.add_argument("--seed", type=int, default=42)
 parser.add_argument("--no-cuda", action="store_true", default=False)
+parser.add_argument("--threads", type=int, default=1, help="intra-op threads on the CPU")
 parser.add_argument("--init", default=None, help="initial weights: loaded if present, else saved")
 parser.add_argument("--out_dir", default=None)
 args = parser.parse_args()
 
+torch.set_num_threads(args.threads)
 use_cuda = not args.no_cuda and torch.cuda.is_available()
 device = torch.device("cuda" if use_cuda else "cpu")
 torch.manual_seed(args.seed)
@@ -83,6 +85,8 @@ def batches():
     for start in range(0, n - args.seq_length + 1, args.seq_length):
         x = torch.from_numpy(xs[:, start:start + args.seq_length].copy())
         y = torch.from_numpy(ys[:, start:start + args.seq_length].copy())
+        if use_cuda:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
         yield x.to(device), y.to(device)
 
 
@@ -92,7 +96,10 @@ if args.init is not None:
         model.load_state_dict(torch.load(args.init, map_location=device))
     else:
         torch.save(model.state_dict(), args.init)
-model = model.to(device)
+if use_cuda:
+    model.cuda()
+assert next(model.parameters()).is_cuda == use_cuda
+assert next(model.parameters()).device.type == device.type
 optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 criterion = nn.CrossEntropyLoss()
 
@@ -139,4 +146,5 @@ with torch.inference_mode():
         idx = logits[:, -1].argmax(dim=-1, keepdim=True)
         out.append(itos[idx.item()])
     print("sample:", "the " + "".join(out))
+print(f"threads {torch.get_num_threads()}")
 print(f"step_time_ms {1000 * float(np.median(times))!r}")

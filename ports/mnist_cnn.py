@@ -60,7 +60,8 @@ def train(args, model, device, train_loader, optimizer, epoch, state):
     model.train()
     for data, target in train_loader:
         t0 = time.perf_counter()
-        data, target = data.to(device), target.to(device)
+        data = data.to(device, non_blocking=True)
+        target = target.to(device, non_blocking=True)
         optimizer.zero_grad()
         output = model(data)
         loss = F.nll_loss(output, target)
@@ -106,10 +107,16 @@ def main():
     args = parser.parse_args()
 
     use_cuda = not args.no_accel and torch.cuda.is_available()
+    use_mps = not args.no_accel and torch.backends.mps.is_available()
     torch.manual_seed(args.seed)
     torch.cuda.manual_seed_all(args.seed)
     torch.backends.cudnn.benchmark = True
-    device = torch.device("cuda" if use_cuda else "cpu")
+    if use_cuda:
+        device = torch.device("cuda")
+    elif use_mps:
+        device = torch.device("mps")
+    else:
+        device = torch.device("cpu")
     out_dir = args.out_dir or tempfile.mkdtemp(prefix="mnist-")
 
     train_kwargs = {"batch_size": args.batch_size}
