@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import math
 import pickle
 import warnings
 from collections.abc import Callable
@@ -862,3 +863,64 @@ def test_module_compile_in_place() -> None:
 
     same(prog)
     same(lambda m: m.nn.Linear(1, 1).compile(mode="bogus"))
+
+
+# -- memory formats (the layout argument scripts pass next to device=) -------------------------
+FORMATS = ["contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3, 2, 4, 5), (2, 3), (2, 1, 1, 5)])
+def test_memory_format_layouts(fmt: str, shape: tuple[int, ...]) -> None:
+    def prog(m: Any) -> Any:
+        f = getattr(m, fmt)
+        x = m.arange(float(math.prod(shape))).reshape(shape)
+        y = x.to(memory_format=f)
+        return (y.stride(), y.is_contiguous(), y.is_contiguous(memory_format=f), y.tolist(),
+                x.is_contiguous(memory_format=f))
+
+    same(prog)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_contiguous_with_memory_format(fmt: str) -> None:
+    def prog(m: Any) -> Any:
+        f = getattr(m, fmt)
+        x = m.arange(120.0).reshape(2, 3, 4, 5).to(memory_format=m.channels_last)
+        y = x.contiguous(memory_format=f)
+        return y.stride(), y is x, y.tolist() == x.tolist()
+
+    same(prog)
+    same(lambda m: m.ones(2, 3).contiguous(memory_format=getattr(m, fmt)).stride())
+    same(lambda m: m.ones(2, 3).t().contiguous(memory_format=getattr(m, fmt)).stride())
+
+
+def test_memory_format_keeps_gradients_and_identity() -> None:
+    def prog(m: Any) -> Any:
+        x = m.arange(120.0).reshape(2, 3, 4, 5).requires_grad_()
+        y = x.to(memory_format=m.channels_last)
+        (y * m.arange(120.0).reshape(2, 3, 4, 5)).sum().backward()
+        z = y.to(memory_format=m.channels_last)
+        return (y.grad_fn.name(), x.grad.tolist(), z is y,
+                x.to(memory_format=m.contiguous_format) is x,
+                repr(m.channels_last).replace("gradsum", "torch"),
+                x.to(m.float64, memory_format=m.channels_last).stride())
+
+    same(prog)
+    same(lambda m: m.ones(2, 3, 4, 5).to(memory_format=1), phrase=False)
+
+
+def test_module_to_channels_last() -> None:
+    def prog(m: Any) -> Any:
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.Conv2d(3, 4, 3), m.nn.BatchNorm2d(4), m.nn.Linear(2, 2))
+        w = net[0].weight
+        out = net.to(memory_format=m.channels_last)
+        return (out is net, net[0].weight is w, net[0].weight.stride(), net[0].bias.stride(),
+                net[2].weight.stride(), net[0].weight.is_contiguous(memory_format=m.channels_last))
+
+    same(prog)
+    same(lambda m: m.nn.Conv3d(1, 2, 1).to(memory_format=m.channels_last))
+    same(lambda m: m.nn.Conv3d(1, 2, 1).to(memory_format=m.channels_last_3d).weight.stride())
+    same(lambda m: m.nn.Conv2d(1, 2, 1).to(m.float64, memory_format=m.channels_last)
+         .weight.dtype.__repr__().split(".")[-1])

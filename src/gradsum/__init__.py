@@ -259,6 +259,13 @@ from gradsum._device import (
     set_default_device,
 )
 from gradsum import accelerator, cuda, mps, xpu
+from gradsum._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from gradsum.cuda import OutOfMemoryError
 from gradsum._process_settings import (
     are_deterministic_algorithms_enabled,

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gradsum import _backend, _device
+from gradsum import _backend, _device, _memory_format
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
@@ -276,8 +276,12 @@ class Tensor:
         """Whether the dtype can hold negative values (False for bool and uint8)."""
         return self._array.dtype.kind in "fi" or self._array.dtype == D._BF16_NP
 
-    def is_contiguous(self) -> bool:
-        return bool(self._array.flags.c_contiguous)
+    def is_contiguous(self, *, memory_format: Any = None) -> bool:
+        """Whether the elements lie in ``memory_format``'s order (default: row-major)."""
+        if memory_format is None:
+            return bool(self._array.flags.c_contiguous)
+        return _memory_format.is_contiguous(
+            self._array, _memory_format.check(memory_format, "is_contiguous"))
 
     def stride(self, dim: int | None = None) -> Any:
         st = tuple(s // self._array.itemsize for s in self._array.strides)
@@ -781,6 +785,7 @@ class Tensor:
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
         device = kwargs.pop("device", None)
+        fmt = kwargs.pop("memory_format", None)
         dtype = D.from_python_type(dtype, "to")  # (float/int/bool: float64/int64/bool)
         for a in args:
             if isinstance(a, D.dtype):
@@ -795,6 +800,13 @@ class Tensor:
         # ("cpu:0" names an index, so torch copies even to the same device)
         if device is not None and _device.check_transfer(device).index is not None:
             copy = True
+        if fmt is not None and fmt is not _memory_format.preserve_format:
+            fmt = _memory_format.check(fmt, "to")
+            _memory_format.check_rank(self._array, fmt)
+            if not _memory_format.has_canonical_strides(self._array, fmt):  # (a copy, laid out)
+                out = _F.to_dtype(self, dtype or self.dtype)
+                out._array = _memory_format.relayout(out._array, fmt)
+                return out
         if dtype is None or dtype.np == self._array.dtype:
             return self.clone() if copy else self
         return _F.to_dtype(self, dtype)

@@ -32,7 +32,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from gradsum import _device
+from gradsum import _device, _memory_format
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.autograd.function import Function
@@ -902,6 +902,7 @@ class Module:
         """
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
+        fmt = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
@@ -916,14 +917,23 @@ class Module:
         target = None if device is None else _device.as_device(device, "to")
         if target is not None and target.type != "cpu" and self._has_tensors():
             raise _device.not_compiled(target.type)
-        if dtype is None:
+        if fmt is not None:
+            fmt = _memory_format.check(fmt, "to")
+        if dtype is None and fmt is None:
             return self
-        if not dtype.is_floating_point:
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(
                 "nn.Module.to only accepts floating point or complex dtypes, but got desired "
                 f"dtype={dtype}"
             )
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+        def convert(t: Tensor) -> Tensor:
+            cast = dtype if dtype is not None and t.is_floating_point() else None
+            if fmt is not None and t.ndim in (4, 5):  # (torch relays out 4-D and 5-D only)
+                return t.to(cast, memory_format=fmt)
+            return t if cast is None else t.to(cast)
+
+        return self._apply(convert)
 
     def float(self) -> Module:
         """Floating parameters and buffers to float32."""

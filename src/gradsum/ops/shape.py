@@ -23,6 +23,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum import _memory_format
 from gradsum._backend import bincount as _bincount
 from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import xp
@@ -437,12 +438,19 @@ _REVERSED = {0: (), 1: (0,), 2: (1, 0)}  # t()'s dims by rank
 
 
 @register("contiguous")
-def contiguous(a: Tensor) -> Tensor:
-    """``a`` itself when C-contiguous, else a contiguous copy that stays in the graph."""
-    if a._array.flags.c_contiguous:
+def contiguous(a: Tensor, memory_format: Any = None) -> Tensor:
+    """``a`` itself when laid out in ``memory_format``'s order (default: row-major, i.e.
+    C-contiguous), else a copy in that layout that stays in the graph."""
+    fmt = (_memory_format.contiguous_format if memory_format is None
+           else _memory_format.check(memory_format, "contiguous"))
+    _memory_format.check_rank(a._array, fmt)
+    if _memory_format.is_contiguous(a._array, fmt):
         return a
+    if fmt is _memory_format.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator; "
+                           "pass contiguous_format or channels_last.")
     out = F.clone(a)
-    out._array = xp.ascontiguousarray(out._array)
+    out._array = _memory_format.relayout(out._array, fmt)
     return out
 
 
