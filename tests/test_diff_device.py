@@ -924,3 +924,14 @@ def test_module_to_channels_last() -> None:
     same(lambda m: m.nn.Conv3d(1, 2, 1).to(memory_format=m.channels_last_3d).weight.stride())
     same(lambda m: m.nn.Conv2d(1, 2, 1).to(m.float64, memory_format=m.channels_last)
          .weight.dtype.__repr__().split(".")[-1])
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (2, 3)])
+def test_clone_with_memory_format(fmt: str, shape: tuple[int, ...]) -> None:
+    def prog(m: Any) -> Any:
+        x = m.arange(float(math.prod(shape))).reshape(shape).requires_grad_()
+        y = x.clone(memory_format=getattr(m, fmt))
+        return y.stride(), y.tolist(), y.grad_fn.name()
+
+    same(prog)

@@ -911,9 +911,14 @@ class Tensor:
                 raise RuntimeError("CPU device type not an accelerator.")
         raise _device.no_accelerator()
 
-    def clone(self) -> Tensor:
-        """A copy that stays in the graph (its gradient flows back to ``self``)."""
-        return _F.clone(self)
+    def clone(self, *, memory_format: Any = None) -> Tensor:
+        """A copy that stays in the graph (its gradient flows back to ``self``), laid out in
+        ``memory_format``'s order when one other than ``preserve_format`` is given."""
+        out = _F.clone(self)
+        if memory_format is not None and memory_format is not _memory_format.preserve_format:
+            fmt = _memory_format.check(memory_format, "clone")
+            out._array = _memory_format.relayout(out._array, fmt)
+        return out
 
     def new_tensor(self, data: Any, dtype: D.dtype | None = None, device: Any = None,
                    requires_grad: bool = False) -> Tensor:
