@@ -699,3 +699,64 @@ def test_amp_training_program(fast: str) -> None:
     np.testing.assert_allclose(g[0], t[0], rtol=1e-3)
     np.testing.assert_allclose(g, t, rtol=1e-2)
     assert g[-1] < g[0] and t[-1] < t[0]
+
+
+# -- normalisation of bfloat16 activations with float32 parameters (torch's mixed type) ----------
+NORM_CASES: dict[str, Callable[[Any], Any]] = {
+    "ln f32 in, bf16 w": lambda T: T.nn.functional.layer_norm(T.ones(2, 3), (3,),
+                                                             T.ones(3).bfloat16()),
+    "ln f64 in, f32 w": lambda T: T.nn.functional.layer_norm(T.ones(2, 3).double(), (3,),
+                                                            T.ones(3)),
+    "ln bf16 in, f64 w": lambda T: T.nn.functional.layer_norm(T.ones(2, 3).bfloat16(), (3,),
+                                                             T.ones(3).double()),
+    "ln bf16 in, f32 w, bf16 b": lambda T: T.nn.functional.layer_norm(
+        T.ones(2, 3).bfloat16(), (3,), T.ones(3), T.ones(3).bfloat16()),
+    "bn f32 in, bf16 w": lambda T: T.nn.functional.batch_norm(T.ones(2, 3), T.ones(3),
+                                                             T.ones(3), T.ones(3).bfloat16()),
+    "bn f64 in, f32 stats": lambda T: T.nn.functional.batch_norm(T.ones(2, 3).double(),
+                                                                T.ones(3), T.ones(3)),
+    "bn bf16 in, f64 stats": lambda T: T.nn.functional.batch_norm(
+        T.ones(2, 3).bfloat16(), T.ones(3).double(), T.ones(3).double()),
+    "gn f32 in, bf16 w": lambda T: T.nn.functional.group_norm(T.ones(2, 4), 2,
+                                                             T.ones(4).bfloat16()),
+    "gn f64 in, f32 w": lambda T: T.nn.functional.group_norm(T.ones(2, 4).double(), 2,
+                                                            T.ones(4)),
+}
+
+
+@pytest.mark.parametrize("name", list(NORM_CASES))
+def test_norm_dtype_mixes_refused_as_torch(name: str) -> None:
+    errs = []
+    for lib in LIBS:
+        with pytest.raises(RuntimeError) as info:
+            NORM_CASES[name](lib)
+        errs.append(str(info.value).split(":")[0] + ":" + str(info.value).split(":")[1][:30])
+    assert errs[0] == errs[1]
+
+
+def _mixed_norms(lib: Any, fast: str) -> list[Any]:
+    rng = np.random.default_rng(5)
+    dt = getattr(lib, fast)
+    x4 = lib.tensor(rng.standard_normal((3, 4, 5, 5)), dtype=dt, requires_grad=True)
+    x2 = lib.tensor(rng.standard_normal((6, 8)), dtype=dt, requires_grad=True)
+    bn, gn = lib.nn.BatchNorm2d(4), lib.nn.GroupNorm(2, 4)
+    ln, inorm = lib.nn.LayerNorm(8), lib.nn.InstanceNorm2d(4, affine=True)
+    outs = [bn(x4), gn(x4), ln(x2), inorm(x4)]
+    sum(o.float().sum() * (i + 1) + (o.float() ** 2).sum() for i, o in enumerate(outs)
+        ).backward()
+    res = [(_name(o.dtype), o.float().detach().numpy()) for o in outs]
+    res.append((_name(bn.running_mean.dtype), bn.running_mean.numpy()))
+    res.append((_name(bn.running_var.dtype), bn.running_var.numpy()))
+    res += [(_name(t.grad.dtype), t.grad.float().numpy()) for t in (x4, x2)]
+    res += [(_name(m.weight.grad.dtype), m.weight.grad.numpy()) for m in (bn, gn, ln, inorm)]
+    return res
+
+
+@pytest.mark.parametrize("fast", ["bfloat16", "float16"])
+def test_mixed_type_norms_match_torch(fast: str) -> None:
+    g, t = (_mixed_norms(lib, fast) for lib in LIBS)
+    for (gd, gv), (td, tv) in zip(g, t):
+        assert gd == td
+        # computed in float32 from the rounded input, rounded once: within one step of the
+        # fast dtype (gradients: sums over the batch in another order)
+        np.testing.assert_allclose(gv, tv, rtol=2 ** -7, atol=2 ** -6)

@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 import gradsum.ops as ops
+from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
@@ -172,25 +173,36 @@ def _torch_name(dtype: Any) -> str:
             "bool": "Bool"}.get(dtype.name, dtype.name)
 
 
+def mixed_reduced(input: Tensor, *params: Tensor | None) -> bool:
+    """torch's CPU "mixed type" check of a normalisation: True for a half or bfloat16 input
+    whose parameters (and running statistics) are all float32, which is normalised in
+    float32 and returned in its own dtype (the usual case under autocast: a bfloat16 conv
+    output into a float32 BatchNorm); False when every dtype is the input's. Other mixes
+    raise torch's RuntimeError."""
+    other = [p.dtype for p in params if p is not None and p.dtype != input.dtype]
+    if not other or not input.is_floating_point():
+        return False
+    if input.dtype.name not in ("float32", "float16", "bfloat16"):
+        raise RuntimeError(
+            f"mixed dtype (CPU): all inputs must share same datatype. Got input "
+            f"{input.dtype.name} and a parameter or running statistic of {other[0].name}; "
+            "convert them to the input's dtype")
+    bad = [d for p in params if p is not None and (d := p.dtype) is not D.float32]
+    if bad or input.dtype is D.float32:
+        raise RuntimeError(
+            "mixed dtype (CPU): expect parameter to have scalar type of Float: got "
+            f"{(bad or other)[0].name} with an input of {input.dtype.name}; convert the "
+            "parameters and running statistics with .float()")
+    return True
+
+
 def _check_dtypes(kernel: str, input: Tensor, *params: Tensor | None) -> None:
     if not input.is_floating_point():
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
             "with .float()"
         )
-    for p in params:
-        if p is not None and p.dtype != input.dtype:
-            if input.dtype.name == "float32":
-                raise RuntimeError(
-                    "mixed dtype (CPU): expect parameter to have scalar type of Float: got "
-                    f"{p.dtype.name}; convert the parameters and running statistics with "
-                    ".float()"
-                )
-            raise RuntimeError(
-                "mixed dtype (CPU): all inputs must share same datatype. Got input "
-                f"{input.dtype.name} and a parameter or running statistic of {p.dtype.name}; "
-                "convert them to the input's dtype"
-            )
+    mixed_reduced(input, *params)  # (raises for the mixes torch refuses)
 
 
 def _verify_batch_size(size: list[int]) -> None:
@@ -258,6 +270,9 @@ def _native_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: 
     """torch's ``at::batch_norm`` (no Python-level checks; also instance norm's): the
     native checks, then the statistics, the running update and the recorded forward."""
     size = tuple(input.shape)
+    if mixed_reduced(input, weight, bias, running_mean, running_var):  # (in float32)
+        return _native_batch_norm(ops.to_dtype(input, D.float32), running_mean, running_var,
+                                  weight, bias, training, momentum, eps).to(input.dtype)
     _check_dtypes("batch_norm", input, weight, bias, running_mean, running_var)
     if input.numel() == 0 and input.ndim >= 2:  # torch: a clone, scaled by weight[0] etc.
         out = ops.clone(input)
@@ -343,6 +358,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                 f"Expected {name} to be a vector of size equal to the number of channels in "
                 f"input, but got {name} of shape {list(t.shape)} and input of shape {list(size)}"
             )
+    if mixed_reduced(input, weight, bias):  # (in float32, returned in the input's dtype)
+        return group_norm(ops.to_dtype(input, D.float32), num_groups, weight, bias,
+                          eps).to(input.dtype)
     _check_dtypes("GroupNormKernelImpl", input, weight, bias)
     m = c // num_groups
     for s in size[2:]:

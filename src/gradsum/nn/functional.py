@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import gradsum.ops as ops
+from gradsum import _dtype as D
 from gradsum import _random
 from gradsum._autocast import autocast_policy, excluded
 from gradsum._backend import xp
@@ -35,7 +36,13 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.nn import _conv
-from gradsum.nn._norm import batch_norm, group_norm, instance_norm, native_layer_norm
+from gradsum.nn._norm import (
+    batch_norm,
+    group_norm,
+    instance_norm,
+    mixed_reduced,
+    native_layer_norm,
+)
 from gradsum.nn._pad import pad
 from gradsum.nn._pool import (
     adaptive_avg_pool2d,
@@ -536,13 +543,9 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
             f"\"LayerNormKernelImpl\" not implemented for '{_torch_name(input.dtype)}': "
             "convert the input with .float()"
         )
-    for t in (weight, bias):
-        if t is not None and t.dtype != input.dtype:
-            raise RuntimeError(
-                "mixed dtype (CPU): all inputs must share same datatype. Got input "
-                f"{input.dtype.name}, weight {None if weight is None else weight.dtype.name}, "
-                f"bias {None if bias is None else bias.dtype.name}"
-            )
+    if mixed_reduced(input, weight, bias):  # (torch's mixed type: in float32; raises)
+        return layer_norm(ops.to_dtype(input, D.float32), normalized_shape, weight, bias,
+                          eps).to(input.dtype)
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
         raise RuntimeError(
             f"Given normalized_shape={list(ns)}, expected input with shape "
