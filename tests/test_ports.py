@@ -118,6 +118,38 @@ def test_bench_ports_prints_the_step_time_table() -> None:
     assert len(rows) == 1 and rows[0].endswith("| match |"), res.stdout
 
 
+def _last_script_line(stderr: str, script: str) -> str:
+    frames = re.findall(rf'File "[^"]*{re.escape(script)}", line (\d+)', stderr)
+    return frames[-1] if frames else ""
+
+
+@pytest.mark.parametrize(("script", "args"), [
+    ("nanogpt_train.py", ("--device", "cuda", "--compile", "False")),
+    ("nanogpt_train.py", ("--device", "cuda:1", "--compile", "False")),
+])
+def test_asking_for_cuda_fails_as_torchs_cpu_build(script: str, args: tuple[str, ...],
+                                                   tmp_path: Path) -> None:
+    """A script told to use the GPU stops at the same line, with the same error, under both:
+    at ``model.to(device)`` when it starts afresh, at ``torch.load(..., map_location=device)``
+    when it resumes from a checkpoint (torch's, written by the first run)."""
+    program = harness.Program("cuda_request", script, args=args)
+    t = harness.run(program, "torch", tmp_path / "torch_init.pt", tmp_path, timeout=120)
+    g = harness.run(program, "gradsum", tmp_path / "gradsum_init.pt", tmp_path, timeout=120)
+    assert t.returncode == g.returncode == 1, (t.log(), g.log())
+    phrase = "AssertionError: Torch not compiled with CUDA enabled"
+    assert t.stderr.splitlines()[-1] == phrase, t.log()
+    assert g.stderr.splitlines()[-1].startswith(phrase), g.log()
+    assert _last_script_line(t.stderr, script) == _last_script_line(g.stderr, script) != ""
+    # resuming: both read torch's file onto the device that is not there
+    t = harness.run(program, "torch", tmp_path / "torch_init.pt", tmp_path, timeout=120)
+    g = harness.run(program, "gradsum", tmp_path / "torch_init.pt", tmp_path, timeout=120)
+    assert t.returncode == g.returncode == 1, (t.log(), g.log())
+    phrase = "RuntimeError: Attempting to deserialize object on a CUDA device"
+    assert t.stderr.splitlines()[-1].startswith(phrase), t.log()
+    assert g.stderr.splitlines()[-1].startswith(phrase), g.log()
+    assert _last_script_line(t.stderr, script) == _last_script_line(g.stderr, script) != ""
+
+
 @pytest.mark.parametrize("name", list(harness.PROGRAMS))
 def test_port_matches_torch(name: str, tmp_path: Path) -> None:
     program = harness.PROGRAMS[name]
