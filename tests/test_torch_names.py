@@ -50,9 +50,6 @@ KNOWN_MISSING: dict[str, str] = {
                              "processes); DataLoader workers use the standard library",
     "torch.multiprocessing.set_start_method": "no torch.multiprocessing",
     "torch.poisson": "no Poisson sampler with torch's random stream",
-    "torch.nn.attention": "no torch.nn.attention (SDPA backend selection, flex attention)",
-    "torch.nn.functional.grid_sample": "no grid sampling (bilinear/nearest/bicubic, padding "
-                                       "modes, align_corners, its backward)",
     "torch.optim.SparseAdam": "gradsum has no sparse gradients",
     "torch.autograd.forward_ad": "no forward-mode AD (dual tensors)",
     "torch.autograd.profiler": "no autograd profiler",
@@ -160,7 +157,7 @@ def test_dtype_aliases_name_the_same_dtype(name):
 
 
 # -- names added with this list: cheap aliases of what gradsum already has (affine_grid and
-# gumbel_softmax, compositions, are tested in test_diff_affine_grid.py, test_diff_gumbel_softmax.py)
+# gumbel_softmax, pdist and grid_sample, compositions, have test_diff_* files of their own)
 _SCATTER_CALLS = {
     "src": lambda m, x, idx, idx2, src: m.scatter(x, 0, idx, src),
     "value": lambda m, x, idx, idx2, src: m.scatter(x, 1, idx2, 5.0),

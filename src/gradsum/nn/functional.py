@@ -3156,3 +3156,9 @@ def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None)
 
 __all__ += ["pdist", "upsample_bilinear", "upsample_nearest"]
 # -- end pdist, upsample_nearest, upsample_bilinear --
+
+# -- grid_sample (nn/_grid_sample.py) --
+from gradsum.nn._grid_sample import grid_sample  # noqa: E402  (an appended block)
+
+__all__ += ["grid_sample"]
+# -- end grid_sample --
