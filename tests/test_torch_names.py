@@ -71,10 +71,7 @@ KNOWN_MISSING: dict[str, str] = {
 }
 
 #: names gradsum has with another kind than torch's, with the reason
-KNOWN_OTHER_KIND: dict[str, str] = {
-    "torch.serialization.safe_globals": "a context-manager function in gradsum, a context-"
-                                        "manager class in torch (used the same way: with ...)",
-}
+KNOWN_OTHER_KIND: dict[str, str] = {}
 
 
 def names() -> list[str]:
