@@ -241,9 +241,7 @@ def _dtype_table() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for d in D._ALL:
         out[f"torch.{d.name}"] = d
-    bf16 = getattr(D, "bfloat16", None)
-    if isinstance(bf16, D.dtype):
-        out["torch.bfloat16"] = bf16
+    out["torch.bfloat16"] = D.bfloat16  # (without ml_dtypes: a dtype whose use says so)
     return out
 
 
@@ -251,16 +249,6 @@ def _gradsum_attr(name: str) -> Any:
     import gradsum
 
     return getattr(gradsum, name, None)
-
-
-def _device_class() -> Any:
-    dev = _gradsum_attr("device")
-    return dev if isinstance(dev, type) else _cpu_device
-
-
-def _cpu_device(kind: Any = "cpu", index: Any = None) -> str:
-    """Stand-in for ``torch.device`` until ``gradsum.device`` exists: the device string."""
-    return str(kind) if index is None else f"{kind}:{index}"
 
 
 _LEGACY_TENSOR_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
@@ -277,7 +265,7 @@ def torch_globals() -> dict[str, Any]:
         "torch.nn.parameter.Parameter": _parameter_class(),
         "torch.Size": _size,
         "torch.Tensor": Tensor,
-        "torch.device": _device_class(),
+        "torch.device": _gradsum_attr("device"),
         "torch.serialization._get_layout": _layout_unsupported,
         "_codecs.encode": _encode,
         "builtins.bytearray": builtins.bytearray,
@@ -295,9 +283,7 @@ def torch_globals() -> dict[str, Any]:
         table[f"torch.{name}"] = st
     table["torch.storage.UntypedStorage"] = STORAGE_TYPES["UntypedStorage"]
     for name in _LEGACY_TENSOR_TYPES:
-        cls = _gradsum_attr(name)
-        if cls is not None:
-            table[f"torch.{name}"] = cls
+        table[f"torch.{name}"] = _gradsum_attr(name)
     return table
 
 
