@@ -26,6 +26,7 @@ from gradsum.porting import (
     torch_alias,
     uninstall_torch_alias,
 )
+from mpi_helpers import needs_mpi
 
 
 def _torch_entries() -> dict[str, types.ModuleType]:
@@ -239,6 +240,23 @@ def test_gradsum_run_a_missing_script_is_pythons_error(tmp_path: Path) -> None:
                             text=True, timeout=60)
     assert res.returncode == python.returncode == 2
     assert res.stderr.split(": ", 1)[1] == python.stderr.split(": ", 1)[1]
+
+
+@needs_mpi
+def test_gradsum_run_n_ranks_resolve_torch_to_gradsum(tmp_path: Path) -> None:
+    script = tmp_path / "ddp.py"
+    script.write_text(textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+        dist.init_process_group("mpi")  # (gradsum refuses "gloo": MPI only)
+        t = torch.tensor([float(dist.get_rank() + 1)])
+        dist.all_reduce(t)
+        print(torch.__name__, dist.get_rank(), dist.get_world_size(), t.item())
+        dist.destroy_process_group()
+    """))
+    res = _gradsum("run", "-n", "2", "--timeout", "60", str(script))
+    assert res.returncode == 0, res.stderr
+    assert sorted(res.stdout.splitlines()) == ["gradsum 0 2 3.0", "gradsum 1 2 3.0"]
 
 
 def test_porting_main_without_a_script_is_a_usage_error() -> None:
