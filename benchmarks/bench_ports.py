@@ -2,8 +2,9 @@
 under gradsum (``gradsum run``), one thread, interleaved (torch, gradsum, torch, gradsum, ...).
 
 Each run reports the median of its own step times; the table shows the median over
-``--repeats`` runs of each, the ratio, and whether the per-step values matched (the harness's
-comparison of the first pair of runs). Needs torch.
+``--repeats`` runs of each, the ratio of the medians, the range of the per-pair ratios, and
+whether the first pair of runs matched (the harness's comparison: per-step values, warnings,
+the final checkpoint). Needs torch.
 
     python benchmarks/bench_ports.py [--repeats 3] [program ...]
 """
@@ -54,18 +55,21 @@ def main(argv: list[str] | None = None) -> int:
             g = [x for x in times["gradsum"] if x is not None]
             tm = statistics.median(t) if t else None
             gm = statistics.median(g) if g else None
+            ratios = [b / a for a, b in zip(times["torch"], times["gradsum"]) if a and b]
+            spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
             result = "match" if first.ok else ("gradsum failed" if first.gradsum.returncode
-                                               else f"{len(first.mismatches)} mismatches")
-            rows.append((name, program.dtype, tm, gm, result))
+                                               else "differs")
+            rows.append((name, program.dtype, tm, gm, spread, result))
             print(f"{name}: torch {tm} ms, gradsum {gm} ms, {result}", file=sys.stderr)
     print(f"Median ms per step over {ns.repeats} runs each, one thread, interleaved.\n")
-    print("| program | dtype | torch ms/step | gradsum ms/step | gradsum/torch | per-step values |")
-    print("| --- | --- | ---: | ---: | ---: | --- |")
-    for name, dtype, tm, gm, result in rows:
+    print("| program | dtype | torch ms/step | gradsum ms/step | gradsum/torch "
+          "| range of the runs | per-step values |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    for name, dtype, tm, gm, spread, result in rows:
         ratio = f"{gm / tm:.2f}" if tm and gm else "-"
         ts = f"{tm:.2f}" if tm is not None else "-"
         gs = f"{gm:.2f}" if gm is not None else "-"
-        print(f"| {name} | {dtype} | {ts} | {gs} | {ratio} | {result} |")
+        print(f"| {name} | {dtype} | {ts} | {gs} | {ratio} | {spread} | {result} |")
     return 0
 
 
