@@ -1263,11 +1263,23 @@ def relu(a: Tensor) -> Tensor:
     return _unary(a, out, ReluBackward0, "output")
 
 
+def _in_float32(rule: Any, g: Tensor, a: Tensor) -> Tensor:
+    """``rule(g, a)``, a backward rule written in gradsum ops, for a bfloat16 ``a`` computed
+    in float32 and rounded once, as torch's reduced-precision kernels (each of the rule's ops
+    would round to bfloat16 otherwise); recorded, so double backward goes through it."""
+    if a._array.dtype.kind != "V":
+        return rule(g, a)
+    return to_dtype(rule(to_dtype(g, D.float32), to_dtype(a, D.float32)), a.dtype)
+
+
 class GeluBackward0(Node):
     __slots__ = ("approximate",)
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
+        return _in_float32(self._rule, g, a)
+
+    def _rule(self, g: Tensor, a: Tensor) -> Tensor:
         if self.approximate == "tanh":
             k = math.sqrt(2.0 / math.pi)
             inner = F.mul(F.add(a, F.mul(F.pow(a, 3), 0.044715)), k)
@@ -1285,9 +1297,12 @@ class GeluBackward0(Node):
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula."""
     x = _float_only(a, "GeluKernelImpl")
+    low = x.dtype if x.dtype.kind == "V" else None  # bfloat16: in float32, rounded once
+    if low is not None:
+        x = x.astype(xp.float32)
     if approximate == "none":
         out = (0.5 * x * (1.0 + _erf_array(x / _SQRT_2))).astype(x.dtype, copy=False)
-        if x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous:
+        if low is None and x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous:
             # torch runs a contiguous float32 input of more than one element through
             # oneDNN's gelu_erf, which gives nan at +inf (its native kernel, used otherwise,
             # gives inf)
@@ -1301,6 +1316,8 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
         raise RuntimeError(
             f"approximate argument must be either none or tanh, got {approximate!r}"
         )
+    if low is not None:
+        out = out.astype(low)
     if not needs_grad(a):
         return _make(out)
     node = GeluBackward0()
@@ -1315,6 +1332,10 @@ class SiluBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
+        return _in_float32(self._rule, g, a)
+
+    @staticmethod
+    def _rule(g: Tensor, a: Tensor) -> Tensor:
         s = F.sigmoid(a)
         return F.mul(g, F.mul(s, F.add(F.mul(a, F.rsub(s, 1)), 1)))
 
@@ -1323,7 +1344,11 @@ class SiluBackward0(Node):
 def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)``."""
     x = _float_only(a, "silu_cpu")
-    out = (x * _sigmoid_array(x)).astype(x.dtype, copy=False)
+    if x.dtype.kind == "V":  # (in float32, rounded once: torch's kernel)
+        w = x.astype(xp.float32)
+        out = (w * _sigmoid_array(w)).astype(x.dtype)
+    else:
+        out = (x * _sigmoid_array(x)).astype(x.dtype, copy=False)
     return _unary(a, out, SiluBackward0, "input")
 
 
