@@ -124,6 +124,8 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
                                                      mode="circular"),
     "constant_pad": lambda T, d: T.nn.functional.pad(_rand(T, d, 1, 2, 3), (1, 1)),
     "quantile": lambda T, d: T.quantile(_rand(T, d, 5), 0.5),
+    "grid_sample": lambda T, d: T.nn.functional.grid_sample(
+        _rand(T, d, 1, 1, 3, 3), _rand(T, d, 1, 2, 2, 2) * 0.5, align_corners=False),
     # on neither list: the input dtypes
     "max_pool2d": lambda T, d: T.nn.functional.max_pool2d(_rand(T, d, 1, 1, 2, 2), 2),
     "avg_pool2d": lambda T, d: T.nn.functional.avg_pool2d(_rand(T, d, 1, 1, 2, 2), 2),

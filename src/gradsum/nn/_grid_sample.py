@@ -14,6 +14,7 @@ import warnings
 from typing import Any
 
 from gradsum import _creation, ops
+from gradsum._autocast import autocast_policy
 from gradsum._backend import silenced, xp
 from gradsum._fma import fma
 from gradsum._tensor import Tensor
@@ -140,6 +141,7 @@ def _masked(vals: Tensor, weight: Tensor | None, valid: Any) -> Tensor:
     return vals if weight is None else vals * weight.unsqueeze(1)
 
 
+@autocast_policy("grid_sampler")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at ``grid`` (N, Ho, Wo, 2) or
