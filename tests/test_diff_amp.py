@@ -145,6 +145,18 @@ CASES: dict[str, Callable[[Any, Any], Any]] = {
     "embedding_bag": lambda T, d: T.nn.functional.embedding_bag(T.tensor([[0, 1]]),
                                                                 _rand(T, d, 3, 4)),
     "cumsum": lambda T, d: _rand(T, d, 3).cumsum(0),
+    # composites: cast where torch's are built on a listed op (tensordot, inner, multi_dot and
+    # matrix_power through mm/bmm), not where theirs are not (outer, kron, addmv, addr)
+    "tensordot": lambda T, d: T.tensordot(_rand(T, d, 2, 3), _rand(T, d, 3, 2), 1),
+    "inner": lambda T, d: T.inner(_rand(T, d, 2, 3), _rand(T, d, 2, 3, s=1)),
+    "multi_dot": lambda T, d: T.linalg.multi_dot([_rand(T, d, 2, 2), _rand(T, d, 2, 2, s=1)]),
+    "matrix_power": lambda T, d: _rand(T, d, 2, 2).matrix_power(2),
+    "affine_grid": lambda T, d: T.nn.functional.affine_grid(_rand(T, d, 1, 2, 3), (1, 1, 2, 2),
+                                                            align_corners=False),
+    "outer": lambda T, d: T.outer(_rand(T, d, 2), _rand(T, d, 3)),
+    "kron": lambda T, d: T.kron(_rand(T, d, 2, 2), _rand(T, d, 2, 2, s=1)),
+    "addmv": lambda T, d: T.addmv(_rand(T, d, 2), _rand(T, d, 2, 2), _rand(T, d, 2, s=1)),
+    "addr": lambda T, d: T.addr(_rand(T, d, 2, 2), _rand(T, d, 2), _rand(T, d, 2, s=1)),
     # modules built from them
     "linear_module": lambda T, d: T.nn.Linear(3, 2).to(d)(_rand(T, d, 2, 3)),
     "conv_module": lambda T, d: T.nn.Conv2d(2, 3, 2).to(d)(_rand(T, d, 1, 2, 4, 4)),
