@@ -76,8 +76,8 @@ def _resolve(fullname: str) -> types.ModuleType:
             return found
         raise ModuleNotFoundError(
             f"No module named '{target}' (imported as '{fullname}' through gradsum's torch "
-            f"alias): gradsum has no module at this path; import what the script needs from an "
-            f"existing gradsum module, or run the script under PyTorch",
+            "alias): gradsum has no module at this path; import what the script needs from an "
+            "existing gradsum module, or run the script under PyTorch",
             name=fullname,
         ) from None
 
@@ -210,9 +210,10 @@ def run_script(path: str, args: Sequence[str] = (), *, module: bool = False) -> 
     """Run ``path`` as ``__main__`` with ``import torch`` resolved to gradsum.
 
     As ``python path args...`` does: ``sys.argv`` is ``[path, *args]``, the script's
-    ``__file__`` is ``path``, and ``sys.path[0]`` is the script's directory (so its sibling
-    modules import). With ``module=True``, ``path`` is a module name run as ``python -m`` runs
-    it. Exceptions and :class:`SystemExit` propagate, as from the script itself.
+    ``__file__`` is its absolute path, and ``sys.path[0]`` is its directory (so its sibling
+    modules import); both are restored afterwards. With ``module=True``, ``path`` is a module
+    name run as ``python -m`` runs it. Exceptions and :class:`SystemExit` propagate, as from
+    the script itself.
 
     Example:
         >>> import pathlib, tempfile
