@@ -132,7 +132,8 @@ class Comparison:
 
     @property
     def ok(self) -> bool:
-        """Both ran to the end, printed the same keys, and every value agrees."""
+        """Both ran to the end, printed the same keys and warnings, every value agrees, and
+        gradsum's final checkpoint is torch's."""
         return (self.torch.returncode == 0 and self.gradsum.returncode == 0
                 and not self.mismatches and not self.checkpoint_mismatches
                 and not self.warning_mismatches)
@@ -179,8 +180,8 @@ def run(program: Program, lib: str, init: Path, out_dir: Path, timeout: float = 
     env = {**os.environ, **ONE_THREAD}
     if lib == "gradsum":
         # PyTorch made unimportable: the gradsum run must not touch the real torch, not even to
-        # read torch's init file (the alias resolves ``import torch`` before sys.path is seen)
-        # (and this checkout's gradsum first, should another be installed)
+        # read torch's init file (the alias resolves ``import torch`` before sys.path is
+        # seen); and this checkout's gradsum first, should another be installed
         src = [str(HERE.parent / "src")] if (HERE.parent / "src" / "gradsum").is_dir() else []
         env["PYTHONPATH"] = os.pathsep.join(
             [str(_torch_blocker(out_dir)), *src, *filter(None, [os.environ.get("PYTHONPATH")])])
