@@ -25,6 +25,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input, _saved_output
 from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
+from gradsum.ops.elementwise import _in_float32
 
 
 def _dtype_name(dt: Any) -> str:
@@ -488,6 +489,9 @@ class SoftmaxBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
+        return _in_float32(self._rule, g, out)  # (bfloat16: in float32, rounded once)
+
+    def _rule(self, g: Tensor, out: Tensor) -> Tensor:
         gy = F.mul(g, out)
         return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
 
@@ -566,7 +570,7 @@ class LogSoftmaxBackward0(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (out,) = self.saved()
-        return log_softmax_backward(g, out, self.dim)
+        return _in_float32(lambda g, y: log_softmax_backward(g, y, self.dim), g, out)
 
 
 class LogSoftmaxBackwardDataBackward0(Node):
@@ -673,6 +677,8 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = xp.where(xp.isfinite(x), 0.0, math.nan).astype(x.dtype)
     elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
         out = x.copy()
+    elif x.dtype.kind == "V":  # bfloat16: in float32, rounded once (torch's kernel)
+        out = quietly(_log_softmax_array, x.astype(xp.float32), d).astype(x.dtype)
     else:
         out = quietly(_log_softmax_array, x, d)
     if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
