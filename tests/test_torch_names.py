@@ -49,7 +49,6 @@ KNOWN_MISSING: dict[str, str] = {
     "torch.multiprocessing": "no torch.multiprocessing (shared-memory tensors across "
                              "processes); DataLoader workers use the standard library",
     "torch.multiprocessing.set_start_method": "no torch.multiprocessing",
-    "torch.poisson": "no Poisson sampler with torch's random stream",
     "torch.optim.SparseAdam": "gradsum has no sparse gradients",
     "torch.autograd.forward_ad": "no forward-mode AD (dual tensors)",
     "torch.autograd.profiler": "no autograd profiler",

@@ -41,6 +41,7 @@ from gradsum._creation import (
     normal,
     ones,
     ones_like,
+    poisson,
     rand,
     rand_like,
     randint,

@@ -20,6 +20,7 @@ from gradsum import _device, _random
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.graph import Node
 
 
 def _check_device(device: Any, name: str = "zeros") -> None:
@@ -731,6 +732,46 @@ def bernoulli(p: Tensor, p_scalar: float | None = None, *,
         prob = p_scalar
     arr = (_random.rng(generator).random(p._array.shape) < prob).astype(dt)
     return Tensor._make(arr)
+
+
+#: NumPy's largest Poisson rate; torch's larger rates (and inf) give int64's minimum
+_POISSON_LAM_MAX = 9.223372006484771e18
+
+
+def poisson(input: Tensor, generator: _random.Generator | None = None) -> Tensor:
+    """Poisson samples with the rates of ``input`` (its shape and floating dtype), from
+    gradsum's generator (so not torch's numbers for the same seed). The output of a rate that
+    requires grad has torch's ``PoissonBackward0`` node, which gives the rate a zero gradient
+    (the samples are not reparameterised).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.poisson(gradsum.zeros(3)).tolist()
+        [0.0, 0.0, 0.0]
+    """
+    x = input._array
+    if x.dtype.kind not in "fV":
+        raise D.not_implemented("poisson_cpu", x.dtype, "Pass floating rates (.float()).")
+    rates = x.astype(xp.float64)
+    if rates.size and not bool((rates >= 0).all()):  # (NaN fails too, as in torch)
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    big = rates > _POISSON_LAM_MAX
+    draws = xp.asarray(_random.rng(generator).poisson(xp.where(big, 0.0, rates)))
+    out = xp.asarray(xp.where(big, -(2.0 ** 63), draws), dtype=x.dtype)  # (torch: overflow)
+    from gradsum.ops._core import needs_grad, record
+
+    if needs_grad(input):
+        return record(PoissonBackward0(), (input,), out)
+    return Tensor._make(out)
+
+
+class PoissonBackward0(Node):
+    """``poisson``'s node: a zero gradient for the rates, as torch's."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return zeros_like(g)
 
 
 def multinomial(probs: Tensor, num_samples: int, replacement: bool = False, *,
