@@ -246,12 +246,15 @@ def test_gradsum_run_a_missing_script_is_pythons_error(tmp_path: Path) -> None:
 def test_gradsum_run_n_ranks_resolve_torch_to_gradsum(tmp_path: Path) -> None:
     script = tmp_path / "ddp.py"
     script.write_text(textwrap.dedent("""
+        import sys
         import torch
         import torch.distributed as dist
         dist.init_process_group("mpi")  # (gradsum refuses "gloo": MPI only)
         t = torch.tensor([float(dist.get_rank() + 1)])
         dist.all_reduce(t)
-        print(torch.__name__, dist.get_rank(), dist.get_world_size(), t.item())
+        # one write per line: the ranks share the launcher's unbuffered stdout
+        sys.stdout.write(f"{torch.__name__} {dist.get_rank()} {dist.get_world_size()} "
+                         f"{t.item()}\n")
         dist.destroy_process_group()
     """))
     res = _gradsum("run", "-n", "2", "--timeout", "60", str(script))
