@@ -254,7 +254,7 @@ def test_gradsum_run_n_ranks_resolve_torch_to_gradsum(tmp_path: Path) -> None:
         dist.all_reduce(t)
         # one write per line: the ranks share the launcher's unbuffered stdout
         sys.stdout.write(f"{torch.__name__} {dist.get_rank()} {dist.get_world_size()} "
-                         f"{t.item()}\n")
+                         f"{t.item()}\\n")
         dist.destroy_process_group()
     """))
     res = _gradsum("run", "-n", "2", "--timeout", "60", str(script))
