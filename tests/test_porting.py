@@ -249,17 +249,17 @@ def test_gradsum_run_n_ranks_resolve_torch_to_gradsum(tmp_path: Path) -> None:
         import sys
         import torch
         import torch.distributed as dist
-        dist.init_process_group("mpi")  # (gradsum refuses "gloo": MPI only)
+        dist.init_process_group("gloo")  # torch's CPU backend: over MPI in gradsum
         t = torch.tensor([float(dist.get_rank() + 1)])
         dist.all_reduce(t)
         # one write per line: the ranks share the launcher's unbuffered stdout
-        sys.stdout.write(f"{torch.__name__} {dist.get_rank()} {dist.get_world_size()} "
-                         f"{t.item()}\\n")
+        sys.stdout.write(f"{torch.__name__} {dist.get_backend()} {dist.get_rank()} "
+                         f"{dist.get_world_size()} {t.item()}\\n")
         dist.destroy_process_group()
     """))
     res = _gradsum("run", "-n", "2", "--timeout", "60", str(script))
     assert res.returncode == 0, res.stderr
-    assert sorted(res.stdout.splitlines()) == ["gradsum 0 2 3.0", "gradsum 1 2 3.0"]
+    assert sorted(res.stdout.splitlines()) == ["gradsum gloo 0 2 3.0", "gradsum gloo 1 2 3.0"]
 
 
 def test_porting_main_without_a_script_is_a_usage_error() -> None:

@@ -207,6 +207,7 @@ class _Comm:
 class _State:
     group: _Comm | None = None
     world: Any = None
+    backend: str = "mpi"
     prev_excepthook: Callable[..., Any] | None = None
 
 
@@ -284,21 +285,24 @@ def init_process_group(
     whole job ends instead of the other ranks hanging.
 
     Args:
-        backend: ``"mpi"`` (or ``None``); other torch backends are not available here.
+        backend: ``"mpi"`` (or ``None``), or ``"gloo"``, torch's CPU backend, which scripts
+            written for torch pass: its collectives run over MPI here, with the same results
+            (``get_backend()`` then says ``"gloo"``). GPU backends (``"nccl"``) are refused.
         init_method, timeout, store, group_name, pg_options, device_id: accepted for
             torch compatibility and ignored (MPI does the rendezvous).
         world_size, rank: optional; if given they must match what MPI assigned.
 
     Raises:
-        ValueError: called twice, another backend, or world_size/rank disagree with MPI.
+        ValueError: called twice, a GPU backend, or world_size/rank disagree with MPI.
         RuntimeError: mpi4py is not installed.
     """
     if _state.group is not None:
         raise ValueError("trying to initialize the default process group twice!")
-    if backend is not None and str(backend).lower() != "mpi":
+    name = "mpi" if backend is None else str(backend).lower()
+    if name not in ("mpi", "gloo"):
         raise ValueError(
-            f"Invalid backend {backend!r}: gradsum.distributed runs over MPI only; pass "
-            f"backend='mpi'"
+            f"Invalid backend {backend!r}: gradsum.distributed runs on the CPU over MPI; pass "
+            f"backend='mpi' or 'gloo' (torch's CPU backend, run over MPI here)"
         )
     try:
         from mpi4py import MPI
@@ -313,6 +317,7 @@ def init_process_group(
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but MPI assigned rank {world.Get_rank()}; leave it -1")
     _state.world = world
+    _state.backend = name
     _state.group = _Comm(MPI, world.Dup())
     _state.prev_excepthook = sys.excepthook
     sys.excepthook = _abort_excepthook
@@ -351,9 +356,10 @@ def get_world_size(group: Any = None) -> int:
 
 
 def get_backend(group: Any = None) -> str:
-    """Always ``"mpi"``."""
+    """The backend ``init_process_group`` was given: ``"mpi"`` or ``"gloo"`` (both run over
+    MPI)."""
     _group(group)
-    return "mpi"
+    return _state.backend
 
 
 # -- Work ----------------------------------------------------------------------------------------
