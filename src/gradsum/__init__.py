@@ -227,6 +227,9 @@ for _name, _fn in _ops.OPS.items():  # torch aliases (clip, concat, divide, ...)
 from gradsum import autograd, backends, utils
 from gradsum import nn, optim  # after ops: they build on them
 from gradsum import special  # torch.special (after ops: it builds on them)
+import types as _types
+
+from gradsum import random  # torch.random: the default generator's functions, fork_rng
 from gradsum import func  # torch.func: functional_call (after nn)
 from gradsum import amp, cpu  # torch.amp (autocast, GradScaler), torch.cpu (after optim)
 from gradsum.amp.autocast_mode import (  # torch's top-level autocast state functions
@@ -290,4 +293,8 @@ from gradsum.compiler import compile
 __version__ = "0.1.0"  # the only place the version is written (pyproject.toml reads it)
 from gradsum import version  # torch.version: cuda/hip None, as torch's CPU build (after it)
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+# (as torch's: the public names but the submodules, so that ``from gradsum import *`` does not
+# shadow a script's own ``random``, ``version`` or ``testing``)
+__all__ = [name for name, obj in globals().items()
+           if not name.startswith("_") and not isinstance(obj, _types.ModuleType)
+           and name != "annotations"]
