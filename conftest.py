@@ -13,6 +13,12 @@ import pytest
 
 #: module path fragment -> (package it needs, how to get it)
 _DOCTEST_NEEDS = {
+    # (autocast's CPU default dtype is bfloat16)
+    "src/gradsum/_autocast.py": ("ml_dtypes", "pip install ml_dtypes (or gradsum[bfloat16])"),
+    "src/gradsum/amp/__init__.py": ("ml_dtypes", "pip install ml_dtypes (or gradsum[bfloat16])"),
+    "src/gradsum/cpu/amp.py": ("ml_dtypes", "pip install ml_dtypes (or gradsum[bfloat16])"),
+    "src/gradsum/amp/autocast_mode.py": ("ml_dtypes",
+                                         "pip install ml_dtypes (or gradsum[bfloat16])"),
 }
 
 

@@ -209,6 +209,21 @@ def test_without_ml_dtypes_use_raises_type_error() -> None:
                                          "pip install ml_dtypes (or gradsum[bfloat16])"), e
             else:
                 raise AssertionError("no TypeError")
+        # float64 is not mistaken for the missing type (NumPy reads dtype == None as float64)
+        x = gradsum.tensor([0.5, 2.0], dtype=gradsum.float64, requires_grad=True)
+        y = gradsum.sigmoid(x).sum()
+        y.backward()
+        assert y.grad_fn.name() == "SumBackward0" and x.grad.dtype is gradsum.float64
+        assert gradsum.linalg.vector_norm(x).grad_fn.name() == "LinalgVectorNormBackward0"
+        # autocast's CPU default is bfloat16: refused at once, naming the install
+        try:
+            gradsum.autocast("cpu")
+        except TypeError as e:
+            assert "needs the optional ml_dtypes package" in str(e), e
+        else:
+            raise AssertionError("no TypeError")
+        with gradsum.autocast("cpu", dtype=gradsum.float16):
+            assert (gradsum.ones(2, 2) @ gradsum.ones(2, 2)).dtype is gradsum.float16
         print("ok")
     """)
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

@@ -107,8 +107,11 @@ _ALL: tuple[dtype, ...] = (float32, float64, float16, int64, int32, int16, int8,
 if _ml_dtypes is not None:
     _ALL += (bfloat16,)
 _BY_NP: dict[Any, dtype] = {d.np: d for d in _ALL}
-#: the NumPy type of bfloat16 (``None`` without ml_dtypes): its kind is "V", not "f"
-_BF16_NP: Any = bfloat16.np if _ml_dtypes is not None else None
+#: the NumPy type of bfloat16: its kind is "V", not "f". Without ml_dtypes, a 2-byte void type
+#: no gradsum array has, so ``array.dtype == _BF16_NP`` is always False (never ``None``: NumPy
+#: reads ``dtype == None`` as ``dtype == float64``)
+_BF16_NP: Any = (bfloat16.np if _ml_dtypes is not None
+                 else xp.dtype([("gradsum_has_no_bfloat16_without_ml_dtypes", "V2")]))
 
 _default_float = float32
 

@@ -120,6 +120,11 @@ class autocast:
                     f"autocast.\n{name} Autocast only supports dtypes of torch.bfloat16, "
                     "torch.float16 currently.", stacklevel=2)
                 enabled = False
+            elif isinstance(self.fast_dtype, D._UnavailableDtype):
+                raise TypeError(
+                    f"autocast({device_type!r}) would compute in {self.fast_dtype.name} (the "
+                    f"default on the CPU), which needs the optional ml_dtypes package: pip "
+                    f"install ml_dtypes (or gradsum[bfloat16]); or pass dtype=gradsum.float16")
         self._enabled = enabled
 
     def __enter__(self) -> autocast:
