@@ -78,7 +78,9 @@ def test_quick_start_is_what_ci_runs():
     for command in commands[2:]:
         assert f"\n{command}\n" in ci, f".ci/run does not run {command!r} verbatim"
     assert "python3.11 -m venv .venv" in ci
-    assert "20,000 tests" in quick and "minutes" in quick
+    # (the size and time of the suite are said, and the size is of the order it has)
+    said = re.search(r"about ([\d,]+) tests, [\d-]+ minutes on 2 cores", quick)
+    assert said and int(said.group(1).replace(",", "")) >= 20_000, said
 
 
 def test_links_stay_in_the_repository():
