@@ -1,10 +1,12 @@
 """The benchmark scripts' workloads run in gradsum (a smoke test: their timings are not
-asserted, and torch is not needed). Each builder takes the library as an argument, so the
-same code runs in torch when the scripts compare the two."""
+asserted, and torch is not needed, except by the op sweep's test, which skips without it).
+Each builder takes the library as an argument, so the same code runs in torch when the
+scripts compare the two."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -60,3 +62,20 @@ def test_ab_trees_runs_two_trees(tmp_path: object) -> None:
         capture_output=True, text=True, timeout=300, check=True,
     ).stdout
     assert out.count("mlp ") == 2 and "(+0.0%)" in out
+
+
+def test_op_sweep_prints_ratios_and_geometric_mean() -> None:
+    pytest.importorskip("torch", reason="the op sweep times gradsum against torch: "
+                                        "pip install -e .[test]")
+    out = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "bench_ops.py"), "--quick", "--repeats", "1",
+         "--ops", "add,gelu,sum,matmul"],
+        capture_output=True, text=True, timeout=300, check=True,
+    ).stdout
+    assert "| op | elements | gradsum (median) | torch (median) | gradsum/torch |" in out
+    for name in ("add", "gelu", "sum", "matmul"):
+        row = next(line for line in out.splitlines() if line.startswith(f"| {name} |"))
+        ratio = row.split("|")[5].strip()
+        assert float(ratio) > 0, row
+    assert re.search(r"Geometric mean of gradsum/torch over the 4 entries timed at this size: "
+                     r"\*\*\d+\.\d\d\*\*", out), out
