@@ -16,10 +16,14 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 
 def time_interleaved(
-    fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2, inner: int = 1
+    fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2, inner: int = 1,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, list[float]]:
     """Run each function ``repeats`` times, interleaved (a, b, a, b, ...), return seconds.
-    Each timing is the mean of ``inner`` calls; ``warmup`` such groups run first, untimed."""
+    Each timing is the mean of ``inner`` calls; ``warmup`` such groups run first, untimed.
+    ``clock`` is wall time by default; ``time.process_time`` (the process's CPU time, which
+    leaves out the time other processes hold the cores) steadies one-thread timings on a
+    busy machine."""
     for _ in range(warmup):
         for fn in fns.values():
             for _ in range(inner):
@@ -27,10 +31,10 @@ def time_interleaved(
     out: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(inner):
                 fn()
-            out[name].append((time.perf_counter() - t0) / inner)
+            out[name].append((clock() - t0) / inner)
     return out
 
 

@@ -59,6 +59,8 @@ torch.set_num_threads(1)
 MIN_TIMING = 2e-3
 #: skip a size where one call is predicted (from the previous size) to take longer than this
 MAX_CALL = 20.0
+#: the timer: the process's CPU time by default (``--clock wall`` for wall time)
+CLOCK: dict[str, Callable[[], float]] = {"now": time.process_time}
 JITTER = 0.01
 
 
@@ -488,11 +490,12 @@ def try_sample(entry: Entry, sample: Sample, dtype: str, scheme: str) -> Trial:
     """Run both libraries once (forward + backward); raise if either fails or they disagree
     on the output shapes."""
     g, t = Program(entry, sample, "g", dtype), Program(entry, sample, "t", dtype)
-    t0 = time.perf_counter()
+    clock = CLOCK["now"]
+    t0 = clock()
     tout = t.run()
-    t1 = time.perf_counter()
+    t1 = clock()
     gout = g.run()
-    t2 = time.perf_counter()
+    t2 = clock()
     if _shapes(gout) != _shapes(tout):
         raise ValueError(f"output shapes differ: {_shapes(gout)} vs {_shapes(tout)}")
     size = max(_input_size(sample), _out_size(tout))
@@ -714,7 +717,8 @@ def time_trial(trial: Trial, settings: Settings, size: int) -> tuple[float, floa
     fast = max(1e-7, min(trial.t_g, trial.t_t))
     inner = max(1, min(2000, math.ceil(MIN_TIMING / fast)))
     repeats, warmup = _repeats(settings, size, per_call)
-    res = time_interleaved({"g": trial.g.run, "t": trial.t.run}, repeats, warmup, inner)
+    res = time_interleaved({"g": trial.g.run, "t": trial.t.run}, repeats, warmup, inner,
+                           clock=CLOCK["now"])
     return median(res["g"]), median(res["t"])
 
 
@@ -863,8 +867,12 @@ def main(argv: list[str] | None = None) -> int:
                              "calls)")
     parser.add_argument("--quick", action="store_true", help="1K only, 3 repeats")
     parser.add_argument("--out", default=None, help="also write the markdown here")
+    parser.add_argument("--clock", default="cpu", choices=["cpu", "wall"],
+                        help="cpu: the process's CPU time (default; steady on a busy machine, "
+                             "the same as wall time on a quiet one for one thread); wall")
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     ns = parser.parse_args(argv)
+    CLOCK["now"] = time.process_time if ns.clock == "cpu" else time.perf_counter
     sizes = [1024] if ns.quick else sorted(int(s) for s in ns.sizes.split(","))
     log = (lambda s: print(s, file=sys.stderr, flush=True)) if ns.verbose else (lambda s: None)
     settings = Settings(sizes, ns.dtype, ns.repeats, ns.quick,
@@ -889,7 +897,8 @@ def main(argv: list[str] | None = None) -> int:
         f"## Op sweep: {len(entries)} entries, {ns.dtype}, forward + backward, gradsum/torch",
         "",
         f"One thread ({threads_info()}); torch {torch.__version__}, NumPy {np.__version__}; "
-        f"{time.perf_counter() - t0:.0f} s in all. Medians of interleaved timings; ULP: max "
+        f"{time.perf_counter() - t0:.0f} s in all. Medians of interleaved timings "
+        f"({'process CPU time' if ns.clock == 'cpu' else 'wall time'}); ULP: max "
         "error of the float32 forward against torch's float64 forward (at about "
         f"{_fmt_size(settings.accuracy_size)} elements).",
     ]
