@@ -22,6 +22,7 @@ from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.backends import mha as _mha_switch
@@ -85,9 +86,13 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
     ``dQ = scale * dS K``, ``dK = scale * dS^T Q``; with grouped heads the repeated key/value
     heads' gradients are summed back."""
 
-    __slots__ = ("mask", "scale")
+    __slots__ = ("mask", "probs", "scale")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        if self.probs is not None and not _grad_state.enabled:  # (no graph to record)
+            arrays = self.saved_arrays()
+            if g._array.dtype == self.probs.dtype:
+                return _flash_backward_arrays(self, g._array, *arrays)
         q, k, v = self.saved()
         rep = q.shape[1] // k.shape[1]
         kk = ops.repeat_interleave(k, rep, dim=1) if rep > 1 else k
@@ -105,6 +110,84 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
                 gk = _group_sum(ops.mul(ops.matmul(ops.transpose(ds, -2, -1), q), self.scale),
                                 rep)
         return gq, gk, gv
+
+
+def _flash_backward_arrays(node: ScaledDotProductFlashAttentionForCpuBackward0, ga: Any,
+                           q: Any, k: Any, v: Any) -> tuple[Tensor | None, ...]:
+    """The flash node's rule on arrays (its backward when no graph is recorded), from the
+    attention weights the forward kept: the same products as the recorded rule."""
+    p = node.probs
+    rep = q.shape[1] // k.shape[1]
+    kk = xp.repeat(k, rep, axis=1) if rep > 1 else k
+    vv = xp.repeat(v, rep, axis=1) if rep > 1 else v
+    gq = gk = gv = None
+    if node.needs(2):
+        gv = _make(_group_sum_array(xp.matmul(p.swapaxes(-2, -1), ga), rep))
+    if node.needs(0) or node.needs(1):
+        dp = xp.matmul(ga, vv.swapaxes(-2, -1))
+        t = dp * p
+        dp -= _add_reduce(t, -1, None, None, True)
+        ds = xp.multiply(p, dp, out=dp)
+        if node.needs(0):
+            gq = xp.matmul(ds, kk)
+            gq *= node.scale
+            gq = _make(gq)
+        if node.needs(1):
+            gk = xp.matmul(ds.swapaxes(-2, -1), q)
+            gk *= node.scale
+            gk = _make(_group_sum_array(gk, rep))
+    return gq, gk, gv
+
+
+def _group_sum_array(g: Any, rep: int) -> Any:
+    """:func:`_group_sum` on an array."""
+    if rep == 1:
+        return g
+    b, h, s, e = g.shape
+    return _add_reduce(g.reshape(b, h // rep, rep, s, e), 2)
+
+
+_add_reduce = xp.add.reduce
+_CAUSAL: dict[tuple[int, int, Any], Any] = {}
+
+
+def _causal_mask_array(L: int, S: int, dt: Any) -> Any:
+    """The additive causal mask (0 on and below the diagonal, -inf above) as a read-only,
+    cached array (a training step asks for the same one every time)."""
+    key = (L, S, dt)
+    m = _CAUSAL.get(key)
+    if m is None:
+        if len(_CAUSAL) >= 32:
+            _CAUSAL.clear()
+        m = _CAUSAL[key] = xp.where(xp.tril(xp.ones((L, S), dtype=bool)), 0.0,
+                                    -math.inf).astype(dt)
+        m.flags.writeable = False
+    return m
+
+
+def _attention_probs(q: Any, k: Any, mask: Any, scale: float) -> Any:
+    """``safe_softmax(q k^T * scale + mask)`` on float32/float64 arrays, as the math
+    backend computes it (both operands scaled by ``sqrt(scale)``; rows that are all
+    ``-inf`` give zeros), in place in one buffer."""
+    s = math.sqrt(scale)
+    att = xp.matmul(q * s, (k * s).swapaxes(-2, -1))
+    if mask is not None:
+        if xp.broadcast_shapes(att.shape, mask.shape) == att.shape:
+            att += mask
+        else:
+            att = att + mask
+    with xp.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        top = xp.maximum.reduce(att, -1, None, None, True)
+        dead = top == -math.inf
+        any_dead = dead.any()
+        if any_dead:
+            top[dead] = 0.0
+        att -= top
+        xp.exp(att, out=att)
+        att /= _add_reduce(att, -1, None, None, True)
+        if any_dead:
+            att[xp.broadcast_to(dead, att.shape)] = 0.0
+    return att
 
 
 def _group_sum(g: Tensor, rep: int) -> Tensor:
@@ -169,7 +252,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                 "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                 "is_causal=True: pass a mask that includes the causal triangle instead"
             )
-        mask = _float_mask(_make(xp.tril(xp.ones((L, S), dtype=bool))), query.dtype)
+        if query._array.dtype.char in "fd":  # (the cached one)
+            mask = _make(_causal_mask_array(L, S, query._array.dtype))
+        else:
+            mask = _float_mask(_make(xp.tril(xp.ones((L, S), dtype=bool))), query.dtype)
     # the kernel switches (backends.cuda.enable_*_sdp, nn.attention.sdpa_kernel): torch's
     # CPU has its math and flash kernels; with both unusable it finds no backend
     flash = (_sdp_switches["flash"]
@@ -186,15 +272,30 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             "does not take these inputs (it needs 4-D query/key/value and no dropout): enable "
             "the math kernel too (sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]))."
         )
-    if flash and needs_grad(q_in, k_in, v_in):
-        with no_grad():
-            out = ops.matmul(_weights(query, key, mask, scale_v), value)
-        node = ScaledDotProductFlashAttentionForCpuBackward0()
-        node.mask = None if mask is None else mask.detach()
-        node.scale = scale_v
-        t = record(node, (q_in, k_in, v_in), out._array)
-        node.save(q_in, k_in, v_in)
-        return t
+    if flash:
+        qa, ka, va = q_in._array, k_in._array, v_in._array
+        dt = qa.dtype
+        fast = (dt.char in "fd" and ka.dtype == dt and va.dtype == dt
+                and (mask is None or mask._array.dtype == dt))
+        if fast or needs_grad(q_in, k_in, v_in):
+            probs = None
+            if fast:
+                rep = qa.shape[1] // ka.shape[1]
+                probs = _attention_probs(qa, xp.repeat(ka, rep, axis=1) if rep > 1 else ka,
+                                         None if mask is None else mask._array, scale_v)
+                out_a = xp.matmul(probs, xp.repeat(va, rep, axis=1) if rep > 1 else va)
+            else:
+                with no_grad():
+                    out_a = ops.matmul(_weights(query, key, mask, scale_v), value)._array
+            if not needs_grad(q_in, k_in, v_in):
+                return _make(out_a)
+            node = ScaledDotProductFlashAttentionForCpuBackward0()
+            node.mask = None if mask is None else mask.detach()
+            node.scale = scale_v
+            node.probs = probs
+            t = record(node, (q_in, k_in, v_in), out_a)
+            node.save(q_in, k_in, v_in)
+            return t
     attn = _weights(query, key, mask, scale_v)
     if dropout_p > 0.0:
         attn = F.dropout(attn, dropout_p, training=True)
