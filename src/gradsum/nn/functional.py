@@ -33,6 +33,7 @@ from gradsum import _random
 from gradsum._autocast import autocast_policy, excluded
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.nn import _conv
@@ -1206,6 +1207,58 @@ def binary_cross_entropy_with_logits(
     _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
     _check_weight_fits(pos_weight, input, "pos_weight")
     _check_weight_fits(weight, input, "weight")
+    xa, ta = input._array, target._array
+    dt = xa.dtype
+    if (dt.char in "fd" and ta.dtype == dt and (weight is None or weight._array.dtype == dt)
+            and (pos_weight is None or pos_weight._array.dtype == dt)):
+        loss_a, e = _bce_logits_arrays(xa, ta, None if weight is None else weight._array,
+                                       None if pos_weight is None else pos_weight._array)
+        loss = _make(loss_a)
+    else:
+        loss, e = _bce_logits_composed(input, target, weight, pos_weight), None
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    node.exp_neg_abs = e
+    node.weight = None if weight is None else weight.detach()
+    node.pos_weight = None if pos_weight is None else pos_weight.detach()
+    res = _loss_node(node, (input, target), loss, reduction)
+    if res.grad_fn is node:
+        node.save(input, target)
+    return res
+
+
+def _bce_logits_arrays(x: Any, t: Any, w: Any, pw: Any) -> tuple[Any, Any]:
+    """The elementwise loss of :func:`binary_cross_entropy_with_logits` on float32/float64
+    arrays of one dtype, and ``exp(-|x|)`` (the backward's sigmoid is made from it):
+    ``(1 - t) x + lw softplus(-x)`` with ``softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)``
+    (torch's ``-log_sigmoid``), ``max(-x, 0) = -(x - |x|) / 2`` exactly. No ``where`` or
+    ``minimum`` with a scalar (NumPy runs them several times slower than arithmetic) unless
+    the input has an infinity or nan."""
+    with xp.errstate(over="ignore", invalid="ignore"):
+        na = xp.abs(x)
+        xp.negative(na, out=na)  # -|x|
+        e = xp.exp(na)
+        na += x
+        na *= -0.5  # max(-x, 0)
+        if xp.isnan(na).any():  # (x = inf: inf - inf; x = nan: nan either way)
+            na = xp.maximum(-x, 0.0)
+        nls = xp.log1p(e)
+        nls += na  # -log(sigmoid(x))
+        loss = 1.0 - t  # (1 - t) x
+        loss *= x
+        if pw is not None:
+            lw = (pw - 1.0) * t
+            lw += 1.0
+            nls *= lw
+        loss += nls
+        if w is not None:
+            loss = loss * w  # (a weight may broadcast the loss beyond the input's shape)
+    return loss, e
+
+
+def _bce_logits_composed(input: Tensor, target: Tensor, weight: Tensor | None,
+                         pos_weight: Tensor | None) -> Tensor:
+    """The elementwise loss of :func:`binary_cross_entropy_with_logits` in gradsum ops (any
+    dtypes, torch's promotion), unrecorded."""
     with no_grad():
         neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
         one_minus_t = ops.rsub(target, 1.0)
@@ -1219,13 +1272,7 @@ def binary_cross_entropy_with_logits(
         if loss.dtype != target.dtype:
             # torch computes in place into ``1 - target``: the loss has the target's dtype
             loss = loss.to(target.dtype)
-    node = BinaryCrossEntropyWithLogitsBackward0()
-    node.weight = None if weight is None else weight.detach()
-    node.pos_weight = None if pos_weight is None else pos_weight.detach()
-    res = _loss_node(node, (input, target), loss, reduction)
-    if res.grad_fn is node:
-        node.save(input, target)
-    return res
+    return loss
 
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
@@ -1234,9 +1281,14 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     (``sigmoid(x) - t`` without pos_weight), the target ``-x - (pos_weight - 1) logsigmoid(x)``
     (``-x``), each times ``g``, the weight, and over the count for 'mean'."""
 
-    __slots__ = ("numel", "pos_weight", "reduction", "weight")
+    __slots__ = ("exp_neg_abs", "numel", "pos_weight", "reduction", "weight")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        if not self.needs(1) and not _grad_state.enabled:  # (no graph to record: on arrays)
+            xa, ta = self.saved_arrays()
+            dt = xa.dtype
+            if dt.char in "fd" and ta.dtype == dt and g._array.dtype == dt:
+                return self._input_grad(g._array, xa, ta), None
         x, t = self.saved()
         g = _loss_grad(self, g)
         if self.weight is not None:
@@ -1257,6 +1309,30 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
                 d = ops.sub(d, ops.mul(ops.sub(pw, 1.0), logsigmoid(x)))
             gt = _sum_back(ops.mul(d, g), t.shape)
         return gx, gt
+
+    def _input_grad(self, ga: Any, xa: Any, ta: Any) -> Tensor:
+        """The input's gradient on arrays: the recorded rule's arithmetic, in place."""
+        if self.reduction == "mean":
+            ga = ga / self.numel
+        if self.weight is not None:
+            ga = ga * self.weight._array
+        e = self.exp_neg_abs
+        if e is None:
+            sig = ops.sigmoid(_make(xa))._array
+        else:  # sigmoid's own arithmetic: 1 / (1 + e) for x >= 0, e / (1 + e) below
+            sig = e + 1.0
+            xp.divide(xp.maximum(e, xa >= 0, dtype=e.dtype), sig, out=sig)
+        pw = self.pos_weight
+        if pw is None:
+            d = sig - ta  # (a fresh array: the pass below writes into it)
+        else:
+            pwt = pw._array * ta
+            d = ((pwt + 1.0) - ta) * sig
+            d -= pwt
+        gx = d * ga if d.shape != xp.broadcast_shapes(d.shape, xp.shape(ga)) else \
+            xp.multiply(d, ga, out=d)
+        out = _make(gx)
+        return out if gx.shape == xa.shape else ops.sum_to(out, xa.shape)
 
 
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
