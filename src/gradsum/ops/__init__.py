@@ -320,11 +320,81 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
             f"selected index k out of range: k={k} for a dimension of size {n}. Use a k "
             "between 0 and the size of the dimension."
         )
-    idx = argsort(a, d, descending=largest)
-    if a.ndim:
-        idx = narrow(idx, d, 0, k)
-        return values_indices(_shape.as_node(gather(a, d, idx), _shape.TopkBackward0), idx)
-    return values_indices(a.clone(), idx)
+    if not a.ndim:
+        return values_indices(a.clone(), argsort(a, d, descending=largest))
+    sel = _topk_partition(a._array, k, d, largest)
+    if sel is not None:
+        idx = Tensor._make(sel)
+    else:
+        idx = narrow(argsort(a, d, descending=largest), d, 0, k)
+    return values_indices(_shape.as_node(gather(a, d, idx), _shape.TopkBackward0), idx)
+
+
+def _topk_partition(x: Any, k: int, d: int, largest: bool) -> Any:
+    """topk's indices (int64) by partition, then a sort of the ``k`` picked only: the
+    order a full stable sort gives (largest or smallest first, ties by position), or None
+    where that needs the full sort (nan in a largest-first float input, a tie for the
+    ``k``-th place that straddles the partition, a dtype partition does not take, or ``k``
+    close to the size, where a sort costs no more)."""
+    n = x.shape[d]
+    if not 0 < k <= n // 4 or x.dtype.kind not in "fiu":
+        return None
+    if x.dtype.kind == "f":
+        if largest and _xp.isnan(x).any():  # (nan is the largest: full sort's rule)
+            return None
+        key = -x if largest else x
+    else:
+        key = ~x if largest else x  # (~x decreases with x, with no overflow at the min)
+    if x.dtype.kind != "f" or largest or not _xp.isnan(x).any():
+        sel = _topk_threshold(key, k, d)
+        if sel is not None:
+            return sel
+    part = _xp.argpartition(key, k - 1, axis=d)
+    part = part[(slice(None),) * d + (slice(0, k),)]
+    part.sort(axis=d)  # (positions in order, so a stable sort of their keys breaks ties so)
+    kv = _xp.take_along_axis(key, part, axis=d)
+    # a tie for the k-th place: partition may have picked later positions than a full sort
+    kth = kv.max(axis=d, keepdims=True)
+    picked = (kv == kth).sum(axis=d, keepdims=True)
+    if not picked.all() or ((key == kth).sum(axis=d, keepdims=True) > picked).any():
+        return None  # (none equal: a nan picked, in a smallest-first input)
+    order = _xp.argsort(kv, axis=d, kind="stable")
+    return _xp.take_along_axis(part, order, axis=d).astype(_xp.int64, copy=False)
+
+
+def _topk_threshold(key: Any, k: int, d: int) -> Any:
+    """The positions of the ``k`` smallest of ``key`` (no nan) along ``d``, smallest first,
+    ties by position, or None when too many candidates pass the bound. Split each line into
+    ``k`` blocks: their ``k`` minima are ``k`` distinct entries, so the ``k``-th smallest is
+    at most the largest of them, and every entry at or under that bound is a candidate (all
+    ties for the ``k``-th place among them); a stable sort of the few candidates, in
+    position order, gives what a full stable sort's first ``k`` are."""
+    n = key.shape[d]
+    b = n // k
+    lead = (slice(None),) * d
+    blocks = key[lead + (slice(0, k * b),)]
+    blocks = blocks.reshape(key.shape[:d] + (k, b) + key.shape[d + 1:])
+    bound = blocks.min(axis=d + 1).max(axis=d, keepdims=True)
+    moved = _xp.moveaxis(key <= bound, d, -1)
+    rest = moved.shape[:-1]
+    mask = moved.reshape(-1, n)
+    flat = _xp.flatnonzero(mask)  # (several times faster than a 2-D nonzero)
+    line, pos = _xp.divmod(flat, n)
+    counts = _xp.bincount(line, minlength=mask.shape[0])
+    width = int(counts.max()) if counts.size else 0
+    if width > 4 * k + 64 and width > n // 8:  # (a sorted-like line: partition instead)
+        return None
+    start = _xp.cumsum(counts) - counts
+    col = _xp.arange(line.size) - start[line]
+    keys = _xp.moveaxis(key, d, -1)[moved]  # (in the order nonzero lists them)
+    fill = _xp.inf if key.dtype.kind == "f" else _xp.iinfo(key.dtype).max
+    ck = _xp.full((mask.shape[0], width), fill, dtype=key.dtype)
+    cp = _xp.zeros((mask.shape[0], width), dtype=_xp.int64)
+    ck[line, col] = keys  # (padding sorts after the candidates: a stable sort, placed last)
+    cp[line, col] = pos
+    order = _xp.argsort(ck, axis=1, kind="stable")[:, :k]
+    out = _xp.take_along_axis(cp, order, axis=1).reshape(rest + (k,))
+    return _xp.ascontiguousarray(_xp.moveaxis(out, -1, d))
 
 
 @register("nonzero")

@@ -1047,23 +1047,29 @@ def _index_add(a: Tensor, d: int, index: Tensor, source: Tensor, alpha: Any,
 
 class GatherBackward0(Node):
     __slots__ = ("dim", "in_shape", "index", "key")
+    #: whether the index never repeats along ``dim`` (a sort's or topk's order), so the
+    #: backward may assign the gradient instead of adding it up
+    distinct = False
 
     def backward(self, g: Tensor) -> Tensor:
         # scatter_add into zeros, without re-checking the index gather already checked
         zeros = _make(xp.zeros(self.in_shape, dtype=g._array.dtype))
-        return _scatter_add(zeros, self.dim, self.index, g, self.key, fresh=True)
+        return _scatter_add(zeros, self.dim, self.index, g, self.key, fresh=True,
+                            distinct=self.distinct)
 
 
 class SortBackward0(GatherBackward0):
     """The values of a sort: a gather along the sorted order (torch's own node)."""
 
     __slots__ = ()
+    distinct = True
 
 
 class TopkBackward0(GatherBackward0):
     """The values of a topk: a gather along the selected order (torch's own node)."""
 
     __slots__ = ()
+    distinct = True
 
 
 def as_node(t: Tensor, cls: type[Node]) -> Tensor:
@@ -1098,18 +1104,36 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
                 f"no larger than self {tuple(x.shape)} apart from dimension {d}"
             )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    if idx.ndim == 2:  # (_along, inlined for the common 2-D case)
-        key = ((idx, index_range(idx.shape[1], 1, 2)) if d == 0
-               else (index_range(idx.shape[0], 0, 2), idx))
+    if x.ndim:
+        key: Any = flat_along(idx, d, x.shape)
+        out = xp.take(x.reshape(-1), key)  # (a 1-D take: several times a 2-D fancy index)
     else:
         key = _along(idx, d)
-    out = x[key]
+        out = x[key]
     if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
         return _make(out)
     node = GatherBackward0()
     node._saved = HOLDS_STATE  # (torch saves the index)
     node.dim, node.index, node.in_shape, node.key = d, index, x.shape, key
     return record(node, (a,), out)
+
+
+def flat_along(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
+    """The flat (C-order) positions in an array of ``shape`` that ``idx`` picks along
+    dimension ``d`` (and position i elsewhere), shaped as ``idx``: :func:`_along` as one
+    integer array, which NumPy's 1-D take, put and ``add.at`` run many times faster than a
+    tuple of broadcast indices."""
+    nd = idx.ndim
+    strides = [1] * nd
+    for i in range(nd - 1, 0, -1):
+        strides[i - 1] = strides[i] * shape[i]
+    lin = idx.astype(xp.intp, copy=True)
+    if strides[d] != 1:
+        lin *= strides[d]
+    for i in range(nd):
+        if i != d and idx.shape[i] > 1:
+            lin += index_range(idx.shape[i], i, nd) * strides[i]
+    return lin
 
 
 def _along(idx: Any, d: int) -> tuple[Any, ...]:
@@ -1159,18 +1183,30 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
             f"from dimension {d} and to be no larger size than src {list(sa.shape)}"
         )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    return _scatter_add(a, d, _make(idx), src, _along(idx, d))
+    return _scatter_add(a, d, _make(idx), src,
+                        flat_along(idx, d, x.shape) if x.ndim else _along(idx, d))
 
 
-def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: tuple[Any, ...],
-                 fresh: bool = False) -> Tensor:
-    """scatter_add once its arguments are checked; ``key`` is ``_along(index, d)``.
-    ``fresh``: ``a`` is zeros made for this call, which it may fill instead of a copy."""
+def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: Any,
+                 fresh: bool = False, distinct: bool = False) -> Tensor:
+    """scatter_add once its arguments are checked; ``key`` is ``flat_along(index, d,
+    a.shape)`` (or ``_along(index, d)``, a tuple). ``fresh``: ``a`` is zeros made for this
+    call, which it may fill instead of a copy. ``distinct``: the index never repeats along
+    ``d``."""
     x, idx, sa = a._array, index._array, src._array
     out = x if fresh else x.copy()
     s = sa if sa.shape == idx.shape else sa[tuple(slice(0, n) for n in idx.shape)]
     s = s.astype(x.dtype, copy=False)
-    if x.ndim and idx.shape[d] == 1:
+    if isinstance(key, xp.ndarray):  # flat positions: into the (C-contiguous) copy's buffer
+        o1, k1, s1 = out.reshape(-1), key.reshape(-1), s.reshape(-1)
+        if distinct or (x.ndim and idx.shape[d] == 1):
+            if fresh:  # (``s + 0``: the bits an add into zeros gives, -0.0 included)
+                o1[k1] = s1 + const(s.dtype, 0)
+            else:
+                o1[k1] += s1
+        else:
+            xp.add.at(o1, k1, s1)  # repeated indices add up, in order
+    elif x.ndim and idx.shape[d] == 1:
         # one index per position: no repeats, plain fancy-index add is exact (into zeros an
         # assignment of ``s + 0``: the same bits, -0.0 included, without reading ``out``)
         if fresh:
