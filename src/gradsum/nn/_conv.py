@@ -27,6 +27,7 @@ from typing import Any
 from gradsum import ops
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, record
 
@@ -137,6 +138,245 @@ def col2im(cols: Tensor, geo: Geometry) -> Tensor:
     return record(node, (cols,), out)
 
 
+# -- the flat layout of the convolution's arrays -----------------------------------------------
+class _Flat:
+    """Where the windows of one geometry lie in a flat layout made for long copies.
+
+    The padded image is split into ``prod(stride)`` phases (per dim, the positions with one
+    residue modulo the stride; a single phase for stride 1), each flattened row-major over
+    its grid ``q``. Every kernel tap is then a phase and one offset into it, and the windows
+    of all outputs of a sample are one run of ``span`` consecutive positions from there
+    (output ``o`` at ``sum(o_d * sq_d)``; the positions between the output rows are computed
+    and thrown away). So im2col is one copy whose rows are ``span`` long, col2im one addition
+    per tap, and the convolution one matrix product, whatever the stride, dilation and
+    padding. Taps are ordered (channel, phase, tap within the phase), the kernel's own order
+    when the stride is 1; otherwise the kernel is laid out the same way, with zeros where a
+    phase has fewer taps (a kernel size the stride does not divide)."""
+
+    __slots__ = ("_q", "kshape", "ktaps", "nphase", "nq", "offsets", "out", "packed",
+                 "regions", "span", "sq", "taps", "tstrides", "wsize", "wslice", "wsplit")
+
+    def __init__(self, geo: Geometry) -> None:
+        nd = len(geo.size)
+        phases: list[int] = []
+        ka: list[int] = []
+        step: list[int] = []
+        q: list[int] = []
+        self.wsize: tuple[int, ...] = ()
+        wslice: list[slice] = []
+        for d in range(nd):
+            s, k, dl, o = geo.stride[d], geo.kernel[d], geo.dilation[d], geo.out[d]
+            padded = geo.size[d] + geo.padding[2 * d] + geo.padding[2 * d + 1]
+            if s == 1:
+                phases.append(1)
+                ka.append(k)
+                step.append(dl)
+                q.append(max(padded, (k - 1) * dl + o))
+                self.wsize += (k,)
+                wslice.append(slice(None))
+            else:  # tap i at e = i * dilation: phase e % s, position e // s in the phase
+                e = (k - 1) * dl + 1
+                a = -(-e // s)
+                phases.append(s)
+                ka.append(a)
+                step.append(1)
+                q.append(max(-(-padded // s), a - 1 + o))
+                self.wsize += (a * s,)
+                wslice.append(slice(0, e, dl))
+        sq = [math.prod(q[d + 1:]) for d in range(nd)]
+        self.sq = tuple(sq)
+        self.nq = math.prod(q)
+        self.out = tuple(geo.out)
+        self.span = sum((o - 1) * t for o, t in zip(geo.out, sq)) + 1
+        self.nphase = math.prod(phases)
+        self.ktaps = tuple(ka)
+        self.taps = math.prod(ka)
+        self.tstrides = tuple(st * t for st, t in zip(step, sq))  # per tap dim
+        self.offsets = [sum(a * t for a, t in zip(pos, self.tstrides))
+                        for pos in itertools.product(*(range(a) for a in ka))]
+        self.kshape = tuple(geo.kernel)
+        self.packed = all(p == 1 for p in phases)  # the kernel's own layout
+        self.wslice = tuple(wslice)
+        self.wsplit = tuple(v for a, p in zip(ka, phases) for v in (a, p))
+        regions = []
+        for r in itertools.product(*(range(p) for p in phases)):
+            qs, xs = [], []
+            for d in range(nd):
+                s, pb, n = phases[d], geo.padding[2 * d], geo.size[d]
+                q0 = max(0, -((r[d] - pb) // s))  # the first phase position inside the image
+                x0 = q0 * s + r[d] - pb
+                cnt = max(0, -(-(n - x0) // s))
+                qs.append(slice(q0, q0 + cnt))
+                xs.append(slice(x0, x0 + (cnt - 1) * s + 1, s) if cnt else slice(0, 0))
+            if all(sl.stop > sl.start for sl in qs):
+                ri = 0
+                for d in range(nd):
+                    ri = ri * phases[d] + r[d]
+                regions.append((ri, tuple(qs), tuple(xs)))
+        whole = (len(regions) == 1 and self.nphase == 1
+                 and all(sl.start == 0 and sl.stop == n for sl, n in zip(regions[0][1], q)))
+        self.regions = None if whole else regions  # None: the image is the phase itself
+        self._q = tuple(q)
+
+    def to_buf(self, a: Any) -> Any:
+        """The image ``(N, C, *size)`` in the phases ``(N, C, nphase * nq)`` (zero padded)."""
+        n, c = a.shape[:2]
+        if self.regions is None:
+            return xp.ascontiguousarray(a).reshape(n, c, self.nq)
+        buf = xp.zeros((n, c, self.nphase * self.nq), dtype=a.dtype)
+        v = buf.reshape((n, c, self.nphase) + self._q)
+        for ri, qs, xs in self.regions:
+            v[(slice(None), slice(None), ri) + qs] = a[(slice(None), slice(None)) + xs]
+        return buf
+
+    def from_buf(self, buf: Any, size: tuple[int, ...]) -> Any:
+        """The adjoint of :meth:`to_buf`: the image ``(N, C, *size)`` read from the phases."""
+        n, c = buf.shape[:2]
+        if self.regions is None:
+            return buf.reshape((n, c) + size)
+        v = buf.reshape((n, c, self.nphase) + self._q)
+        out = xp.empty((n, c) + size, dtype=buf.dtype)
+        for ri, qs, xs in self.regions:
+            out[(slice(None), slice(None)) + xs] = v[(slice(None), slice(None), ri) + qs]
+        return out
+
+    def im2col(self, buf: Any) -> Any:
+        """``(N, C, nphase * nq)`` -> the columns ``(N, C * nphase * taps, span)``."""
+        n, c = buf.shape[:2]
+        e = buf.itemsize
+        cols = xp.lib.stride_tricks.as_strided(
+            buf, shape=(n, c, self.nphase) + self.ktaps + (self.span,),
+            strides=(buf.strides[0], buf.strides[1], self.nq * e)
+            + tuple(t * e for t in self.tstrides) + (e,), writeable=False)
+        return cols.reshape(n, c * self.nphase * self.taps, self.span)
+
+    def col2im(self, cols: Any, c: int) -> Any:
+        """The adjoint of :meth:`im2col`: columns summed into the phases
+        ``(N, C, nphase * nq)``, tap by tap."""
+        n = cols.shape[0]
+        buf = xp.zeros((n, c, self.nphase, self.nq), dtype=cols.dtype)
+        g = cols.reshape(n, c, self.nphase, self.taps, self.span)
+        span = self.span
+        for t, off in enumerate(self.offsets):
+            buf[:, :, :, off:off + span] += g[:, :, :, t]
+        return buf.reshape(n, c, self.nphase * self.nq)
+
+    def to_full(self, y: Any) -> Any:
+        """Outputs ``(N, O, *out)`` at their places in the span ``(N, O, span)`` (zeros
+        between the rows)."""
+        n, o = y.shape[:2]
+        if self.span == math.prod(self.out):
+            return xp.ascontiguousarray(y).reshape(n, o, self.span)
+        full = xp.zeros((n, o, self.span), dtype=y.dtype)
+        e = full.itemsize
+        view = xp.lib.stride_tricks.as_strided(
+            full, shape=(n, o) + self.out,
+            strides=full.strides[:2] + tuple(t * e for t in self.sq))
+        view[...] = y
+        return full
+
+    def from_full(self, full: Any) -> Any:
+        """The adjoint of :meth:`to_full`: the outputs ``(N, O, *out)`` of the span."""
+        n, o = full.shape[:2]
+        if self.span == math.prod(self.out):
+            return full.reshape((n, o) + self.out)
+        e = full.itemsize
+        return xp.lib.stride_tricks.as_strided(
+            full, shape=(n, o) + self.out,
+            strides=full.strides[:2] + tuple(t * e for t in self.sq), writeable=False).copy()
+
+    def pack(self, w: Any) -> Any:
+        """A kernel ``(A, B, *k)`` as the matrix ``(A, B * nphase * taps)`` of the columns'
+        order."""
+        a, b = w.shape[:2]
+        if self.packed:
+            return w.reshape(a, -1)
+        wz = xp.zeros((a, b) + self.wsize, dtype=w.dtype)
+        wz[(slice(None), slice(None)) + self.wslice] = w
+        nd = len(self.ktaps)
+        wz = wz.reshape((a, b) + self.wsplit)
+        perm = (0, 1) + tuple(3 + 2 * d for d in range(nd)) + tuple(2 + 2 * d
+                                                                     for d in range(nd))
+        return wz.transpose(perm).reshape(a, -1)
+
+    def unpack(self, m: Any, a: int, b: int) -> Any:
+        """The adjoint of :meth:`pack`: ``(A, B * nphase * taps)`` -> ``(A, B, *k)``."""
+        if self.packed:
+            return m.reshape((a, b) + self.kshape)
+        nd = len(self.ktaps)
+        phases = self.wsplit[1::2]
+        g = m.reshape((a, b) + phases + self.ktaps)
+        perm = [0, 1]
+        for d in range(nd):
+            perm += [2 + nd + d, 2 + d]
+        g = g.transpose(perm).reshape((a, b) + self.wsize)
+        return xp.ascontiguousarray(g[(slice(None), slice(None)) + self.wslice])
+
+
+_FLAT: dict[tuple[Any, ...], _Flat] = {}
+
+
+def _flat(geo: Geometry) -> _Flat:
+    """The (cached) flat layout of ``geo``."""
+    key = (geo.c, geo.size, geo.kernel, geo.dilation, geo.padding, geo.stride, geo.out)
+    f = _FLAT.get(key)
+    if f is None:
+        if len(_FLAT) >= 256:
+            _FLAT.clear()
+        f = _FLAT[key] = _Flat(geo)
+    return f
+
+
+def _grouped(m: Any, cols: Any, groups: int, trans: bool = False) -> Any:
+    """``m @ cols`` per group (``m.T`` with ``trans``): ``m`` ``(A, B)``, ``cols``
+    ``(N, R, span)`` -> ``(N, A or B per group * groups, span)``."""
+    if groups == 1:
+        return (m.T if trans else m) @ cols
+    n, _, span = cols.shape
+    mg = m.reshape(groups, m.shape[0] // groups, m.shape[1])
+    if trans:
+        mg = mg.transpose(0, 2, 1)
+    out = mg @ cols.reshape(n, groups, -1, span)
+    return out.reshape(n, -1, span)
+
+
+def _grouped_wgrad(a: Any, b: Any, groups: int) -> Any:
+    """``sum_n a[n] @ b[n].T`` per group: ``a`` ``(N, A, span)``, ``b`` ``(N, B, span)`` ->
+    ``(A, B / groups)``."""
+    if groups == 1:
+        return (a @ b.transpose(0, 2, 1)).sum(0)
+    n, ra, span = a.shape
+    ag = a.reshape(n, groups, ra // groups, span)
+    bg = b.reshape(n, groups, -1, span)
+    return (ag @ bg.transpose(0, 1, 3, 2)).sum(0).reshape(ra, -1)
+
+
+def _conv_backward_arrays(ga: Any, xa: Any, wa: Any, geo: Geometry, groups: int,
+                          transposed: bool, nx: bool, nw: bool, nb: bool
+                          ) -> tuple[Any, Any, Any]:
+    """:func:`_conv_backward` on arrays (nothing recorded): each gradient one product in
+    the flat layout."""
+    f = _flat(geo)
+    gx = gw = gb = None
+    a, b = wa.shape[:2]
+    wp = f.pack(wa) if nx else None
+    if transposed:  # g: the image; x: (N, Cin, *out)
+        gcols = f.im2col(f.to_buf(ga))
+        if nx:
+            gx = f.from_full(_grouped(wp, gcols, groups))
+        if nw:
+            gw = f.unpack(_grouped_wgrad(f.to_full(xa), gcols, groups), a, b)
+    else:
+        gf = f.to_full(ga)
+        if nx:
+            gx = f.from_buf(f.col2im(_grouped(wp, gf, groups, True), geo.c), geo.size)
+        if nw:
+            gw = f.unpack(_grouped_wgrad(gf, f.im2col(f.to_buf(xa)), groups), a, b)
+    if nb:
+        gb = ga.sum(axis=(0, *range(2, ga.ndim)))
+    return gx, gw, gb
+
+
 # -- the convolution primitive -----------------------------------------------------------------
 class ConvolutionBackward0(Node):
     """torch's node of every convolution; inputs ``(input, weight, bias)``."""
@@ -144,6 +384,15 @@ class ConvolutionBackward0(Node):
     __slots__ = ("geo", "groups", "transposed")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        ga = g._array
+        if not _state.enabled and ga.dtype.kind == "f" and ga.dtype.itemsize >= 4:
+            xa, wa = self.saved_arrays()  # (nothing to record: the products of the arrays)
+            if xa.dtype is ga.dtype and wa.dtype is ga.dtype:
+                gx, gw, gb = _conv_backward_arrays(
+                    ga, xa, wa, self.geo, self.groups, self.transposed, self.needs(0),
+                    self.needs(1), self.needs(2))
+                return (None if gx is None else _make(gx), None if gw is None else _make(gw),
+                        None if gb is None else _make(gb))
         x, w = self.saved()
         assert x is not None and w is not None
         return _conv_backward(g, x, w, self.geo, self.groups, self.transposed,
@@ -188,22 +437,14 @@ def _conv_backward(g: Tensor, x: Tensor, w: Tensor, geo: Geometry, groups: int,
 
 
 def _conv_array(xa: Any, wa: Any, geo: Geometry, groups: int, transposed: bool) -> Any:
-    n, k = xa.shape[0], math.prod(geo.kernel)
-    lin = math.prod(geo.out)
+    """The convolution (``transposed``: its adjoint) of arrays: one product of the kernel
+    matrix and the flat columns per sample (per group)."""
+    f = _flat(geo)
+    wp = f.pack(wa)
     if transposed:
-        cin = xa.shape[1]
-        xf = xa.reshape(n, groups, cin // groups, lin)
-        wf = wa.reshape(groups, cin // groups, geo.c // groups * k)
-        cols = (wf.transpose(0, 2, 1) @ xf).reshape(n, geo.c * k, lin)
-        return _col2im_array(cols, geo)
-    o = wa.shape[0]
-    cols = _im2col_array(xa, geo)  # (N, C*k, L)
-    if groups == 1:
-        out = wa.reshape(o, geo.c * k) @ cols
-    else:
-        out = (wa.reshape(groups, o // groups, geo.c // groups * k)
-               @ cols.reshape(n, groups, geo.c // groups * k, lin))
-    return out.reshape((n, o) + geo.out)
+        return f.from_buf(f.col2im(_grouped(wp, f.to_full(xa), groups, True), geo.c),
+                          geo.size)
+    return f.from_full(_grouped(wp, f.im2col(f.to_buf(xa)), groups))
 
 
 def convolution(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups: int,
