@@ -30,12 +30,14 @@ Run: ``python benchmarks/bench_ops.py [--sizes 1024,65536,1048576] [--dtype floa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import signal
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +60,7 @@ torch.set_num_threads(1)
 #: the smallest time one timing (``inner`` calls) should take
 MIN_TIMING = 2e-3
 #: skip a size where one call is predicted (from the previous size) to take longer than this
-MAX_CALL = 20.0
+MAX_CALL = 15.0
 #: the timer: the process's CPU time by default (``--clock wall`` for wall time)
 CLOCK: dict[str, Callable[[], float]] = {"now": time.process_time}
 JITTER = 0.01
@@ -240,6 +242,11 @@ def _b_matrix_exp(n: int) -> Sample:
     return Sample((_rnd(s, s) / s,))
 
 
+def _b_cdist(n: int) -> Sample:
+    s = _side(n)  # the output is s x s; 16 features
+    return Sample((_rnd(s, 16), _rnd(s, 16)))
+
+
 def _b_gelu_tanh(n: int) -> Sample:
     return Sample((_rnd(*_b_rows(n)),), {"approximate": "tanh"})
 
@@ -251,6 +258,7 @@ BUILDERS: dict[str, Callable[[int], Sample]] = {
     "addbmm": _b_addbmm, "softmax": _b_softmax, "log_softmax": _b_softmax,
     "index_select": _b_index_select, "gather": _b_gather, "scatter_add": _b_scatter_add,
     "index_add": _b_index_add, "one_hot": _b_one_hot, "matrix_exp": _b_matrix_exp,
+    "cdist": _b_cdist,
     "linalg.matrix_exp": _b_matrix_exp,
 }
 
@@ -486,16 +494,38 @@ class Trial:
     t_t: float
 
 
+class CallTimeout(BaseException):
+    """A probe call ran past :data:`MAX_CALL` (raised by SIGALRM between bytecodes)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    def alarm(signum: int, frame: Any) -> None:
+        raise CallTimeout(f"a call ran past {seconds:.0f} s")
+
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+    old = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def try_sample(entry: Entry, sample: Sample, dtype: str, scheme: str) -> Trial:
     """Run both libraries once (forward + backward); raise if either fails or they disagree
-    on the output shapes."""
+    on the output shapes, :class:`CallTimeout` if they take more than ``2 * MAX_CALL``."""
     g, t = Program(entry, sample, "g", dtype), Program(entry, sample, "t", dtype)
     clock = CLOCK["now"]
-    t0 = clock()
-    tout = t.run()
-    t1 = clock()
-    gout = g.run()
-    t2 = clock()
+    with _deadline(2 * MAX_CALL):
+        t0 = clock()
+        tout = t.run()
+        t1 = clock()
+        gout = g.run()
+        t2 = clock()
     if _shapes(gout) != _shapes(tout):
         raise ValueError(f"output shapes differ: {_shapes(gout)} vs {_shapes(tout)}")
     size = max(_input_size(sample), _out_size(tout))
@@ -552,16 +582,19 @@ class Scaler:
         p = math.log(max(s2, 1) / max(s1, 1)) / math.log(k2 / k1) if k2 != k1 else 1.0
         if p < 0.5:
             return None  # the scheme does not grow the work
-        best, best_err = None, math.inf
-        for k in range(1, 100000):
+        def est(k: int) -> float:
             inp = _input_size(scale_sample_shapes(self.base, scheme, k))
-            est = max(inp, s2 * (k / k2) ** p)
-            err = abs(math.log(est / target))
-            if err < best_err:
-                best, best_err = k, err
-            if est > 2 * target:
-                break
-        return best
+            return max(inp, s2 * (k / k2) ** p)
+
+        lo, hi = 1, 2  # est(lo) < target <= est(hi), found by doubling then bisection
+        while est(hi) < target:
+            lo, hi = hi, hi * 2
+            if hi > 1 << 40:
+                return None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if est(mid) < target else (lo, mid)
+        return min((lo, hi), key=lambda k: abs(math.log(est(k) / target)))
 
     def at(self, target: int) -> Trial | None:
         """A trial at about ``target`` elements (within a factor 2), or None."""
@@ -569,6 +602,9 @@ class Scaler:
             try:
                 return try_sample(self.entry, self.entry.build(target), self.dtype,
                                   "explicit builder")
+            except CallTimeout as e:
+                self.reason = f"not timed at this size: {e} (one forward + backward, both)"
+                return None
             except Exception as e:
                 self.reason = f"builder failed: {type(e).__name__}: {str(e)[:120]}"
                 return None
@@ -594,6 +630,9 @@ class Scaler:
                 trial = try_sample(self.entry, sample, self.dtype, str(scheme))
                 if target / 2.5 <= trial.size <= target * 2.5:
                     return trial
+            except CallTimeout as e:
+                self.reason = f"not timed at this size: {e} (one forward + backward, both)"
+                return None
             except Exception as e:  # the next scheme is tried
                 errors.append(f"{scheme}: {type(e).__name__}: {str(e)[:80]}")
                 self.dead.add(scheme)
@@ -704,10 +743,8 @@ def _repeats(settings: Settings, size: int, per_call: float) -> tuple[int, int]:
         r = 3
     else:
         r = 7 if size <= 100_000 else 5
-    if per_call > 0.2:
-        r = min(r, 3)
-    if per_call > 2.0:
-        r = 1
+    if per_call > 0.2:  # slow calls: about 6 s of timing per entry and size at most
+        r = max(1, min(r, 3, int(6.0 / (2 * per_call))))
     warmup = 0 if per_call > 0.02 else 1
     return max(1, r), warmup
 
@@ -732,12 +769,13 @@ def sweep_entry(entry: Entry, settings: Settings) -> dict[int, Row]:
             r.note = f"not timed: {type(e).__name__}: {str(e)[:100]}"
         return rows
     reached: Trial | None = None
+    last_call: float | None = None  # the slower library's median at the last size timed
     acc_trial: Trial | None = None
     for target in settings.sizes:
         row = rows[target]
-        if reached is not None:
+        if reached is not None and last_call is not None:
             cubic = entry.name in BUILDERS or _schemes(entry.name) is not SCHEMES
-            per_call = max(reached.t_g, reached.t_t)
+            per_call = last_call
             predicted = per_call * (target / reached.size) ** (1.5 if cubic else 1.0)
             if predicted > MAX_CALL:
                 scaler.reason = (f"skipped: one call predicted to take {predicted:.0f} s "
@@ -757,6 +795,7 @@ def sweep_entry(entry: Entry, settings: Settings) -> dict[int, Row]:
         try:
             row.g, row.t = time_trial(trial, settings, target)
             row.size, row.timed_here = trial.size, True
+            last_call = max(row.g, row.t)
             row.note = _join(row.note, "" if trial.scheme == "explicit builder"
                              else f"scaled: {trial.scheme}")
         except Exception as e:
