@@ -533,11 +533,11 @@ def try_sample(entry: Entry, sample: Sample, dtype: str, scheme: str) -> Trial:
 
 
 def _forward_size(entry: Entry, sample: Sample, dtype: str) -> int:
-    """Largest operand or output of a gradsum forward (no grad): cheap probes for sizing."""
+    """Largest output of a gradsum forward (no grad): cheap probes for sizing."""
     with gradsum.no_grad():
         args, kwargs = convert(sample, "g", dtype, False)
         outs = flat_outputs(entry.op(*args, **kwargs))
-    return max(_input_size(sample), _out_size(outs))
+    return _out_size(outs)
 
 
 class Scaler:
@@ -580,7 +580,10 @@ class Scaler:
             self.fits[scheme] = pts
         (k1, s1), (k2, s2) = pts[-2], pts[-1]
         p = math.log(max(s2, 1) / max(s1, 1)) / math.log(k2 / k1) if k2 != k1 else 1.0
-        if p < 0.5:
+        p = max(p, 0.0)  # (the largest output's growth; the inputs' is exact)
+        grows = (_input_size(scale_sample_shapes(self.base, scheme, 2))
+                 > _input_size(self.base))
+        if p < 0.5 and not grows:
             return None  # the scheme does not grow the work
         def est(k: int) -> float:
             inp = _input_size(scale_sample_shapes(self.base, scheme, k))
@@ -620,8 +623,9 @@ class Scaler:
                 if k is None or k < 2:
                     continue
                 sample = scale_sample(self.base, scheme, k)
-                size = _forward_size(self.entry, sample, self.dtype)
-                self.fits[scheme].append((k, size))
+                out = _forward_size(self.entry, sample, self.dtype)
+                self.fits[scheme].append((k, out))
+                size = max(out, _input_size(sample))
                 if not target / 2.5 <= size <= target * 2.5:
                     k2 = self._k_for(scheme, target)
                     if k2 is None or k2 < 2 or k2 == k:
