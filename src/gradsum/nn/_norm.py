@@ -36,7 +36,7 @@ from typing import Any
 
 import gradsum.ops as ops
 from gradsum import _dtype as D
-from gradsum._backend import xp
+from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
@@ -559,6 +559,7 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | Non
     return res  # type: ignore[return-value]
 
 
+@silenced
 def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _LayerNormPlan,
                               mask: tuple[bool, bool, bool]) -> list[Any]:
     """:func:`_layer_norm_backward`'s arrays for float32/float64 (one dtype): on the rows
@@ -567,42 +568,31 @@ def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _Lay
     written in place into one temporary."""
     m = plan.m
     g2 = ga.reshape(-1, m)
-    with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        xh = plan.xh
-        if xh is None:
-            xh = xa.reshape(-1, m) - plan.mean.reshape(-1, 1)
-            xh *= plan.rstd.reshape(-1, 1)
-        outs: list[Any] = [None, None, None]
-        gxh = g2 * xh if mask[0] or (mask[1] and wa is not None) else None
-        if mask[1] and wa is not None:
-            outs[1] = _add_reduce(gxh, 0).reshape(wa.shape)
-        if mask[0]:
-            rstd = plan.rstd.reshape(-1, 1)
-            if wa is None:
-                s1, s2 = _row_sums(g2), _row_sums(gxh)
-                gx = g2 - s1 / m
-            else:
-                w1 = wa.reshape(-1)
-                s1 = xp.matmul(g2, w1)[:, None]
-                s2 = xp.matmul(gxh, w1)[:, None]
-                gx = g2 * w1
-                gx -= s1 / m
-            s2 /= m
-            gx -= xp.multiply(xh, s2, out=gxh)  # (g xh is summed: its buffer is free)
-            gx *= rstd
-            outs[0] = gx.reshape(xa.shape)
-        if mask[2] and has_b:
-            outs[2] = _add_reduce(g2, 0).reshape(xa.shape[xa.ndim - len(plan.axes):])
+    xh = plan.xh
+    if xh is None:
+        xh = xa.reshape(-1, m) - plan.mean.reshape(-1, 1)
+        xh *= plan.rstd.reshape(-1, 1)
+    outs: list[Any] = [None, None, None]
+    gxh = g2 * xh if mask[0] or (mask[1] and wa is not None) else None
+    if mask[1] and wa is not None:
+        outs[1] = _add_reduce(gxh, 0).reshape(wa.shape)
+    if mask[0]:
+        w1 = _ones(m, g2.dtype) if wa is None else wa.reshape(-1)
+        s1 = xp.matmul(g2, w1)[:, None]
+        s2 = xp.matmul(gxh, w1)[:, None]
+        gx = g2 - s1 / m if wa is None else g2 * w1
+        if wa is not None:
+            gx -= s1 / m
+        s2 /= m
+        gx -= xp.multiply(xh, s2, out=gxh)  # (g xh is summed: its buffer is free)
+        gx *= plan.rstd.reshape(-1, 1)
+        outs[0] = gx.reshape(xa.shape)
+    if mask[2] and has_b:
+        outs[2] = _add_reduce(g2, 0).reshape(xa.shape[xa.ndim - len(plan.axes):])
     return outs
 
 
 _add_reduce = xp.add.reduce
-
-
-def _row_sums(a: Any) -> Any:
-    """Row sums ``(n, 1)`` of a C-contiguous 2-D float array as a matrix-vector product with
-    ones (BLAS: several times faster than NumPy's reduction along short rows)."""
-    return xp.matmul(a, xp.ones(a.shape[1], dtype=a.dtype))[:, None]
 
 
 def _layer_norm_backward_arrays(ga: Any, xa: Any, w: Tensor | None, b: Tensor | None,
@@ -667,37 +657,73 @@ def native_layer_norm(input: Tensor, normalized_shape: tuple[int, ...], weight: 
 def _native_layer_norm_fast(input: Tensor, xa: Any, wa: Any, ba: Any, weight: Tensor | None,
                             bias: Tensor | None, axes: tuple[int, ...], m: int,
                             eps: float) -> Tensor:
-    """:func:`native_layer_norm` for float32/float64 (one dtype, non-empty rows): the same
-    arithmetic on the rows ``(n, m)`` (NumPy's row sums over ``m``), the normalised input
-    and the output each written in place into one temporary; the normalised input is kept
-    for the backward when the output is not it."""
-    x2 = xa.reshape(-1, m)
-    with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        mean = _add_reduce(x2, 1, None, None, True)
-        mean /= m
-        xc = x2 - mean
-        sq = xc * xc  # (its buffer becomes the output's)
-        var = _add_reduce(sq, 1, None, None, True)
-        var /= m
-        var += eps
-        rstd = xp.sqrt(var, out=var)
-        xp.divide(1.0, rstd, out=rstd)
-        xc *= rstd  # (now the normalised input)
-        if wa is not None:
-            out = xp.multiply(xc, wa.reshape(-1), out=sq)
-            if ba is not None:
-                out += ba.reshape(-1)
-        elif ba is not None:
-            out = xp.add(xc, ba.reshape(-1), out=sq)
-        else:
-            out = xc
+    """:func:`native_layer_norm` for float32/float64 (one dtype, non-empty rows): see
+    :func:`_layer_norm_arrays`; the normalised input is kept for the backward when the output
+    is not it."""
+    out, xc, mean, rstd = _layer_norm_arrays(xa.reshape(-1, m), wa, ba, eps)
     kept = None if out is xc else xc
     out = out.reshape(xa.shape)
     if not needs_grad(input, weight, bias):
         return _make(out)
-    keep = xa.shape[:xa.ndim - len(axes)] + (1,) * len(axes)
+    keep = xa.shape[:xa.ndim - len(axes)] + (1,) * len(axes)  # (the statistics as torch's)
     node = NativeLayerNormBackward0()
     node.plan = _LayerNormPlan(axes, m, eps, mean.reshape(keep), rstd.reshape(keep), kept)
     res = record(node, (input, weight, bias), out)
     node.save(input, weight, bias)
     return res
+
+
+@silenced
+def _layer_norm_arrays(x2: Any, wa: Any, ba: Any, eps: float) -> tuple[Any, Any, Any, Any]:
+    """Layer norm of the rows of ``x2`` ``(n, m)`` (float32/float64, one dtype): ``(out,
+    xhat, mean, rstd)``, the statistics ``(n, 1)`` (row sums: :func:`_row_sums`); the
+    normalised input and the output are each written in place into one temporary."""
+    m = x2.shape[1]
+    mean = _row_sums(x2)
+    mean /= m
+    xc = x2 - mean
+    sq = xc * xc  # (its buffer becomes the output's)
+    var = _row_sums(sq)
+    var /= m
+    var += eps
+    rstd = xp.sqrt(var, out=var)
+    xp.reciprocal(rstd, out=rstd)  # (1 / sqrt(var + eps), correctly rounded as 1.0 / v)
+    xc *= rstd  # (now the normalised input)
+    if wa is not None:
+        out = xp.multiply(xc, wa.reshape(-1), out=sq)
+        if ba is not None:
+            out += ba.reshape(-1)
+    elif ba is not None:
+        out = xp.add(xc, ba.reshape(-1), out=sq)
+    else:
+        out = xc
+    return out, xc, mean, rstd
+
+
+#: rows up to this long are summed as a matrix-vector product with ones (BLAS, several
+#: times faster than NumPy's reduction along short rows, and as accurate there); longer
+#: ones by NumPy's pairwise reduction (fast enough there, and more accurate)
+_SHORT_ROW = 128
+
+
+def _row_sums(a: Any) -> Any:
+    """Sums ``(n, 1)`` of the rows of a 2-D float32/float64 array (see :data:`_SHORT_ROW`)."""
+    m = a.shape[1]
+    if m <= _SHORT_ROW:
+        return xp.matmul(a, _ones(m, a.dtype))[:, None]
+    return _add_reduce(a, 1, None, None, True)
+
+
+_ONES: dict[tuple[int, Any], Any] = {}
+
+
+def _ones(m: int, dt: Any) -> Any:
+    """A read-only vector of ``m`` ones of dtype ``dt`` (cached: the row sums' operand)."""
+    key = (m, dt)
+    o = _ONES.get(key)
+    if o is None:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        o = _ONES[key] = xp.ones(m, dtype=dt)
+        o.flags.writeable = False
+    return o
