@@ -115,14 +115,13 @@ def _median_dim(input: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> Any
     _check_dim_nonempty(name, x, d)
     rows, lead = _rows(x.reshape(1) if x.ndim == 0 else x, d)
     n = rows.shape[1]
-    order = xp.argsort(rows, axis=1, kind="stable")  # (nan last: NumPy's order, as torch's)
     isnan = xp.isnan(rows) if rows.dtype.kind in "fV" else xp.zeros(rows.shape, dtype=bool)
     if ignore_nan:
         m = n - isnan.sum(axis=1)
         pos = xp.maximum(m - 1, 0) // 2
     else:
         pos = xp.full(rows.shape[0], (n - 1) // 2)
-    idx = order[xp.arange(rows.shape[0]), pos]
+    idx = _stable_pick(rows, pos)
     if not ignore_nan:  # torch.median: the first nan of a row is its median
         has = isnan.any(axis=1)
         idx = xp.where(has, xp.argmax(isnan, axis=1), idx)
@@ -131,6 +130,31 @@ def _median_dim(input: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> Any
     cls = NanmedianBackward1 if ignore_nan else MedianBackward1
     return _select_result(name, cls, nanmedian_t if ignore_nan else median_t, input, d,
                           keepdim, vals, idx)
+
+
+def _stable_pick(rows: Any, pos: Any) -> Any:
+    """Per row, the index a stable sort (nan last) puts at ``pos[row]``: found by a
+    partition where the rows share few positions (the value, then its occurrence among
+    equal ones in position order), else by the stable sort itself."""
+    r = xp.arange(rows.shape[0])
+    kths = xp.unique(pos)
+    if rows.dtype.kind not in "fiu" or kths.size > 4 or not rows.size:
+        return xp.argsort(rows, axis=1, kind="stable")[r, pos]
+    v = xp.partition(rows, kths, axis=1)[r, pos][:, None]  # (nan last, as the sort)
+    eq = rows == v
+    if rows.dtype.kind == "f":
+        eq |= xp.isnan(rows) & xp.isnan(v)
+    idx = xp.argmax(eq, axis=1)
+    count = eq.sum(axis=1)
+    tied = xp.nonzero(count > 1)[0]
+    if tied.size:  # the (pos - number smaller)-th of the equal ones, in position order
+        t_rows, t_eq = rows[tied], eq[tied]
+        below = (t_rows < v[tied]).sum(axis=1)
+        if rows.dtype.kind == "f":  # (a nan's place comes after every number)
+            below = xp.where(xp.isnan(v[tied, 0]), (~xp.isnan(t_rows)).sum(axis=1), below)
+        nth = (pos[tied] - below)[:, None]
+        idx[tied] = xp.argmax(t_eq & (xp.cumsum(t_eq, axis=1) == nth + 1), axis=1)
+    return idx
 
 
 class MedianBackward0(Node):
@@ -271,10 +295,16 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
                            f"(k={k}, size {n}): pass 1 <= k <= {n}")
     rows, lead = _rows(x.reshape(1) if x.ndim == 0 else x, d)
-    order = xp.argsort(rows, axis=1, kind="stable")
     r = xp.arange(rows.shape[0])
-    idx = order[r, k - 1].copy()
-    v = rows[r, idx]
+    v = None
+    if rows.dtype.kind in "fiu" and rows.size:  # (a partition finds the value; an untied
+        v = xp.partition(rows, k - 1, axis=1)[:, k - 1]  # one has a single index)
+        idx = xp.argmax(rows == v[:, None], axis=1)
+        if v.dtype.kind == "f" and xp.isnan(v).any():
+            v = None
+    if v is None:  # (a nan, or a dtype partition does not take: the stable sort's index)
+        idx = xp.argsort(rows, axis=1, kind="stable")[r, k - 1].copy()
+        v = rows[r, idx]
     if rows.dtype.kind in "fV":
         same = (rows == v[:, None]) | (xp.isnan(rows) & xp.isnan(v)[:, None])
     else:
