@@ -44,6 +44,7 @@ from gradsum.ops._core import (
     scalar_opmath,
     scalar_value,
 )
+from gradsum.ops._erf import erf64, gelu_cdf64
 
 _ndarray = xp.ndarray
 _SQRT_2 = math.sqrt(2.0)
@@ -556,8 +557,16 @@ class PowBackward0(Node):
     __slots__ = ("exponent",)
 
     def backward(self, g: Tensor) -> Tensor:
-        (a,) = self.saved()
         p = self.exponent
+        if not _state.enabled and p != 0:  # (nothing to record: the rule on arrays)
+            (xa,) = self.saved_arrays()
+            ga = g._array
+            if (ga.dtype is xa.dtype and xa.dtype in _F32_F64 and xa.ndim
+                    and _fast_exponent(p - 1)):
+                t = _pow_float(xa, p - 1)
+                t *= p
+                return _make(xp.multiply(ga, t, out=t))
+        (a,) = self.saved()
         if p == 0:
             return F.zeros_like(g)
         return F.mul(g, F.mul(F.pow(a, p - 1), p))
@@ -625,13 +634,8 @@ def pow(a: Any, b: Any) -> Tensor:
         elif y.__class__ is int and not -16777216 <= y <= 16777216:
             # (torch keeps the exponent in double: an odd 2**40 - 1 stays odd)
             out = (x.astype(xp.float64) ** y).astype(x.dtype)
-        elif y == -0.5 and x.dtype.kind in "fV":
-            # torch's pow kernel computes x ** -0.5 as rsqrt: nan at -inf, -inf at -0.0 (C's
-            # pow, as NumPy's power, gives 0 and +inf); pow(x, 0.5)'s gradient uses it
-            with xp.errstate(divide="ignore", invalid="ignore"):
-                out = 1 / xp.sqrt(x)
         else:
-            out = x**y
+            out = _pow_float(x, y)
     except ValueError:
         raise broadcast_error(x, y) from None
     if out.dtype != x.dtype:
@@ -650,6 +654,36 @@ def pow(a: Any, b: Any) -> Tensor:
     out_t = record(node1, (a, b), out)
     node1.save(a, b, outputs=(out_t,))
     return out_t
+
+
+_F32_F64 = (xp.dtype(xp.float32), xp.dtype(xp.float64))
+
+
+def _fast_exponent(y: Any) -> bool:
+    """Whether :func:`_pow_float` computes ``x ** y`` with its own products (or NumPy's fast
+    square, reciprocal and square root), so that a backward can call it on arrays."""
+    return y.__class__ in (int, float) and y in (1, 2, 3, -1, 0.5, -0.5)
+
+
+def _pow_float(x: Any, y: Any) -> Any:
+    """``x ** y`` for a float32 or float64 array and a number: -0.5 is ``1 / sqrt(x)``, as
+    torch's rsqrt (nan at -inf, -inf at -0.0, where C's pow gives 0 and +inf; pow(x, 0.5)'s
+    gradient uses it); a float32 cube the float64 product ``x * x * x`` rounded once (exact
+    but for the last rounding: as accurate as C's powf, many times faster); else NumPy's
+    power (its own fast square, square root and reciprocal)."""
+    if y == 3 and x.dtype.itemsize == 4:
+        w = x.astype(xp.float64)
+        out = w * w
+        out *= w
+        with xp.errstate(over="ignore"):
+            return out.astype(xp.float32)
+    if y == -0.5:
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            out = xp.sqrt(x)
+            return xp.divide(1, out, out=out)
+    if y == 1:
+        return x.copy()
+    return x**y
 
 
 def _int_power(x: Any, y: Any) -> Any:
@@ -948,41 +982,30 @@ class ErfBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: the rule on arrays, the same values)
+            (xa,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is xa.dtype and xa.dtype.kind == "f" and xa.dtype.itemsize >= 4 and xa.ndim:
+                return _make(_erf_grad(ga, xa))
         (a,) = self.saved()
         return F.mul(g, F.mul(F.exp(F.neg(F.mul(a, a))), _TWO_OVER_SQRT_PI))
 
 
-def _erf_array(x: Any) -> Any:
-    """erf in float64 to full precision: a positive series below 3, a continued fraction above.
+def _erf_grad(ga: Any, xa: Any) -> Any:
+    """``g * (exp(-(x * x)) * 2/sqrt(pi))`` in place (the recorded rule's operations)."""
+    e = xa * xa
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    e *= _TWO_OVER_SQRT_PI
+    xp.multiply(ga, e, out=e)
+    return e
 
-    NumPy has no erf; the series ``e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`` has only positive
-    terms (no cancellation) and converges fast for |x| < 3; erfc's continued fraction is
-    accurate beyond.
-    """
-    x64 = xp.asarray(x, dtype=xp.float64)
-    ax = xp.abs(x64)
-    out = xp.empty_like(x64)
-    small = ax < 3.0
-    if small.any():
-        v = ax[small]
-        v2 = v * v
-        term = v.copy()
-        total = v.copy()
-        for n in range(1, 80):
-            term = term * (2.0 * v2) / (2 * n + 1)
-            total += term
-            if float(term.max(initial=0.0)) < 1e-17 * float(total.min(initial=1.0)):
-                break
-        out[small] = _TWO_OVER_SQRT_PI * xp.exp(-v2) * total
-    big = ~small
-    if big.any():
-        v = ax[big]
-        # erfc(v) = exp(-v^2)/sqrt(pi) * 1/(v + (1/2)/(v + 1/(v + (3/2)/(v + 2/(v + ...)))))
-        frac = v.copy()
-        for k in range(60, 0, -1):
-            frac = v + (k / 2.0) / frac
-        out[big] = 1.0 - xp.exp(-v * v) / math.sqrt(math.pi) / frac
-    return xp.sign(x64) * out
+
+def _erf_array(x: Any) -> Any:
+    """erf in float64 (Cody's rational approximations, :mod:`gradsum.ops._erf`): to a few
+    units of float64 for a float64 ``x``, with the shorter rules that suffice for a correctly
+    rounded result for a narrower ``x``."""
+    return erf64(x, exact=xp.asarray(x).dtype.itemsize >= 8)
 
 
 @register("erf")
@@ -1276,6 +1299,11 @@ class GeluBackward0(Node):
     __slots__ = ("approximate",)
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: one fused pass of arrays)
+            (xa,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is xa.dtype and xa.dtype.kind == "f" and xa.dtype.itemsize >= 4 and xa.ndim:
+                return _make(_gelu_grad(ga, xa, self.approximate))
         (a,) = self.saved()
         return _in_float32(self._rule, g, a)
 
@@ -1293,15 +1321,64 @@ class GeluBackward0(Node):
         return F.mul(g, F.add(cdf, F.mul(a, pdf)))
 
 
+def _gelu_tanh_inner(x: Any) -> Any:
+    """``(x + x**3 * 0.044715) * sqrt(2/pi)``, the operations of the recorded rule."""
+    u = x * x
+    u *= x
+    u *= 0.044715
+    u += x
+    u *= math.sqrt(2.0 / math.pi)
+    return u
+
+
+def _gelu_grad(ga: Any, x: Any, approximate: str) -> Any:
+    """GELU's gradient ``g * gelu'(x)`` on arrays (float32 or float64). tanh: the recorded
+    rule's operations, in place; exact: ``cdf(x) + x pdf(x)`` in float64 (the CDF from
+    :func:`gelu_cdf64`, accurate in the lower tail), rounded, times ``g``."""
+    if approximate == "tanh":
+        t = xp.tanh(_gelu_tanh_inner(x))
+        right = t * t
+        xp.subtract(1, right, out=right)
+        right *= x * 0.5
+        d = x * x
+        d *= 3 * 0.044715
+        d += 1
+        d *= math.sqrt(2.0 / math.pi)
+        right *= d
+        t += 1
+        t *= 0.5
+        t += right
+        t *= ga
+        return t
+    f32 = x.dtype.itemsize < 8
+    x64 = x.astype(xp.float64) if f32 else x
+    pdf = x64 * x64
+    pdf *= -0.5
+    xp.exp(pdf, out=pdf)
+    pdf *= _INV_SQRT_2PI
+    pdf *= x64
+    pdf += gelu_cdf64(x, exact=not f32)
+    if f32:
+        pdf = pdf.astype(x.dtype)
+    pdf *= ga
+    return pdf
+
+
 @register("gelu")
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
-    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula."""
+    """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula.
+
+    The exact form is ``x * cdf(x)`` in float64, the CDF by :func:`gelu_cdf64` (correctly
+    rounded to float32 but within 2e-4 units of a tie; no ``1 + erf`` cancellation in the
+    lower tail); tanh: torch's formula in the input's dtype."""
     x = _float_only(a, "GeluKernelImpl")
     low = x.dtype if x.dtype.kind == "V" else None  # bfloat16: in float32, rounded once
     if low is not None:
         x = x.astype(xp.float32)
     if approximate == "none":
-        out = (0.5 * x * (1.0 + _erf_array(x / _SQRT_2))).astype(x.dtype, copy=False)
+        out = gelu_cdf64(x, exact=x.dtype.itemsize >= 8)
+        out *= x
+        out = out.astype(x.dtype, copy=False)
         if low is None and x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous:
             # torch runs a contiguous float32 input of more than one element through
             # oneDNN's gelu_erf, which gives nan at +inf (its native kernel, used otherwise,
@@ -1310,8 +1387,12 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
             if big.any():
                 out = xp.where(big, xp.float32(xp.nan), out)
     elif approximate == "tanh":
-        k = math.sqrt(2.0 / math.pi)
-        out = (0.5 * x * (1.0 + xp.tanh(k * (x + 0.044715 * x**3)))).astype(x.dtype, copy=False)
+        # 0.5 * x * (1 + tanh(inner)), in place ((0.5 (1 + t)) x: the same rounding)
+        out = xp.tanh(_gelu_tanh_inner(x))
+        out += 1
+        out *= 0.5
+        out *= x
+        out = out.astype(x.dtype, copy=False)
     else:
         raise RuntimeError(
             f"approximate argument must be either none or tanh, got {approximate!r}"
