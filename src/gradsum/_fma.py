@@ -18,8 +18,9 @@ bit for bit, without hardware FMA:
   FMA and correctly rounded sums: proved algorithms using rounding to odd", 2008).
 - **float64**: Dekker's exact product (Veltkamp splitting) and TwoSum give the exact value as
   ``th + tl + pl``; ``z = th + RO(tl + pl)``, the low parts added with round to odd, is the
-  correctly rounded result (the same paper's emulated FMA). About 25 NumPy passes: float64
-  updates are rare in training, and this is what bitwise parity costs.
+  correctly rounded result (the same paper's emulated FMA). The round to odd is needed only
+  where ``th + RN(tl + pl)`` lands on a midpoint, which a test of the low bits of
+  ``RN(tl + pl)`` finds (see ``_fma64``): about 20 NumPy passes, into reused scratch arrays.
 
 Limits, stated where the docs promise bits: float64 elements whose product underflows
 (``|a * y| < 2**-969``) may be off by one unit in the last place; non-finite results are
@@ -35,12 +36,13 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from gradsum._backend import silenced, xp
 
 _f16, _f32, _f64 = xp.dtype("float16"), xp.dtype("float32"), xp.dtype("float64")
-_i64 = xp.dtype("int64")
+_i64, _u64 = xp.dtype("int64"), xp.dtype("uint64")
 
 #: the low 29 bits of a float64 below a float32's last place, and their value at a float32
 #: tie (exactly half a float32 ulp): the only float64 sums whose rounding to float32 can
@@ -54,6 +56,30 @@ _u32 = xp.dtype("uint32")
 _TINY_BITS = xp.uint32((0x00800000 << 1) - 2)
 #: Veltkamp's splitting constant for float64 (2**27 + 1)
 _SPLIT = 134217729.0
+
+
+class _Scratch(threading.local):
+    """The kernels' temporaries, per thread: reused from call to call (a fresh multi-megabyte
+    temporary page-faults on every call, which made a 131072-element float64 update 100 times
+    slower than its arithmetic)."""
+
+    def __init__(self) -> None:
+        self.bufs: dict[tuple[int, Any], Any] = {}
+
+
+_SCRATCH = _Scratch()
+
+
+def _scratch(slot: int, shape: tuple[int, ...], n: int, dt: Any = _f64) -> Any:
+    """A temporary array of ``shape`` (``n`` elements) and dtype ``dt``, one per ``slot``: the
+    same memory at each call, overwritten freely (the kernels finish with it before they
+    return)."""
+    bufs = _SCRATCH.bufs
+    key = (slot, dt)
+    buf = bufs.get(key)
+    if buf is None or buf.size < n:
+        buf = bufs[key] = xp.empty(max(n, 256), dtype=dt)
+    return buf[:n].reshape(shape)
 
 
 def _round_to_odd(s: Any, err: Any) -> Any:
@@ -73,27 +99,37 @@ def _two_sum_err(p: Any, c: Any, s: Any) -> Any:
     return (p - (s - bb)) + (c - bb)
 
 
+#: ``(bits << 35)`` of a float64 whose low 29 bits are a float32 tie: the least int64
+_TIE_SHIFTED = xp.int64(-(1 << 63))
+
+
 @silenced  # (torch warns of no overflow or nan)
 def _fma32(a: Any, x: Any, y: Any) -> Any:
     """``RN32(a * x + y)`` for float32 operands (``a`` a scalar or an array), as a float32
     array of the broadcast shape."""
     # (x has the result's shape. Each operand is cast to float64 on its own first: NumPy's
     # mixed-dtype loops, multiply(x, a, dtype=float64), take twice as long.)
-    s = x.astype(_f64)
+    shape = x.shape
+    n = x.size
+    s = _scratch(0, shape, n)
+    s[...] = x
     s *= a.astype(_f64) if a.ndim else float(a)  # exact: 24 + 24 bits fit in 53
-    s += y.astype(_f64) if y.ndim else float(y)  # rounded once, to 53 bits
+    if y.ndim:
+        t = _scratch(1, shape, n)
+        t[...] = y
+        s += t  # rounded once, to 53 bits
+    else:
+        s += float(y)
     out = s.astype(_f32)
-    suspect = s.view(_i64)
-    suspect &= _LOW29  # (s is not needed past this point but for the rare suspects' shape)
-    suspect = suspect == _TIE
+    # the float64 sums on a float32 tie: their low 29 bits are 2**28, shifted to the top the
+    # least int64 (so the minimum says whether there is one)
+    shifted = xp.left_shift(s.view(_i64), 35, out=_scratch(2, shape, n, _i64))
     # (and the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without
     # the sign, where 0 wraps past the bound)
-    twice = out.view(_u32) << 1
+    twice = xp.left_shift(out.view(_u32), 1, out=_scratch(3, shape, n, _u32))
     twice -= 2
-    tiny = twice < _TINY_BITS
-    if suspect.any() or tiny.any():
-        suspect |= tiny
-        shape = s.shape
+    if n and (shifted.min() == _TIE_SHIFTED or twice.min() < _TINY_BITS):
+        suspect = (shifted == _TIE_SHIFTED) | (twice < _TINY_BITS)
         idx = xp.nonzero(suspect.reshape(-1))
         p = xp.multiply(xp.broadcast_to(x, shape).reshape(-1)[idx],
                         xp.broadcast_to(a, shape).reshape(-1)[idx], dtype=_f64)
@@ -112,24 +148,57 @@ def _split(v: Any) -> tuple[Any, Any]:
     return hi, v - hi
 
 
+#: the bits of a float64 below its four leading significant ones
+_LOW48 = (1 << 48) - 1
+
+
 @silenced
 def _fma64(a: Any, x: Any, y: Any) -> Any:
-    """``RN64(a * x + y)`` for float64 operands, as a float64 array of the broadcast shape."""
-    a = xp.asarray(a, dtype=_f64)
-    x = xp.asarray(x, dtype=_f64)
-    y = xp.asarray(y, dtype=_f64)
-    ph = a * x
-    ah, al = _split(a)
-    xh, xl = _split(x)
-    pl = ((ah * xh - ph) + ah * xl + al * xh) + al * xl  # ph + pl == a * x exactly
-    th = y + ph
-    tl = _two_sum_err(ph, y, th)  # th + tl == y + ph exactly
-    v = tl + pl
-    v = _round_to_odd(v, _two_sum_err(pl, tl, v))
+    """``RN64(a * x + y)`` for float64 operands, as a float64 array of the broadcast shape.
+
+    The exact value is ``th + tl + pl`` (``ph + pl == a * x`` by Dekker's product, ``th + tl ==
+    y + ph`` by TwoSum, ``|tl + pl| <= 1.5 ulp(th)``), and ``z = th + RO(tl + pl)`` its correct
+    rounding (Boldo and Melquiond). ``th + RN(tl + pl)`` is the same number unless it lands
+    exactly on a midpoint of the doubles near ``th`` (rounding to nearest and to odd keep the
+    sum on the same side of every midpoint, which is a double offset from ``th``): then
+    ``v = RN(tl + pl)`` is such an offset, a power of two times 1, 1.5 (or another number of
+    at most four significant bits), which a test of ``v``'s low bits finds. Only those elements
+    are redone with round to odd."""
+    # (x has the result's shape)
+    shape = x.shape
+    n = x.size
+    ph = xp.multiply(a, x, out=_scratch(4, shape, n))
+    ah, al = _split(float(a) if a.ndim == 0 else a)  # (a number: the same arithmetic)
+    w0, w1 = _scratch(0, shape, n), _scratch(1, shape, n)
+    t = xp.multiply(x, _SPLIT, out=w0)  # Veltkamp's split of x: xh, xl (exact)
+    xh = xp.subtract(t, xp.subtract(t, x, out=w1), out=w1)
+    xl = xp.subtract(x, xh, out=w0)
+    # pl = ((ah * xh - ph) + ah * xl + al * xh) + al * xl: ph + pl == a * x exactly
+    pl = xp.multiply(ah, xh, out=_scratch(2, shape, n))
+    pl -= ph
+    w3 = _scratch(3, shape, n)
+    pl += xp.multiply(ah, xl, out=w3)
+    pl += xp.multiply(al, xh, out=w3)
+    pl += xp.multiply(al, xl, out=w3)
+    th = xp.add(y, ph, out=w0)
+    # tl = the error of th (TwoSum): (ph - (th - bb)) + (y - bb), bb = th - ph
+    bb = xp.subtract(th, ph, out=w1)
+    tl = xp.subtract(ph, xp.subtract(th, bb, out=w3), out=w3)
+    tl += xp.subtract(y, bb, out=w1)
+    v = xp.add(tl, pl, out=w1)
     z = th + v
-    bad = ~xp.isfinite(z)
-    if bad.any():  # (overflow in the split or the product: NumPy's inf/nan, as torch's)
-        z = xp.where(bad, a * x + y, z)
+    low = xp.left_shift(v.view(_u64), 16, out=_scratch(5, shape, n, _u64))
+    if n and low.min() == 0:  # (v has at most four significant bits somewhere: zero or a tie)
+        idx = xp.nonzero(((low == 0) & (v != 0)).reshape(-1))
+        if idx[0].size:
+            pl_s, tl_s = pl.reshape(-1)[idx], tl.reshape(-1)[idx]
+            v_s = tl_s + pl_s
+            v_s = _round_to_odd(v_s, _two_sum_err(pl_s, tl_s, v_s))
+            z.reshape(-1)[idx] = th.reshape(-1)[idx] + v_s
+    if not xp.isfinite(z.sum()):
+        bad = ~xp.isfinite(z)
+        if bad.any():  # (overflow in the split or the product: NumPy's inf/nan, as torch's)
+            z = xp.where(bad, a * x + y, z)
     return xp.asarray(z, dtype=_f64)
 
 
@@ -172,15 +241,27 @@ def fma(a: Any, x: Any, y: Any) -> Any:
     # (a number is first taken in y's dtype, as torch converts alpha)
     a = a.astype(op, copy=False) if hasattr(a, "astype") else op.type(dt.type(a))
     x = xp.asarray(x, dtype=op)
-    shape = xp.broadcast_shapes(xp.shape(a), x.shape, y.shape)
-    size = 1
-    for n in shape:
-        size *= n
+    if x.shape == y.shape and not a.ndim:
+        shape, size = x.shape, x.size
+    else:
+        shape = xp.broadcast_shapes(a.shape, x.shape, y.shape)
+        size = 1
+        for n in shape:
+            size *= n
     if size <= 2 * CHUNK:
         if x.shape != shape:  # (the kernels write into an array of the product's shape)
             x = xp.broadcast_to(x, shape)
         return xp.asarray(kernel(a, x, y.astype(op, copy=False)), dtype=dt)
     out = xp.empty(shape, dtype=dt)
+    if (x.shape == y.shape == shape and x.flags.c_contiguous and y.flags.c_contiguous
+            and (not a.ndim or (a.shape == shape and a.flags.c_contiguous))):
+        # (the common case, flat slices: NumPy's buffered iterator takes several times longer)
+        fo, fx, fy = out.reshape(-1), x.reshape(-1), y.reshape(-1)
+        fa = a.reshape(-1) if a.ndim else a
+        for i in range(0, size, CHUNK):
+            j = i + CHUNK
+            fo[i:j] = kernel(fa[i:j] if a.ndim else a, fx[i:j], fy[i:j].astype(op, copy=False))
+        return out
     it = xp.nditer([a, x, y, out], flags=["external_loop", "buffered", "zerosize_ok"],
                    op_flags=[["readonly"]] * 3 + [["writeonly"]],
                    op_dtypes=[op, op, op, dt], buffersize=CHUNK, casting="same_kind")

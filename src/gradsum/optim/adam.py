@@ -24,7 +24,7 @@ from gradsum.optim.optimizer import (
     _adam_moments,
     _addcdiv_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -134,31 +134,32 @@ class Adam(Optimizer):
         beta1, beta2 = _lr_value(beta1), _lr_value(beta2)
         eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             step_t = state["step"]
             step_t._array += 1
-            step = float(step_t._array)
+            arrays = (p._array, p.grad._array, state["exp_avg"]._array,  # type: ignore[union-attr]
+                      state["exp_avg_sq"]._array)
+            if amsgrad:
+                arrays += (state["max_exp_avg_sq"]._array,)
+                _bump(state["max_exp_avg_sq"])
+            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
+            entries.append((float(step_t._array), arrays))
+        # torch's operations, in its order, through scratch buffers, over cache-sized pieces
+        # (see _batches)
+        for step, (pa, ga, m, v, *vmax) in _batches(entries, (0, 2, 3, 4)):
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
             step_size = _rdiv(lr, bias_correction1)
             bias_correction2_sqrt = _sqrt_scalar(bias_correction2)
-            sq = state["exp_avg_sq"]._array
-            arrays = (p._array, p.grad._array, state["exp_avg"]._array, sq,  # type: ignore[union-attr]
-                      state["max_exp_avg_sq"]._array if amsgrad else sq)
-            # torch's operations, in its order, through scratch buffers, one cache-sized block
-            # at a time (see _blocks)
-            for pa, ga, m, v, vmax in _blocks(*arrays):
-                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-                if amsgrad:
-                    xp.maximum(vmax, v, out=vmax)
-                denom = _sqrt(vmax, out=_work(self, 0, m))  # sqrt(v_hat) / bc2_sqrt + eps
-                denom /= _as(denom, bias_correction2_sqrt)
-                denom += _as(denom, eps)
-                _addcdiv_(pa, m, denom, -step_size, _work(self, 1, m))
+            _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
             if amsgrad:
-                _bump(state["max_exp_avg_sq"])
-            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
+                xp.maximum(vmax[0], v, out=vmax[0])
+            denom = _sqrt(vmax[0] if amsgrad else v, out=_work(self, 0, m))
+            denom /= _as(denom, bias_correction2_sqrt)  # sqrt(v_hat) / bc2_sqrt + eps
+            denom += _as(denom, eps)
+            _addcdiv_(pa, m, denom, -step_size, _work(self, 1, m))
 
 
 class AdamW(Adam):

@@ -25,7 +25,7 @@ import copy
 import functools
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from itertools import chain
 from typing import Any, ClassVar
@@ -657,6 +657,97 @@ def _blocks(*arrays: Any) -> Sequence[tuple[Any, ...]]:
     return [tuple(f[start:start + BLOCK] for f in flat) for start in range(0, n, BLOCK)]
 
 
+#: parameters of at most this many elements are updated together, concatenated (see
+#: :func:`_batches`); larger ones block by block, in their own buffers
+BATCH_MAX = 1 << 14
+
+
+def _batchable(entries: Sequence[tuple[Any, tuple[Any, ...]]], writes: Sequence[int]) -> bool:
+    """Whether ``entries`` may be updated concatenated: every array of an entry has its
+    parameter's shape and a floating dtype (float16/32/64), and no array written by the update
+    shares memory with another array of the update (so no parameter's update reads what another
+    one writes, and none is written twice). Anything else (integer parameters, state of other
+    shapes, duplicates) takes the one-by-one path, which raises torch's errors."""
+    owners: set[int] = set()
+    for _, arrays in entries:
+        a0 = arrays[0]
+        shape, dt = a0.shape, a0.dtype
+        if dt.kind != "f" or dt.itemsize > 8:
+            return False
+        for j, a in enumerate(arrays):
+            if a.shape != shape or a.dtype != dt:
+                return False
+            if j in writes:
+                owner = id(a if a.base is None else a.base)
+                if owner in owners:
+                    return False
+                owners.add(owner)
+    for _, arrays in entries:  # (the read-only ones: not inside anything written)
+        for j, a in enumerate(arrays):
+            if j not in writes and id(a if a.base is None else a.base) in owners:
+                return False
+    return True
+
+
+def _batches(entries: Sequence[tuple[Any, tuple[Any, ...]]],
+             writes: Sequence[int]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """The ``(key, arrays)`` pieces an optimizer's update runs its elementwise operations on,
+    for ``entries``, one ``(key, (param, grad, state...))`` per parameter (``key``: what the
+    update's numbers depend on besides the group's options, e.g. the step count; hashable).
+
+    A model's many small parameters cost a dozen NumPy calls each per step, whatever their
+    size. Here parameters of at most :data:`BATCH_MAX` elements with the same key and dtype are
+    concatenated (up to :data:`BLOCK` elements at a time), each array role into one flat
+    array, the update runs once over them, and the arrays at the indices ``writes`` are copied
+    back into the parameters' own buffers when the loop asks for the next piece (so a consumer
+    must finish with a piece before the next). Every element goes through the same operations
+    with the same numbers, so the result is bitwise the one-by-one update's (the updates are
+    elementwise). Larger parameters come block by block (:func:`_blocks`). When
+    :func:`_batchable` refuses, every entry comes alone, in order."""
+    if not _batchable(entries, writes):
+        for key, arrays in entries:
+            for block in _blocks(*arrays):
+                yield key, block
+        return
+    pending: dict[Any, list[tuple[Any, ...]]] = {}
+    sizes: dict[Any, int] = {}
+    for key, arrays in entries:
+        n = arrays[0].size
+        if n > BATCH_MAX:
+            for block in _blocks(*arrays):
+                yield key, block
+            continue
+        k = (key, arrays[0].dtype)
+        if sizes.get(k, 0) + n > BLOCK:
+            yield from _flush(k[0], pending.pop(k), writes)
+            sizes[k] = 0
+        pending.setdefault(k, []).append(arrays)
+        sizes[k] = sizes.get(k, 0) + n
+    for k, group in pending.items():
+        yield from _flush(k[0], group, writes)
+
+
+def _flush(key: Any, group: list[tuple[Any, ...]],
+           writes: Sequence[int]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """One piece of :func:`_batches`: ``group``'s arrays concatenated per role (a single
+    entry as it is), then the written roles copied back."""
+    if len(group) == 1:
+        yield key, group[0]
+        return
+    flat = tuple(xp.concatenate([a.reshape(-1) for a in role]) for role in zip(*group))
+    yield key, flat
+    for j in writes:
+        if j >= len(flat):
+            continue
+        start = 0
+        f = flat[j]
+        for arrays in group:
+            a = arrays[j]
+            n = a.size
+            a[...] = f[start:start + n].reshape(a.shape)
+            start += n
+
+
 def _zeros_like(p: Tensor) -> Tensor:
     return Tensor._make(xp.zeros_like(p._array))
 
@@ -694,8 +785,7 @@ def _as(a: Any, v: Any) -> Any:
 
 def _fma_to(out: Any, a: Any, x: Any, y: Any) -> Any:
     """``out[...] = gradsum._fma.fma(a, x, y)`` (``out`` may be ``x`` or ``y``); returns ``out``.
-    (_fma's block-sized temporaries are recycled by the allocator: float64 scratch buffers
-    cached here measured no faster.)"""
+    (_fma keeps its float64 temporaries in scratch arrays of its own.)"""
     out[...] = _fma.fma(a, x, y)
     return out
 

@@ -28,7 +28,7 @@ from gradsum.optim.optimizer import (
     _add_scaled,
     _add_scaled_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_differentiable,
     _check_hyper,
@@ -82,9 +82,10 @@ class SGD(Optimizer):
                 wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
                 dampening, nesterov = _scalar(group["dampening"]), group["nesterov"]
                 maximize = group["maximize"]
+                entries = []
                 for p in _params_with_grad(group):
-                    arrays = [p._array, p.grad._array]  # type: ignore[union-attr]
-                    buf = first = None
+                    arrays: tuple[Any, ...] = (p._array, p.grad._array)  # type: ignore[union-attr]
+                    first = None
                     if momentum != 0:
                         state = self.state[p]
                         buf = state.get("momentum_buffer")
@@ -92,21 +93,22 @@ class SGD(Optimizer):
                         if first:  # (the first step's buffer: the gradient itself, cloned)
                             buf = Tensor._make(xp.empty(p._array.shape, p._array.dtype))
                             state["momentum_buffer"] = buf
-                        arrays.append(buf._array)
-                    # torch's operations in its order, one cache-sized block at a time
-                    for pa, ga, *b in _blocks(*arrays):
-                        ga = _grad_block(ga, pa, wd, maximize)
-                        if b:
-                            bb = b[0]
-                            if first:
-                                bb[...] = ga
-                            else:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                                xp.multiply(bb, _as(bb, momentum), out=bb)
-                                _add_scaled_(bb, ga, 1 - dampening)
-                            # g = g.add(buf, alpha=momentum) if nesterov else buf
-                            ga = _add_scaled(ga, bb, momentum) if nesterov else bb
-                        _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)
-                    if buf is not None and not first:
-                        _bump(buf)
+                        else:
+                            _bump(buf)
+                        arrays += (buf._array,)
                     _bump(p)
+                    entries.append((first, arrays))
+                # torch's operations in its order, over cache-sized pieces (see _batches)
+                for first, (pa, ga, *b) in _batches(entries, (0, 2)):
+                    ga = _grad_block(ga, pa, wd, maximize)
+                    if b:
+                        bb = b[0]
+                        if first:
+                            bb[...] = ga
+                        else:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                            xp.multiply(bb, _as(bb, momentum), out=bb)
+                            _add_scaled_(bb, ga, 1 - dampening)
+                        # g = g.add(buf, alpha=momentum) if nesterov else buf
+                        ga = _add_scaled(ga, bb, momentum) if nesterov else bb
+                    _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)
         return loss
