@@ -3,11 +3,14 @@
 ``proj_size``), ``GRU`` (``num_layers``, ``bias``, ``batch_first``, ``dropout`` between
 layers, ``bidirectional``, batched or unbatched inputs).
 
-Everything is built from gradsum ops (``F.linear``, ``sigmoid``, ``tanh``, ``stack`` ...), so
-first- and second-order gradients come from autograd. Parameters are named, shaped, ordered
-and initialised like torch's (``weight_ih_l0``, ``weight_hh_l0``, ``bias_ih_l0``,
-``bias_hh_l0``, ``weight_hr_l0``, then the ``_reverse`` ones; U(-1/sqrt(hidden_size),
-1/sqrt(hidden_size)) for each), so state_dicts interchange with torch key for key. Gate
+Each layer in each direction (and each cell call) is one op and one graph node,
+:func:`gradsum.nn._rnn.rnn_layer`: the input projection of the whole sequence in one product,
+the recurrence and its backward (through time) on arrays, and under ``create_graph`` a
+backward recomputed from gradsum ops, so second-order gradients work too. Parameters are
+named, shaped, ordered and initialised like torch's (``weight_ih_l0``, ``weight_hh_l0``,
+``bias_ih_l0``, ``bias_hh_l0``, ``weight_hr_l0``, then the ``_reverse`` ones;
+U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) for each), so state_dicts interchange with torch
+key for key. Gate
 order: LSTM ``i, f, g, o``; GRU ``r, z, n`` with ``n = tanh(W_in x + b_in + r * (W_hn h +
 b_hn))``. The sequence modules also take a :class:`~gradsum.nn.utils.rnn.PackedSequence`
 (each sequence stops at its own length; the output is packed the same way and ``h_n`` / ``c_n``
@@ -43,9 +46,11 @@ from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
 from gradsum.nn import init
+from gradsum.nn._rnn import Steps, rnn_layer
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.rnn import PackedSequence
+from gradsum.ops._core import needs_grad
 from gradsum.ops.shape import cat, stack
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -74,43 +79,20 @@ def _mini_batch(module: Any, input: Tensor, batch_sizes: Any) -> int:
     return int(input.shape[0] if module.batch_first else input.shape[1])
 
 
-# -- one time step -------------------------------------------------------------------------------
-def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
-    pre = gi + F.linear(h, w_hh, b_hh)
-    return F.relu(pre) if relu else pre.tanh()
+def _picker(states: Tensor) -> Any:
+    """``idx -> states[idx]``; for states no gradient reaches, the array's row wrapped as is
+    (no indexing op), sharing the version counter so that saving it still notices an
+    in-place change."""
+    if needs_grad(states):
+        return states.__getitem__
+    arr, vc = states._array, states._vc
 
+    def pick(idx: int) -> Tensor:
+        t = Tensor._make(arr[idx])
+        t._vc = vc
+        return t
 
-def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None,
-               w_hr: Tensor | None) -> tuple[Tensor, Tensor]:
-    gates = gi + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    h_new = o.sigmoid() * c_new.tanh()
-    if w_hr is not None:
-        h_new = F.linear(h_new, w_hr)
-    return h_new, c_new
-
-
-def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    gh = F.linear(h, w_hh, b_hh)
-    i_r, i_z, i_n = gi.chunk(3, -1)
-    h_r, h_z, h_n = gh.chunk(3, -1)
-    r = (i_r + h_r).sigmoid()
-    z = (i_z + h_z).sigmoid()
-    n = (i_n + r * h_n).tanh()
-    return n + z * (h - n)
-
-
-def _packed_step(mode: str, x_t: Tensor, state: tuple[Tensor, ...],
-                 weights: tuple[Tensor, Tensor | None, Tensor | None],
-                 relu: bool) -> tuple[Tensor, ...]:
-    """One step of a packed layer on the running sequences' states."""
-    w_hh, b_hh, w_hr = weights
-    if mode == "LSTM":
-        return _lstm_step(x_t, state[0], state[1], w_hh, b_hh, w_hr)
-    if mode == "GRU":
-        return (_gru_step(x_t, state[0], w_hh, b_hh),)
-    return (_rnn_step(x_t, state[0], w_hh, b_hh, relu),)
+    return pick
 
 
 # -- cells ---------------------------------------------------------------------------------------
@@ -225,8 +207,9 @@ class RNNCell(RNNCellBase):
         input, (h,), is_batched = self._prepare("RNNCell", input, hx, 1, "hidden")
         if self.nonlinearity not in ("tanh", "relu"):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        ret = _rnn_step(gi, h, self.weight_hh, self.bias_hh, self.nonlinearity == "relu")
+        mode = "RNN_RELU" if self.nonlinearity == "relu" else "RNN_TANH"
+        ret = rnn_layer(mode, input, self.weight_ih, self.bias_ih, self.weight_hh,
+                        self.bias_hh, None, h, None, Steps.uniform(1, input.shape[0], False))[0]
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -251,8 +234,9 @@ class LSTMCell(RNNCellBase):
     def forward(self, input: Tensor,
                 hx: tuple[Tensor, Tensor] | None = None) -> tuple[Tensor, Tensor]:
         input, (h, c), is_batched = self._prepare("LSTMCell", input, hx, 2, "hx")
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        h, c = _lstm_step(gi, h, c, self.weight_hh, self.bias_hh, None)
+        h, _, c = rnn_layer("LSTM", input, self.weight_ih, self.bias_ih, self.weight_hh,
+                            self.bias_hh, None, h, c, Steps.uniform(1, input.shape[0], False))
+        assert c is not None
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -275,8 +259,8 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, (h,), is_batched = self._prepare("GRUCell", input, hx, 1, "hidden")
-        gi = F.linear(input, self.weight_ih, self.bias_ih)
-        ret = _gru_step(gi, h, self.weight_hh, self.bias_hh)
+        ret = rnn_layer("GRU", input, self.weight_ih, self.bias_ih, self.weight_hh,
+                        self.bias_hh, None, h, None, Steps.uniform(1, input.shape[0], False))[0]
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -455,101 +439,44 @@ class RNNBase(Module):
                 "Expected sequence length to be larger than 0 in RNN (got an input with "
                 f"shape {tuple(input.shape)})"
             )
-        num_directions = 2 if self.bidirectional else 1
-        relu = self.mode == "RNN_RELU"
-        h_n: list[Tensor] = []
-        c_n: list[Tensor] = []
-        layer_input = seq
-        for layer in range(self.num_layers):
-            outs = []
-            for direction in range(num_directions):
-                ws = self.all_weights[layer * num_directions + direction]
-                w_ih, w_hh = ws[0], ws[1]
-                b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
-                w_hr = ws[-1] if self.proj_size > 0 else None
-                idx = layer * num_directions + direction
-                h = hx[idx]
-                c = cx[idx] if cx is not None else None
-                steps = F.linear(layer_input, w_ih, b_ih).unbind(0)
-                order = range(len(steps) - 1, -1, -1) if direction == 1 else range(len(steps))
-                ys: list[Tensor | None] = [None] * len(steps)
-                for t in order:
-                    if self.mode == "LSTM":
-                        assert c is not None
-                        h, c = _lstm_step(steps[t], h, c, w_hh, b_hh, w_hr)
-                    elif self.mode == "GRU":
-                        h = _gru_step(steps[t], h, w_hh, b_hh)
-                    else:
-                        h = _rnn_step(steps[t], h, w_hh, b_hh, relu)
-                    ys[t] = h
-                outs.append(stack(ys))  # type: ignore[arg-type]
-                h_n.append(h)
-                if c is not None:
-                    c_n.append(c)
-            layer_output = outs[0] if num_directions == 1 else cat(outs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_output = F.dropout(layer_output, self.dropout, True)
-            layer_input = layer_output
-        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
-        return output, stack(h_n), (stack(c_n) if cx is not None else None)
+        t, b = seq.shape[0], seq.shape[1]
+        output, h_n, c_n = self._layers(seq, hx, cx, Steps.uniform(t, b, False),
+                                        Steps.uniform(t, b, True))
+        output = output.transpose(0, 1) if self.batch_first else output
+        return output, h_n, c_n
 
     def _run_packed(self, data: Tensor, batch_sizes: list[int], hx: Tensor,
                     cx: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
         """The stacked recurrence over packed ``data`` (``(sum(lengths), H_in)``, time-major
         runs of ``batch_sizes[t]`` rows), as torch's ``PackedLayer`` /
         ``ReversedPackedLayer``: a sequence that ends leaves its final state behind."""
+        return self._layers(data, hx, cx, Steps.packed(batch_sizes, False),
+                            Steps.packed(batch_sizes, True))
+
+    def _layers(self, layer_input: Tensor, hx: Tensor, cx: Tensor | None, forward: Steps,
+                backward: Steps) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Every layer and direction, each one :func:`~gradsum.nn._rnn.rnn_layer` (one graph
+        node), dropout between layers; the final states stacked as torch's ``h_n``/``c_n``."""
         num_directions = 2 if self.bidirectional else 1
-        relu = self.mode == "RNN_RELU"
-        offsets = [0]
-        for bs in batch_sizes:
-            offsets.append(offsets[-1] + bs)
         h_n: list[Tensor] = []
         c_n: list[Tensor] = []
-        layer_input = data
+        names = self._all_weights
+        pick = _picker(hx)
+        pick_c = None if cx is None else _picker(cx)
         for layer in range(self.num_layers):
             outs = []
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
-                ws = self.all_weights[idx]
-                w_hh = ws[1]
+                ws = [getattr(self, w) for w in names[idx]]
                 b_ih, b_hh = (ws[2], ws[3]) if self.bias else (None, None)
                 w_hr = ws[-1] if self.proj_size > 0 else None
-                gi = F.linear(layer_input, ws[0], b_ih)
-                xs = [gi[offsets[t]:offsets[t + 1]] for t in range(len(batch_sizes))]
-                weights = (w_hh, b_hh, w_hr)
-
-                init = (hx[idx],) if cx is None else (hx[idx], cx[idx])
-                steps: list[Tensor] = []
-                if direction == 0:
-                    state = init
-                    last = batch_sizes[0]
-                    done: list[tuple[Tensor, ...]] = []  # states of the sequences that ended
-                    for t, bs in enumerate(batch_sizes):
-                        if bs < last:
-                            done.append(tuple(s[bs:last] for s in state))
-                            state = tuple(s[:bs] for s in state)
-                        last = bs
-                        state = _packed_step(self.mode, xs[t], state, weights, relu)
-                        steps.append(state[0])
-                    parts = [state, *reversed(done)]
-                    final = tuple(cat([p[k] for p in parts], 0) for k in range(len(init)))
-                else:
-                    last = batch_sizes[-1]
-                    state = tuple(s[:last] for s in init)
-                    for t in range(len(batch_sizes) - 1, -1, -1):
-                        bs = batch_sizes[t]
-                        if bs > last:  # sequences that start here, from their initial state
-                            state = tuple(cat([s, s0[last:bs]], 0)
-                                          for s, s0 in zip(state, init))
-                        last = bs
-                        state = _packed_step(self.mode, xs[t], state, weights, relu)
-                        steps.append(state[0])
-                    steps.reverse()
-                    final = state
-                outs.append(cat(steps, 0))
-                h_n.append(final[0])
-                if cx is not None:
-                    c_n.append(final[1])
+                y, h, c = rnn_layer(self.mode, layer_input, ws[0], b_ih, ws[1], b_hh, w_hr,
+                                    pick(idx), None if pick_c is None else pick_c(idx),
+                                    backward if direction == 1 else forward)
+                outs.append(y)
+                h_n.append(h)
+                if c is not None:
+                    c_n.append(c)
             layer_output = outs[0] if num_directions == 1 else cat(outs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_output = F.dropout(layer_output, self.dropout, True)
