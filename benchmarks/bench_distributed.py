@@ -12,13 +12,14 @@ together and the ratios stay meaningful):
 - ``raw pieces``: the same bytes as ``raw``, all-reduced in consecutive pieces of at most
   ``PIECE_BYTES`` (8 MiB), one after another: what the reducer's message size alone is worth;
 - ``ddp comm``: DDP's collectives alone: the buckets in the reducer's order, each in pieces of
-  at most 8 MiB, one ``Iallreduce`` in flight at a time (what overlaps the backward in a real
-  step); the two large weights are buckets of their own ("direct": reduced in their
-  ``.grad`` buffer), the small parameters share a flat bucket;
+  at most 8 MiB, all started one after another and left in flight, then one wait (what
+  overlaps the backward in a real step); the two large weights are buckets of their own
+  ("direct": reduced in their ``.grad`` buffer), the small parameters share a flat bucket;
 - ``ddp sync``: the whole synchronisation as a backward drives it (post-accumulate hooks scale
-  each ``.grad`` by 1/world - in place for a direct bucket, into the flat bucket for a small
-  parameter - and start the buckets, then ``end`` exchanges the usage bitmap, waits, and
-  copies the small parameters' averages back into ``.grad``), default mode;
+  each ``.grad`` by 1/world - in place, piece by piece as each piece starts, for a direct
+  bucket, into the flat bucket for a small parameter - and start the buckets, then ``end``
+  exchanges the usage bitmap, waits, and copies the small parameters' averages back into
+  ``.grad``), default mode;
 - ``ddp sync (views)``: the same with ``gradient_as_bucket_view=True`` in the steady state
   (``zero_grad(set_to_none=False)``: the small grads already live in their buckets);
 - ``check``: the mismatch check each public collective does first (a 16-int64 allgather),
@@ -180,8 +181,7 @@ def worker(repeats: int) -> None:
                                           b.dtype) for b in red.buckets])
 
                 def comm_only(red=red, bufs=bufs) -> None:
-                    for f in bufs:
-                        red.comm.waitall([red.comm.iallreduce_sum(f)])
+                    red.comm.waitall([red.comm.iallreduce_sum(f) for f in bufs])
 
                 fns["ddp comm"] = comm_only
                 fns["ddp sync"] = sync

@@ -164,6 +164,10 @@ class _Comm:
         """In-place elementwise max (blocking), e.g. of a uint8 usage bitmap."""
         self.comm.Allreduce(self.MPI.IN_PLACE, arr, op=self.MPI.MAX)
 
+    def iallreduce_max(self, arr: Any) -> Any:
+        """Start an in-place elementwise max of a contiguous array; returns the request."""
+        return self.comm.Iallreduce(self.MPI.IN_PLACE, arr, op=self.MPI.MAX)
+
     def testall(self, reqs: list[Any]) -> bool:
         return bool(self.MPI.Request.Testall(reqs))
 

@@ -3,10 +3,12 @@
 Two kinds of "bucket", in one ordered list (all ranks start collectives in the same order):
 
 - *direct*: one parameter whose gradient alone is large (``>= min(1 MiB, bucket cap)``).
-  Its ``.grad`` buffer is scaled by ``1 / world`` in place as it arrives (as torch scales
-  before the sum; the buffer is still in cache then, where the sum MPI writes back reads
-  twice as slowly) and all-reduced **in place**: no bucket memory, no copy in, no copy out
-  (a copy of 23 MB costs about half the all-reduce itself on a memory-bound machine).
+  Its ``.grad`` buffer is scaled by ``1 / world`` in place (as torch scales before the
+  sum; the sum MPI writes back would read about twice as slowly), piece by piece just
+  before each piece's all-reduce starts (as the gradient arrives when its bucket can start
+  at once, else right away, while it is still in cache), and all-reduced **in place**: no
+  bucket memory, no copy in, no copy out (a copy of 23 MB costs about half the all-reduce
+  itself on a memory-bound machine).
   When the ``.grad`` buffer is not a plain buffer of its own (not C-contiguous,
   read-only, a view of another array, the wrong dtype, or a ``.grad`` with a graph), it
   goes through a private buffer allocated on first need (``.grad`` copied in, the average
@@ -21,14 +23,16 @@ Life of one synchronising backward (see :class:`Reducer`):
    state.
 2. Each parameter's post-accumulate-grad hook stages its (accumulated) ``.grad``: a direct
    bucket just records the buffer; a small parameter's ``.grad / world`` goes into its slot
-   of the flat buffer. Buckets are reduced in bucket order (every rank starts the same
-   collectives in the same order), each in pieces of at most ``PIECE_BYTES``, one
-   ``Iallreduce`` in flight at a time; the hooks test the one in flight and start the next
-   piece or the next complete bucket, during the rest of the backward.
-3. ``end``: exchange the usage bitmap (one small allreduce on a separate communicator),
-   stage what never arrived (zeros, or a ``.grad`` accumulated under ``no_sync``), run the
-   remaining pieces, and copy the flat buckets' averages into ``.grad`` (direct ones
-   already hold theirs).
+   of the flat buffer. Buckets are started in bucket order (every rank starts the same
+   collectives in the same order), each in pieces of at most ``PIECE_BYTES``, every piece
+   as soon as its bucket and all before it are complete, several in flight at once; the
+   hooks start what is ready and test the ones in flight (MPI moves only inside MPI calls)
+   during the rest of the backward.
+3. ``end``: start the exchange of the usage bitmap (one small non-blocking allreduce on a
+   separate communicator; waited for at once only when a parameter is unused on this rank,
+   else together with the pieces), stage what never arrived (zeros, or a ``.grad``
+   accumulated under ``no_sync``), start the remaining pieces, wait for all of them, and
+   copy the flat buckets' averages into ``.grad`` (direct ones already hold theirs).
 
 Only :mod:`gradsum.distributed` touches MPI; this module calls its ``_Comm`` methods.
 """
@@ -55,9 +59,10 @@ FIRST_BUCKET_BYTES = 1024 * 1024  # torch's dist._DEFAULT_FIRST_BUCKET_BYTES
 #: all-reduced in its own ``.grad`` buffer instead of being copied into a bucket
 DIRECT_BYTES = 1024 * 1024
 #: the largest single all-reduce: a bucket is reduced in consecutive pieces of at most this
-#: size, one collective in flight at a time (on a CPU node MPI moves the bytes through the
-#: cores' caches: a 16 MB in-place all-reduce measured slower than the same bytes in
-#: 8 MiB pieces, and several collectives in flight at once slower than one after another)
+#: size (on a CPU node MPI moves the bytes through the cores' caches: a 16 MB in-place
+#: all-reduce measured slower than the same bytes in 8 MiB pieces). The pieces run several
+#: in flight at once: one after another, each waits for the slowest rank to be scheduled,
+#: which measured up to twice as slow on a loaded machine and with more ranks than cores)
 PIECE_BYTES = 8 * 1024 * 1024
 
 _SYNC, _IDLE, _UNARMED = 0, 1, 2
@@ -78,7 +83,8 @@ def _buffer(shape: tuple[int, ...], dtype: Any) -> Any:
 
 
 class _Bucket:
-    __slots__ = ("direct", "dtype", "flat", "grad", "members", "nbytes", "spare", "staged")
+    __slots__ = ("direct", "dtype", "flat", "grad", "members", "nbytes", "spare", "staged",
+                 "unscaled")
 
     def __init__(self, dtype: Any) -> None:
         self.dtype = dtype
@@ -93,6 +99,8 @@ class _Bucket:
         #: and the .grad tensor reduced in place (_IN_PLACE) or the fresh array (_FRESH)
         self.staged = 0
         self.grad: Any = None
+        #: direct bucket, per pass: staged in place and not yet scaled by 1 / world
+        self.unscaled = False
 
 
 _IN_PLACE, _FRESH, _SPARE = 1, 2, 3
@@ -232,9 +240,8 @@ class Reducer:
         self._pending: list[int] = []
         self._next = 0  # the next bucket to start
         self._skip: list[bool] = []  # per bucket: unused on every rank, nothing to reduce
-        self._req: Any = None  # the collective in flight, on piece _off of bucket _cur
-        self._cur = -1
-        self._off = 0
+        self._reqs: list[Any] = []  # the collectives in flight (started, not yet waited for)
+        self._started: list[_Bucket] = []  # direct buckets started, finished in ``end``
         self._had: list[Any] = []
         self._unarmed_hit = False
         #: seconds spent in the last ``end`` (waiting + writing back), for benchmarks
@@ -264,8 +271,8 @@ class Reducer:
         self._pending = [len(b.members) for b in self.buckets]
         self._next = 0
         self._skip = [False] * len(self.buckets)
-        self._req = None
-        self._cur = -1
+        self._reqs = []
+        self._started = []
         self._had = [p._grad for p in self.params]
 
     def _ready(self, i: int) -> None:
@@ -280,12 +287,16 @@ class Reducer:
             return
         self._fired[i] = True
         k = self.bucket_of[i]
-        if self.buckets[k].direct:
+        b = self.buckets[k]
+        if b.direct:
             self._stage_direct(k, i)
         else:
             self._copy_in(i)
         self._pending[k] -= 1
         self._advance(block=False)  # also progresses MPI, which moves only inside MPI calls
+        if b.unscaled:  # waits for an earlier bucket: scaled now, while still in cache
+            self._scale(b.flat, b.flat)
+            b.unscaled = False
 
     def _copy_in(self, i: int) -> None:
         g = self.params[i]._grad
@@ -293,8 +304,8 @@ class Reducer:
 
     def _stage_direct(self, k: int, i: int) -> None:
         """Make direct bucket ``k`` ready to all-reduce param ``i``'s gradient: its own
-        ``.grad`` buffer (scaled in place), a fresh zero buffer, or a scaled copy in the spare
-        buffer."""
+        ``.grad`` buffer (to be scaled in place, see :meth:`_advance`), a fresh zero buffer,
+        or a scaled copy in the spare buffer."""
         b = self.buckets[k]
         p = self.params[i]
         g = p._grad
@@ -307,12 +318,13 @@ class Reducer:
         if ((a.base is None or owns_buffer(a)) and a.flags.c_contiguous and a.flags.writeable
                 and a.dtype == b.dtype and a.shape == p._array.shape
                 and g._grad_fn is None and not g.requires_grad):
-            # the .grad buffer is its own: scaled now, as it arrives (still in cache: the
-            # sum MPI writes back is slower to read), then reduced where it is
-            self._scale(a, a)
+            # the .grad buffer is its own: reduced where it is, each piece scaled just
+            # before it starts (in cache when MPI reads it; the sum MPI writes back is
+            # slower to read), or when ``_ready`` finds that the bucket cannot start yet
             b.flat = a.reshape(-1)
             b.staged = _IN_PLACE
             b.grad = g
+            b.unscaled = True
             return
         if b.spare is None:
             b.spare = _buffer((p._array.size,), b.dtype)
@@ -321,40 +333,40 @@ class Reducer:
         b.flat = b.spare
         b.staged = _SPARE
 
-    def _advance(self, block: bool) -> None:
-        """Drive the collectives: buckets in order (the same order on every rank), each in
-        pieces of at most ``PIECE_BYTES``, one piece in flight at a time. Without ``block``
-        it only tests the piece in flight and starts what is ready; with it, it runs every
-        bucket up to ``_next`` to completion."""
-        comm, buckets = self.comm, self.buckets
-        while True:
-            if self._req is not None:
-                if block:
-                    comm.waitall([self._req])
-                elif not comm.testall([self._req]):
-                    return
-                self._req = None
-                b = buckets[self._cur]
-                size = b.flat.size
-                n = max(1, PIECE_BYTES // b.flat.itemsize)
-                stop = min(self._off + n, size)
-                if stop < size:
-                    self._off = stop
-                    self._req = comm.iallreduce_sum(b.flat[stop : min(stop + n, size)])
-                    continue
-                if b.direct:
-                    self._finish_direct(b)
-                self._cur = -1
+    def _advance(self, block: bool, extra: Any = None) -> None:
+        """Start the collectives of every bucket that is ready, in bucket order (the same
+        order on every rank), each in pieces of at most ``PIECE_BYTES`` (a direct bucket
+        staged in place: each piece scaled by ``1 / world`` just before it starts), all
+        left in flight. Without ``block`` it then only tests the ones in flight (MPI
+        progresses inside MPI calls); with it, it waits for all of them (and the request
+        ``extra``) and finishes the direct buckets."""
+        comm, buckets, reqs = self.comm, self.buckets, self._reqs
+        while self._next < len(buckets) and not self._pending[self._next]:
             k = self._next
-            if k >= len(buckets) or self._pending[k]:
-                return
             self._next = k + 1
             if self._skip[k]:
                 continue
             b = buckets[k]
-            n = max(1, PIECE_BYTES // b.flat.itemsize)
-            self._cur, self._off = k, 0
-            self._req = comm.iallreduce_sum(b.flat[:n])
+            flat = b.flat
+            n = max(1, PIECE_BYTES // flat.itemsize)
+            for s in range(0, max(flat.size, 1), n):
+                piece = flat[s : s + n]
+                if b.unscaled:
+                    self._scale(piece, piece)
+                reqs.append(comm.iallreduce_sum(piece))
+            b.unscaled = False
+            if b.direct:
+                self._started.append(b)
+        if block:
+            if extra is not None:
+                reqs.append(extra)
+            comm.waitall(reqs)
+            reqs.clear()
+            started, self._started = self._started, []
+            for b in started:
+                self._finish_direct(b)
+        elif reqs and comm.testall(reqs):
+            reqs.clear()
 
     def _end(self, error: BaseException | None) -> None:
         state = self._stack.pop() if self._stack else _IDLE
@@ -380,13 +392,18 @@ class Reducer:
         # ranks are (or will be) waiting in the same collectives.
         t0 = time.perf_counter()
         params = self.params
-        used = xp.asarray([f or p._grad is not None for f, p in zip(self._fired, params)],
-                          dtype=xp.uint8)
-        self.ctrl.allreduce_max(used)
+        local = [f or p._grad is not None for f, p in zip(self._fired, params)]
+        used = xp.asarray(local, dtype=xp.uint8)
+        bitmap = self.ctrl.iallreduce_max(used)
+        if not all(local):  # which of ours are used elsewhere decides what to stage
+            self.ctrl.waitall([bitmap])
+            bitmap = None
+            local = [bool(u) for u in used]
+        # (else every parameter is used here, so everywhere: wait with the pieces)
         for k in range(self._next, len(self.buckets)):  # stage what has not started yet
             b = self.buckets[k]
             self._pending[k] = 0
-            if not any(used[i] for i in b.members):
+            if not any(local[i] for i in b.members):
                 self._skip[k] = True  # unused on every rank (started nowhere): no reduce
                 continue
             if b.direct:
@@ -399,7 +416,7 @@ class Reducer:
                         self._copy_in(i)  # accumulated under no_sync, not touched now
                     else:
                         self.views[i][...] = 0
-        self._advance(block=True)
+        self._advance(block=True, extra=bitmap)
         buckets = self.buckets
         for i, p in enumerate(params):
             if used[i] and not buckets[self.bucket_of[i]].direct:
@@ -413,7 +430,7 @@ class Reducer:
         i = b.members[0]
         p = self.params[i]
         staged, g = b.staged, b.grad
-        b.staged, b.flat, b.grad = 0, None, None
+        b.staged, b.flat, b.grad, b.unscaled = 0, None, None, False
         if staged == _SPARE:
             self._copy_out(i, p)
         elif staged == _IN_PLACE:
