@@ -385,6 +385,35 @@ def _check_shapes(query: Tensor, key: Tensor, value: Tensor, kpm: Tensor | None,
     )
 
 
+def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor,
+                          b: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """torch's ``_in_projection_packed``: self-attention (one tensor for all three) projects
+    once with the packed weight and takes the three parts of one contiguous copy; attention
+    whose key is its value projects the query and the key/value pair; otherwise the weight
+    is chunked into three projections."""
+    e = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = F.linear(q, w, b)
+            proj = ops.contiguous(ops.squeeze(ops.transpose(ops.unsqueeze(
+                ops.unflatten(proj, -1, (3, e)), 0), 0, -2), -2))
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = ops.split(w, [e, e * 2])
+        b_q = b_kv = None
+        if b is not None:
+            b_q, b_kv = ops.split(b, [e, e * 2])
+        q_proj = F.linear(q, w_q, b_q)
+        kv = F.linear(k, w_kv, b_kv)
+        kv = ops.contiguous(ops.squeeze(ops.transpose(ops.unsqueeze(
+            ops.unflatten(kv, -1, (2, e)), 0), 0, -2), -2))
+        return q_proj, kv[0], kv[1]
+    w_q, w_k, w_v = ops.chunk(w, 3)
+    b_q = b_k = b_v = None
+    if b is not None:
+        b_q, b_k, b_v = ops.chunk(b, 3)
+    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+
+
 def multi_head_attention_forward(
     query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int, num_heads: int,
     in_proj_weight: Tensor | None, in_proj_bias: Tensor | None, bias_k: Tensor | None,
@@ -443,10 +472,7 @@ def multi_head_attention_forward(
     # input projections
     if not use_separate_proj_weight:
         assert in_proj_weight is not None
-        wq, wk, wv = ops.chunk(in_proj_weight, 3)
-        bq = bk = bv = None
-        if in_proj_bias is not None:
-            bq, bk, bv = ops.chunk(in_proj_bias, 3)
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
         assert q_proj_weight is not None and k_proj_weight is not None
         assert v_proj_weight is not None
@@ -456,9 +482,9 @@ def multi_head_attention_forward(
             bq = in_proj_bias[:embed_dim]
             bk = in_proj_bias[embed_dim:2 * embed_dim]
             bv = in_proj_bias[2 * embed_dim:]
-    q = F.linear(query, wq, bq)
-    k = F.linear(key, wk, bk)
-    v = F.linear(value, wv, bv)
+        q = F.linear(query, wq, bq)
+        k = F.linear(key, wk, bk)
+        v = F.linear(value, wv, bv)
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
