@@ -174,9 +174,11 @@ def _windows(a: Any, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...],
     size = a.shape[-nd:]
     extra = [max((o - 1) * ss + dd * (kk - 1) + 1 - n - pp, pp)
              for o, ss, dd, kk, n, pp in zip(out, s, d, k, size, p)]
-    if any(p) or any(extra):
-        width = [(0, 0)] * (a.ndim - nd) + list(zip(p, extra))
-        a = xp.pad(a, width, constant_values=fill)
+    if any(p) or any(extra):  # (xp.pad's checks cost more than the copy for small inputs)
+        padded = xp.full(a.shape[:-nd] + tuple(n + pp + ee for n, pp, ee in
+                                               zip(size, p, extra)), fill, dtype=a.dtype)
+        padded[(Ellipsis,) + tuple(slice(pp, pp + n) for pp, n in zip(p, size))] = a
+        a = padded
     st = a.strides
     sp = st[-nd:]
     return xp.lib.stride_tricks.as_strided(
@@ -187,19 +189,27 @@ def _windows(a: Any, k: tuple[int, ...], s: tuple[int, ...], p: tuple[int, ...],
     )
 
 
-def _gather_plan(idx: Any, in_size: tuple[int, ...], fwd_node: type, adj_node: type) -> _Plan:
+def _gather_plan(idx: Any, in_size: tuple[int, ...], fwd_node: type, adj_node: type,
+                 flat: Any = None, distinct: bool = False) -> _Plan:
     """``out[..., *o] = x[..., idx[..., *o]]`` (flat positions in ``in_size``) and its
-    adjoint, the gradient summed back at those positions."""
+    adjoint, the gradient summed back at those positions. ``flat``: the positions in the
+    whole input, if known; ``distinct``: no two outputs share a position (windows that do
+    not overlap), so the adjoint is a plain assignment."""
     nd = len(in_size)
     hw = math.prod(in_size)
     lead = idx.shape[:-nd]
     m = int(math.prod(lead))
-    flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * hw)[:, None]).reshape(-1)
+    if flat is None:
+        flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * hw)[:, None]).reshape(-1)
 
     def fwd(a: Any) -> Any:
         return a.reshape(-1)[flat].reshape(idx.shape)
 
     def adj(g: Any) -> Any:
+        if distinct:
+            out = xp.zeros(m * hw, dtype=g.dtype)
+            out[flat] = g.reshape(-1)
+            return out.reshape(lead + tuple(in_size))
         if g.dtype.kind in "fV":
             out = xp.bincount(flat, weights=g.reshape(-1), minlength=m * hw)
             return out.astype(g.dtype, copy=False).reshape(lead + tuple(in_size))
@@ -234,6 +244,77 @@ def _argmax_last(a: Any) -> Any:
     return xp.argmax(a, axis=-1)
 
 
+_POOL_INDEX: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _pool_index(m: int, size: tuple[int, ...], k: tuple[int, ...], s: tuple[int, ...],
+                p: tuple[int, ...], d: tuple[int, ...], out: tuple[int, ...]
+                ) -> tuple[Any, Any]:
+    """(cached) The flat position in ``size`` of every window's first tap, ``(prod(out),)``
+    (padding makes it negative), and each tap's offset from it, ``(prod(k),)``."""
+    key = (m, size, k, s, p, d, out)
+    hit = _POOL_INDEX.get(key)
+    if hit is None:
+        nd = len(size)
+        sz = [math.prod(size[i + 1:]) for i in range(nd)]
+        base = xp.zeros(out, dtype=xp.int64)
+        offs = xp.zeros(k, dtype=xp.int64)
+        for i in range(nd):
+            sh = (-1,) + (1,) * (nd - 1 - i)
+            base = base + ((xp.arange(out[i], dtype=xp.int64) * s[i] - p[i]) * sz[i]).reshape(sh)
+            offs = offs + (xp.arange(k[i], dtype=xp.int64) * (d[i] * sz[i])).reshape(sh)
+        if len(_POOL_INDEX) >= 64:
+            _POOL_INDEX.clear()
+        hit = _POOL_INDEX[key] = (base.reshape(-1), offs.reshape(-1))
+    return hit
+
+
+def _max_pool_fast(input: Tensor, win: Any, k: tuple[int, ...], s: tuple[int, ...],
+                   p: tuple[int, ...], d: tuple[int, ...], out: tuple[int, ...],
+                   return_indices: bool, nodes: tuple[type, type]) -> Any:
+    """Max pooling of a float input without NaN, tap by tap on contiguous copies of the
+    taps (the first maximum wins, as the argmax of the general path); None when the windows
+    hold a NaN (the general path takes it as the maximum)."""
+    nd = len(k)
+    a = input._array
+    size = a.shape[-nd:]
+    lead = a.shape[:-nd]
+    kk = math.prod(k)
+    mo = math.prod(out)
+    nl = win.ndim - 2 * nd
+    # the taps first: (prod(k), lead..., *out), one copy with the windows' rows
+    taps = xp.ascontiguousarray(win.transpose(
+        tuple(range(nl + nd, nl + 2 * nd)) + tuple(range(nl + nd)))).reshape(kk, -1)
+    if xp.isnan(taps).any():
+        return None
+    best = taps[0].copy()
+    arg = xp.zeros(best.shape, dtype=xp.int64)
+    for t in range(1, kk):  # (taps in order: the last strict improvement is the largest t)
+        v = taps[t]
+        xp.maximum(arg, (v > best) * t, out=arg)
+        xp.maximum(best, v, out=best)
+    if kk > 1 and not best.all():  # (of -0.0 and 0.0 the first one, as the argmax)
+        best = xp.take_along_axis(taps, arg[None], 0)[0]
+    lm = int(math.prod(lead))
+    base, offs = _pool_index(lm, tuple(size), k, s, p, d, out)
+    idx = (offs[arg].reshape(lm, mo) + base).reshape(lead + out)
+    hw = math.prod(size)
+    flat = (idx.reshape(lm, mo) + (xp.arange(lm, dtype=xp.int64) * hw)[:, None]).reshape(-1)
+    distinct = all(ss >= dd * (kv - 1) + 1 for ss, dd, kv in zip(s, d, k))
+    res_arr = best.reshape(lead + out)
+    if needs_grad(input):
+        plan = _gather_plan(idx, tuple(size), *nodes, flat=flat, distinct=distinct)
+        node = plan.fwd_node()
+        node._saved = HOLDS_STATE  # (torch saves the input / the indices)
+        node.plan, node.transposed = plan, False
+        res = record(node, (input,), res_arr)
+    else:
+        res = _make(res_arr)
+    if return_indices:
+        return res, _make(idx)
+    return res
+
+
 def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, return_indices: bool, nd: int, fn: str,
               nodes: tuple[type, type]) -> Any:
@@ -243,6 +324,10 @@ def _max_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, dilati
     size = a.shape[-nd:]
     fill = -xp.inf if a.dtype.kind in "fV" else xp.iinfo(a.dtype).min
     win = _windows(a, k, s, p, d, out, fill)
+    if a.dtype.kind == "f" and a.size:
+        res = _max_pool_fast(input, win, k, s, p, d, out, return_indices, nodes)
+        if res is not None:
+            return res
     am = _argmax_last(win.reshape(win.shape[:-nd] + (math.prod(k),)))
     ks = xp.unravel_index(am, k)
     coords = []
