@@ -58,7 +58,7 @@ from gradsum.ops import inplace as _inplace
 from gradsum.ops import reduction as _reduction
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import select_grad
+from gradsum.ops.elementwise import _F32_F64, select, select_grad
 from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
@@ -1459,10 +1459,17 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float,
     _float_only(input, "elu_cpu")
     x = input._array
     # (the exponential sees only the non-positive part: no overflow where x is large)
-    neg_part = xp.minimum(x, 0)
+    neg = xp.minimum(x, 0)
+    if neg.__class__ is xp.ndarray and neg.dtype in _F32_F64:  # (in place)
+        if input_scale != 1.0:
+            neg *= input_scale
+        xp.expm1(neg, out=neg)
+        neg *= alpha * scale
+        out = select(x > 0, x if scale == 1.0 else x * scale, neg)
+        return _act(input, out, _elu_act(alpha, scale, input_scale, celu))
     if input_scale != 1.0:
-        neg_part = neg_part * input_scale
-    neg = xp.expm1(neg_part) * (alpha * scale)
+        neg = neg * input_scale
+    neg = xp.expm1(neg) * (alpha * scale)
     out = xp.asarray(xp.where(x > 0, x if scale == 1.0 else x * scale, neg), dtype=x.dtype)
     return _act(input, out, _elu_act(alpha, scale, input_scale, celu))
 
@@ -1474,7 +1481,18 @@ def _elu_act(alpha: float, scale: float, input_scale: float, celu: bool = False)
     coef = alpha * scale * input_scale
 
     def deriv(x: Any) -> Any:
-        return xp.where(x <= 0, coef * xp.exp(xp.minimum(x, 0) * input_scale), scale)
+        if x.__class__ is not xp.ndarray or x.dtype not in _F32_F64 or not x.ndim:
+            return xp.where(x <= 0, coef * xp.exp(xp.minimum(x, 0) * input_scale), scale)
+        # (fmin: 0 at nan, whose derivative is scale; where x > 0, exp(0) * coef = coef,
+        # which is scale itself when coef == scale: then nothing to select)
+        e = xp.fmin(x, 0)
+        if input_scale != 1.0:
+            e *= input_scale
+        xp.exp(e, out=e)
+        e *= coef
+        if coef == scale:
+            return e
+        return select(x <= 0, e, xp.full(x.shape, scale, dtype=x.dtype))
 
     def second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
         neg = _make(x._array < 0)
@@ -1577,7 +1595,14 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         x = t._array
         # (torch's kernel: x * min(max(x + 3, 0), 6) / 6, so -inf gives nan)
         with xp.errstate(invalid="ignore"):
-            out = xp.asarray(x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6, dtype=x.dtype)
+            if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
+                out = x + 3
+                xp.maximum(out, 0, out=out)
+                xp.minimum(out, 6, out=out)
+                out *= x
+                out /= 6
+            else:
+                out = xp.asarray(x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6, dtype=x.dtype)
         return _act(t, out, _Act(*_HARDSWISH_NODES, _hardswish_deriv, _hardswish_second))
 
     return _run_inplace(input, "hardswish_", fn) if inplace else fn(input)
@@ -1586,6 +1611,10 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
 def _hardswish_deriv(x: Any) -> tuple[Any, Any]:
     # torch's hardswish_backward selects: 0 up to -3 (an inf or nan g too), g * (x / 3 + 1/2)
     # inside, g from 3 on (and at nan)
+    if x.dtype in _F32_F64 and x.ndim:
+        v = x / 3
+        v += 0.5
+        return ~(x <= -3), select(x < 3, v, xp.ones_like(v))
     return ~(x <= -3), xp.where(x < 3, x / 3 + 0.5, 1.0)
 
 
@@ -1602,6 +1631,21 @@ class MishBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _grad_state.enabled:  # (nothing to record: the same operations on arrays)
+            (xa,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is xa.dtype and xa.dtype in _F32_F64 and ga.shape == xa.shape and (
+                    xa.ndim):
+                tsp = _elementwise._softplus_array(xa, 1.0, 20.0)
+                xp.tanh(tsp, out=tsp)
+                inner = _elementwise._sigmoid_array(xa)
+                inner *= xa
+                one_m = tsp * tsp
+                xp.subtract(1.0, one_m, out=one_m)
+                inner *= one_m
+                inner += tsp
+                inner *= ga
+                return _make(inner)
         (x,) = self.saved()
         tsp = ops.tanh(ops.softplus(x))
         inner = ops.mul(ops.mul(x, ops.sigmoid(x)), ops.rsub(ops.mul(tsp, tsp), 1.0))
@@ -1615,8 +1659,20 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     def fn(t: Tensor) -> Tensor:
         x = t._array
         with xp.errstate(over="ignore"):
-            sp = xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
-            out = xp.asarray(x * xp.tanh(xp.where(x > 20, x, sp)), dtype=x.dtype)
+            if x.dtype in _F32_F64 and x.ndim:
+                # (in place; tanh(sp) is 1 where x > 20 as tanh(x) is, in both dtypes, so
+                # the linear branch needs no select)
+                e = xp.abs(x)
+                xp.negative(e, out=e)
+                xp.exp(e, out=e)
+                xp.log1p(e, out=e)
+                out = xp.maximum(x, 0)
+                out += e
+                xp.tanh(out, out=out)
+                out *= x
+            else:
+                sp = xp.maximum(x, 0) + xp.log1p(xp.exp(-xp.abs(x)))
+                out = xp.asarray(x * xp.tanh(xp.where(x > 20, x, sp)), dtype=x.dtype)
         if not needs_grad(t):
             return _make(out)
         node = MishBackward0()
@@ -1630,6 +1686,19 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 def _logsigmoid_deriv(x: Any) -> Any:
     """torch's ``log_sigmoid_backward`` kernel: ``max_deriv - sign * z / (1 + z)`` with
     ``z = exp(-|x|)`` (``1 - sigmoid(x)``, computed stably)."""
+    if x.dtype in _F32_F64 and x.ndim:
+        # q = z / (1 + z); q where x >= 0, 1 - q where x < 0 (in x's dtype: 1 - q rounded
+        # once, as in float64 and rounded), as q * (1 - 2m) + m for m = (x < 0) in 0 and 1
+        z = xp.abs(x)
+        xp.negative(z, out=z)
+        xp.exp(z, out=z)
+        z /= z + 1
+        m = (x < 0).astype(x.dtype)
+        f = m * -2
+        f += 1
+        z *= f
+        z += m
+        return z
     neg = x < 0
     z = xp.exp(-xp.abs(x))
     return xp.where(neg, 1.0, 0.0) - xp.where(neg, 1.0, -1.0) * (z / (1 + z))
@@ -1649,7 +1718,15 @@ def logsigmoid(input: Tensor) -> Tensor:
     like torch's."""
     _float_only(input, "log_sigmoid_cpu")
     x = input._array
-    out = xp.asarray(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), dtype=x.dtype)
+    if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
+        e = xp.abs(x)
+        xp.negative(e, out=e)
+        xp.exp(e, out=e)
+        xp.log1p(e, out=e)
+        out = xp.minimum(x, 0)
+        out -= e
+    else:
+        out = xp.asarray(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), dtype=x.dtype)
     return _act(input, out, _Act(*_LOGSIGMOID_NODES, _logsigmoid_deriv, _logsigmoid_second))
 
 
@@ -1693,8 +1770,11 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     """``value`` where ``x <= threshold``, else ``x``."""
     def fn(t: Tensor) -> Tensor:
         x = t._array
-        out = xp.asarray(xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x),
-                         dtype=x.dtype)
+        if x.dtype in _F32_F64 and x.ndim:
+            out = select(x <= threshold, xp.full(x.shape, value, dtype=x.dtype), x)
+        else:
+            out = xp.asarray(xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x),
+                             dtype=x.dtype)
         # torch's threshold_backward: 0 where x <= threshold (nan passes the gradient)
         return _act(t, out, _Act(*_THRESHOLD_NODES, lambda a: ~(a <= threshold)))
 
@@ -1834,6 +1914,14 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
             act = _Act(*_RRELU_NODES, lambda a: noise)
         else:
             slope = (lower + upper) / 2
+            if x.dtype in _F32_F64 and x.ndim:
+                # x * (x <= 0 ? slope : 1), and the derivative x > 0 ? 1 : slope, selected
+                out = select(x <= 0, xp.full(x.shape, slope, dtype=x.dtype),
+                             xp.ones(x.shape, dtype=x.dtype))
+                out *= x
+                return _act(t, out, _Act(*_RRELU_NODES, lambda a: select(
+                    a > 0, xp.ones(a.shape, dtype=a.dtype),
+                    xp.full(a.shape, slope, dtype=a.dtype))))
             noise = xp.where(x <= 0, slope, 1.0).astype(x.dtype)
             # (torch's leaky_relu_backward: the slope wherever x > 0 is false, nan included)
             act = _Act(*_RRELU_NODES, lambda a: xp.where(a > 0, 1.0, slope))
