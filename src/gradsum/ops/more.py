@@ -33,6 +33,8 @@ from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
     broadcast_error,
+    const,
+    index_range,
     mark_view,
     needs_grad,
     quietly,
@@ -41,7 +43,7 @@ from gradsum.ops._core import (
     scalar_value,
     wrap_dim,
 )
-from gradsum.ops.reduction import values_indices
+from gradsum.ops.reduction import _cumsum_array, _scan_array, values_indices
 
 
 def _dims_arg(v: Any) -> tuple[int, ...]:
@@ -91,6 +93,12 @@ class CumprodBackward0(Node):
             return g
         d = self.dim
         if not (x == 0).any():
+            ga, oa = g._array, out._array
+            if not _state.enabled and ga.dtype is oa.dtype is x.dtype \
+                    and x.dtype.char in "fd":  # (no graph: one reversed scan, no flips)
+                r = _cumsum_array(oa * ga, d, reverse=True)
+                r /= x
+                return _make(r)
             w = F.mul(out, g)
             return F.div(F.flip(F.cumsum(F.flip(w, (d,)), d), (d,)), a)
         if not _state.enabled:
@@ -152,7 +160,10 @@ def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
         input = input.to(dtype)
     x = input._array
     d = wrap_dim(dim, x.ndim)
-    out = xp.cumprod(x, axis=d) if x.ndim else x.copy()
+    if x.ndim and x.size and x.dtype.char in "fd":
+        out = _scan_array(xp.multiply, x, d)
+    else:
+        out = xp.cumprod(x, axis=d) if x.ndim else x.copy()
     if x.dtype.kind in "biu" and dtype is None:
         out = out.astype(xp.int64)
     if not needs_grad(input):
@@ -225,7 +236,26 @@ class CummaxBackward0(Node):
     def backward(self, g: Tensor) -> Tensor:
         if not self.in_shape:
             return g
+        ga = g._array
+        if (not _state.enabled or not g.requires_grad) and ga.size and ga.dtype.char in "fd":
+            return _make(_cum_extreme_grad(ga, self.indices._array, self.dim))
         return F.scatter_add(F.zeros(self.in_shape, dtype=g.dtype), self.dim, self.indices, g)
+
+
+def _cum_extreme_grad(g: Any, idx: Any, d: int) -> Any:
+    """cummax/cummin's gradient (arrays): each run of positions sharing an index (where
+    ``idx[j] == j`` starts one) sums its gradient into that index, in order (the bits of
+    ``scatter_add`` into zeros: ``+ 0`` after the sum, as the add into zeros)."""
+    n = g.shape[d]
+    lines_i = xp.moveaxis(idx, d, -1).reshape(-1, n)
+    lines_g = xp.moveaxis(g, d, -1).reshape(-1, n)
+    starts = xp.flatnonzero(lines_i == index_range(n, 0, 1))
+    out = xp.zeros(lines_g.shape, dtype=g.dtype)
+    sums = xp.add.reduceat(lines_g.reshape(-1), starts)
+    sums += const(g.dtype, 0)
+    out.reshape(-1)[starts] = sums
+    out = out.reshape(xp.moveaxis(g, d, -1).shape)
+    return xp.ascontiguousarray(xp.moveaxis(out, -1, d))
 
 
 class CumminBackward0(CummaxBackward0):
@@ -239,6 +269,9 @@ def _cum_extreme(input: Tensor, dim: int, is_max: bool) -> Any:
         vals, idx = x.copy(), xp.zeros((), dtype=xp.int64)
     elif x.size == 0:
         vals, idx = x.copy(), xp.zeros(x.shape, dtype=xp.int64)
+    elif x.dtype.char in "fdil" and not (x.dtype.kind == "f" and xp.isnan(x).any()):
+        vals = _scan_array(xp.maximum if is_max else xp.minimum, x, d)
+        idx = _last_hit(x == vals, d)
     else:
         acc = xp.maximum if is_max else xp.minimum
         vals = acc.accumulate(x, axis=d)
@@ -259,6 +292,20 @@ def _cum_extreme(input: Tensor, dim: int, is_max: bool) -> Any:
     node.dim, node.indices, node.in_shape = d, idx_t, x.shape
     node._saved = HOLDS_STATE  # (torch saves the indices)
     return values_indices(record(node, (input,), vals), idx_t)
+
+
+def _last_hit(hit: Any, d: int) -> Any:
+    """Per position along ``d``, the last position at or before it where ``hit`` holds
+    (int64; ``hit`` holds at every line's first position): each hit's flat position
+    repeated over its run, less the line's start."""
+    n = hit.shape[d]
+    moved = xp.moveaxis(hit, d, -1)
+    lines = moved.reshape(-1, n)
+    flat = xp.flatnonzero(lines)
+    runs = xp.diff(flat, append=lines.size)
+    idx = xp.repeat(flat, runs).reshape(lines.shape)
+    idx -= index_range(lines.shape[0], 0, 2) * n
+    return xp.ascontiguousarray(xp.moveaxis(idx.reshape(moved.shape), -1, d))
 
 
 @register("cummax")

@@ -794,7 +794,7 @@ class CumsumBackward0(Node):
             return g
         if (not _state.enabled or not g.requires_grad) and g._array.dtype.char in "fd":
             # (no graph: one reversed scan, no flipped copies)
-            return _make(cumsum_array(g._array, self.dim, reverse=True))
+            return _make(_cumsum_array(g._array, self.dim, reverse=True))
         return F.flip(_cumsum(F.flip(g, (self.dim,)), self.dim), (self.dim,))
 
 
@@ -803,29 +803,35 @@ class CumsumBackward0(Node):
 _SCAN_ROW = 128
 
 
-def cumsum_array(x: Any, d: int, reverse: bool = False) -> Any:
+def _cumsum_array(x: Any, d: int, reverse: bool = False) -> Any:
     """``cumsum(x, axis=d)`` as a fresh C-contiguous array, summed in order along ``d``
     (the same bits as NumPy's accumulate); ``reverse`` sums from the end (cumsum's
     backward) without flipped copies."""
+    return _scan_array(xp.add, x, d, reverse)
+
+
+def _scan_array(op: Any, x: Any, d: int, reverse: bool = False) -> Any:
+    """``op.accumulate(x, axis=d)`` (a binary ufunc: add, multiply, maximum, ...) as a
+    fresh C-contiguous array of ``x``'s dtype, in order along ``d`` (the same bits);
+    ``reverse`` scans from the end without flipped copies."""
     n = x.shape[d]
     out = xp.empty(x.shape, dtype=x.dtype)
     if d != x.ndim - 1 and n > 1 and x.size // n >= _SCAN_ROW:
         xm, om = xp.moveaxis(x, d, 0), xp.moveaxis(out, d, 0)
         steps = range(n - 1, -1, -1) if reverse else range(n)
         prev = None
-        add = xp.add
         for i in steps:
             if prev is None:
                 om[i] = xm[i]
             else:
-                add(om[prev], xm[i], out=om[i])
+                op(om[prev], xm[i], out=om[i])
             prev = i
         return out
     if reverse:
         key = (slice(None),) * d + (slice(None, None, -1),)
-        xp.cumsum(x[key], axis=d, out=out[key])
+        op.accumulate(x[key], axis=d, out=out[key])
     else:
-        xp.cumsum(x, axis=d, out=out)
+        op.accumulate(x, axis=d, out=out)
     return out
 
 
@@ -833,7 +839,7 @@ def _cumsum(a: Tensor, dim: int) -> Tensor:
     x = a._array
     d = wrap_dim(dim, x.ndim)
     if x.ndim and x.dtype.char in "fd" and x.size:
-        out = cumsum_array(x, d)
+        out = _cumsum_array(x, d)
     else:
         out = xp.cumsum(x, axis=d) if x.ndim else x.copy()
     if x.dtype.kind in "biu":

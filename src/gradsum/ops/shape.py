@@ -1105,7 +1105,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
             )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     if x.ndim:
-        key: Any = flat_along(idx, d, x.shape)
+        key: Any = _flat_along(idx, d, x.shape)
         out = xp.take(x.reshape(-1), key)  # (a 1-D take: several times a 2-D fancy index)
     else:
         key = _along(idx, d)
@@ -1118,7 +1118,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     return record(node, (a,), out)
 
 
-def flat_along(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
+def _flat_along(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
     """The flat (C-order) positions in an array of ``shape`` that ``idx`` picks along
     dimension ``d`` (and position i elsewhere), shaped as ``idx``: :func:`_along` as one
     integer array, which NumPy's 1-D take, put and ``add.at`` run many times faster than a
@@ -1184,12 +1184,12 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
         )
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     return _scatter_add(a, d, _make(idx), src,
-                        flat_along(idx, d, x.shape) if x.ndim else _along(idx, d))
+                        _flat_along(idx, d, x.shape) if x.ndim else _along(idx, d))
 
 
 def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: Any,
                  fresh: bool = False, distinct: bool = False) -> Tensor:
-    """scatter_add once its arguments are checked; ``key`` is ``flat_along(index, d,
+    """scatter_add once its arguments are checked; ``key`` is ``_flat_along(index, d,
     a.shape)`` (or ``_along(index, d)``, a tuple). ``fresh``: ``a`` is zeros made for this
     call, which it may fill instead of a copy. ``distinct``: the index never repeats along
     ``d``."""
