@@ -24,7 +24,7 @@ from gradsum.optim.optimizer import (
     _add_scaled_,
     _addcmul_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -98,23 +98,24 @@ class Adadelta(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             state["step"]._array += 1
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, sq, acc in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                           state["square_avg"]._array,
-                                           state["acc_delta"]._array):
-                ga = _grad_block(ga, pa, wd, maximize)
-                xp.multiply(sq, _as(sq, rho), out=sq)
-                _addcmul_(sq, ga, ga, 1 - rho)
-                std = xp.add(sq, _as(sq, eps), out=_work(self, 0, sq))
-                _sqrt(std, out=std)
-                delta = xp.add(acc, _as(acc, eps), out=_work(self, 1, sq))
-                _sqrt(delta, out=delta)
-                delta /= std
-                delta *= ga
-                xp.multiply(acc, _as(acc, rho), out=acc)
-                _addcmul_(acc, delta, delta, 1 - rho)
-                _add_scaled_(pa, delta, -lr)
             _bump(p, state["step"], state["square_avg"], state["acc_delta"])
+            entries.append((None, (p._array, p.grad._array,  # type: ignore[union-attr]
+                                   state["square_avg"]._array, state["acc_delta"]._array)))
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for _, (pa, ga, sq, acc) in _batches(entries, (0, 2, 3)):
+            ga = _grad_block(ga, pa, wd, maximize)
+            xp.multiply(sq, _as(sq, rho), out=sq)
+            _addcmul_(sq, ga, ga, 1 - rho)
+            std = xp.add(sq, _as(sq, eps), out=_work(self, 0, sq))
+            _sqrt(std, out=std)
+            delta = xp.add(acc, _as(acc, eps), out=_work(self, 1, sq))
+            _sqrt(delta, out=delta)
+            delta /= std
+            delta *= ga
+            xp.multiply(acc, _as(acc, rho), out=acc)
+            _addcmul_(acc, delta, delta, 1 - rho)
+            _add_scaled_(pa, delta, -lr)
