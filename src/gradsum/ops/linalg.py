@@ -488,6 +488,15 @@ class SoftmaxBackward0(Node):
     __slots__ = ("dim",)
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: a few passes of arrays)
+            (ya,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is ya.dtype and ya.dtype.char in "fd" and ya.ndim and ya.size:
+                t = ga * ya
+                s = _sum_along(t, self.dim)
+                xp.subtract(ga, s, out=t)  # (torch's kernel: (g - sum(g * y)) * y)
+                t *= ya
+                return _make(t)
         (out,) = self.saved()
         return _in_float32(self._rule, g, out)  # (bfloat16: in float32, rounded once)
 
@@ -554,8 +563,9 @@ def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     elif x.dtype == D._BF16_NP:  # computed in float32 and rounded once, as torch's kernel
         out = softmax(_make(x.astype(xp.float32)), d)._array.astype(x.dtype)
     else:
-        e = xp.exp(x - _max_along(x, d))
-        out = e / e.sum(axis=d, keepdims=True)
+        out = xp.subtract(x, _max_along(x, d))  # (one buffer: exp and the division in place)
+        xp.exp(out, out=out)
+        out /= out.sum(axis=d, keepdims=True)
     if not needs_grad(a):
         return _make(out)
     node = SoftmaxBackward0()
