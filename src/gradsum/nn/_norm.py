@@ -38,9 +38,9 @@ import gradsum.ops as ops
 from gradsum import _dtype as D
 from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
+from gradsum.autograd.grad_mode import _state, is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record
+from gradsum.ops._core import _make, const, needs_grad, record
 
 __all__ = ["batch_norm", "group_norm", "instance_norm"]
 
@@ -72,6 +72,14 @@ class _NativeNormBackward(Node):
     __slots__ = ("plan",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        ga = g._array
+        if not _state.enabled and ga.dtype in _F32_64:
+            xa, wa = self.saved_arrays()  # (nothing to record: the same arithmetic on arrays)
+            if xa.dtype is ga.dtype and (wa is None or wa.dtype is ga.dtype):
+                gx, gw, gb = _norm_backward_arrays(ga, xa, wa, self.plan, self.needs(0),
+                                                   self.needs(1), self.needs(2))
+                return (None if gx is None else _make(gx), None if gw is None else _make(gw),
+                        None if gb is None else _make(gb))
         x, w = self.saved()
         assert x is not None
         return _norm_backward(g, x, w, self.plan, self.needs(0), self.needs(1), self.needs(2))
@@ -126,6 +134,42 @@ def _norm_backward(g: Tensor, x: Tensor, w: Tensor | None, plan: _NormPlan, nx: 
     return gx, gw, gb
 
 
+_F32_64 = (xp.dtype("float32"), xp.dtype("float64"))
+_EXACT = 1 << 24  # (counts up to this are exact in float32: the mean's divisor as an array)
+
+
+def _norm_backward_arrays(ga: Any, xa: Any, wa: Any, plan: _NormPlan, nx: bool, nw: bool,
+                          nb: bool) -> tuple[Any, Any, Any]:
+    """:func:`_norm_backward` on arrays when nothing is recorded (the saved statistics): the
+    same operations in the same order, without the temporaries' tensors."""
+    axes = plan.axes
+    xhat = xa.reshape(plan.stat_shape) - plan.mean
+    xhat *= plan.invstd
+    gx = gw = gb = None
+    if nw:
+        gw = _add_reduce(ga * xhat.reshape(plan.in_shape), plan.aff_axes).reshape(plan.w_shape)
+    if nb:
+        gb = _add_reduce(ga, plan.aff_axes).reshape(plan.b_shape)
+    if nx:
+        gy = (ga if wa is None else ga * wa.reshape(plan.aff_shape)).reshape(plan.stat_shape)
+        if plan.training:
+            count = 1
+            for ax in axes:
+                count *= gy.shape[ax]
+            div = const(gy.dtype, count) if 0 < count < _EXACT else count
+            with xp.errstate(invalid="ignore", divide="ignore"):
+                m1 = _add_reduce(gy, axes, None, None, True) / div
+                m2 = _add_reduce(gy * xhat, axes, None, None, True) / div
+            gy = gy - m1
+            xhat *= m2
+            gy -= xhat
+            gy *= plan.invstd
+            gx = gy.reshape(plan.in_shape)
+        else:
+            gx = (gy * plan.invstd).reshape(plan.in_shape)
+    return gx, gw, gb
+
+
 def _acc(a: Any) -> Any:
     """float64 view of the data for accumulating statistics (torch's CPU ``acc_type``)."""
     return a if a.dtype == xp.float64 else a.astype(xp.float64)
@@ -137,11 +181,24 @@ def _normalize(node: _NativeNormBackward, x: Tensor, w: Tensor | None, b: Tensor
     xa = x._array
     dt = xa.dtype
     with xp.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        out = ((xa.reshape(plan.stat_shape) - plan.mean) * plan.invstd).reshape(plan.in_shape)
-        if w is not None:
-            out = out * w._array.reshape(plan.aff_shape)
-        if b is not None:
-            out = out + b._array.reshape(plan.aff_shape)
+        out = xa.reshape(plan.stat_shape) - plan.mean
+        if out.dtype == dt:  # (in place: the same operations, no temporaries)
+            out *= plan.invstd
+            out = out.reshape(plan.in_shape)
+            if w is not None and w._array.dtype == dt:
+                out *= w._array.reshape(plan.aff_shape)
+            elif w is not None:
+                out = out * w._array.reshape(plan.aff_shape)
+            if b is not None and out.dtype == dt and b._array.dtype == dt:
+                out += b._array.reshape(plan.aff_shape)
+            elif b is not None:
+                out = out + b._array.reshape(plan.aff_shape)
+        else:
+            out = (out * plan.invstd).reshape(plan.in_shape)
+            if w is not None:
+                out = out * w._array.reshape(plan.aff_shape)
+            if b is not None:
+                out = out + b._array.reshape(plan.aff_shape)
     out = out.astype(dt, copy=False)
     if not needs_grad(x, w, b):
         return _make(out)
