@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from gradsum._backend import xp
@@ -55,10 +56,30 @@ _F32_Q = (1.0, 2.2717593751489615, 2.20350071721782, 1.1550625694793124, 0.33359
           0.04429227507292279)
 
 
-def _small_f32(z: Any) -> Any:
-    """erf(z) for |z| < 0.5, to 1.2e-11 relative (odd: the sign of z kept)."""
-    s = z * z
-    num = s * _F32_S[5]
+_SCRATCH = threading.local()
+
+
+def _scratch(slot: int, shape: tuple[int, ...]) -> Any:
+    """A float64 temporary of ``shape``, one per ``slot`` and thread: the same memory at each
+    call (a fresh 512 KB temporary is page-faulted on every call where glibc returns freed
+    memory to the system, which costs more than the pass that fills it)."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    n = 1
+    for d in shape:
+        n *= d
+    buf = bufs.get(slot)
+    if buf is None or buf.size < n:
+        buf = bufs[slot] = xp.empty(max(n, 256), dtype=xp.float64)
+    return buf[:n].reshape(shape)
+
+
+def _small_f32(z: Any, s: Any = None, num: Any = None) -> Any:
+    """erf(z) for |z| < 0.5, to 1.2e-11 relative (odd: the sign of z kept); ``s`` and
+    ``num``: buffers for ``z * z`` and the result."""
+    s = xp.multiply(z, z, out=s)
+    num = xp.multiply(s, _F32_S[5], out=num)
     for c in _F32_S[4:0:-1]:
         num += c
         num *= s
@@ -67,10 +88,11 @@ def _small_f32(z: Any) -> Any:
     return num
 
 
-def _mid_f32(y: Any) -> Any:
-    """erfc(y) for 0.5 <= y <= 4, to 4.1e-12 relative."""
-    num = y * _F32_P[5]
-    den = y * _F32_Q[5]
+def _mid_f32(y: Any, num: Any = None, den: Any = None) -> Any:
+    """erfc(y) for 0.5 <= y <= 4, to 4.1e-12 relative; ``num`` and ``den``: buffers (the
+    result in ``num``)."""
+    num = xp.multiply(y, _F32_P[5], out=num)
+    den = xp.multiply(y, _F32_Q[5], out=den)
     for i in range(4, 0, -1):
         num += _F32_P[i]
         num *= y
@@ -79,7 +101,10 @@ def _mid_f32(y: Any) -> Any:
     num += _F32_P[0]
     den += 1.0
     num /= den
-    num *= _exp_msq(y, False)
+    xp.multiply(y, y, out=den)  # exp(-y*y), into den
+    xp.negative(den, out=den)
+    xp.exp(den, out=den)
+    num *= den
     return num
 
 
@@ -175,23 +200,50 @@ def _parts(z: Any, exact: bool, tail: bool) -> tuple[Any, Any, Any]:
     """``(y, small, r)`` for a float64 array ``z``: ``y = |z|``, ``small`` the small rule's
     erf of ``z`` clamped to its region, ``r`` erfc of ``y`` clamped to the middle region
     (``tail``: with the large rule beyond it). Both rules run on every element and the caller
-    selects (``where``): a boolean mask's compress and scatter cost NumPy more than a rule."""
-    bound = _SMALL if exact else _F32_SMALL_BOUND
-    y = xp.abs(z)
-    zs = xp.clip(z, -bound, bound)
-    small = _small(zs) if exact else _small_f32(zs)
-    yc = xp.clip(y, bound, _BIG)
-    r = _mid(yc, True) if exact else _mid_f32(yc)
+    selects (``where``): a boolean mask's compress and scatter cost NumPy more than a rule.
+    Not ``exact``: in the thread's scratch buffers 1 to 5 (``z`` may be buffer 0)."""
+    if exact:
+        y = xp.abs(z)
+        small = _small(xp.clip(z, -_SMALL, _SMALL))
+        r = _mid(xp.clip(y, _SMALL, _BIG), True)
+    else:
+        shape = z.shape
+        b = _F32_SMALL_BOUND
+        y = xp.abs(z, out=_scratch(1, shape))
+        zs = xp.clip(z, -b, b, out=_scratch(2, shape))
+        small = _small_f32(zs, _scratch(3, shape), _scratch(4, shape))
+        yc = xp.clip(y, b, _BIG, out=zs)
+        r = _mid_f32(yc, _scratch(5, shape), _scratch(3, shape))
     if tail:
         r = _with_tail(y, r, exact)
     return y, small, r
+
+
+def _as_z(x: Any, exact: bool, scale: float = 1.0) -> Any:
+    """``x * scale`` as a float64 array of at least one dimension (in scratch buffer 0 when
+    not ``exact``)."""
+    x = xp.atleast_1d(xp.asarray(x))
+    if exact:
+        z = xp.asarray(x, dtype=xp.float64)
+        return z * scale if scale != 1.0 else z
+    return xp.multiply(x, scale, out=_scratch(0, x.shape), dtype=xp.float64)
+
+
+def _negative_part(z: Any, exact: bool) -> tuple[Any, Any]:
+    """``(z < 0)`` as 0.0 and 1.0, and a buffer of the same shape (scratch 2 and 3 when not
+    ``exact``: free once :func:`_parts` has returned)."""
+    if exact:
+        return (z < 0).astype(xp.float64), xp.empty_like(z)
+    neg = _scratch(2, z.shape)
+    xp.less(z, 0, out=neg, casting="unsafe")
+    return neg, _scratch(3, z.shape)
 
 
 def erf64(x: Any, exact: bool = True) -> Any:
     """erf of an array, computed and returned in float64 (nan stays nan). ``exact=False``
     for a result that is rounded to float32 (or narrower): the shorter rules, and beyond 4
     (where erf rounds to +-1) the middle rule with the argument clamped."""
-    z = xp.atleast_1d(xp.asarray(x, dtype=xp.float64))
+    z = _as_z(x, exact)
     with xp.errstate(invalid="ignore"):
         y, small, r = _parts(z, exact, exact)
         xp.subtract(1.0, r, out=r)
@@ -202,14 +254,17 @@ def erf64(x: Any, exact: bool = True) -> Any:
 
 def erfc64(x: Any, exact: bool = True) -> Any:
     """erfc of an array, computed and returned in float64 (2 at -inf, 0 at inf, nan at nan)."""
-    z = xp.atleast_1d(xp.asarray(x, dtype=xp.float64))
+    z = _as_z(x, exact)
     with xp.errstate(invalid="ignore"):
         y, small, r = _parts(z, exact, True)
         xp.subtract(1.0, small, out=small)
         # 2 - r where z < 0 (a masked ufunc branches per element: as products of 0 and 1)
-        neg = (z < 0).astype(xp.float64)
-        r *= 1.0 - 2.0 * neg
-        r += 2.0 * neg
+        neg, t = _negative_part(z, exact)
+        xp.multiply(neg, -2.0, out=t)
+        t += 1.0
+        r *= t
+        neg *= 2.0
+        r += neg
         return xp.where(y < (_SMALL if exact else _F32_SMALL_BOUND), small, r).reshape(
             xp.shape(x))
 
@@ -217,15 +272,16 @@ def erfc64(x: Any, exact: bool = True) -> Any:
 def gelu_cdf64(x: Any, exact: bool = True) -> Any:
     """The standard normal CDF ``0.5 erfc(-x / sqrt(2))`` of an array, in float64, accurate
     in the lower tail (no ``1 + erf`` cancellation)."""
-    z = xp.atleast_1d(xp.asarray(x, dtype=xp.float64)) * -_SQRT1_2
+    z = _as_z(x, exact, -_SQRT1_2)
     with xp.errstate(invalid="ignore"):
         y, small, r = _parts(z, exact, True)
         small *= -0.5
         small += 0.5
         # r / 2, and 1 - r / 2 where z < 0 (x > 0: the upper half), as products of 0 and 1
         # (exact scalings: the same roundings as the two formulas)
-        neg = (z < 0).astype(xp.float64)
-        r *= 0.5 - neg
+        neg, t = _negative_part(z, exact)
+        xp.subtract(0.5, neg, out=t)
+        r *= t
         r += neg
         return xp.where(y < (_SMALL if exact else _F32_SMALL_BOUND), small, r).reshape(
             xp.shape(x))

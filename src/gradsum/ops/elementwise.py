@@ -44,6 +44,7 @@ from gradsum.ops._core import (
     scalar_opmath,
     scalar_value,
 )
+from gradsum.ops._erf import _scratch as _erf_scratch
 from gradsum.ops._erf import erf64, gelu_cdf64
 
 _ndarray = xp.ndarray
@@ -1382,8 +1383,13 @@ def _gelu_grad(ga: Any, x: Any, approximate: str) -> Any:
         t *= ga
         return t
     f32 = x.dtype.itemsize < 8
-    x64 = x.astype(xp.float64) if f32 else x
-    pdf = x64 * x64
+    if f32:  # (in the erf kernels' scratch buffers 6 and 7: see gelu_cdf64)
+        x64 = _erf_scratch(6, x.shape)
+        x64[...] = x
+        pdf = xp.multiply(x64, x64, out=_erf_scratch(7, x.shape))
+    else:
+        x64 = x
+        pdf = x64 * x64
     pdf *= -0.5
     xp.exp(pdf, out=pdf)
     pdf *= _INV_SQRT_2PI
