@@ -242,6 +242,20 @@ def _b_matrix_exp(n: int) -> Sample:
     return Sample((_rnd(s, s) / s,))
 
 
+def _spd(s: int) -> np.ndarray:
+    return _f32(_make_spd(_rnd(s, s)))
+
+
+def _b_tensorinv(n: int) -> Sample:
+    s = 2 * max(1, _side(n) // 2)
+    return Sample((_spd(s).reshape(s, 2, s // 2),), {"ind": 1})
+
+
+def _b_tensorsolve(n: int) -> Sample:
+    s = 2 * max(1, _side(n) // 2)
+    return Sample((_spd(s).reshape(2, s // 2, s), _rnd(2, s // 2)))
+
+
 def _b_cdist(n: int) -> Sample:
     s = _side(n)  # the output is s x s; 16 features
     return Sample((_rnd(s, 16), _rnd(s, 16)))
@@ -258,7 +272,8 @@ BUILDERS: dict[str, Callable[[int], Sample]] = {
     "addbmm": _b_addbmm, "softmax": _b_softmax, "log_softmax": _b_softmax,
     "index_select": _b_index_select, "gather": _b_gather, "scatter_add": _b_scatter_add,
     "index_add": _b_index_add, "one_hot": _b_one_hot, "matrix_exp": _b_matrix_exp,
-    "cdist": _b_cdist,
+    "cdist": _b_cdist, "linalg.tensorinv": _b_tensorinv,
+    "linalg.tensorsolve": _b_tensorsolve,
     "linalg.matrix_exp": _b_matrix_exp,
 }
 
