@@ -87,6 +87,24 @@ def is_array(obj: object) -> bool:
     return isinstance(obj, (numpy.ndarray, numpy.generic))
 
 
+def copy_c(x: Any) -> Any:
+    """A C-contiguous copy of ``x`` (``x.copy()``, the same bytes). A transposed view (the
+    last two axes of a C-contiguous array swapped, as ``t()`` or ``transpose(-1, -2)``)
+    moves 16 bytes at a time, then deinterleaves them: NumPy's strided copy moves one
+    element per step, 3-4 times slower than these two passes."""
+    if x.ndim >= 2 and x.size >= 4096 and not x.flags.c_contiguous:
+        size = x.dtype.itemsize
+        base = x.swapaxes(-1, -2)
+        if (size in (2, 4, 8) and x.dtype.kind in "fiucV" and base.flags.c_contiguous
+                and base.shape[-1] % (16 // size) == 0):
+            w = 16 // size
+            lead, rows, cols = base.shape[:-2], base.shape[-2], base.shape[-1]
+            wide = base.view(numpy.complex128).swapaxes(-1, -2).copy()  # (..., cols/w, rows)
+            parts = wide.view(x.dtype).reshape(lead + (cols // w, rows, w))
+            return parts.swapaxes(-1, -2).copy().reshape(lead + (cols, rows))
+    return x.copy()
+
+
 def asarray(obj: Any, dtype: Any = None) -> Any:
     """Convert ``obj`` (nested lists, scalars, arrays) to a backend array."""
     return numpy.asarray(obj, dtype=dtype)
