@@ -70,10 +70,16 @@ class _Scratch(threading.local):
 _SCRATCH = _Scratch()
 
 
+#: elements below which a kernel's temporaries are fresh arrays (as cheap as reused ones)
+_SCRATCH_MIN = 1 << 15
+
+
 def _scratch(slot: int, shape: tuple[int, ...], n: int, dt: Any = _f64) -> Any:
     """A temporary array of ``shape`` (``n`` elements) and dtype ``dt``, one per ``slot``: the
     same memory at each call, overwritten freely (the kernels finish with it before they
-    return)."""
+    return). None below :data:`_SCRATCH_MIN` elements: ``out=None``, a fresh array."""
+    if n < _SCRATCH_MIN:
+        return None
     bufs = _SCRATCH.bufs
     key = (slot, dt)
     buf = bufs.get(key)
@@ -112,12 +118,18 @@ def _fma32(a: Any, x: Any, y: Any) -> Any:
     shape = x.shape
     n = x.size
     s = _scratch(0, shape, n)
-    s[...] = x
+    if s is None:
+        s = x.astype(_f64)
+    else:
+        s[...] = x
     s *= a.astype(_f64) if a.ndim else float(a)  # exact: 24 + 24 bits fit in 53
     if y.ndim:
         t = _scratch(1, shape, n)
-        t[...] = y
-        s += t  # rounded once, to 53 bits
+        if t is None:
+            s += y.astype(_f64)  # rounded once, to 53 bits
+        else:
+            t[...] = y
+            s += t
     else:
         s += float(y)
     out = s.astype(_f32)
