@@ -1388,6 +1388,19 @@ class SplitBackward0(Node):
     __slots__ = ("_dtype", "_shapes", "dim", "num_outputs")
 
     def backward(self, *grads: Tensor | None) -> Tensor:
+        if not _state.enabled and self._shapes and builtins.all(
+                g is None or g._array.dtype == self._dtype.np for g in grads):
+            # (no graph: each piece's gradient written into one buffer, zeros where none)
+            d, first = self.dim, self._shapes[0]
+            shape = (first[:d] + (builtins.sum(s[d] for s in self._shapes),) + first[d + 1:])
+            missing = builtins.any(g is None for g in grads)
+            out = (xp.zeros if missing else xp.empty)(shape, dtype=self._dtype.np)
+            start = 0
+            for g, sh in zip(grads, self._shapes):
+                if g is not None:
+                    out[(slice(None),) * d + (slice(start, start + sh[d]),)] = g._array
+                start += sh[d]
+            return _make(out)
         parts = [g if g is not None else F.zeros(s, dtype=self._dtype)
                  for g, s in zip(grads, self._shapes)]
         return F.cat(parts, self.dim)
