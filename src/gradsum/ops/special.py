@@ -145,15 +145,24 @@ def _lgamma_pos(x: Any) -> Any:
     v = x[c]
     shift = xp.zeros_like(v)
     prod = xp.ones_like(v)
+    m = xp.empty_like(v)
+    f = xp.empty_like(v)
+    one_m = xp.empty_like(v)
     while True:
-        m = v < 12.0
+        # (prod *= v and v += 1 where v < 12, as products of m in 0 and 1: v m + (1 - m) is
+        # v or 1 exactly, the same values as a where, without its per-element branch)
+        xp.less(v, 12.0, out=m, casting="unsafe")
         if not m.any():
             break
-        prod = xp.where(m, prod * v, prod)
+        xp.multiply(v, m, out=f)
+        xp.subtract(1.0, m, out=one_m)
+        f += one_m
+        prod *= f
         if (prod > 1e250).any():
-            shift = shift + xp.where(m, xp.log(prod), 0.0)
-            prod = xp.where(m, 1.0, prod)
-        v = xp.where(m, v + 1.0, v)
+            mb = m != 0
+            shift = shift + xp.where(mb, xp.log(prod), 0.0)
+            prod = xp.where(mb, 1.0, prod)
+        v += m
     shift = shift + xp.log(prod)
     with xp.errstate(**_ERR):
         inv = 1.0 / v
@@ -200,12 +209,18 @@ def _digamma_pos(x: Any) -> Any:
     """torch's calc_digamma for x > 0: recurrence up to 10, then the asymptotic series."""
     result = xp.zeros_like(x)
     x = x.copy()
-    while True:
-        m = x < 10
-        if not m.any():
-            break
-        result = xp.where(m, result - 1.0 / xp.where(m, x, 1.0), result)
-        x = xp.where(m, x + 1.0, x)
+    m = xp.empty_like(x)
+    step = xp.empty_like(x)
+    with xp.errstate(**_ERR):
+        while True:
+            # (result -= 1/x and x += 1 where x < 10, as products of m in 0 and 1: the
+            # same values as a where, without its per-element branch)
+            xp.less(x, 10, out=m, casting="unsafe")
+            if not m.any():
+                break
+            xp.divide(m, x, out=step)
+            result -= step
+            x += m
     with xp.errstate(**_ERR):
         z = 1.0 / (x * x)
         p = xp.zeros_like(x) + _DIGAMMA_A[0]
