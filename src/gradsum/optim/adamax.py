@@ -23,7 +23,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _addcdiv_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_betas,
     _check_capturable,
@@ -98,19 +98,22 @@ class Adamax(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             step_t = state["step"]
             step_t._array += 1
-            clr = lr / (1 - beta1 ** float(step_t._array))
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, m, u in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                        state["exp_avg"]._array, state["exp_inf"]._array):
-                ga = _grad_block(ga, pa, wd, maximize)
-                _lerp_(m, ga, 1 - beta1)
-                xp.multiply(u, _as(u, beta2), out=u)
-                t = xp.abs(ga, out=_work(self, 0, u))
-                t += _as(t, eps)
-                xp.maximum(u, t, out=u)  # torch.maximum(u.mul_(beta2), |g| + eps, out=u)
-                _addcdiv_(pa, m, u, -clr, _work(self, 1, u))
             _bump(p, step_t, state["exp_avg"], state["exp_inf"])
+            entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
+                                                   state["exp_avg"]._array,
+                                                   state["exp_inf"]._array)))
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for step, (pa, ga, m, u) in _batches(entries, (0, 2, 3)):
+            clr = lr / (1 - beta1**step)
+            ga = _grad_block(ga, pa, wd, maximize)
+            _lerp_(m, ga, 1 - beta1)
+            xp.multiply(u, _as(u, beta2), out=u)
+            t = xp.abs(ga, out=_work(self, 0, u))
+            t += _as(t, eps)
+            xp.maximum(u, t, out=u)  # torch.maximum(u.mul_(beta2), |g| + eps, out=u)
+            _addcdiv_(pa, m, u, -clr, _work(self, 1, u))

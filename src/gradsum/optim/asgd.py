@@ -24,7 +24,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _add_scaled_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -108,24 +108,25 @@ class ASGD(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             step_t, eta_t, mu_t = state["step"], state["eta"], state["mu"]
             step_t._array += 1
-            eta, mu = float(eta_t._array), float(mu_t._array)
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, ax in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                      state["ax"]._array):
-                ga = _grad_block(ga, pa, wd, maximize)
-                _decay_(pa, 1 - lambd * eta)  # param.mul_(1 - lambd * eta)
-                _add_scaled_(pa, ga, -eta)  # param.add_(grad, alpha=-eta)
-                if mu != 1:  # ax.add_(param.sub(ax).mul_(mu))
-                    d = xp.subtract(pa, ax, out=_work(self, 0, ax))
-                    d *= _as(d, mu)
-                    ax += d
-                else:
-                    ax[...] = pa
+            entries.append(((float(eta_t._array), float(mu_t._array)),
+                            (p._array, p.grad._array, state["ax"]._array)))  # type: ignore[union-attr]
             step = float(step_t._array)
             eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
             mu_t._array[...] = 1 / max(1, step - t0)
             _bump(p, step_t, eta_t, mu_t, state["ax"])
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for (eta, mu), (pa, ga, ax) in _batches(entries, (0, 2)):
+            ga = _grad_block(ga, pa, wd, maximize)
+            _decay_(pa, 1 - lambd * eta)  # param.mul_(1 - lambd * eta)
+            _add_scaled_(pa, ga, -eta)  # param.add_(grad, alpha=-eta)
+            if mu != 1:  # ax.add_(param.sub(ax).mul_(mu))
+                d = xp.subtract(pa, ax, out=_work(self, 0, ax))
+                d *= _as(d, mu)
+                ax += d
+            else:
+                ax[...] = pa

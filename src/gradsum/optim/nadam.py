@@ -25,7 +25,7 @@ from gradsum.optim.optimizer import (
     _adam_moments,
     _addcdiv_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_betas,
     _check_capturable,
@@ -120,6 +120,7 @@ class NAdam(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             step_t, mu_product_t = state["step"], state["mu_product"]
@@ -133,14 +134,17 @@ class NAdam(Optimizer):
             mu_product_next = mu_product * mu_next
             grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
             avg_value = (-lr * mu_next) / (1.0 - mu_product_next)
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, m, v in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                        state["exp_avg"]._array, state["exp_avg_sq"]._array):
-                ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-                denom = xp.divide(v, _as(v, bias_correction2), out=_work(self, 0, v))
-                _sqrt(denom, out=denom)
-                denom += _as(denom, eps)
-                u = _work(self, 1, v)
-                _addcdiv_(pa, ga, denom, grad_value, u)
-                _addcdiv_(pa, m, denom, avg_value, u)
             _bump(p, step_t, mu_product_t, state["exp_avg"], state["exp_avg_sq"])
+            entries.append(((bias_correction2, grad_value, avg_value),
+                            (p._array, p.grad._array,  # type: ignore[union-attr]
+                             state["exp_avg"]._array, state["exp_avg_sq"]._array)))
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for (bias_correction2, grad_value, avg_value), (pa, ga, m, v) in _batches(
+                entries, (0, 2, 3)):
+            ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+            denom = xp.divide(v, _as(v, bias_correction2), out=_work(self, 0, v))
+            _sqrt(denom, out=denom)
+            denom += _as(denom, eps)
+            u = _work(self, 1, v)
+            _addcdiv_(pa, ga, denom, grad_value, u)
+            _addcdiv_(pa, m, denom, avg_value, u)

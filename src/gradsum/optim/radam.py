@@ -24,7 +24,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _adam_moments,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_betas,
     _check_capturable,
@@ -109,32 +109,34 @@ class RAdam(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             step_t = state["step"]
             step_t._array += 1
-            step = float(step_t._array)
+            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
+            entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
+                                                   state["exp_avg"]._array,
+                                                   state["exp_avg_sq"]._array)))
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for step, (pa, ga, m, v) in _batches(entries, (0, 2, 3)):
             bias_correction1 = 1 - beta1**step
             bias_correction2 = 1 - beta2**step
             rho_inf = 2 / (1 - beta2) - 1
             rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, m, v in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                        state["exp_avg"]._array, state["exp_avg_sq"]._array):
-                _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-                # bias_corrected_exp_avg * lr (* adaptive_lr * rect); p.add_(..., alpha=-1)
-                u = xp.divide(m, _as(m, bias_correction1), out=_work(self, 0, m))
-                u *= _as(u, lr)
-                if rect is not None:
-                    # adaptive_lr = bias_correction2**0.5 / (sqrt(v) + eps): a number over a
-                    # tensor, which torch computes as reciprocal(...) * number
-                    t = _sqrt(v, out=_work(self, 1, m))
-                    t += _as(t, eps)
-                    xp.reciprocal(t, out=t)
-                    t *= _as(t, bias_correction2**0.5)
-                    u *= t
-                    u *= _as(u, rect)
-                pa -= u
-            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
+            _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+            # bias_corrected_exp_avg * lr (* adaptive_lr * rect); p.add_(..., alpha=-1)
+            u = xp.divide(m, _as(m, bias_correction1), out=_work(self, 0, m))
+            u *= _as(u, lr)
+            if rect is not None:
+                # adaptive_lr = bias_correction2**0.5 / (sqrt(v) + eps): a number over a
+                # tensor, which torch computes as reciprocal(...) * number
+                t = _sqrt(v, out=_work(self, 1, m))
+                t += _as(t, eps)
+                xp.reciprocal(t, out=t)
+                t *= _as(t, bias_correction2**0.5)
+                u *= t
+                u *= _as(u, rect)
+            pa -= u
