@@ -326,6 +326,19 @@ class AmaxBackward0(Node):
         mask = a._array == o
         if self.nan_ties:
             mask |= xp.isnan(a._array) & xp.isnan(o)
+        ga = g._array
+        if not _state.enabled and ga.dtype == a._array.dtype and ga.dtype.char in "fd":
+            # (no graph: the rule on arrays, its bits: g * (mask / count) where the weight is
+            # 1 / count rounded to g's dtype, or 0; mask * (g * w) is the same product)
+            count = xp.count_nonzero(mask, axis=self.dims or None, keepdims=True)
+            gk = ga.reshape(count.shape) if ga.ndim != count.ndim else ga
+            if self.nan_ties:
+                with xp.errstate(divide="ignore", invalid="ignore"):
+                    share = gk / count.astype(ga.dtype)
+                return _make(xp.where(mask, share, const(ga.dtype, 0)))
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                w = (1.0 / count).astype(ga.dtype)
+            return _make(xp.multiply(mask, gk * w, dtype=ga.dtype))
         count = mask.sum(axis=self.dims, keepdims=True)
         gx = _expand_back(g, self.in_shape, self.dims, self.keepdim)
         if self.nan_ties:
