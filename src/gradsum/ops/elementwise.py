@@ -658,25 +658,33 @@ def pow(a: Any, b: Any) -> Tensor:
 
 
 _F32_F64 = (xp.dtype(xp.float32), xp.dtype(xp.float64))
+#: the integer exponents of a float32 power taken as float64 products by :func:`_pow_float`
+_F32_INT_POWERS = (3, 4, -2, -3, -4)
 
 
 def _fast_exponent(y: Any) -> bool:
     """Whether :func:`_pow_float` computes ``x ** y`` with its own products (or NumPy's fast
     square, reciprocal and square root), so that a backward can call it on arrays."""
-    return y.__class__ in (int, float) and y in (1, 2, 3, -1, 0.5, -0.5)
+    return y.__class__ in (int, float) and y in (1, 2, 3, 4, -1, -2, -3, -4, 0.5, -0.5)
 
 
 def _pow_float(x: Any, y: Any) -> Any:
     """``x ** y`` for a float32 or float64 array and a number: -0.5 is ``1 / sqrt(x)``, as
     torch's rsqrt (nan at -inf, -inf at -0.0, where C's pow gives 0 and +inf; pow(x, 0.5)'s
-    gradient uses it); a float32 cube the float64 product ``x * x * x`` rounded once (exact
-    but for the last rounding: as accurate as C's powf, many times faster); else NumPy's
-    power (its own fast square, square root and reciprocal)."""
-    if y == 3 and x.dtype.itemsize == 4:
+    gradient uses it); a float32 integer power from -4 to 4 but 1, 2 and -1 as float64
+    products (and a reciprocal) rounded once to float32 (at most two float64 roundings before
+    it: as accurate as C's powf, many times faster); else NumPy's power (its own fast square,
+    square root and reciprocal)."""
+    if x.dtype.itemsize == 4 and y.__class__ in (int, float) and y in _F32_INT_POWERS:
         w = x.astype(xp.float64)
-        out = w * w
-        out *= w
-        with xp.errstate(over="ignore"):
+        with xp.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            out = w * w  # (exact: 48 bits)
+            if y in (3, -3):
+                out *= w
+            elif y in (4, -4):
+                out *= out
+            if y < 0:
+                xp.divide(1.0, out, out=out)
             return out.astype(xp.float32)
     if y == -0.5:
         with xp.errstate(divide="ignore", invalid="ignore"):
