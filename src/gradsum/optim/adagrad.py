@@ -23,7 +23,7 @@ from gradsum.optim.optimizer import (
     _addcdiv_,
     _addcmul_,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_differentiable,
     _check_hyper,
@@ -98,21 +98,22 @@ class Adagrad(Optimizer):
                 # (numbers or one-element tensors, like torch)
                 wd, lr_decay = _scalar(group["weight_decay"]), _scalar(group["lr_decay"])
                 eps, maximize = _scalar(group["eps"]), group["maximize"]
+                entries = []
                 for p in _params_with_grad(group):
                     state = self.state[p]
                     if len(state) == 0:  # a parameter added by add_param_group
                         self._init_state(p, group)
                     step_t = state["step"]
                     step_t._array += 1
-                    step = float(step_t._array)
-                    clr = lr / (1 + (step - 1) * lr_decay)
-                    # torch's operations in its order, one cache-sized block at a time
-                    for pa, ga, s in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                             state["sum"]._array):
-                        ga = _grad_block(ga, pa, wd, maximize)
-                        _addcmul_(s, ga, ga, 1)
-                        std = _sqrt(s, out=_work(self, 0, s))
-                        std += _as(std, eps)
-                        _addcdiv_(pa, ga, std, -clr, _work(self, 1, s))
                     _bump(p, step_t, state["sum"])
+                    entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
+                                                           state["sum"]._array)))
+                # torch's operations in its order, over cache-sized pieces (see _batches)
+                for step, (pa, ga, s) in _batches(entries, (0, 2)):
+                    clr = lr / (1 + (step - 1) * lr_decay)
+                    ga = _grad_block(ga, pa, wd, maximize)
+                    _addcmul_(s, ga, ga, 1)
+                    std = _sqrt(s, out=_work(self, 0, s))
+                    std += _as(std, eps)
+                    _addcdiv_(pa, ga, std, -clr, _work(self, 1, s))
         return loss

@@ -26,7 +26,7 @@ from gradsum.optim.optimizer import (
     _addcmul_,
     _addcmul_to,
     _as,
-    _blocks,
+    _batches,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -98,6 +98,7 @@ class RMSprop(Optimizer):
                             state["grad_avg"] = _zeros_like(p)
                 if params:
                     _check_capturable(group)
+                entries = []
                 for p in params:
                     state = self.state[p]
                     state["step"]._array += 1
@@ -109,27 +110,28 @@ class RMSprop(Optimizer):
                     if momentum > 0:
                         arrays.append(state["momentum_buffer"]._array)
                         written.append(state["momentum_buffer"])
-                    # torch's operations in its order, one cache-sized block at a time
-                    for pa, ga, sq, *rest in _blocks(*arrays):
-                        ga = _grad_block(ga, pa, wd, maximize)
-                        xp.multiply(sq, _as(sq, alpha), out=sq)
-                        _addcmul_(sq, ga, ga, 1 - alpha)
-                        avg = _work(self, 0, sq)
-                        if centered:
-                            gavg = rest[0]
-                            _lerp_(gavg, ga, 1 - alpha)
-                            # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                            _addcmul_to(avg, sq, gavg, gavg, -1)
-                            _sqrt(avg, out=avg)
-                        else:
-                            _sqrt(sq, out=avg)
-                        avg += _as(avg, eps)
-                        if momentum > 0:  # buf.mul_(momentum).addcdiv_(g, avg)
-                            buf = rest[-1]
-                            xp.multiply(buf, _as(buf, momentum), out=buf)
-                            _addcdiv_(buf, ga, avg, 1, _work(self, 1, sq))
-                            _add_scaled_(pa, buf, -lr)
-                        else:
-                            _addcdiv_(pa, ga, avg, -lr, _work(self, 1, sq))
                     _bump(p, *written)
+                    entries.append((None, tuple(arrays)))
+                # torch's operations in its order, over cache-sized pieces (see _batches)
+                for _, (pa, ga, sq, *rest) in _batches(entries, (0, 2, 3, 4)):
+                    ga = _grad_block(ga, pa, wd, maximize)
+                    xp.multiply(sq, _as(sq, alpha), out=sq)
+                    _addcmul_(sq, ga, ga, 1 - alpha)
+                    avg = _work(self, 0, sq)
+                    if centered:
+                        gavg = rest[0]
+                        _lerp_(gavg, ga, 1 - alpha)
+                        # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+                        _addcmul_to(avg, sq, gavg, gavg, -1)
+                        _sqrt(avg, out=avg)
+                    else:
+                        _sqrt(sq, out=avg)
+                    avg += _as(avg, eps)
+                    if momentum > 0:  # buf.mul_(momentum).addcdiv_(g, avg)
+                        buf = rest[-1]
+                        xp.multiply(buf, _as(buf, momentum), out=buf)
+                        _addcdiv_(buf, ga, avg, 1, _work(self, 1, sq))
+                        _add_scaled_(pa, buf, -lr)
+                    else:
+                        _addcdiv_(pa, ga, avg, -lr, _work(self, 1, sq))
         return loss

@@ -23,7 +23,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.optim.optimizer import (
     Optimizer,
-    _blocks,
+    _batches,
     _bump,
     _check_capturable,
     _check_differentiable,
@@ -102,22 +102,23 @@ class Rprop(Optimizer):
         if params:
             _check_capturable(group)
         maximize = group["maximize"]
+        entries = []
         for p in params:
             state = self.state[p]
             state["step"]._array += 1
-            # torch's operations in its order, one cache-sized block at a time
-            for pa, ga, prev, step_size in _blocks(p._array, p.grad._array,  # type: ignore[union-attr]
-                                                   state["prev"]._array,
-                                                   state["step_size"]._array):
-                ga = _grad_block(ga, pa, 0, maximize)
-                sign = _sign(ga * prev)
-                negative = sign < 0
-                factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
-                                                               xp.where(sign == 0, 1.0, sign)))
-                step_size *= factor.astype(step_size.dtype, copy=False)
-                xp.clip(step_size, step_size_min, step_size_max, out=step_size)
-                ga = xp.where(negative, xp.zeros_like(ga), ga)
-                pa -= _sign(ga) * step_size  # (addcmul_(sign, step_size, value=-1): exact
-                # product, one rounding)
-                prev[...] = ga
             _bump(p, state["step"], state["prev"], state["step_size"])
+            entries.append((None, (p._array, p.grad._array,  # type: ignore[union-attr]
+                                   state["prev"]._array, state["step_size"]._array)))
+        # torch's operations in its order, over cache-sized pieces (see _batches)
+        for _, (pa, ga, prev, step_size) in _batches(entries, (0, 2, 3)):
+            ga = _grad_block(ga, pa, 0, maximize)
+            sign = _sign(ga * prev)
+            negative = sign < 0
+            factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
+                                                           xp.where(sign == 0, 1.0, sign)))
+            step_size *= factor.astype(step_size.dtype, copy=False)
+            xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+            ga = xp.where(negative, xp.zeros_like(ga), ga)
+            pa -= _sign(ga) * step_size  # (addcmul_(sign, step_size, value=-1): exact
+            # product, one rounding)
+            prev[...] = ga
