@@ -649,6 +649,19 @@ class LinalgVectorNormBackward0(Node):
         p = self.p
         if p == 0:  # torch returns an undefined gradient: the input's .grad stays None
             return None
+        if p == 2 and not _state.enabled:  # (no graph: the rule's ops on arrays, its bits)
+            xa, oa = self.saved_arrays()
+            ga = g._array
+            if ga.dtype == xa.dtype == oa.dtype and xa.dtype.char in "fd" and xa.ndim:
+                kept = _kept_shape(self.in_shape, self.dims)
+                ok, gk = oa.reshape(kept), ga.reshape(kept)
+                zero = ok == 0
+                with xp.errstate(divide="ignore", invalid="ignore"):
+                    q = xp.divide(xa, ok)
+                if zero.any():
+                    q = xp.where(zero, const(xa.dtype, 0), q)
+                q *= gk
+                return _make(q)
         a, out = self.saved()
         ge = _expand_back(g, self.in_shape, self.dims, self.keepdim)
         if p == 1:
@@ -679,6 +692,8 @@ class LinalgVectorNormBackward0(Node):
 
 
 def _norm_array(x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:
+    if p == 2:
+        return xp.sqrt((x * x).sum(axis=dims, keepdims=keepdim))
     ax = xp.abs(x)
     if p == math.inf:
         return ax.max(axis=dims, keepdims=keepdim)
