@@ -1127,12 +1127,17 @@ def _flat_along(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
     strides = [1] * nd
     for i in range(nd - 1, 0, -1):
         strides[i - 1] = strides[i] * shape[i]
-    lin = idx.astype(xp.intp, copy=True)
+    offsets = [index_range(idx.shape[i], i, nd) * strides[i] for i in range(nd)
+               if i != d and idx.shape[i] > 1]
     if strides[d] != 1:
-        lin *= strides[d]
-    for i in range(nd):
-        if i != d and idx.shape[i] > 1:
-            lin += index_range(idx.shape[i], i, nd) * strides[i]
+        lin = xp.multiply(idx, strides[d], dtype=xp.intp)
+    elif offsets:  # (the common 2-D case: one pass)
+        return xp.add(idx, offsets.pop() if len(offsets) == 1 else builtins.sum(offsets),
+                      dtype=xp.intp)
+    else:
+        lin = idx.astype(xp.intp, copy=True)
+    for off in offsets:
+        lin += off
     return lin
 
 
