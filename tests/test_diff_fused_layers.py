@@ -372,3 +372,56 @@ def test_bce_with_logits_one_node_as_torch() -> None:
         if lib is gradsum:
             assert _count_nodes(y) == 1
     assert names[0] == names[1] == "BinaryCrossEntropyWithLogitsBackward0"
+
+
+# -- cross_entropy ------------------------------------------------------------------------------
+def _tree(fn: Any) -> list[str]:
+    if fn is None:
+        return []
+    out = [fn.name().replace("torch::autograd::", "")]
+    for f, _ in fn.next_functions:
+        out += ["  " + line for line in _tree(f)]
+    return out
+
+
+CE_CASES: list[dict[str, Any]] = [
+    {}, {"ignore_index": 1}, {"weight": True}, {"label_smoothing": 0.1},
+    {"label_smoothing": 0.2, "ignore_index": 1}, {"label_smoothing": 0.1, "weight": True},
+    {"label_smoothing": 0.1, "weight": True, "ignore_index": 2, "reduction": "sum"},
+    {"label_smoothing": 0.3, "reduction": "none"}, {"probs": True},
+    {"probs": True, "label_smoothing": 0.1, "weight": True},
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", CE_CASES, ids=[str(c) for c in CE_CASES])
+def test_cross_entropy_graph_and_values_as_torch(case: dict[str, Any], dtype: str) -> None:
+    """The values and gradients of cross_entropy as torch's, and for class indices the graph
+    (node names, all the way down): log_softmax and nll_loss, and torch's composition for
+    label smoothing (its products by a scalar are MulBackward1). (With probabilities torch's
+    last node is DivBackward1, a division by a C++ scalar, which gradsum does not have: its
+    DivBackward0 computes the same.)"""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((6, 4))
+    probs = rng.random((6, 4))
+    probs /= probs.sum(1, keepdims=True)
+    arrays = [x, probs if case.get("probs") else np.array([0, 1, 2, 3, 1, 2]),
+              np.arange(1.0, 5.0)]
+    kw = {k: v for k, v in case.items() if k not in ("probs", "weight")}
+
+    def fn(lib: Any, x: Any, t: Any, w: Any) -> Any:
+        return lib.nn.functional.cross_entropy(x, t, weight=w if case.get("weight") else None,
+                                               **kw)
+
+    t, g = _side_by_side(fn, arrays, dtype, (0,))
+    _assert_same(t, g, dtype)
+    if case.get("probs"):
+        return
+    trees = []
+    for lib in (torch, gradsum):
+        dt = getattr(lib, dtype)
+        ts = [lib.tensor(arrays[0], dtype=dt, requires_grad=True),
+              lib.tensor(arrays[1], dtype=dt) if case.get("probs") else lib.tensor(arrays[1]),
+              lib.tensor(arrays[2], dtype=dt)]
+        trees.append(_tree(fn(lib, *ts).grad_fn))
+    assert trees[1] == trees[0]

@@ -1016,6 +1016,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         ret = ops.sum(smooth)
     else:
         ret = smooth
+    if logp._array.dtype.char in "fd":  # (torch's graph: products by a scalar, MulBackward1)
+        return ops.add(_scalar_op(nll, 1.0 - label_smoothing, True),
+                       _scalar_op(ret, label_smoothing / c, True))
     return ops.add(ops.mul(nll, 1.0 - label_smoothing), ops.mul(ret, label_smoothing / c))
 
 
