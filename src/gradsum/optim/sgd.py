@@ -83,12 +83,16 @@ class SGD(Optimizer):
                 dampening, nesterov = _scalar(group["dampening"]), group["nesterov"]
                 maximize = group["maximize"]
                 entries = []
-                for p in _params_with_grad(group):
+                params = _params_with_grad(group)
+                # (the buffers as the step begins, as torch's _init_group reads them: a
+                # parameter listed twice gets a fresh buffer at each listing on its first step)
+                bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
+                for i, p in enumerate(params):
                     arrays: tuple[Any, ...] = (p._array, p.grad._array)  # type: ignore[union-attr]
                     first = None
                     if momentum != 0:
                         state = self.state[p]
-                        buf = state.get("momentum_buffer")
+                        buf = bufs[i]
                         first = buf is None
                         if first:  # (the first step's buffer: the gradient itself, cloned)
                             buf = Tensor._make(xp.empty(p._array.shape, p._array.dtype))
