@@ -139,6 +139,24 @@ def col2im(cols: Tensor, geo: Geometry) -> Tensor:
 
 
 # -- the flat layout of the convolution's arrays -----------------------------------------------
+def _strided(base: Any, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+    """A view of the C-contiguous ``base`` with ``shape`` and byte ``strides``
+    (``as_strided`` without its Python wrapper, a tenth of its cost for a small array)."""
+    if base.flags.c_contiguous:
+        return xp.ndarray(shape, base.dtype, buffer=base, strides=strides)
+    return xp.lib.stride_tricks.as_strided(base, shape=shape, strides=strides, writeable=False)
+
+
+def _finite(a: Any) -> bool:
+    """Whether ``a`` holds no inf or nan (its sum is finite: an overflow only sends a
+    finite array to the general path)."""
+    with xp.errstate(over="ignore", invalid="ignore"):
+        return bool(xp.isfinite(_add_reduce(a, None)))
+
+
+_add_reduce = xp.add.reduce
+
+
 class _Flat:
     """Where the windows of one geometry lie in a flat layout made for long copies.
 
@@ -153,8 +171,9 @@ class _Flat:
     when the stride is 1; otherwise the kernel is laid out the same way, with zeros where a
     phase has fewer taps (a kernel size the stride does not divide)."""
 
-    __slots__ = ("_q", "kshape", "ktaps", "nphase", "nq", "offsets", "out", "packed",
-                 "regions", "span", "sq", "taps", "tstrides", "wsize", "wslice", "wsplit")
+    __slots__ = ("_q", "filled", "kshape", "ktaps", "maxoff", "nphase", "nq", "offsets", "out",
+                 "packed", "regions", "span", "sq", "taps", "tstrides", "wsize", "wslice",
+                 "wsplit")
 
     def __init__(self, geo: Geometry) -> None:
         nd = len(geo.size)
@@ -194,8 +213,11 @@ class _Flat:
         self.tstrides = tuple(st * t for st, t in zip(step, sq))  # per tap dim
         self.offsets = [sum(a * t for a, t in zip(pos, self.tstrides))
                         for pos in itertools.product(*(range(a) for a in ka))]
+        self.maxoff = max(self.offsets)
         self.kshape = tuple(geo.kernel)
         self.packed = all(p == 1 for p in phases)  # the kernel's own layout
+        #: some (phase, tap) slots hold no tap of the kernel (zeros in the kernel matrix)
+        self.filled = self.nphase * self.taps > math.prod(geo.kernel)
         self.wslice = tuple(wslice)
         self.wsplit = tuple(v for a, p in zip(ka, phases) for v in (a, p))
         regions = []
@@ -233,7 +255,7 @@ class _Flat:
         """The adjoint of :meth:`to_buf`: the image ``(N, C, *size)`` read from the phases."""
         n, c = buf.shape[:2]
         if self.regions is None:
-            return buf.reshape((n, c) + size)
+            return xp.ascontiguousarray(buf).reshape((n, c) + size)
         v = buf.reshape((n, c, self.nphase) + self._q)
         out = xp.empty((n, c) + size, dtype=buf.dtype)
         for ri, qs, xs in self.regions:
@@ -244,10 +266,9 @@ class _Flat:
         """``(N, C, nphase * nq)`` -> the columns ``(N, C * nphase * taps, span)``."""
         n, c = buf.shape[:2]
         e = buf.itemsize
-        cols = xp.lib.stride_tricks.as_strided(
-            buf, shape=(n, c, self.nphase) + self.ktaps + (self.span,),
-            strides=(buf.strides[0], buf.strides[1], self.nq * e)
-            + tuple(t * e for t in self.tstrides) + (e,), writeable=False)
+        cols = _strided(buf, (n, c, self.nphase) + self.ktaps + (self.span,),
+                        (buf.strides[0], buf.strides[1], self.nq * e)
+                        + tuple(t * e for t in self.tstrides) + (e,))
         return cols.reshape(n, c * self.nphase * self.taps, self.span)
 
     def col2im(self, cols: Any, c: int) -> Any:
@@ -261,17 +282,17 @@ class _Flat:
             buf[:, :, :, off:off + span] += g[:, :, :, t]
         return buf.reshape(n, c, self.nphase * self.nq)
 
-    def to_full(self, y: Any) -> Any:
+    def to_full(self, y: Any, plane: bool = False) -> Any:
         """Outputs ``(N, O, *out)`` at their places in the span ``(N, O, span)`` (zeros
-        between the rows)."""
+        between the rows; ``plane``: in the whole phase grid ``(N, O, nq)``)."""
         n, o = y.shape[:2]
-        if self.span == math.prod(self.out):
-            return xp.ascontiguousarray(y).reshape(n, o, self.span)
-        full = xp.zeros((n, o, self.span), dtype=y.dtype)
+        length = self.nq if plane else self.span
+        if length == math.prod(self.out):
+            return xp.ascontiguousarray(y).reshape(n, o, length)
+        full = xp.zeros((n, o, length), dtype=y.dtype)
         e = full.itemsize
-        view = xp.lib.stride_tricks.as_strided(
-            full, shape=(n, o) + self.out,
-            strides=full.strides[:2] + tuple(t * e for t in self.sq))
+        view = _strided(full, (n, o) + self.out,
+                        full.strides[:2] + tuple(t * e for t in self.sq))
         view[...] = y
         return full
 
@@ -281,23 +302,38 @@ class _Flat:
         if self.span == math.prod(self.out):
             return full.reshape((n, o) + self.out)
         e = full.itemsize
-        return xp.lib.stride_tricks.as_strided(
-            full, shape=(n, o) + self.out,
-            strides=full.strides[:2] + tuple(t * e for t in self.sq), writeable=False).copy()
+        return _strided(full, (n, o) + self.out,
+                        full.strides[:2] + tuple(t * e for t in self.sq)).copy()
+
+    def col2im_plane(self, m: Any, full: Any, c: int) -> Any:
+        """``col2im(m.T @ full)`` for outputs laid out in the whole phase grid (``full``
+        from ``to_full(..., plane=True)``, zero off the outputs; ``m`` a finite kernel
+        matrix ``(A, C * nphase * taps)``): the product ordered tap first, so each tap's
+        columns are one block added at its offset along whole samples."""
+        n = full.shape[0]
+        a = m.shape[0]
+        r = c * self.nphase
+        mt = m.reshape(a, r, self.taps).transpose(2, 1, 0).reshape(self.taps * r, a)
+        g = (mt @ full).reshape(n, self.taps, r * self.nq)
+        size = r * self.nq
+        buf = xp.zeros((n, size + self.maxoff), dtype=g.dtype)
+        for t, off in enumerate(self.offsets):
+            buf[:, off:off + size] += g[:, t]
+        return buf[:, :size].reshape(n, c, self.nphase * self.nq)
 
     def pack(self, w: Any) -> Any:
         """A kernel ``(A, B, *k)`` as the matrix ``(A, B * nphase * taps)`` of the columns'
         order."""
         a, b = w.shape[:2]
         if self.packed:
-            return w.reshape(a, -1)
+            return w.reshape(a, b * self.taps)
         wz = xp.zeros((a, b) + self.wsize, dtype=w.dtype)
         wz[(slice(None), slice(None)) + self.wslice] = w
         nd = len(self.ktaps)
         wz = wz.reshape((a, b) + self.wsplit)
         perm = (0, 1) + tuple(3 + 2 * d for d in range(nd)) + tuple(2 + 2 * d
                                                                      for d in range(nd))
-        return wz.transpose(perm).reshape(a, -1)
+        return wz.transpose(perm).reshape(a, b * self.nphase * self.taps)
 
     def unpack(self, m: Any, a: int, b: int) -> Any:
         """The adjoint of :meth:`pack`: ``(A, B * nphase * taps)`` -> ``(A, B, *k)``."""
@@ -332,12 +368,12 @@ def _grouped(m: Any, cols: Any, groups: int, trans: bool = False) -> Any:
     ``(N, R, span)`` -> ``(N, A or B per group * groups, span)``."""
     if groups == 1:
         return (m.T if trans else m) @ cols
-    n, _, span = cols.shape
+    n, r, span = cols.shape
     mg = m.reshape(groups, m.shape[0] // groups, m.shape[1])
     if trans:
         mg = mg.transpose(0, 2, 1)
-    out = mg @ cols.reshape(n, groups, -1, span)
-    return out.reshape(n, -1, span)
+    out = mg @ cols.reshape(n, groups, r // groups, span)
+    return out.reshape(n, groups * out.shape[2], span)
 
 
 def _grouped_wgrad(a: Any, b: Any, groups: int) -> Any:
@@ -346,9 +382,10 @@ def _grouped_wgrad(a: Any, b: Any, groups: int) -> Any:
     if groups == 1:
         return (a @ b.transpose(0, 2, 1)).sum(0)
     n, ra, span = a.shape
+    rb = b.shape[1] // groups
     ag = a.reshape(n, groups, ra // groups, span)
-    bg = b.reshape(n, groups, -1, span)
-    return (ag @ bg.transpose(0, 1, 3, 2)).sum(0).reshape(ra, -1)
+    bg = b.reshape(n, groups, rb, span)
+    return (ag @ bg.transpose(0, 1, 3, 2)).sum(0).reshape(ra, rb)
 
 
 def _conv_backward_arrays(ga: Any, xa: Any, wa: Any, geo: Geometry, groups: int,
@@ -369,7 +406,11 @@ def _conv_backward_arrays(ga: Any, xa: Any, wa: Any, geo: Geometry, groups: int,
     else:
         gf = f.to_full(ga)
         if nx:
-            gx = f.from_buf(f.col2im(_grouped(wp, gf, groups, True), geo.c), geo.size)
+            if groups == 1 and f.nq <= 2 * f.span:
+                buf = f.col2im_plane(wp, f.to_full(ga, plane=True), geo.c)
+            else:
+                buf = f.col2im(_grouped(wp, gf, groups, True), geo.c)
+            gx = f.from_buf(buf, geo.size)
         if nw:
             gw = f.unpack(_grouped_wgrad(gf, f.im2col(f.to_buf(xa)), groups), a, b)
     if nb:
@@ -387,9 +428,15 @@ class ConvolutionBackward0(Node):
         ga = g._array
         if not _state.enabled and ga.dtype.kind == "f" and ga.dtype.itemsize >= 4:
             xa, wa = self.saved_arrays()  # (nothing to record: the products of the arrays)
-            if xa.dtype is ga.dtype and wa.dtype is ga.dtype:
+            # (the flat layout computes 0 * x between the rows: with an inf or nan where
+            # that lands in a sum, the windows' layout, as torch)
+            nx = self.needs(0)
+            if (xa.dtype is ga.dtype and wa.dtype is ga.dtype
+                    and (not nx or (_finite(wa) and (not _flat(self.geo).filled
+                                                     or _finite(ga))))
+                    and (not self.needs(1) or _finite(ga if self.transposed else xa))):
                 gx, gw, gb = _conv_backward_arrays(
-                    ga, xa, wa, self.geo, self.groups, self.transposed, self.needs(0),
+                    ga, xa, wa, self.geo, self.groups, self.transposed, nx,
                     self.needs(1), self.needs(2))
                 return (None if gx is None else _make(gx), None if gw is None else _make(gw),
                         None if gb is None else _make(gb))
@@ -438,13 +485,41 @@ def _conv_backward(g: Tensor, x: Tensor, w: Tensor, geo: Geometry, groups: int,
 
 def _conv_array(xa: Any, wa: Any, geo: Geometry, groups: int, transposed: bool) -> Any:
     """The convolution (``transposed``: its adjoint) of arrays: one product of the kernel
-    matrix and the flat columns per sample (per group)."""
+    matrix and the flat columns per sample (per group). An inf or nan where the flat layout
+    would multiply it by one of its zeros (between the rows, or a kernel slot holding no tap)
+    takes the windows' layout."""
     f = _flat(geo)
+    if (transposed and not _finite(wa)) or (f.filled and not _finite(xa)):
+        return _conv_array_windows(xa, wa, geo, groups, transposed)
     wp = f.pack(wa)
     if transposed:
-        return f.from_buf(f.col2im(_grouped(wp, f.to_full(xa), groups, True), geo.c),
-                          geo.size)
+        if groups == 1 and f.nq <= 2 * f.span:  # (else the plane is mostly zeros)
+            buf = f.col2im_plane(wp, f.to_full(xa, plane=True), geo.c)
+        else:
+            buf = f.col2im(_grouped(wp, f.to_full(xa), groups, True), geo.c)
+        return f.from_buf(buf, geo.size)
     return f.from_full(_grouped(wp, f.im2col(f.to_buf(xa)), groups))
+
+
+def _conv_array_windows(xa: Any, wa: Any, geo: Geometry, groups: int, transposed: bool
+                        ) -> Any:
+    """:func:`_conv_array` on the windows' columns ``(N, C * k, prod(out))``."""
+    n, k = xa.shape[0], math.prod(geo.kernel)
+    lin = math.prod(geo.out)
+    if transposed:
+        cin = xa.shape[1]
+        xf = xa.reshape(n, groups, cin // groups, lin)
+        wf = wa.reshape(groups, cin // groups, geo.c // groups * k)
+        cols = (wf.transpose(0, 2, 1) @ xf).reshape(n, geo.c * k, lin)
+        return _col2im_array(cols, geo)
+    o = wa.shape[0]
+    cols = _im2col_array(xa, geo)  # (N, C*k, L)
+    if groups == 1:
+        out = wa.reshape(o, geo.c * k) @ cols
+    else:
+        out = (wa.reshape(groups, o // groups, geo.c // groups * k)
+               @ cols.reshape(n, groups, geo.c // groups * k, lin))
+    return out.reshape((n, o) + geo.out)
 
 
 def convolution(x: Tensor, w: Tensor, b: Tensor | None, geo: Geometry, groups: int,
