@@ -767,7 +767,8 @@ def _check_betas(betas: Any) -> None:
 
 
 # -- the elementwise kernels of torch's single-tensor updates ------------------------------------
-# Every optimizer's update is written with these, block by block (see _blocks), in torch's
+# Every optimizer's update is written with these, over the pieces _batches gives (a large
+# parameter block by block, a group's small ones concatenated), in torch's
 # order of operations, so that each element of the parameter and of the state gets the bits of
 # torch's ``foreach=False`` update on its vectorised (AVX2/AVX-512) CPU kernels: there
 # ``add_(y, alpha=a)``, ``addcmul_`` and ``lerp_`` round once (a fused multiply-add, emulated
