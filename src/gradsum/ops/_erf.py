@@ -57,6 +57,8 @@ _F32_Q = (1.0, 2.2717593751489615, 2.20350071721782, 1.1550625694793124, 0.33359
 
 
 _SCRATCH = threading.local()
+#: the most elements a kept scratch buffer holds (8 MB in float64; 14 slots at most)
+_SCRATCH_MAX = 1 << 20
 
 
 def _scratch(slot: int, shape: tuple[int, ...], dt: Any = xp.float64) -> Any:
@@ -64,12 +66,14 @@ def _scratch(slot: int, shape: tuple[int, ...], dt: Any = xp.float64) -> Any:
     same memory at each call (a fresh 512 KB temporary is page-faulted on every call where
     glibc returns freed memory to the system, which costs more than the pass that fills
     it)."""
-    bufs = getattr(_SCRATCH, "bufs", None)
-    if bufs is None:
-        bufs = _SCRATCH.bufs = {}
     n = 1
     for d in shape:
         n *= d
+    if n > _SCRATCH_MAX:  # (not kept: a large array's pass costs more than its page faults)
+        return xp.empty(shape, dtype=dt)
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
     key = (slot, dt)
     buf = bufs.get(key)
     if buf is None or buf.size < n:
