@@ -57,7 +57,7 @@ _F32_Q = (1.0, 2.2717593751489615, 2.20350071721782, 1.1550625694793124, 0.33359
 
 
 _SCRATCH = threading.local()
-#: the most elements a kept scratch buffer holds (8 MB in float64; 14 slots at most)
+#: the most elements a kept scratch buffer holds (8 MB in float64; 12 slots are used)
 _SCRATCH_MAX = 1 << 20
 
 
