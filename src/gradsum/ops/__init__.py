@@ -339,16 +339,14 @@ def _topk_partition(x: Any, k: int, d: int, largest: bool) -> Any:
     n = x.shape[d]
     if not 0 < k <= n // 4 or x.dtype.kind not in "fiu":
         return None
-    if x.dtype.kind == "f":
-        if largest and _xp.isnan(x).any():  # (nan is the largest: full sort's rule)
-            return None
-        key = -x if largest else x
-    else:
-        key = ~x if largest else x  # (~x decreases with x, with no overflow at the min)
-    if x.dtype.kind != "f" or largest or not _xp.isnan(x).any():
-        sel = _topk_threshold(key, k, d)
+    nan = x.dtype.kind == "f" and bool(_xp.isnan(x).any())
+    if nan and largest:  # (nan is the largest: full sort's rule)
+        return None
+    if not nan:
+        sel = _topk_threshold(x, k, d, largest)
         if sel is not None:
             return sel
+    key = _topk_key(x) if largest else x
     part = _xp.argpartition(key, k - 1, axis=d)
     part = part[(slice(None),) * d + (slice(0, k),)]
     part.sort(axis=d)  # (positions in order, so a stable sort of their keys breaks ties so)
@@ -362,20 +360,30 @@ def _topk_partition(x: Any, k: int, d: int, largest: bool) -> Any:
     return _xp.take_along_axis(part, order, axis=d).astype(_xp.int64, copy=False)
 
 
-def _topk_threshold(key: Any, k: int, d: int) -> Any:
-    """The positions of the ``k`` smallest of ``key`` (no nan) along ``d``, smallest first,
-    ties by position, or None when too many candidates pass the bound. Split each line into
-    ``k`` blocks: their ``k`` minima are ``k`` distinct entries, so the ``k``-th smallest is
-    at most the largest of them, and every entry at or under that bound is a candidate (all
-    ties for the ``k``-th place among them); a stable sort of the few candidates, in
-    position order, gives what a full stable sort's first ``k`` are."""
-    n = key.shape[d]
+def _topk_key(x: Any) -> Any:
+    """A key whose ascending order is ``x``'s descending one (``-x``; ``~x`` for integers,
+    which decreases with x with no overflow at the minimum)."""
+    return -x if x.dtype.kind == "f" else ~x
+
+
+def _topk_threshold(x: Any, k: int, d: int, largest: bool) -> Any:
+    """The positions of the ``k`` smallest (or largest) of ``x`` (no nan) along ``d``,
+    in that order, ties by position, or None when too many candidates pass the bound.
+    Split each line into ``k`` blocks: their ``k`` minima are ``k`` distinct entries, so
+    the ``k``-th smallest is at most the largest of them, and every entry at or under that
+    bound is a candidate (all ties for the ``k``-th place among them); a stable sort of the
+    few candidates, in position order, gives what a full stable sort's first ``k`` are."""
+    n = x.shape[d]
     b = n // k
     lead = (slice(None),) * d
-    blocks = key[lead + (slice(0, k * b),)]
-    blocks = blocks.reshape(key.shape[:d] + (k, b) + key.shape[d + 1:])
-    bound = blocks.min(axis=d + 1).max(axis=d, keepdims=True)
-    moved = _xp.moveaxis(key <= bound, d, -1)
+    blocks = x[lead + (slice(0, k * b),)]
+    blocks = blocks.reshape(x.shape[:d] + (k, b) + x.shape[d + 1:])
+    if largest:
+        bound = blocks.max(axis=d + 1).min(axis=d, keepdims=True)
+        moved = _xp.moveaxis(x >= bound, d, -1)
+    else:
+        bound = blocks.min(axis=d + 1).max(axis=d, keepdims=True)
+        moved = _xp.moveaxis(x <= bound, d, -1)
     rest = moved.shape[:-1]
     mask = moved.reshape(-1, n)
     flat = _xp.flatnonzero(mask)  # (several times faster than a 2-D nonzero)
@@ -386,9 +394,11 @@ def _topk_threshold(key: Any, k: int, d: int) -> Any:
         return None
     start = _xp.cumsum(counts) - counts
     col = _xp.arange(line.size) - start[line]
-    keys = _xp.moveaxis(key, d, -1)[moved]  # (in the order nonzero lists them)
-    fill = _xp.inf if key.dtype.kind == "f" else _xp.iinfo(key.dtype).max
-    ck = _xp.full((mask.shape[0], width), fill, dtype=key.dtype)
+    keys = _xp.moveaxis(x, d, -1)[moved]  # (in the order nonzero lists them)
+    if largest:
+        keys = _topk_key(keys)
+    fill = _xp.inf if x.dtype.kind == "f" else _xp.iinfo(x.dtype).max
+    ck = _xp.full((mask.shape[0], width), fill, dtype=x.dtype)
     cp = _xp.zeros((mask.shape[0], width), dtype=_xp.int64)
     ck[line, col] = keys  # (padding sorts after the candidates: a stable sort, placed last)
     cp[line, col] = pos
