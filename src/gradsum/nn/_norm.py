@@ -620,9 +620,8 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | Non
 def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _LayerNormPlan,
                               mask: tuple[bool, bool, bool]) -> list[Any]:
     """:func:`_layer_norm_backward`'s arrays for float32/float64 (one dtype): on the rows
-    ``(n, m)``, the row sums of ``g w`` and ``g xh w`` as matrix-vector products with the
-    weight (BLAS), the normalised input from the forward when it kept it, the input gradient
-    written in place into one temporary."""
+    ``(n, m)`` the same arithmetic (row sums: :func:`_row_sums`), the normalised input from
+    the forward when it kept it, the input gradient written in place into ``g w``."""
     m = plan.m
     g2 = ga.reshape(-1, m)
     xh = plan.xh
@@ -634,10 +633,10 @@ def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _Lay
     if mask[1] and wa is not None:
         outs[1] = _add_reduce(gxh, 0).reshape(wa.shape)
     if mask[0]:
-        w1 = _ones(m, g2.dtype) if wa is None else wa.reshape(-1)
-        s1 = xp.matmul(g2, w1)[:, None]
-        s2 = xp.matmul(gxh, w1)[:, None]
-        gx = g2 - s1 / m if wa is None else g2 * w1
+        gy = g2 if wa is None else g2 * wa.reshape(-1)
+        s1 = _row_sums(gy)
+        s2 = _row_sums(gy * xh if wa is not None else gxh)
+        gx = gy - s1 / m if wa is None else gy
         if wa is not None:
             gx -= s1 / m
         s2 /= m
