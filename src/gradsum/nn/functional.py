@@ -1579,7 +1579,13 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 
     def fn(t: Tensor) -> Tensor:
         with no_grad():
-            const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
+            x = t._array
+            if x.dtype in _F32_F64 and x.ndim:  # (add and clamp in place: the same values)
+                u = x + 3.0
+                xp.clip(u, 0.0, 6.0, out=u)
+                const = ops.div(_make(u), 6.0)
+            else:
+                const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
         if not needs_grad(t):
             return const
         act = _Act(*_HARDSIGMOID_NODES, lambda x: (x > -3) & (x < 3), "not implemented",
