@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from gradsum import _device, _random
+from gradsum import _device, _memory_format, _random
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
@@ -419,28 +419,43 @@ def _like(t: Any, dtype: D.dtype | None, name: str,
     return t._array.shape, dtype.np
 
 
+def _filled_like(t: Tensor, dt: Any, value: Any, kw: dict[str, Any], name: str) -> Any:
+    """An array of ``t``'s shape filled with ``value``, laid out as torch lays out a
+    ``*_like`` result: ``memory_format=`` (default ``preserve_format``: ``t``'s strides when
+    it is dense, so ``ones_like(x.t())`` is transposed like ``x.t()``)."""
+    fmt = kw.get("memory_format")
+    arr = t._array
+    if (fmt is None or fmt is _memory_format.preserve_format) and (
+            arr.ndim < 2 or arr.flags.c_contiguous):
+        return xp.full(arr.shape, value, dtype=dt) if value else xp.zeros(arr.shape, dtype=dt)
+    out = _memory_format.like_array(arr, fmt, name, dt)
+    out.fill(value)
+    return out
+
+
 def zeros_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "zeros_like", kw)
-    return _finish(xp.zeros(shape, dtype=dt), requires_grad)
+    _, dt = _like(t, dtype, "zeros_like", kw)
+    return _finish(_filled_like(t, dt, 0, kw, "zeros_like"), requires_grad)
 
 
 def ones_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
               **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "ones_like", kw)
-    return _finish(xp.ones(shape, dtype=dt), requires_grad)
+    _, dt = _like(t, dtype, "ones_like", kw)
+    return _finish(_filled_like(t, dt, 1, kw, "ones_like"), requires_grad)
 
 
 def empty_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "empty_like", kw)
-    return _finish(xp.zeros(shape, dtype=dt), requires_grad)
+    _, dt = _like(t, dtype, "empty_like", kw)
+    return _finish(_filled_like(t, dt, 0, kw, "empty_like"), requires_grad)
 
 
 def full_like(t: Tensor, fill_value: Any, dtype: D.dtype | None = None,
               requires_grad: bool = False, **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "full_like", kw)
-    return _finish(xp.full(shape, _fill(fill_value, dt, "full_like"), dtype=dt), requires_grad)
+    _, dt = _like(t, dtype, "full_like", kw)
+    return _finish(_filled_like(t, dt, _fill(fill_value, dt, "full_like"), kw, "full_like"),
+                   requires_grad)
 
 
 _UNSET: Any = object()
@@ -648,18 +663,35 @@ def randperm(n: int, *, generator: _random.Generator | None = None,
     return _finish(_random.rng(generator).permutation(int(n)).astype(dt), requires_grad)
 
 
+def _random_like(t: Tensor, draw: Any, dt: Any, kw: dict[str, Any], name: str) -> Any:
+    """Samples for a random ``*_like`` factory, drawn in the order of the result's memory
+    (laid out as :func:`_filled_like` lays it out)."""
+    fmt = kw.get("memory_format")
+    arr = t._array
+    if (fmt is None or fmt is _memory_format.preserve_format) and (
+            arr.ndim < 2 or arr.flags.c_contiguous):
+        return draw(arr.shape).astype(dt)
+    out = _memory_format.like_array(arr, fmt, name, dt)
+    order = sorted(range(out.ndim), key=lambda d: -out.strides[d])  # (outermost first)
+    view = out.transpose(order)
+    view[...] = draw(view.shape).astype(dt)
+    return out
+
+
 def rand_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
               generator: _random.Generator | None = None, **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "rand_like", kw)
+    _, dt = _like(t, dtype, "rand_like", kw)
     _random_float(dt, "check_uniform_bounds")
-    return _finish(_random.rng(generator).random(shape).astype(dt), requires_grad)
+    return _finish(_random_like(t, _random.rng(generator).random, dt, kw, "rand_like"),
+                   requires_grad)
 
 
 def randn_like(t: Tensor, dtype: D.dtype | None = None, requires_grad: bool = False,
                generator: _random.Generator | None = None, **kw: Any) -> Tensor:
-    shape, dt = _like(t, dtype, "randn_like", kw)
+    _, dt = _like(t, dtype, "randn_like", kw)
     _random_float(dt, "normal_kernel_cpu")
-    return _finish(_random.rng(generator).standard_normal(shape).astype(dt), requires_grad)
+    return _finish(_random_like(t, _random.rng(generator).standard_normal, dt, kw, "randn_like"),
+                   requires_grad)
 
 
 def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
@@ -667,11 +699,12 @@ def randint_like(t: Tensor, low: int = 0, high: int | None = None, *,
                  generator: _random.Generator | None = None, **kw: Any) -> Tensor:
     """Integers uniform in ``[low, high)`` with the shape (and by default the dtype) of ``t``;
     ``randint_like(t, high)`` also works."""
-    shape, dt = _like(t, dtype, "randint_like", kw)
+    _, dt = _like(t, dtype, "randint_like", kw)
     if high is None:
         low, high = 0, low
     lo, hi = _randint_bounds("randint_like", low, high, dt)
-    return _finish(_random.rng(generator).integers(lo, hi, shape).astype(dt), requires_grad)
+    return _finish(_random_like(t, lambda n: _random.rng(generator).integers(lo, hi, n), dt, kw,
+                                "randint_like"), requires_grad)
 
 
 def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,

@@ -114,3 +114,92 @@ def check_rank(arr: Any, fmt: memory_format) -> None:
     """torch's error for a channels-last format on a tensor of another rank."""
     if fmt in _ORDER:
         _check_rank(arr, fmt)
+
+
+def _non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """torch's ``is_non_overlapping_and_dense`` on element strides: the dimensions of size
+    two or more, by stride, tile the storage without gaps or overlaps."""
+    dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+    expected = 1
+    for d in dims:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _dense_strides_like(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """torch's ``infer_dense_strides``: dense strides that keep the input's order of the
+    dimensions in memory (a stride of 0 is ambiguous and keeps the given order)."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # (innermost first)
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    out = [0] * ndim
+    running = 1
+    for d in perm:
+        out[d] = running
+        running *= max(shape[d], 1)
+    return tuple(out)
+
+
+def preserved_strides(arr: Any) -> tuple[int, ...] | None:
+    """The element strides torch's ``preserve_format`` gives a tensor made like ``arr``
+    (``empty_like``, ``clone``, ``ones_like``, ...), or None for plain row-major: ``arr``'s own
+    strides when it is non-overlapping and dense, else dense strides in its memory order."""
+    if arr.flags.c_contiguous or arr.ndim < 2:
+        return None
+    size = arr.itemsize
+    strides = tuple(s // size for s in arr.strides)
+    shape = arr.shape
+    out = strides if _non_overlapping_and_dense(shape, strides) else \
+        _dense_strides_like(shape, strides)
+    c_order = [0] * arr.ndim
+    running = 1
+    for d in range(arr.ndim - 1, -1, -1):
+        c_order[d] = running
+        running *= max(shape[d], 1)
+    return None if out == tuple(c_order) else out
+
+
+def empty_preserving(arr: Any, dtype: Any = None) -> Any:
+    """An uninitialised array of ``arr``'s shape (and ``dtype``, default ``arr``'s) with the
+    strides :func:`preserved_strides` gives (row-major when None)."""
+    dt = arr.dtype if dtype is None else xp.dtype(dtype)
+    strides = preserved_strides(arr)
+    if strides is None:
+        return xp.empty(arr.shape, dtype=dt)
+    extent = 1 + sum((n - 1) * s for n, s in zip(arr.shape, strides) if n > 0)
+    buf = xp.empty(extent if arr.size else 0, dtype=dt)
+    return xp.lib.stride_tricks.as_strided(
+        buf, arr.shape, tuple(s * dt.itemsize for s in strides))
+
+
+def like_array(arr: Any, fmt: Any, name: str, dtype: Any = None) -> Any:
+    """An uninitialised array for a ``*_like`` factory or ``clone``: laid out as ``arr`` under
+    ``preserve_format`` (the default, ``fmt`` None), else in ``fmt``'s order."""
+    if fmt is None or fmt is preserve_format:
+        return empty_preserving(arr, dtype)
+    fmt = check(fmt, name)
+    dt = arr.dtype if dtype is None else xp.dtype(dtype)
+    if fmt is contiguous_format:
+        return xp.empty(arr.shape, dtype=dt)
+    order = _check_rank(arr, fmt)
+    inverse = tuple(order.index(d) for d in range(len(order)))
+    return xp.empty(tuple(arr.shape[d] for d in order), dtype=dt).transpose(inverse)

@@ -19,6 +19,7 @@ from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
+from gradsum import _memory_format
 from gradsum._backend import copy_c, silenced, xp
 from gradsum._fma import fma
 from gradsum._tensor import Tensor
@@ -2007,13 +2008,29 @@ class CloneBackward0(Node):
         return g
 
 
-@register("clone")
-def clone(a: Tensor) -> Tensor:
-    """A copy of ``a`` that stays in the graph."""
-    out = copy_c(a._array)  # (a transposed view: 16 bytes a step)
+def copied(a: Tensor, out: Any) -> Tensor:
+    """``out``, a copy of ``a``'s values in some layout, as the result of a copy that stays
+    in the graph (``clone``, ``contiguous``: torch's CloneBackward0)."""
     if not needs_grad(a):
         return _make(out)
     return record(CloneBackward0(), (a,), out)
+
+
+def _preserving_copy(x: Any) -> Any:
+    """A copy laid out as torch's ``preserve_format`` lays out a clone: ``x``'s strides when it
+    is dense (a transposed view stays transposed), else dense in ``x``'s memory order."""
+    if x.ndim < 2 or x.flags.c_contiguous or _memory_format.preserved_strides(x) is None:
+        return copy_c(x)  # (row-major; a transposed view of a row-major array: 16 bytes a step)
+    out = _memory_format.empty_preserving(x)
+    out[...] = x
+    return out
+
+
+@register("clone")
+def clone(a: Tensor) -> Tensor:
+    """A copy of ``a`` that stays in the graph, laid out as ``a`` (torch's
+    ``preserve_format``: a dense layout's strides are kept)."""
+    return copied(a, _preserving_copy(a._array))
 
 
 _float = float_dtype_for  # re-exported for reductions

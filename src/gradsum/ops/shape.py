@@ -25,8 +25,8 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum import _memory_format
 from gradsum._backend import bincount as _bincount
+from gradsum._backend import copy_c, xp
 from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
-from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
@@ -449,9 +449,9 @@ def contiguous(a: Tensor, memory_format: Any = None) -> Tensor:
     if fmt is _memory_format.preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator; "
                            "pass contiguous_format or channels_last.")
-    out = F.clone(a)
-    out._array = _memory_format.relayout(out._array, fmt)
-    return out
+    x = a._array
+    return F.copied(a, copy_c(x) if fmt is _memory_format.contiguous_format
+                    else _memory_format.relayout(x, fmt))
 
 
 # -- indexing ----------------------------------------------------------------------------------
