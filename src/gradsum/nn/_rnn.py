@@ -227,12 +227,45 @@ def _matmul(a: Any, b: Any) -> Any:
     return _mm(a, b)
 
 
-def _sigmoid_(a: Any, one: Any) -> None:
-    """``a = 1 / (1 + exp(-a))`` in place (torch's formula; an overflow of exp gives 0)."""
-    xp.negative(a, out=a)
-    xp.exp(a, out=a)
-    a += one
-    xp.reciprocal(a, out=a)
+def _gates(w: Any, g: int, neg: int) -> Any:
+    """A weight ``(g * hid, k)`` as ``(g, k, hid)`` (each gate's transpose, row-major), its
+    first ``neg`` gates negated (note "Negated gates")."""
+    hid = w.shape[0] // g
+    out = xp.ascontiguousarray(w.reshape(g, hid, w.shape[1]).transpose(0, 2, 1))
+    if neg:
+        xp.negative(out[:neg], out=out[:neg])
+    return out
+
+
+def _g2b(glob: Any, steps: Steps) -> Any:
+    """Gate-major ``(g, n, hid)`` as step blocks: a flat array in which step ``(off, bs)``
+    owns ``[g * hid * off, g * hid * (off + bs))``, its gates ``(g, bs, hid)`` contiguous."""
+    g, n, hid = glob.shape
+    if n == 0:
+        return xp.empty(0, glob.dtype)
+    if steps.same:
+        b = steps.b0
+        return xp.ascontiguousarray(
+            glob.reshape(g, n // b, b, hid).transpose(1, 0, 2, 3)).reshape(-1)
+    out = xp.empty(g * n * hid, glob.dtype)
+    for _t, off, bs in steps.order:
+        out[g * hid * off:g * hid * (off + bs)].reshape(g, bs, hid)[...] = glob[:, off:off + bs]
+    return out
+
+
+def _b2g(flat: Any, steps: Steps, g: int, hid: int) -> Any:
+    """The inverse of :func:`_g2b`: ``(g, n, hid)``."""
+    n = steps.n
+    if n == 0:
+        return xp.empty((g, 0, hid), flat.dtype)
+    if steps.same:
+        b = steps.b0
+        return xp.ascontiguousarray(
+            flat.reshape(n // b, g, b, hid).transpose(1, 0, 2, 3)).reshape(g, n, hid)
+    out = xp.empty((g, n, hid), flat.dtype)
+    for _t, off, bs in steps.order:
+        out[:, off:off + bs] = flat[g * hid * off:g * hid * (off + bs)].reshape(g, bs, hid)
+    return out
 
 
 def _prev(order: list[tuple[int, int, int]], flat: Any, init: Any, uniform: bool) -> Any:
@@ -278,6 +311,10 @@ def _forward(mode: str, arrays: tuple[Any, ...], steps: Steps, keep: bool
     """The layer on arrays: ``(ys, h_n, c_n, cache)``; ``cache`` (when ``keep``) holds what
     the backward reads.
 
+    Gated layers keep their gates gate-major, ``(gates, n, hid)``: a step's gates are the
+    contiguous blocks ``[:, off:off + bs]`` (NumPy's fast loops; a gate as a column block
+    of ``(bs, gates * hid)`` would be strided), made by one batched product per step.
+
     Note "Negated gates": the products of every gate that goes through a sigmoid are formed
     negated (the weight's rows and the input projection negated once per call, exactly), so
     ``1 / (1 + exp(-a))`` (torch's formula) is three passes over the gates; an LSTM's ``g``
@@ -288,106 +325,23 @@ def _forward(mode: str, arrays: tuple[Any, ...], steps: Steps, keep: bool
     dt = x.dtype
     n, order = steps.n, steps.order
     gate = w_hh.shape[0]
-    hid = gate // GATES[mode]
+    ng_ = GATES[mode]
+    hid = gate // ng_
     p = w_hh.shape[1]
     one = const(dt, 1)
-    h1, h2, h3 = hid, 2 * hid, 3 * hid
-    # (the transposed weights copied once, row-major: BLAS multiplies by those faster)
-    wih_t = xp.ascontiguousarray(w_ih.T)
-    whh_t = xp.ascontiguousarray(w_hh.T)
-    sig = {"LSTM": slice(0, gate), "GRU": slice(0, h2)}.get(mode)  # the negated columns
-    if sig is not None:
-        xp.negative(wih_t[:, sig], out=wih_t[:, sig])
-        xp.negative(whh_t[:, sig], out=whh_t[:, sig])
-    gi = _matmul(x.reshape(n, x.shape[-1]), wih_t)
-    for bias in (b_ih, b_hh):
-        if bias is None:
-            continue
-        if mode == "LSTM":
-            gi -= bias
-        elif mode != "GRU":
-            gi += bias
-        else:
-            gi[:, :h2] -= bias[:h2]
-            if bias is b_ih:  # (b_hn is added to the step's product, inside r * (...))
-                gi[:, h2:] += bias[h2:]
+    x2 = x.reshape(n, x.shape[-1])
     h0 = xp.ascontiguousarray(h0)
     ys = xp.empty((n, p), dt)
     ph = h0
     cache: Any = None
     c_n = None
-    if mode == "LSTM":
-        assert c0 is not None
-        c0 = xp.ascontiguousarray(c0)
-        act = xp.empty((n, gate), dt)  # sigmoid(i, f, ., o); the g block is scratch
-        ngs = xp.empty((n, hid), dt)  # -g
-        cs = xp.empty((n, hid), dt)
-        tcs = xp.empty((n, hid), dt)
-        ms = xp.empty((n, hid), dt) if w_hr is not None else ys
-        whr_t = xp.ascontiguousarray(w_hr.T) if w_hr is not None else None
-        scratch = xp.empty((steps.b0, hid), dt)
-        pc = c0
-        for _t, off, bs in order:
-            end = off + bs
-            hp = ph if ph.shape[0] == bs else ph[:bs] if ph.shape[0] > bs else \
-                xp.concatenate((ph, h0[ph.shape[0]:bs]))
-            cp = pc if pc.shape[0] == bs else pc[:bs] if pc.shape[0] > bs else \
-                xp.concatenate((pc, c0[pc.shape[0]:bs]))
-            a = act[off:end]
-            _into(hp, whh_t, a)
-            a += gi[off:end]  # -(gates)
-            ng = ngs[off:end]
-            xp.tanh(a[:, h2:h3], out=ng)
-            xp.exp(a, out=a)
-            a += one
-            xp.reciprocal(a, out=a)
-            c = cs[off:end]
-            xp.multiply(a[:, h1:h2], cp, out=c)
-            sc = scratch[:bs]
-            xp.multiply(a[:, :h1], ng, out=sc)
-            c -= sc  # f c + i g
-            tc = tcs[off:end]
-            xp.tanh(c, out=tc)
-            m = ms[off:end]
-            xp.multiply(a[:, h3:], tc, out=m)
-            if whr_t is not None:
-                _into(m, whr_t, ys[off:end])
-            ph, pc = ys[off:end], c
-        c_n = _final(steps, cs, c0)
-        if keep:
-            cache = (act, ngs, tcs, ms if w_hr is not None else None,
-                     _prev(order, ys, h0, steps.same), _prev(order, cs, c0, steps.same))
-    elif mode == "GRU":
-        act = xp.empty((n, gate), dt)  # r, z, n
-        ghs = xp.empty((n, gate), dt)  # -(W_hr h), -(W_hz h), W_hn h + b_hn
-        b_hn = None if b_hh is None else b_hh[h2:]
-        for _t, off, bs in order:
-            end = off + bs
-            hp = ph if ph.shape[0] == bs else ph[:bs] if ph.shape[0] > bs else \
-                xp.concatenate((ph, h0[ph.shape[0]:bs]))
-            gh = ghs[off:end]
-            _into(hp, whh_t, gh)
-            if b_hn is not None:
-                gh[:, h2:] += b_hn
-            a = act[off:end]
-            g = gi[off:end]
-            rz = a[:, :h2]
-            xp.add(gh[:, :h2], g[:, :h2], out=rz)
-            xp.exp(rz, out=rz)
-            rz += one
-            xp.reciprocal(rz, out=rz)
-            nn = a[:, h2:]
-            xp.multiply(gh[:, h2:], a[:, :h1], out=nn)
-            nn += g[:, h2:]
-            xp.tanh(nn, out=nn)
-            y = ys[off:end]
-            xp.subtract(hp, nn, out=y)
-            y *= a[:, h1:h2]
-            y += nn
-            ph = y
-        if keep:
-            cache = (act, ghs, _prev(order, ys, h0, steps.same))
-    else:
+    if mode == "RNN_TANH" or mode == "RNN_RELU":
+        # (the transposed weights copied once, row-major: BLAS multiplies by those faster)
+        gi = _matmul(x2, xp.ascontiguousarray(w_ih.T))
+        for bias in (b_ih, b_hh):
+            if bias is not None:
+                gi += bias
+        whh_t = xp.ascontiguousarray(w_hh.T)
         relu = mode == "RNN_RELU"
         zero = const(dt, 0)
         for _t, off, bs in order:
@@ -405,8 +359,104 @@ def _forward(mode: str, arrays: tuple[Any, ...], steps: Steps, keep: bool
         if keep:
             deriv = (ys > zero).astype(dt) if relu else one - ys * ys
             cache = (deriv, _prev(order, ys, h0, steps.same))
-    h_n = _final(steps, ys, h0)
-    return ys, h_n, c_n, cache
+        return ys, _final(steps, ys, h0), None, cache
+    neg = ng_ if mode == "LSTM" else 2  # (GRU: r and z)
+    gi = xp.matmul(x2, _gates(w_ih, ng_, neg))  # (gates, n, hid)
+    for bias in (b_ih, b_hh):
+        if bias is None or (mode == "GRU" and bias is b_hh):
+            continue
+        b3 = bias.reshape(ng_, 1, hid)
+        gi[:neg] -= b3[:neg]
+        if neg < ng_:
+            gi[neg:] += b3[neg:]
+    if mode == "GRU" and b_hh is not None:
+        gi[:2] -= b_hh.reshape(3, 1, hid)[:2]
+    whh_g = _gates(w_hh, ng_, neg)  # (gates, p, hid)
+    gi = _g2b(gi, steps)  # step blocks (see _g2b)
+    gb = ng_ * hid
+    ys1 = ys.reshape(-1)
+    if mode == "LSTM":
+        assert c0 is not None
+        c0 = xp.ascontiguousarray(c0)
+        c01 = c0.reshape(-1)
+        act = xp.empty(n * gb, dt)  # blocks: sigmoid(i), sigmoid(f), scratch, sigmoid(o)
+        ngs = xp.empty(n * hid, dt)  # -g, as rows
+        cs = xp.empty(n * hid, dt)
+        tcs = xp.empty(n * hid, dt)
+        ms = xp.empty(n * hid, dt) if w_hr is not None else ys1
+        whr_t = xp.ascontiguousarray(w_hr.T) if w_hr is not None else None
+        scratch = xp.empty(steps.b0 * hid, dt)
+        pc = c01
+        for _t, off, bs in order:
+            end = off + bs
+            hp = ph if ph.shape[0] == bs else ph[:bs] if ph.shape[0] > bs else \
+                xp.concatenate((ph, h0[ph.shape[0]:bs]))
+            m_ = bs * hid
+            cp = pc if pc.shape[0] == m_ else pc[:m_] if pc.shape[0] > m_ else \
+                xp.concatenate((pc, c01[pc.shape[0]:m_]))
+            s0 = gb * off
+            a = act[s0:s0 + 4 * m_]
+            xp.matmul(hp, whh_g, out=a.reshape(4, bs, hid))
+            a += gi[s0:s0 + 4 * m_]  # -(gates)
+            r0, r1 = off * hid, end * hid
+            ng = ngs[r0:r1]
+            xp.tanh(a[2 * m_:3 * m_], out=ng)
+            xp.exp(a, out=a)
+            a += one
+            xp.reciprocal(a, out=a)
+            c = cs[r0:r1]
+            xp.multiply(a[m_:2 * m_], cp, out=c)
+            sc = scratch[:m_]
+            xp.multiply(a[:m_], ng, out=sc)
+            c -= sc  # f c + i g
+            tc = tcs[r0:r1]
+            xp.tanh(c, out=tc)
+            m = ms[r0:r1]
+            xp.multiply(a[3 * m_:], tc, out=m)
+            if whr_t is not None:
+                _into(m.reshape(bs, hid), whr_t, ys[off:end])
+            ph, pc = ys[off:end], c
+        cs2 = cs.reshape(n, hid)
+        c_n = _final(steps, cs2, c0)
+        if keep:
+            cache = (act, ngs.reshape(n, hid), tcs.reshape(n, hid),
+                     ms.reshape(n, hid) if w_hr is not None else None,
+                     _prev(order, ys, h0, steps.same), _prev(order, cs2, c0, steps.same))
+    else:
+        rzs = xp.empty(n * 2 * hid, dt)  # blocks: r, z
+        nns = xp.empty(n * hid, dt)  # n, as rows
+        ghs = xp.empty(n * gb, dt)  # blocks: -(W_hr h), -(W_hz h), W_hn h + b_hn
+        b_hn = None if b_hh is None else b_hh[2 * hid:]
+        for _t, off, bs in order:
+            end = off + bs
+            hp = ph if ph.shape[0] == bs else ph[:bs] if ph.shape[0] > bs else \
+                xp.concatenate((ph, h0[ph.shape[0]:bs]))
+            m_ = bs * hid
+            s0 = gb * off
+            gh = ghs[s0:s0 + 3 * m_]
+            xp.matmul(hp, whh_g, out=gh.reshape(3, bs, hid))
+            if b_hn is not None:
+                ghn = gh[2 * m_:].reshape(bs, hid)
+                ghn += b_hn
+            s2 = 2 * hid * off
+            rz = rzs[s2:s2 + 2 * m_]
+            xp.add(gh[:2 * m_], gi[s0:s0 + 2 * m_], out=rz)
+            xp.exp(rz, out=rz)
+            rz += one
+            xp.reciprocal(rz, out=rz)
+            r0, r1 = off * hid, end * hid
+            nn = nns[r0:r1]
+            xp.multiply(gh[2 * m_:], rz[:m_], out=nn)
+            nn += gi[s0 + 2 * m_:s0 + 3 * m_]
+            xp.tanh(nn, out=nn)
+            y = ys1[r0:r1]
+            xp.subtract(hp.reshape(-1), nn, out=y)
+            y *= rz[m_:]
+            y += nn
+            ph = ys[off:end]
+        if keep:
+            cache = (rzs, nns.reshape(n, hid), ghs, _prev(order, ys, h0, steps.same))
+    return ys, _final(steps, ys, h0), c_n, cache
 
 
 def _state_grad(g: Any, shape: tuple[int, ...], dt: Any) -> Any:
@@ -414,6 +464,12 @@ def _state_grad(g: Any, shape: tuple[int, ...], dt: Any) -> Any:
     if g is None:
         return xp.zeros(shape, dt)
     return xp.array(g, dtype=dt, order="C", copy=True)
+
+
+def _rows_major(d: Any) -> Any:
+    """Gate-major ``(gates, n, hid)`` as the rows ``(n, gates * hid)`` (torch's layout)."""
+    g, n, hid = d.shape
+    return xp.ascontiguousarray(d.transpose(1, 0, 2)).reshape(n, g * hid)
 
 
 def _backward(mode: str, cache: Any, arrays: tuple[Any, ...], steps: Steps, gy: Any,
@@ -424,34 +480,34 @@ def _backward(mode: str, cache: Any, arrays: tuple[Any, ...], steps: Steps, gy: 
     dt = x.dtype
     n, order, b0 = steps.n, steps.order, steps.b0
     gate = w_hh.shape[0]
-    hid = gate // GATES[mode]
+    ng_ = GATES[mode]
+    hid = gate // ng_
     p = w_hh.shape[1]
     one = const(dt, 1)
-    h1, h2, h3 = hid, 2 * hid, 3 * hid
     gyf = None if gy is None else gy.reshape(n, p)
     d_h = _state_grad(g_h, (b0, p), dt)
     d_c = None
     d_whr = None
     if mode == "LSTM":
         act, ngs, tcs, ms, hprev, cprev = cache
-        i, f, o = act[:, :h1], act[:, h1:h2], act[:, h3:]
+        act = _b2g(act, steps, 4, hid)
+        i, f, o = act[0], act[1], act[3]
         q = one - tcs * tcs
         q *= o  # dc += dm * o (1 - tanh(c)^2)
         po = one - o
         po *= o
         po *= tcs  # d(o gate) = dm * tanh(c) o (1 - o)
-        p3 = xp.empty((n, 3, hid), dt)  # d(i, f, g gates) = dc * p3
-        xp.subtract(i, one, out=p3[:, 0])
-        p3[:, 0] *= i
-        p3[:, 0] *= ngs  # g i (1 - i), from -g
-        xp.subtract(one, f, out=p3[:, 1])
-        p3[:, 1] *= f
-        p3[:, 1] *= cprev
-        xp.multiply(ngs, ngs, out=p3[:, 2])
-        xp.subtract(one, p3[:, 2], out=p3[:, 2])
-        p3[:, 2] *= i
-        d = xp.empty((n, gate), dt)
-        d4 = d.reshape(n, 4, hid)
+        pi = i - one
+        pi *= i
+        pi *= ngs  # d(i gate) = dc * g i (1 - i), from -g
+        pf = one - f
+        pf *= f
+        pf *= cprev
+        pg = ngs * ngs
+        xp.subtract(one, pg, out=pg)
+        pg *= i
+        d_rm = xp.empty((n, gate), dt)  # the gates' gradients, torch's rows
+        blk = xp.empty((4, b0, hid), dt)
         d_c = _state_grad(g_c, (b0, hid), dt)
         dhs = xp.empty((n, p), dt) if w_hr is not None else None
         for _t, off, bs in reversed(order):
@@ -466,16 +522,22 @@ def _backward(mode: str, cache: Any, arrays: tuple[Any, ...], steps: Steps, gy: 
                 dm = dh
             dc = d_c[:bs]
             dc += dm * q[off:end]
-            xp.multiply(dc[:, None, :], p3[off:end], out=d4[off:end, :3])
-            xp.multiply(dm, po[off:end], out=d4[off:end, 3])
-            _into(d[off:end], w_hh, dh)
+            d4 = blk[:, :bs]
+            xp.multiply(dc, pi[off:end], out=d4[0])
+            xp.multiply(dc, pf[off:end], out=d4[1])
+            xp.multiply(dc, pg[off:end], out=d4[2])
+            xp.multiply(dm, po[off:end], out=d4[3])
+            rows = d_rm[off:end]
+            xp.copyto(rows.reshape(bs, 4, hid), d4.transpose(1, 0, 2))
+            _into(rows, w_hh, dh)
             dc *= f[off:end]
-        d_gh = d_gi = d
+        d_gh = d_gi = d_rm
         if dhs is not None and need[5]:
             d_whr = _matmul(dhs.T, ms)
     elif mode == "GRU":
-        act, ghs, hprev = cache
-        r, z, nn = act[:, :h1], act[:, h1:h2], act[:, h2:]
+        rzs, nn, ghs, hprev = cache
+        r, z = _b2g(rzs, steps, 2, hid)
+        ghn = _b2g(ghs, steps, 3, hid)[2]
         pn = one - nn * nn
         pn *= one - z  # d(n pre-activation) = dh (1 - z)(1 - n^2)
         pz = hprev - nn
@@ -483,9 +545,10 @@ def _backward(mode: str, cache: Any, arrays: tuple[Any, ...], steps: Steps, gy: 
         pz *= one - z  # d(z pre-activation) = dh (h - n) z (1 - z)
         qr = one - r
         qr *= r
-        qr *= ghs[:, h2:]  # d(r pre-activation) = d(n pre) (W_hn h + b_hn) r (1 - r)
+        qr *= ghn  # d(r pre-activation) = d(n pre) (W_hn h + b_hn) r (1 - r)
         d_gh = xp.empty((n, gate), dt)
         dan = xp.empty((n, hid), dt)
+        blk = xp.empty((3, b0, hid), dt)
         for _t, off, bs in reversed(order):
             end = off + bs
             dh = d_h[:bs]
@@ -493,25 +556,27 @@ def _backward(mode: str, cache: Any, arrays: tuple[Any, ...], steps: Steps, gy: 
                 dh += gyf[off:end]
             da = dan[off:end]
             xp.multiply(dh, pn[off:end], out=da)
-            dg = d_gh[off:end]
-            xp.multiply(dh, pz[off:end], out=dg[:, h1:h2])
-            xp.multiply(da, qr[off:end], out=dg[:, :h1])
-            xp.multiply(da, r[off:end], out=dg[:, h2:])
+            d3 = blk[:, :bs]
+            xp.multiply(da, qr[off:end], out=d3[0])
+            xp.multiply(dh, pz[off:end], out=d3[1])
+            xp.multiply(da, r[off:end], out=d3[2])
             keep_z = dh * z[off:end]
-            _into(dg, w_hh, dh)
+            rows = d_gh[off:end]
+            xp.copyto(rows.reshape(bs, 3, hid), d3.transpose(1, 0, 2))
+            _into(rows, w_hh, dh)
             dh += keep_z
-        d_gi = xp.concatenate((d_gh[:, :h2], dan), axis=1)
+        d_gi = d_gh.copy()
+        d_gi[:, 2 * hid:] = dan
     else:
         deriv, hprev = cache
-        d = xp.empty((n, gate), dt)
+        d_gi = d_gh = xp.empty((n, gate), dt)
         for _t, off, bs in reversed(order):
             end = off + bs
             dh = d_h[:bs]
             if gyf is not None:
                 dh += gyf[off:end]
-            xp.multiply(dh, deriv[off:end], out=d[off:end])
-            _into(d[off:end], w_hh, dh)
-        d_gh = d_gi = d
+            xp.multiply(dh, deriv[off:end], out=d_gi[off:end])
+            _into(d_gi[off:end], w_hh, dh)
     out: list[Any] = [None] * 8
     if need[0]:
         out[0] = _matmul(d_gi, w_ih).reshape(x.shape)
