@@ -425,3 +425,28 @@ def test_cross_entropy_graph_and_values_as_torch(case: dict[str, Any], dtype: st
               lib.tensor(arrays[2], dtype=dt)]
         trees.append(_tree(fn(lib, *ts).grad_fn))
     assert trees[1] == trees[0]
+
+
+# -- the kept intermediates are saved tensors: released by the backward ------------------------
+@pytest.mark.parametrize("layer", ["layer_norm", "sdpa", "bce"])
+def test_kept_intermediates_released_after_backward(layer: str) -> None:
+    """The normalised input (layer_norm), the attention weights (sdpa) and exp(-|x|) (BCE
+    with logits) that the array paths keep for the backward are saved tensors: a backward
+    without retain_graph frees them, and a second one raises torch's error."""
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(9)
+    x = gradsum.tensor(rng.standard_normal((2, 2, 4, 3)).astype(np.float32), requires_grad=True)
+    w = gradsum.tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True)
+    F = gradsum.nn.functional
+    y = {"layer_norm": lambda: F.layer_norm(x, (3,), w, w),
+         "sdpa": lambda: F.scaled_dot_product_attention(x, x, x, is_causal=True),
+         "bce": lambda: F.binary_cross_entropy_with_logits(x, gradsum.ones_like(x))}[layer]()
+    kept = weakref.ref(y.grad_fn._saved[-1]._tensor)
+    assert kept() is not None
+    y.sum().backward()
+    gc.collect()
+    assert kept() is None
+    with pytest.raises(RuntimeError, match="second time"):
+        y.sum().backward()

@@ -87,14 +87,15 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
     ``dQ = scale * dS K``, ``dK = scale * dS^T Q``; with grouped heads the repeated key/value
     heads' gradients are summed back."""
 
-    __slots__ = ("mask", "probs", "scale")
+    __slots__ = ("mask", "scale")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        if self.probs is not None and not _grad_state.enabled:  # (no graph to record)
+        if len(self._saved or ()) > 3 and not _grad_state.enabled:  # (no graph to record)
             arrays = self.saved_arrays()
-            if g._array.dtype == self.probs.dtype:
+            if g._array.dtype == arrays[3].dtype:
                 return _flash_backward_arrays(self, g._array, *arrays)
-        q, k, v = self.saved()
+        saved = self.saved()
+        q, k, v = saved[0], saved[1], saved[2]
         rep = q.shape[1] // k.shape[1]
         kk = ops.repeat_interleave(k, rep, dim=1) if rep > 1 else k
         vv = ops.repeat_interleave(v, rep, dim=1) if rep > 1 else v
@@ -115,10 +116,9 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
 
 @silenced
 def _flash_backward_arrays(node: ScaledDotProductFlashAttentionForCpuBackward0, ga: Any,
-                           q: Any, k: Any, v: Any) -> tuple[Tensor | None, ...]:
+                           q: Any, k: Any, v: Any, p: Any) -> tuple[Tensor | None, ...]:
     """The flash node's rule on arrays (its backward when no graph is recorded), from the
-    attention weights the forward kept: the same products as the recorded rule."""
-    p = node.probs
+    attention weights ``p`` the forward saved: the same products as the recorded rule."""
     rep = q.shape[1] // k.shape[1]
     kk = xp.repeat(k, rep, axis=1) if rep > 1 else k
     vv = xp.repeat(v, rep, axis=1) if rep > 1 else v
@@ -312,9 +312,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             node = ScaledDotProductFlashAttentionForCpuBackward0()
             node.mask = None if mask is None else mask.detach()
             node.scale = scale_v
-            node.probs = probs
             t = record(node, (q_in, k_in, v_in), out_a)
-            node.save(q_in, k_in, v_in)
+            if probs is None:
+                node.save(q_in, k_in, v_in)
+            else:  # (the weights too, released with the rest after the backward)
+                node.save(q_in, k_in, v_in, _make(probs))
             return t
     attn = _weights(query, key, mask, scale_v)
     if dropout_p > 0.0:

@@ -490,30 +490,32 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 # -- layer norm --------------------------------------------------------------------------------
 class _LayerNormPlan:
     """What the layer-norm nodes need: the normalised trailing dims (``axes``, ``m``
-    elements per row), ``eps`` and the forward's row statistics (keepdims arrays).
-    ``xh``: the forward's normalised input ``(x - mean) * rstd`` as ``(rows, m)``, kept by
-    the fast path (float32/float64) when it is not the output itself, so that the backward
-    need not recompute it (None otherwise)."""
+    elements per row), ``eps`` and the forward's row statistics (keepdims arrays)."""
 
-    __slots__ = ("axes", "eps", "m", "mean", "rstd", "xh")
+    __slots__ = ("axes", "eps", "m", "mean", "rstd")
 
     def __init__(self, axes: tuple[int, ...], m: int, eps: float, mean: Any,
-                 rstd: Any, xh: Any = None) -> None:
+                 rstd: Any) -> None:
         self.axes, self.m, self.eps, self.mean, self.rstd = axes, m, eps, mean, rstd
-        self.xh = xh
 
 
 class NativeLayerNormBackward0(Node):
     """``layer_norm`` (torch's node; inputs ``input, weight, bias``): its rule is
-    :func:`_layer_norm_backward`, one op whose outputs are the three gradients."""
+    :func:`_layer_norm_backward`, one op whose outputs are the three gradients. The array
+    path (float32/float64) also saves the normalised input ``(x - mean) * rstd`` as
+    ``(rows, m)`` when it is not the output itself, so that the backward need not recompute
+    it (released with the other saved tensors)."""
 
     __slots__ = ("plan",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        x, w, b = self.saved()
+        saved = self.saved()
+        x, w, b = saved[0], saved[1], saved[2]
         assert x is not None
+        xh = saved[3] if len(saved) > 3 else None
         return _layer_norm_backward(g, x, w, b, self.plan,
-                                    (self.needs(0), self.needs(1), self.needs(2)))
+                                    (self.needs(0), self.needs(1), self.needs(2)),
+                                    None if xh is None else xh._array)
 
 
 class NativeLayerNormBackwardBackward0(Node):
@@ -589,7 +591,7 @@ class NativeLayerNormBackwardBackward0(Node):
 
 
 def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | None,
-                         plan: _LayerNormPlan, mask: tuple[bool, bool, bool]
+                         plan: _LayerNormPlan, mask: tuple[bool, bool, bool], xh: Any = None
                          ) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
     """torch's ``native_layer_norm_backward``: ``(r P(g w), sum(g xh), sum(g))`` (see
     :class:`NativeLayerNormBackwardBackward0`) for the outputs ``mask`` asks for, from the
@@ -603,7 +605,7 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | Non
             and (w is None or (w._array.dtype == dt
                                and w._array.shape == xa.shape[xa.ndim - len(axes):]))):
         outs = _layer_norm_backward_fast(ga, xa, None if w is None else w._array, b is not None,
-                                         plan, mask)
+                                         plan, mask, xh)
     else:
         outs = _layer_norm_backward_arrays(ga, xa, w, b, plan, mask, axes, lead, dt)
     if not needs_grad(g, x, w, b):
@@ -618,13 +620,12 @@ def _layer_norm_backward(g: Tensor, x: Tensor, w: Tensor | None, b: Tensor | Non
 
 @silenced
 def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _LayerNormPlan,
-                              mask: tuple[bool, bool, bool]) -> list[Any]:
+                              mask: tuple[bool, bool, bool], xh: Any) -> list[Any]:
     """:func:`_layer_norm_backward`'s arrays for float32/float64 (one dtype): on the rows
     ``(n, m)`` the same arithmetic (row sums: :func:`_row_sums`), the normalised input from
     the forward when it kept it, the input gradient written in place into ``g w``."""
     m = plan.m
     g2 = ga.reshape(-1, m)
-    xh = plan.xh
     if xh is None:
         xh = xa.reshape(-1, m) - plan.mean.reshape(-1, 1)
         xh *= plan.rstd.reshape(-1, 1)
@@ -723,9 +724,9 @@ def _native_layer_norm_fast(input: Tensor, xa: Any, wa: Any, ba: Any, weight: Te
         return _make(out)
     keep = xa.shape[:xa.ndim - len(axes)] + (1,) * len(axes)  # (the statistics as torch's)
     node = NativeLayerNormBackward0()
-    node.plan = _LayerNormPlan(axes, m, eps, mean.reshape(keep), rstd.reshape(keep), kept)
+    node.plan = _LayerNormPlan(axes, m, eps, mean.reshape(keep), rstd.reshape(keep))
     res = record(node, (input, weight, bias), out)
-    node.save(input, weight, bias)
+    node.save(input, weight, bias, None if kept is None else _make(kept))
     return res
 
 

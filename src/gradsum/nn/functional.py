@@ -1220,12 +1220,11 @@ def binary_cross_entropy_with_logits(
     else:
         loss, e = _bce_logits_composed(input, target, weight, pos_weight), None
     node = BinaryCrossEntropyWithLogitsBackward0()
-    node.exp_neg_abs = e
     node.weight = None if weight is None else weight.detach()
     node.pos_weight = None if pos_weight is None else pos_weight.detach()
     res = _loss_node(node, (input, target), loss, reduction)
-    if res.grad_fn is node:
-        node.save(input, target)
+    if res.grad_fn is node:  # (exp(-|x|) too, when computed: the backward's sigmoid)
+        node.save(input, target, *(() if e is None else (_make(e),)))
     return res
 
 
@@ -1284,15 +1283,18 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
     (``sigmoid(x) - t`` without pos_weight), the target ``-x - (pos_weight - 1) logsigmoid(x)``
     (``-x``), each times ``g``, the weight, and over the count for 'mean'."""
 
-    __slots__ = ("exp_neg_abs", "numel", "pos_weight", "reduction", "weight")
+    __slots__ = ("numel", "pos_weight", "reduction", "weight")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         if not self.needs(1) and not _grad_state.enabled:  # (no graph to record: on arrays)
-            xa, ta = self.saved_arrays()
+            arrays = self.saved_arrays()
+            xa, ta = arrays[0], arrays[1]
             dt = xa.dtype
             if dt.char in "fd" and ta.dtype == dt and g._array.dtype == dt:
-                return self._input_grad(g._array, xa, ta), None
-        x, t = self.saved()
+                return self._input_grad(g._array, xa, ta, arrays[2] if len(arrays) > 2
+                                        else None), None
+        saved = self.saved()
+        x, t = saved[0], saved[1]
         g = _loss_grad(self, g)
         if self.weight is not None:
             g = ops.mul(g, self.weight)
@@ -1313,13 +1315,13 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             gt = _sum_back(ops.mul(d, g), t.shape)
         return gx, gt
 
-    def _input_grad(self, ga: Any, xa: Any, ta: Any) -> Tensor:
-        """The input's gradient on arrays: the recorded rule's arithmetic, in place."""
+    def _input_grad(self, ga: Any, xa: Any, ta: Any, e: Any) -> Tensor:
+        """The input's gradient on arrays: the recorded rule's arithmetic, in place (``e``:
+        the forward's ``exp(-|x|)``, or None)."""
         if self.reduction == "mean":
             ga = ga / self.numel
         if self.weight is not None:
             ga = ga * self.weight._array
-        e = self.exp_neg_abs
         if e is None:
             sig = ops.sigmoid(_make(xa))._array
         else:  # sigmoid's own arithmetic: 1 / (1 + e) for x >= 0, e / (1 + e) below
