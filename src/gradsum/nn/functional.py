@@ -148,7 +148,7 @@ def _run_inplace(x: Tensor, name: str, fn: Any) -> Tensor:
     """``x`` becomes ``fn(x)`` in place (recorded like gradsum's own in-place ops)."""
     _inplace._check_leaf(x, name)
     if _inplace._recording(x):
-        return _inplace.apply_inplace(x, name, fn)
+        return _inplace.apply_inplace(x, name, fn, pure=True)  # (deterministic)
     res = fn(x.detach())
     _inplace._write(x, res._array, name)
     return x

@@ -26,11 +26,11 @@ from typing import Any
 import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
-from gradsum._tensor import Tensor
+from gradsum._tensor import Tensor, _ndarray
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.autograd.saved import on_view
+from gradsum.autograd.graph import HOLDS_STATE, AccumulateGrad, Node
+from gradsum.autograd.saved import hooks_state, on_view
 from gradsum.ops._core import (
     OPS,
     _make,
@@ -278,10 +278,60 @@ def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
     return record(node, (g,), out)
 
 
-def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *others: Any
-                  ) -> Tensor:
-    """Run the recorded form of an in-place op: ``self`` becomes ``fn(old self)``."""
-    old = Tensor._make(self._array.copy(), self._requires_grad, self._grad_fn, self._output_nr)
+#: names of the ``pure`` in-place ops whose recorded form was once seen to keep the old value
+#: (a saved input, a composite): they copy it up front from then on (:func:`apply_inplace`)
+_KEEPS_OLD: set[str] = set()
+
+
+def _shares(v: Any, buf: Any) -> bool:
+    """Whether ``v`` (an array, a tensor, or a tuple or list of them) may alias ``buf``."""
+    if isinstance(v, Tensor):
+        v = v._array
+    if isinstance(v, _ndarray):
+        return bool(xp.may_share_memory(v, buf))
+    if isinstance(v, (tuple, list)):
+        return any(_shares(x, buf) for x in v)
+    return False
+
+
+def _reads_old_later(res: Tensor, old: Tensor, others: tuple[Any, ...]) -> bool:
+    """Whether ``res = fn(old)``, computed with ``old`` aliasing the buffer about to be
+    overwritten, can reach the old values after the write: its node is not one op on ``old``
+    and the operands (an intermediate node behind it), or something the node keeps (a saved
+    tensor, an array or tensor in a slot) shares memory with the buffer."""
+    node = res._grad_fn
+    buf = old._array
+    if res is old or _shares(res._array, buf):
+        return True
+    if node is None:
+        return False
+    known = {id(old._grad_fn)}
+    known.update(id(o._grad_fn) for o in others if isinstance(o, Tensor))
+    for fn, _ in node._next:
+        if fn is not None and id(fn) not in known and not isinstance(fn, AccumulateGrad):
+            return True
+    for s in node._saved:
+        if s is not None and ((s._tensor is not None and _shares(s._tensor, buf))
+                              or (s._array is not None and _shares(s._array, buf))):
+            return True
+    for klass in type(node).__mro__:
+        if klass is Node:
+            break
+        for slot in klass.__dict__.get("__slots__", ()):
+            if _shares(getattr(node, slot, None), buf):
+                return True
+    return False
+
+
+def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *others: Any,
+                  pure: bool = False) -> Tensor:
+    """Run the recorded form of an in-place op: ``self`` becomes ``fn(old self)``.
+
+    The old value is a copy, so that rules that need the original see it (as torch saves
+    original values). ``pure``: ``fn`` is deterministic and may run twice; it runs first on
+    the buffer itself (no copy) and, when its result turns out to keep the old values
+    (:func:`_reads_old_later`), again on a copy, which the op then takes up front from then on.
+    """
     base = self._base
     through_view = base is not None and self._view_fn is not None
     if base is not None and self._view_fn is None:
@@ -293,7 +343,17 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
             "forbidden. Create the view with grad mode enabled, or clone() it first."
         )
     base_edge = edge(base) if through_view else None
-    res = fn(old)
+    arr = self._array
+    old = None
+    if pure and name not in _KEEPS_OLD and not hooks_state.stack:
+        old = Tensor._make(arr, self._requires_grad, self._grad_fn, self._output_nr)
+        res = fn(old)
+        if _reads_old_later(res, old, others):
+            _KEEPS_OLD.add(name)
+            old = None
+    if old is None:
+        old = Tensor._make(arr.copy(), self._requires_grad, self._grad_fn, self._output_nr)
+        res = fn(old)
     _write(self, res._array, name)
     node = res._grad_fn
     if node is not None:
@@ -398,8 +458,9 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             _check_overlap(self._array, other._array, name)
         if _recording(self, other):
             if alpha != 1:
-                return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other)
-            return apply_inplace(self, name, lambda old: op(old, other), other)
+                return apply_inplace(self, name, lambda old: op(old, other, alpha=alpha), other,
+                                     pure=True)
+            return apply_inplace(self, name, lambda old: op(old, other), other, pure=True)
         y = _other_array(self, other)
         # (a floating self: x + alpha * y in one rounding, below, as the out-of-place op)
         fused = alpha != 1 and self._array.dtype.kind in "fV" and not isinstance(alpha, bool)
@@ -491,7 +552,8 @@ def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place (the buffer and its identity survive)."""
     _check_leaf(self, "zero_")
     if _recording(self):
-        return apply_inplace(self, "zero_", lambda old: _filled(old, 0, ZeroBackward0))
+        return apply_inplace(self, "zero_", lambda old: _filled(old, 0, ZeroBackward0),
+                             pure=True)
     return fill_(self, 0)
 
 
@@ -507,8 +569,9 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     if _recording(self, value):
         if isinstance(value, Tensor):
             return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
-                                 value)
-        return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward2))
+                                 value, pure=True)
+        return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward2),
+                             pure=True)
     arr = self._array
     if not arr.flags.writeable:  # (an expanded tensor: torch fills it all the same)
         arr = _target(self, "fill_")
@@ -803,7 +866,7 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
 
         others = (*args, *kwargs.values())
         if _recording(self, *others):
-            return apply_inplace(self, name, fn, *others)
+            return apply_inplace(self, name, fn, *others, pure=True)
         _write(self, fn(self.detach())._array, name)
         return self
 
