@@ -679,7 +679,7 @@ def _pow_float(x: Any, y: Any) -> Any:
     if x.dtype.itemsize == 4 and y.__class__ in (int, float) and y in _F32_INT_POWERS:
         w = x.astype(xp.float64)
         with xp.errstate(over="ignore", divide="ignore", invalid="ignore"):
-            out = w * w  # (exact: 48 bits)
+            out = xp.multiply(w, w, out=xp.empty_like(w))  # (exact: 48 bits; 0-d stays an array)
             if y in (3, -3):
                 out *= w
             elif y in (4, -4):
@@ -689,7 +689,7 @@ def _pow_float(x: Any, y: Any) -> Any:
             return out.astype(xp.float32)
     if y == -0.5:
         with xp.errstate(divide="ignore", invalid="ignore"):
-            out = xp.sqrt(x)
+            out = xp.sqrt(x, out=xp.empty_like(x))  # (0-d stays an array)
             return xp.divide(1, out, out=out)
     if y == 1:
         return x.copy()
@@ -1949,8 +1949,24 @@ def isfinite(a: Tensor) -> Tensor:
 
 @register("equal")
 def equal(a: Tensor, b: Tensor) -> bool:
-    """True when both tensors have the same shape and elements."""
-    return a._array.shape == b._array.shape and bool(xp.array_equal(a._array, b._array))
+    """True when both tensors have the same shape and elements.
+
+    Large contiguous operands are compared in growing blocks, stopping at the first block
+    that differs (as torch stops early); the values compared are the same."""
+    x, y = a._array, b._array
+    if x.shape != y.shape:
+        return False
+    n = x.size
+    if n <= 4096 or not (x.flags.c_contiguous and y.flags.c_contiguous):
+        return bool(xp.array_equal(x, y))
+    x, y = x.reshape(-1), y.reshape(-1)
+    i, step = 0, 1024
+    while i < n:
+        j = min(n, i + step)
+        if not (x[i:j] == y[i:j]).all():
+            return False
+        i, step = j, step * 4
+    return True
 
 
 @register("allclose")
