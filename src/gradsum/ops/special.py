@@ -40,7 +40,7 @@ from gradsum.ops._core import (
     register,
     scalar_value,
 )
-from gradsum.ops._erf import erf64, erfc64
+from gradsum.ops._erf import _F32_SMALL_BOUND, _parts, _scratch, erf64, erfc64
 from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
 
 _PI = math.pi
@@ -110,6 +110,85 @@ def _erfinv_array(y: Any) -> Any:
         x = xp.where(fin, x, xp.where(ay == 1.0, xp.inf, xp.nan))
         out = xp.copysign(x, y)
     return xp.where(xp.isnan(y), xp.nan, out)
+
+
+#: Giles' coefficients: the centre (``w < 5``, in ``w - 2.5``) and the tails (in ``sqrt(w) - 3``)
+_GILES_C = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+            -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_T = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+            -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+_F64 = xp.dtype(xp.float64)
+_F32_F64 = (xp.dtype(xp.float32), _F64)
+
+
+def _horner_into(p: Any, t: Any, coefs: tuple[float, ...]) -> Any:
+    """``coefs[0] t^n + ... + coefs[n]`` by Horner's rule, in place in ``p``."""
+    xp.multiply(t, coefs[0], out=p)
+    for k in coefs[1:-1]:
+        p += k
+        p *= t
+    p += coefs[-1]
+    return p
+
+
+def _erfinv_narrow(y: Any) -> Any:
+    """erfinv of a float32 (or narrower) array, returned in its dtype: the float64 steps of
+    :func:`_erfinv_array`'s one-step path (Giles' guess, one Newton step on erf below
+    ``|y| = 1/2`` and on ``log erfc`` above, with the erf kernels' float32-result rules), the
+    same roundings, in place in scratch buffers (the tail guess only on the elements past
+    ``w = 5``, the two Newton steps blended with products of 0 and 1, not a select) and
+    rounded once into the result."""
+    sh = xp.shape(y)
+    y1 = xp.atleast_1d(y)
+    s1 = y1.shape
+    ay = xp.abs(y1, out=_scratch(60, s1), dtype=_F64)
+    with xp.errstate(**_ERR):
+        q = xp.subtract(1.0, ay, out=_scratch(61, s1))
+        w = xp.add(ay, 1.0, out=_scratch(62, s1))
+        w *= q
+        xp.log(w, out=w)
+        xp.negative(w, out=w)
+        far = xp.flatnonzero(~(w < 5.0))  # (the tails, |y| >= 1 and nan: rare)
+        wt = xp.sqrt(w.flat[far]) - 3.0 if far.size else None
+        w -= 2.5
+        x = _horner_into(_scratch(63, s1), w, _GILES_C)
+        if wt is not None:
+            x.flat[far] = _horner_into(xp.empty_like(wt), wt, _GILES_T)
+        x *= ay
+        if far.size:
+            x.flat[far] = xp.where(ay.flat[far] < 1.0, x.flat[far], 0.0)
+        d = xp.multiply(x, x, out=_scratch(64, s1))
+        xp.negative(d, out=d)
+        xp.exp(d, out=d)
+        d *= 2.0 / math.sqrt(_PI)
+        _, small, r = _parts(x, False, False)
+        # erfc(x): 1 - erf below 1/2, the middle rule above (as erfc64), blended
+        lo = xp.less(x, _F32_SMALL_BOUND, out=_scratch(65, s1), casting="unsafe")
+        ec = xp.subtract(1.0, small, out=_scratch(66, s1))
+        ec -= r
+        ec *= lo
+        ec += r
+        # the tail step (log(1 - |y|) - log(erfc x)) erfc(x) / d where |y| > 1/2, else
+        # (erf(x) - |y|) / d
+        xp.log(q, out=q)
+        xp.log(ec, out=lo)
+        q -= lo
+        q *= ec
+        small -= ay
+        tail = xp.greater(ay, 0.5, out=lo, casting="unsafe")
+        q *= tail
+        xp.subtract(1.0, tail, out=tail)
+        small *= tail
+        q += small
+        q /= d
+        x -= q
+        out = xp.copysign(x, y1, out=xp.empty(s1, dtype=y1.dtype), casting="same_kind")
+        if far.size:
+            af = ay.flat[far]
+            out.flat[far] = xp.where(af < 1.0, out.flat[far],
+                                     xp.where(af == 1.0, xp.copysign(xp.inf, y1.flat[far]),
+                                              xp.nan))
+    return out.reshape(sh)
 
 
 def _zeta_constants(kmax: int) -> list[float]:
@@ -390,6 +469,17 @@ class ErfinvBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: the same products on arrays)
+            (aa,) = self.saved_arrays()
+            ga = g._array
+            if aa.dtype == ga.dtype and aa.shape == ga.shape and aa.dtype in _F32_F64:
+                e = _erfinv_narrow(aa) if aa.dtype.itemsize < 8 else _erfinv_array(aa)
+                with xp.errstate(**_ERR):
+                    e *= e
+                    xp.exp(e, out=e)
+                    t = xp.multiply(ga, 0.5 * math.sqrt(_PI))
+                    t *= e
+                return _make(xp.asarray(t))
         (a,) = self.saved()
         e = erfinv(a)
         return F.mul(F.mul(g, 0.5 * math.sqrt(_PI)), F.exp(F.mul(e, e)))
@@ -406,7 +496,8 @@ def erfinv(input: Tensor) -> Tensor:
         [0.0, 0.476936276204]
     """
     x = _float_in(input)
-    return _unary(input, _back(_erfinv_array(x), x), ErfinvBackward0, "input")
+    out = _erfinv_narrow(x) if x.dtype.itemsize < 8 else _back(_erfinv_array(x), x)
+    return _unary(input, out, ErfinvBackward0, "input")
 
 
 class LgammaBackward0(Node):
