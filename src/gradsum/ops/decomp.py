@@ -137,9 +137,18 @@ def _lu_solve_diag(a: Any, d: Any, perturb: bool) -> Any:
 
     if a.size == 0:
         return xp.zeros_like(a)
+    n = a.shape[-1]
+    if xp.isfinite(d).all() and xp.isfinite(a).all():
+        # finite inputs: LAPACK's gesv (the blocked getrf + getrs torch's lu_solve also runs)
+        b = xp.zeros(d.shape + (n, n), dtype=a.dtype)
+        b[..., xp.arange(n), xp.arange(n)] = d[..., None]
+        try:
+            with xp.errstate(all="ignore"):
+                return xp.linalg.solve(xp.swapaxes(a, -1, -2), b).astype(a.dtype, copy=False)
+        except xp.linalg.LinAlgError:  # an exactly zero pivot: the substitution path below
+            pass
     contiguous = a.flags.c_contiguous
     lu, piv, _ = _getrf(xp.swapaxes(a, -1, -2) if contiguous else a)
-    n = a.shape[-1]
     if perturb:
         diag = xp.diagonal(lu, 0, -2, -1)
         lu = lu + xp.eye(n, dtype=lu.dtype) * xp.where(diag == 0, xp.finfo(lu.dtype).eps,

@@ -102,23 +102,43 @@ def _batch(name: str, a: Any, b: Any) -> tuple[int, ...]:
 # == array kernels =============================================================================
 def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
     """``X`` with ``tri(A) X = B`` by substitution (batches already broadcast); only the
-    ``upper``/lower triangle of ``a`` is read, its diagonal taken as ones when ``unit``."""
+    ``upper``/lower triangle of ``a`` is read, its diagonal taken as ones when ``unit``.
+
+    Blocked: the rows of each block of ``_NB`` first take one product with the rows already
+    solved, then are substituted one by one within the block (each row sees the same
+    products as a row-by-row substitution, so a zero on the diagonal gives the same inf/nan)."""
     x = xp.array(b, dtype=xp.result_type(a, b), copy=True)
     n = a.shape[-1]
+    starts = range(0, n, _NB)
     with xp.errstate(**_ERR):
-        for i in (range(n - 1, -1, -1) if upper else range(n)):
-            if upper and i + 1 < n:
-                x[..., i:i + 1, :] -= a[..., i:i + 1, i + 1:] @ x[..., i + 1:, :]
-            elif not upper and i:
-                x[..., i:i + 1, :] -= a[..., i:i + 1, :i] @ x[..., :i, :]
-            if not unit:
-                x[..., i, :] /= a[..., i, i, None]
+        for s in (reversed(starts) if upper else starts):
+            e = min(s + _NB, n)
+            if upper and e < n:
+                x[..., s:e, :] -= a[..., s:e, e:] @ x[..., e:, :]
+            elif not upper and s:
+                x[..., s:e, :] -= a[..., s:e, :s] @ x[..., :s, :]
+            for i in (range(e - 1, s - 1, -1) if upper else range(s, e)):
+                if upper and i + 1 < e:
+                    x[..., i:i + 1, :] -= a[..., i:i + 1, i + 1:e] @ x[..., i + 1:e, :]
+                elif not upper and i > s:
+                    x[..., i:i + 1, :] -= a[..., i:i + 1, s:i] @ x[..., s:i, :]
+                if not unit:
+                    x[..., i, :] /= a[..., i, i, None]
     return x
 
 
+#: block size of the blocked LU and triangular substitution
+_NB = 32
+
+
 def _getrf(a: Any) -> tuple[Any, Any, Any]:
-    """LAPACK ``getf2`` on a batch: ``(LU, pivots, info)`` (1-based int32 pivots; info the
-    1-based index of the first exactly-zero pivot, 0 if none)."""
+    """LAPACK ``getrf`` on a batch: ``(LU, pivots, info)`` (1-based int32 pivots; info the
+    1-based index of the first exactly-zero pivot, 0 if none).
+
+    Right-looking and blocked as LAPACK's: each panel of ``_NB`` columns is factored column
+    by column (partial pivoting, the first largest pivot, rows swapped whole), then the
+    block row right of it is solved with the panel's unit lower triangle and the trailing
+    matrix takes one product update."""
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
     lu = xp.array(a, copy=True).reshape((-1, m, n))
@@ -127,17 +147,25 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
     info = xp.zeros(lu.shape[0], dtype=xp.int32)
     rows = xp.arange(lu.shape[0])
     with xp.errstate(**_ERR):
-        for j in range(k):
-            p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1) if m > j else xp.full(len(rows), j)
-            piv[:, j] = p + 1
-            top = lu[rows, j, :].copy()
-            lu[rows, j, :] = lu[rows, p, :]
-            lu[rows, p, :] = top
-            d = lu[:, j, j]
-            zero = d == 0
-            info = xp.where((info == 0) & zero, j + 1, info).astype(xp.int32)
-            lu[:, j + 1:, j] /= xp.where(zero, 1.0, d)[:, None]
-            lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:]
+        for j0 in range(0, k, _NB):
+            j1 = min(j0 + _NB, k)
+            for j in range(j0, j1):
+                p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
+                piv[:, j] = p + 1
+                if (p != j).any():
+                    top = lu[rows, j, :].copy()
+                    lu[rows, j, :] = lu[rows, p, :]
+                    lu[rows, p, :] = top
+                d = lu[:, j, j]
+                zero = d == 0
+                info = xp.where((info == 0) & zero, j + 1, info).astype(xp.int32)
+                lu[:, j + 1:, j] /= xp.where(zero, 1.0, d)[:, None]
+                lu[:, j + 1:, j + 1:j1] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:j1]
+            if j1 < n:
+                for i in range(j0 + 1, j1):  # U12 = L11^-1 A12
+                    lu[:, i:i + 1, j1:] -= lu[:, i:i + 1, j0:i] @ lu[:, j0:i, j1:]
+                if j1 < m:
+                    lu[:, j1:, j1:] -= lu[:, j1:, j0:j1] @ lu[:, j0:j1, j1:]
     return (lu.reshape(batch + (m, n)), piv.reshape(batch + (k,)), info.reshape(batch))
 
 
