@@ -914,6 +914,13 @@ def select(entries: list[Entry], names: str | None) -> list[Entry]:
     return out
 
 
+def _count(text: str) -> int:
+    """An element count: ``65536``, ``64K`` or ``1M`` (K = 1024, M = 1024 * 1024)."""
+    text = text.strip().upper()
+    scale = {"K": 1024, "M": 1024 * 1024}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1024,65536,1048576",
@@ -931,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="progress on stderr")
     ns = parser.parse_args(argv)
     CLOCK["now"] = time.process_time if ns.clock == "cpu" else time.perf_counter
-    sizes = [1024] if ns.quick else sorted(int(s) for s in ns.sizes.split(","))
+    sizes = [1024] if ns.quick else sorted(_count(s) for s in ns.sizes.split(","))
     log = (lambda s: print(s, file=sys.stderr, flush=True)) if ns.verbose else (lambda s: None)
     settings = Settings(sizes, ns.dtype, ns.repeats, ns.quick,
                         accuracy_size=min(65536, max(sizes)), log=log)
