@@ -1082,6 +1082,32 @@ round = _rounding("round", xp.round)
 trunc = _rounding("trunc", xp.trunc)
 
 
+def _floor_divide(x: Any, y: Any) -> Any:
+    """NumPy's ``floor_divide`` (torch's values for floats), at the speed of a division.
+
+    For float32/float64 it is ``floor(x / y)`` wherever the rounded quotient is not a whole
+    number and below ``2**(p - 3)`` (``p`` bits of precision): rounding is monotonic and whole
+    numbers are representable there, so the rounded quotient lies on the same side of every
+    whole number as the exact one, and the floor of the exact quotient is what NumPy's
+    fmod-based loop gives there. Whole, infinite and nan
+    quotients (exact divisions, signed zeros, overflow, ...) take NumPy's own loop."""
+    rt = xp.result_type(x, y)
+    if (rt != xp.float32 and rt != xp.float64) or not (xp.ndim(x) or xp.ndim(y)):
+        return xp.floor_divide(x, y)
+    q = xp.asarray(xp.true_divide(x, y))
+    out = xp.floor(q)
+    ok = xp.less(out, q)
+    # (NumPy's loop rounds twice, at most 2 eps |q| off, rounded to a whole number: exact
+    # below 2**(p - 3), where it is the floor of the exact quotient)
+    ok &= xp.less(xp.abs(q), 2.0 ** 21 if rt == xp.float32 else 2.0 ** 50)
+    if not ok.all():
+        bad = ~ok
+        xs = xp.broadcast_to(x, q.shape)[bad]
+        ys = xp.broadcast_to(y, q.shape)[bad] if xp.ndim(y) else y
+        out[bad] = xp.floor_divide(xs, ys)
+    return out
+
+
 @register("floor_divide")
 def floor_divide(a: Any, b: Any) -> Tensor:
     """Division rounded down (not differentiable, like torch's)."""
@@ -1090,7 +1116,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     _check_int_divisor(x, y, "division")
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
-            out = xp.asarray(xp.floor_divide(x, y))
+            out = xp.asarray(_floor_divide(x, y))
         except ValueError:
             raise broadcast_error(x, y) from None
     if not needs_grad(a, b):
