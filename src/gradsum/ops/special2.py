@@ -35,6 +35,16 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, broadcast_error, needs_grad, record, register, scalar_value
+from gradsum.ops._erf import _C as _ERF_C
+from gradsum.ops._erf import _D as _ERF_D
+from gradsum.ops._erf import _F32_P as _ERF_F32_P
+from gradsum.ops._erf import _F32_Q as _ERF_F32_Q
+from gradsum.ops._erf import _F32_SMALL_BOUND as _ERF_F32_SMALL_BOUND
+from gradsum.ops._erf import _P as _ERF_P
+from gradsum.ops._erf import _Q as _ERF_Q
+from gradsum.ops._erf import _SMALL as _ERF_SMALL
+from gradsum.ops._erf import _small as _erf_small
+from gradsum.ops._erf import _small_f32 as _erf_small_f32
 from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
 from gradsum.ops.special import (
     _ERR,
@@ -63,22 +73,26 @@ def _back(out: Any, x: Any) -> Any:
 
 def _poly(x: Any, coeffs: tuple[float, ...]) -> Any:
     """Horner, highest power first (Cephes' ``polevl``)."""
-    acc = xp.zeros_like(x) + coeffs[0]
-    for c in coeffs[1:]:
-        acc = acc * x + c
+    acc = xp.asarray(xp.zeros_like(x) + coeffs[0])
+    for c in coeffs[1:]:  # (in place: the same roundings as acc * x + c)
+        acc *= x
+        acc += c
     return acc
 
 
 def _chbevl(x: Any, coeffs: tuple[float, ...]) -> Any:
     """Clenshaw's sum of a Chebyshev series (Cephes' ``chbevl``)."""
-    b0 = xp.zeros_like(x) + coeffs[0]
-    b1 = xp.zeros_like(x)
-    b2 = xp.zeros_like(x)
-    for c in coeffs[1:]:
-        b2 = b1
-        b1 = b0
-        b0 = x * b1 - b2 + c
-    return 0.5 * (b0 - b2)
+    b0 = xp.asarray(xp.zeros_like(x) + coeffs[0])
+    b1 = xp.zeros_like(b0)
+    b2 = xp.zeros_like(b0)
+    for c in coeffs[1:]:  # (in place, three buffers in turn: the same roundings)
+        b2, b1, b0 = b1, b0, b2
+        xp.multiply(x, b1, out=b0)
+        b0 -= b2
+        b0 += c
+    b0 -= b2
+    b0 *= 0.5
+    return b0
 
 
 # == Cephes tables ==============================================================================
@@ -324,23 +338,86 @@ def _spherical_j0_array(x: Any) -> Any:
     return xp.where(xp.isinf(x), 0.0, out)
 
 
+def _erfcx_ratio(y: Any, exact: bool) -> Any:
+    """``exp(y^2) erfc(y)`` for ``y`` in the erf kernels' middle region (clamped to it by the
+    caller): the rational function of their erfc rule, without its ``exp(-y^2)`` (Cody's for
+    a float64 result, the float32-result rule otherwise), in place in a new array."""
+    p, q = (_ERF_C, _ERF_D) if exact else (_ERF_F32_P, _ERF_F32_Q[1:])
+    n = len(q)
+    num = y * p[n]
+    den = y.copy() if exact else y * q[n - 1]
+    for i in range(n - 1):
+        num += p[i] if exact else p[n - 1 - i]
+        num *= y
+        den += q[i] if exact else q[n - 2 - i]
+        den *= y
+    num += p[n - 1] if exact else p[0]
+    den += q[n - 1] if exact else 1.0
+    num /= den
+    return num
+
+
+def _erfcx_large(y: Any) -> Any:
+    """``exp(y^2) erfc(y)`` beyond the middle region (Cody's rule for erfc above 4 without its
+    ``exp(-y^2)``; 0 at inf)."""
+    s = y * y
+    xp.reciprocal(s, out=s)
+    num = s * _ERF_P[5]
+    den = s.copy()
+    for i in range(4):
+        num += _ERF_P[i]
+        num *= s
+        den += _ERF_Q[i]
+        den *= s
+    num += _ERF_P[4]
+    den += _ERF_Q[4]
+    num /= den
+    num *= s
+    xp.subtract(1.0 / _SQRT_PI, num, out=num)
+    num /= y
+    return num
+
+
 def _erfcx_array(x: Any) -> Any:
-    """``exp(x^2) erfc(x)``: directly below 2, Laplace's continued fraction above (no
-    overflow), ``2 exp(x^2) - erfcx(-x)`` for negative x."""
-    x = _f64(x)
+    """``exp(x^2) erfc(x)`` in float64: ``exp(x^2) (1 - erf(x))`` below the erf kernels'
+    small bound, the rational functions of their erfc rules without the ``exp(-x^2)`` above
+    (Cody's large rule beyond 4, on those elements only), ``2 exp(x^2) - erfcx(-x)`` for
+    negative x (inf below -26.7); the float32-result rules for a narrower ``x``. The regions
+    are blended with products of 0 and 1 (no select)."""
+    exact = xp.asarray(x).dtype.itemsize >= 8
+    shape = xp.shape(x)
+    x = xp.atleast_1d(_f64(x))
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
-        xs = xp.minimum(ax, 2.0)
-        small = xp.exp(xs * xs) * _erfc_array(xs)
-        v = xp.maximum(ax, 2.0)
-        frac = v.copy()
-        for k in range(120, 0, -1):
-            frac = v + (k / 2.0) / frac
-        big = 1.0 / (_SQRT_PI * frac)
-        pos = xp.where(ax < 2.0, small, big)
-        neg = xp.where(x < -26.7, xp.inf, 2.0 * xp.exp(x * x) - pos)
-        out = xp.where(x < 0, neg, pos)
-    return xp.where(xp.isnan(x), xp.nan, out)
+        bound = _ERF_SMALL if exact else _ERF_F32_SMALL_BOUND
+        ys = xp.minimum(ax, bound)
+        e = ys * ys
+        xp.exp(e, out=e)
+        small = _erf_small(ys) if exact else _erf_small_f32(ys)
+        xp.subtract(1.0, small, out=small)
+        small *= e
+        xp.clip(ax, bound, 4.0, out=ys)
+        pos = _erfcx_ratio(ys, exact)
+        far = xp.flatnonzero(ax > 4.0)
+        if far.size:
+            pos.flat[far] = _erfcx_large(ax.flat[far])
+        lo = xp.less(ax, bound, out=e, casting="unsafe")
+        small *= lo
+        xp.subtract(1.0, lo, out=lo)
+        pos *= lo
+        pos += small
+        # x < 0: 2 exp(x^2) - erfcx(|x|) (exp(0) elsewhere: no inf times 0)
+        xn = xp.minimum(x, 0.0, out=ys)
+        xn *= xn
+        xp.exp(xn, out=xn)
+        xn *= 2.0
+        xn -= pos
+        neg = xp.less(x, 0.0, out=lo, casting="unsafe")
+        xn *= neg
+        xp.subtract(1.0, neg, out=neg)
+        pos *= neg
+        pos += xn
+    return pos.reshape(shape)
 
 
 def _ndtri_array(y0: Any) -> Any:
