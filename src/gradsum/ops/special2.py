@@ -225,22 +225,38 @@ _NDTRI_Q2 = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099
 
 
 # == float64 kernels ===========================================================================
-def _i0e_array(x: Any) -> Any:
-    ax = xp.abs(_f64(x))
+def _i0e_i1e(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> Any:
+    """Cephes' i0e (i1e when ``odd``) of a float64 array: the series in ``|x|/2 - 2`` up to 8
+    on every element (clamped), the series in ``32/|x| - 2`` beyond 8 on those elements only
+    (rare in practice: picked by index)."""
+    shape = xp.shape(x)
+    x = xp.atleast_1d(x)
+    ax = xp.abs(x)
     with xp.errstate(**_ERR):
-        small = _chbevl(xp.minimum(ax, 8.0) / 2.0 - 2.0, _I0_A)
-        big = _chbevl(32.0 / xp.maximum(ax, 8.0) - 2.0, _I0_B) / xp.sqrt(xp.maximum(ax, 8.0))
-    return xp.where(ax <= 8.0, small, big)
+        t = xp.minimum(ax, 8.0)
+        t /= 2.0
+        t -= 2.0
+        out = _chbevl(t, a)
+        if odd:
+            out *= ax
+        far = xp.flatnonzero(ax > 8.0)
+        if far.size:
+            af = ax.flat[far]
+            out.flat[far] = _chbevl(32.0 / af - 2.0, b) / xp.sqrt(af)
+        if odd:  # (-out below 0, as products: -0.0 keeps +0)
+            neg = xp.less(x, 0.0, out=t, casting="unsafe")
+            neg *= -2.0
+            neg += 1.0
+            out *= neg
+    return out.reshape(shape)
+
+
+def _i0e_array(x: Any) -> Any:
+    return _i0e_i1e(_f64(x), _I0_A, _I0_B, False)
 
 
 def _i1e_array(x: Any) -> Any:
-    x = _f64(x)
-    ax = xp.abs(x)
-    with xp.errstate(**_ERR):
-        small = _chbevl(xp.minimum(ax, 8.0) / 2.0 - 2.0, _I1_A) * ax
-        big = _chbevl(32.0 / xp.maximum(ax, 8.0) - 2.0, _I1_B) / xp.sqrt(xp.maximum(ax, 8.0))
-    out = xp.where(ax <= 8.0, small, big)
-    return xp.where(x < 0, -out, out)
+    return _i0e_i1e(_f64(x), _I1_A, _I1_B, True)
 
 
 def _k_array(x: Any, a: tuple[float, ...], b: tuple[float, ...], order: int,
