@@ -33,6 +33,7 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, broadcast_error, needs_grad, record, register, scalar_value
 from gradsum.ops._erf import _C as _ERF_C
@@ -64,6 +65,7 @@ from gradsum.ops.special import (
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2.0 * math.pi)
 _SQRT1_2 = math.sqrt(0.5)
+_F32_F64 = (xp.dtype(xp.float32), xp.dtype(xp.float64))
 
 
 def _back(out: Any, x: Any) -> Any:
@@ -446,17 +448,22 @@ def _ndtri_array(y0: Any) -> Any:
         yc = y - 0.5
         y2 = yc * yc
         centre = (yc + yc * (y2 * _poly(y2, _NDTRI_P0) / _poly(y2, _NDTRI_Q0))) * _SQRT_2PI
-        yt = xp.clip(y, 1e-300, 1.0)
-        t = xp.sqrt(-2.0 * xp.log(yt))
-        x0 = t - xp.log(t) / t
-        z = 1.0 / t
-        x1 = xp.where(t < 8.0, z * _poly(z, _NDTRI_P1) / _poly(z, _NDTRI_Q1),
-                      z * _poly(z, _NDTRI_P2) / _poly(z, _NDTRI_Q2))
-        tail = x0 - x1
-        tail = xp.where(hi, tail, -tail)
-        out = xp.where(y > 0.13533528323661269189, centre, tail)
-        out = xp.where(y0 == 0.0, -xp.inf, xp.where(y0 == 1.0, xp.inf, out))
-        return xp.where((y0 < 0) | (y0 > 1) | xp.isnan(y0), xp.nan, out)
+        out = xp.atleast_1d(centre)
+        # the tails on their elements only (picked by index; the same steps per element)
+        idx = xp.flatnonzero(~(y > 0.13533528323661269189))
+        if idx.size:
+            yi, y0i = y.flat[idx], y0.flat[idx]
+            yt = xp.clip(yi, 1e-300, 1.0)
+            t = xp.sqrt(-2.0 * xp.log(yt))
+            x0 = t - xp.log(t) / t
+            z = 1.0 / t
+            x1 = xp.where(t < 8.0, z * _poly(z, _NDTRI_P1) / _poly(z, _NDTRI_Q1),
+                          z * _poly(z, _NDTRI_P2) / _poly(z, _NDTRI_Q2))
+            tail = x0 - x1
+            tail = xp.where(hi.flat[idx], tail, -tail)
+            tail = xp.where(y0i == 0.0, -xp.inf, xp.where(y0i == 1.0, xp.inf, tail))
+            out.flat[idx] = xp.where((y0i < 0) | (y0i > 1) | xp.isnan(y0i), xp.nan, tail)
+        return out.reshape(xp.shape(y0))
 
 
 def _log_ndtr_array(x: Any) -> Any:
@@ -649,6 +656,17 @@ class SpecialNdtriBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: the same steps on arrays)
+            (oa,) = self.saved_arrays()
+            ga = g._array
+            if oa.dtype == ga.dtype and oa.shape == ga.shape and oa.dtype in _F32_F64:
+                with xp.errstate(**_ERR):
+                    t = oa * oa
+                    t /= 2
+                    xp.exp(t, out=t)
+                    r = xp.multiply(ga, _SQRT_2PI)
+                    r *= t
+                return _make(xp.asarray(r))
         (out,) = self.saved()
         return F.mul(F.mul(g, _SQRT_2PI), F.exp(F.div(F.mul(out, out), 2)))
 
