@@ -231,7 +231,9 @@ def _gates(w: Any, g: int, neg: int) -> Any:
     """A weight ``(g * hid, k)`` as ``(g, k, hid)`` (each gate's transpose, row-major), its
     first ``neg`` gates negated (note "Negated gates")."""
     hid = w.shape[0] // g
-    out = xp.ascontiguousarray(w.reshape(g, hid, w.shape[1]).transpose(0, 2, 1))
+    # (always a copy: with one input feature or one hidden unit the transpose is already
+    # row-major, and ascontiguousarray would hand back the weight itself to be negated)
+    out = w.reshape(g, hid, w.shape[1]).transpose(0, 2, 1).copy()
     if neg:
         xp.negative(out[:neg], out=out[:neg])
     return out
