@@ -661,7 +661,7 @@ class SpecialNdtriBackward0(Node):
             ga = g._array
             if oa.dtype == ga.dtype and oa.shape == ga.shape and oa.dtype in _F32_F64:
                 with xp.errstate(**_ERR):
-                    t = oa * oa
+                    t = xp.asarray(oa * oa)
                     t /= 2
                     xp.exp(t, out=t)
                     r = xp.multiply(ga, _SQRT_2PI)
