@@ -148,28 +148,30 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
                   copy=True).reshape((-1, m, n))
     k = min(m, n)
     piv = xp.zeros((lu.shape[0], k), dtype=xp.int32)
-    info = xp.zeros(lu.shape[0], dtype=xp.int32)
     rows = xp.arange(lu.shape[0])
     with xp.errstate(**_ERR):
         for j0 in range(0, k, _NB):
             j1 = min(j0 + _NB, k)
             for j in range(j0, j1):
                 p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
-                piv[:, j] = p + 1
+                piv[:, j] = p
                 if (p != j).any():
                     top = lu[rows, j, :].copy()
                     lu[rows, j, :] = lu[rows, p, :]
                     lu[rows, p, :] = top
                 d = lu[:, j, j]
-                zero = d == 0
-                info = xp.where((info == 0) & zero, j + 1, info).astype(xp.int32)
-                lu[:, j + 1:, j] /= xp.where(zero, 1.0, d)[:, None]
+                lu[:, j + 1:, j] /= xp.where(d == 0, 1.0, d)[:, None]
                 lu[:, j + 1:, j + 1:j1] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:j1]
             if j1 < n:
                 for i in range(j0 + 1, j1):  # U12 = L11^-1 A12
                     lu[:, i:i + 1, j1:] -= lu[:, i:i + 1, j0:i] @ lu[:, j0:i, j1:]
                 if j1 < m:
                     lu[:, j1:, j1:] -= lu[:, j1:, j0:j1] @ lu[:, j0:j1, j1:]
+    piv += 1
+    # the pivots stay on U's diagonal (later steps touch only the rows below them)
+    zero = xp.diagonal(lu[:, :k, :k], 0, -2, -1) == 0
+    info = (xp.where(zero.any(axis=1), xp.argmax(zero, axis=1) + 1, 0) if k else
+            xp.zeros(lu.shape[0])).astype(xp.int32)
     return (lu.astype(a.dtype, copy=False).reshape(batch + (m, n)), piv.reshape(batch + (k,)),
             info.reshape(batch))
 
@@ -178,6 +180,14 @@ def _perm(piv: Any, m: int) -> Any:
     """Row order ``perm`` of LAPACK pivots: ``A[perm] = L U``."""
     batch = piv.shape[:-1]
     flat = piv.reshape((-1, piv.shape[-1])).astype(xp.int64) - 1
+    if flat.shape[0] <= flat.shape[1]:  # few matrices: the swaps on Python lists
+        out = []
+        for ps in flat.tolist():
+            order = list(range(m))
+            for j, p in enumerate(ps):
+                order[j], order[p] = order[p], order[j]
+            out.append(order)
+        return xp.array(out, dtype=xp.int64).reshape(batch + (m,))
     perm = xp.broadcast_to(xp.arange(m), (flat.shape[0], m)).copy()
     rows = xp.arange(flat.shape[0])
     for j in range(flat.shape[1]):
