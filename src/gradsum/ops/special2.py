@@ -544,17 +544,25 @@ def _igamma_pair(a: Any, x: Any) -> tuple[Any, Any]:
         pre = _igam_prefactor(a, x)
         use_series = x < a + 1.0
         # P = pre / a * sum x^n / ((a+1)...(a+n))
-        r = a.copy()
-        c = xp.ones_like(a)
+        # (each loop runs on its live elements only, dropping those that have converged: the
+        # same steps per element as on the whole array)
         tot = xp.ones_like(a)
-        live = use_series.copy()
+        idx = xp.flatnonzero(use_series)
+        r, xs = a.flat[idx], x.flat[idx]
+        c = xp.ones_like(r)
+        ts = xp.ones_like(r)
         for _ in range(2000):
-            if not live.any():
+            if not idx.size:
                 break
             r = r + 1.0
-            c = xp.where(live, c * x / r, c)
-            tot = xp.where(live, tot + c, tot)
-            live &= ~(c <= 1.11e-16 * tot)
+            c = c * xs / r
+            ts = ts + c
+            done = c <= 1.11e-16 * ts
+            if done.any():
+                tot.flat[idx[done]] = ts[done]
+                keep = ~done
+                idx, r, xs, c, ts = idx[keep], r[keep], xs[keep], c[keep], ts[keep]
+        tot.flat[idx] = ts
         p_ser = tot * pre / a
         # Q = pre * 1 / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)) (modified Lentz)
         tiny = 1e-300
@@ -562,19 +570,26 @@ def _igamma_pair(a: Any, x: Any) -> tuple[Any, Any]:
         cq = xp.full(a.shape, 1.0 / tiny)
         dq = 1.0 / xp.where(bq == 0, tiny, bq)
         h = dq.copy()
-        live = ~use_series
+        idx = xp.flatnonzero(~use_series)
+        ai, bi, ci, di, hi = a.flat[idx], bq.flat[idx], cq.flat[idx], dq.flat[idx], h.flat[idx]
         for n in range(1, 2000):
-            if not live.any():
+            if not idx.size:
                 break
-            an = -n * (n - a)
-            bq = bq + 2.0
-            dq = an * dq + bq
-            dq = 1.0 / xp.where(xp.abs(dq) < tiny, tiny, dq)
-            cq = bq + an / cq
-            cq = xp.where(xp.abs(cq) < tiny, tiny, cq)
-            delta = cq * dq
-            h = xp.where(live, h * delta, h)
-            live &= ~(xp.abs(delta - 1.0) < 1.11e-16)
+            an = -n * (n - ai)
+            bi = bi + 2.0
+            di = an * di + bi
+            di = 1.0 / xp.where(xp.abs(di) < tiny, tiny, di)
+            ci = bi + an / ci
+            ci = xp.where(xp.abs(ci) < tiny, tiny, ci)
+            delta = ci * di
+            hi = hi * delta
+            done = xp.abs(delta - 1.0) < 1.11e-16
+            if done.any():
+                h.flat[idx[done]] = hi[done]
+                keep = ~done
+                idx, ai, bi, ci, di, hi = (idx[keep], ai[keep], bi[keep], ci[keep], di[keep],
+                                           hi[keep])
+        h.flat[idx] = hi
         q_cf = pre * h
         p = xp.where(use_series, p_ser, 1.0 - q_cf)
         q = xp.where(use_series, 1.0 - p_ser, q_cf)
