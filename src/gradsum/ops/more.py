@@ -903,7 +903,10 @@ def _einsum_arrays(ops: list[str], out: str, sizes: dict[str, int], arrays: list
     low = expanded[0].dtype if expanded and expanded[0].dtype.kind == "V" else None
     if low is not None:  # bfloat16 (NumPy's einsum has no loop): float32, rounded once
         expanded = [a.astype(xp.float32) for a in expanded]
-    res = xp.einsum(spec, *expanded, optimize=len(arrays) > 2)
+    # two large operands: NumPy's optimised path contracts with BLAS (tensordot), as torch's
+    # bmm does; small ones stay on the plain loop (the path search costs more than it saves)
+    big = len(arrays) == 2 and max(a.size for a in expanded) >= 4096
+    res = xp.einsum(spec, *expanded, optimize=len(arrays) > 2 or big)
     return _contig(res if low is None else res.astype(low))
 
 
