@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -916,6 +915,22 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     return F.stack([F.reshape(g, (-1,)) for g in grids], 1)
 
 
+def _combination_indices(n: int, r: int, with_replacement: bool) -> Any:
+    """``(N, r)`` int64 rows of ``itertools.combinations(range(n), r)`` (or of
+    ``combinations_with_replacement``), in its order, built one column at a time: each row
+    is repeated once per larger (or not smaller) next index."""
+    idx = xp.arange(n, dtype=xp.int64)[:, None]
+    for _ in range(1, r):
+        last = idx[:, -1]
+        counts = n - last - (0 if with_replacement else 1)
+        total = int(counts.sum())
+        starts = xp.cumsum(counts) - counts
+        nxt = (xp.arange(total, dtype=xp.int64) - xp.repeat(starts, counts)
+               + xp.repeat(last + (0 if with_replacement else 1), counts))
+        idx = xp.concatenate([xp.repeat(idx, counts, axis=0), nxt[:, None]], axis=1)
+    return idx
+
+
 @register("combinations")
 def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor:
     """The length-``r`` combinations of a 1-D tensor's entries, one per row (as Python's
@@ -932,9 +947,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     if r == 0:
         return _make(xp.empty((0,), dtype=input._array.dtype))
     n = input._array.shape[0]
-    gen = (itertools.combinations_with_replacement if with_replacement
-           else itertools.combinations)
-    idx = xp.asarray(list(gen(range(n), r)), dtype=xp.int64).reshape(-1, r)
+    idx = _combination_indices(n, r, with_replacement)
     cols = [F.index_select(input, 0, _make(xp.ascontiguousarray(idx[:, k]))) for k in range(r)]
     return F.stack(cols, 1)
 
