@@ -41,7 +41,7 @@ from gradsum.ops._core import (
     scalar_value,
 )
 from gradsum.ops._erf import _F32_SMALL_BOUND, _parts, _scratch, erf64, erfc64
-from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
+from gradsum.ops.elementwise import _fmod, _sum_to, _unary, _unary_float
 
 _PI = math.pi
 _ERR = {"divide": "ignore", "invalid": "ignore", "over": "ignore", "under": "ignore"}
@@ -406,6 +406,15 @@ def _polygamma_array(n: int, x: Any) -> Any:
         return sign * math.exp(math.lgamma(n + 1.0)) * _hurwitz_zeta(n + 1.0, x)
 
 
+def _i0_array(x: Any) -> Any:
+    """I0 in float64 as NumPy's ``i0`` computes it (Cephes' Chebyshev series, ``exp(|x|)``
+    times the series; the same values), with the series beyond 8 on those elements only: in
+    ``special2`` (late import, as :func:`_i1_array`)."""
+    from gradsum.ops.special2 import _I0_A, _I0_B, _i_exp
+
+    return _i_exp(xp.abs(_f64(x)), _I0_A, _I0_B, False)
+
+
 def _i1_array(x: Any) -> Any:
     """The modified Bessel function I1 as torch computes it (Cephes' Chebyshev form: nan at
     +-inf, where ``exp(inf) / sqrt(inf)`` meets): the one in ``special2``, which imports this
@@ -625,7 +634,7 @@ def i0(input: Tensor) -> Tensor:
     """
     x = _float_in(input)
     # (NumPy's i0 warns on overflow where torch is silent)
-    out = quietly(_back, quietly(xp.i0, _f64(x)) if x.size else _f64(x), x)
+    out = quietly(_back, _i0_array(x), x)
     return _unary(input, out, I0Backward0, "input")
 
 
@@ -1095,7 +1104,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
         raise RuntimeError("ZeroDivisionError")
     try:
         with xp.errstate(**_ERR):
-            out = xp.fmod(x, y)
+            out = _fmod(x, y)
     except ValueError:
         raise broadcast_error(x, y) from None
     out = _bcast(out, x, y)

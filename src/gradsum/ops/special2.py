@@ -808,15 +808,38 @@ def i1e(input: Tensor) -> Tensor:
 
 
 def _i1_array(x: Any) -> Any:
-    """Cephes' ``i1``: ``exp(|x|) * i1e(x)`` (nan at +-inf, as torch's)."""
-    x = _f64(x)
+    """Cephes' ``i1``: ``exp(|x|) * i1e(x)`` (nan at +-inf, as torch's); the series beyond 8
+    on those elements only (picked by index)."""
+    return _i_exp(_f64(x), _I1_A, _I1_B, True)
+
+
+def _i_exp(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> Any:
+    """Cephes' i0 (i1 when ``odd``) of a float64 array, ``exp(|x|)`` times the series of
+    :func:`_i0e_i1e` with its roundings (``exp(|x|) series |x|`` below 8, ``exp(|x|)
+    series / sqrt(|x|)`` beyond, on those elements only)."""
+    shape = xp.shape(x)
+    x = xp.atleast_1d(x)
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
-        small = xp.exp(ax) * _chbevl(xp.minimum(ax, 8.0) / 2.0 - 2.0, _I1_A) * ax
-        big = xp.exp(ax) * _chbevl(32.0 / xp.maximum(ax, 8.0) - 2.0, _I1_B) / \
-            xp.sqrt(xp.maximum(ax, 8.0))
-    out = xp.where(ax <= 8.0, small, big)
-    return xp.where(x < 0, -out, out)
+        t = xp.minimum(ax, 8.0)
+        t /= 2.0
+        t -= 2.0
+        ser = _chbevl(t, a)
+        out = xp.exp(ax)
+        out *= ser
+        if odd:
+            out *= ax
+        if odd:  # (-out below 0, as products: -0.0 keeps +0)
+            neg = xp.less(x, 0.0, out=t, casting="unsafe")
+            neg *= -2.0
+            neg += 1.0
+            out *= neg
+        far = xp.flatnonzero(ax > 8.0)
+        if far.size:
+            af = ax.flat[far]
+            v = xp.exp(af) * _chbevl(32.0 / af - 2.0, b) / xp.sqrt(af)
+            out.flat[far] = xp.where(x.flat[far] < 0, -v, v) if odd else v  # (nan at -inf)
+    return out.reshape(shape)
 
 
 @register("special_i1")
