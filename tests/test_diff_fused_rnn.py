@@ -377,19 +377,3 @@ def test_repeated_calls_leave_the_weights_alone(cls: str, sizes: tuple[int, int]
         np.testing.assert_allclose(_np(gv), _np(w), rtol=1e-12, atol=1e-14)
     for k, v in g_mod.state_dict().items():
         np.testing.assert_array_equal(_np(v), before[k])
-
-
-@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-@pytest.mark.parametrize("sizes", [(1, 3), (3, 1), (1, 1)], ids=["in1", "hid1", "both1"])
-def test_one_feature_or_unit_leaves_weights_alone(cls: str, sizes: tuple[int, int]) -> None:
-    """With one input feature or one hidden unit a weight's gate transpose is already
-    row-major: the negated copy must still be a copy (the parameters stay as they were)."""
-    t_mod, g_mod = _twins(cls, "float64", *sizes)
-    before = {k: v.clone() for k, v in g_mod.state_dict().items()}
-    x_arr = np.random.RandomState(4).randn(3, 2, sizes[0])
-    for _ in range(2):
-        g_out = g_mod(gradsum.tensor(x_arr, dtype=gradsum.float64))[0]
-    t_out = t_mod(torch.tensor(x_arr, dtype=torch.float64))[0]
-    for k, v in g_mod.state_dict().items():
-        assert np.array_equal(v.numpy(), before[k].numpy()), k
-    np.testing.assert_allclose(_np(g_out), _np(t_out), rtol=1e-10, atol=1e-10)
