@@ -740,13 +740,30 @@ def _tri_indices(name: str, row: int, col: int, offset: int, dtype: Any, upper: 
     for what, v in (("row", row), ("col", col)):
         if v < 0:
             raise RuntimeError(f"{what} must be non-negative, got{v}")
-    rows, cols = xp.triu_indices(row, offset, col) if upper else xp.tril_indices(row, offset,
-                                                                                   col)
     npdt = (dtype or D.int64).np
     if npdt.kind not in "iu":
         raise RuntimeError(f"\"{name}\" not implemented for '{_tname(npdt)}': pass an integer "
                            "dtype")
-    return _make(xp.stack([rows, cols]).astype(npdt).reshape(2, -1))
+    # row i holds columns first[i] .. first[i] + counts[i] - 1; written straight into the
+    # (2, N) result: the rows repeated, the columns a running sum of steps (1 within a row)
+    i = xp.arange(row, dtype=xp.int64)
+    if upper:
+        first = xp.clip(i + offset, 0, col)
+        counts = col - first
+    else:
+        first = xp.zeros(row, dtype=xp.int64)
+        counts = xp.clip(i + offset + 1, 0, col)
+    out = xp.empty((2, int(counts.sum())), dtype=npdt)
+    out[0] = xp.repeat(i, counts)
+    nz = counts > 0
+    if nz.any():
+        f, c = first[nz], counts[nz]
+        out[1] = 1
+        prev_last = xp.concatenate([[0], (f + c - 1)[:-1]])
+        out[1, (xp.cumsum(c) - c)] = f - prev_last
+        out[1, 0] = f[0]
+        xp.cumsum(out[1], out=out[1])
+    return _make(out)
 
 
 @register("triu_indices")
