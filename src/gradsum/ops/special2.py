@@ -554,9 +554,10 @@ def _igamma_pair(a: Any, x: Any) -> tuple[Any, Any]:
         for _ in range(2000):
             if not idx.size:
                 break
-            r = r + 1.0
-            c = c * xs / r
-            ts = ts + c
+            r += 1.0  # (in place: the same roundings)
+            c *= xs
+            c /= r
+            ts += c
             done = c <= 1.11e-16 * ts
             if done.any():
                 tot.flat[idx[done]] = ts[done]
@@ -575,15 +576,20 @@ def _igamma_pair(a: Any, x: Any) -> tuple[Any, Any]:
         for n in range(1, 2000):
             if not idx.size:
                 break
-            an = -n * (n - ai)
-            bi = bi + 2.0
-            di = an * di + bi
-            di = 1.0 / xp.where(xp.abs(di) < tiny, tiny, di)
-            ci = bi + an / ci
-            ci = xp.where(xp.abs(ci) < tiny, tiny, ci)
-            delta = ci * di
-            hi = hi * delta
-            done = xp.abs(delta - 1.0) < 1.11e-16
+            an = n - ai  # (in place: the same roundings)
+            an *= -n
+            bi += 2.0
+            di *= an
+            di += bi
+            xp.copyto(di, tiny, where=xp.abs(di) < tiny)
+            xp.divide(1.0, di, out=di)
+            xp.divide(an, ci, out=ci)
+            ci += bi
+            xp.copyto(ci, tiny, where=xp.abs(ci) < tiny)
+            delta = xp.multiply(ci, di, out=an)
+            hi *= delta
+            delta -= 1.0
+            done = xp.abs(delta, out=delta) < 1.11e-16
             if done.any():
                 h.flat[idx[done]] = hi[done]
                 keep = ~done
