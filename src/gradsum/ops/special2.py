@@ -469,10 +469,14 @@ def _ndtri_array(y0: Any) -> Any:
 def _log_ndtr_array(x: Any) -> Any:
     x = _f64(x)
     with xp.errstate(**_ERR):
-        t = x * _SQRT1_2
-        low = xp.log(_erfcx_array(-t) / 2.0) - t * t
-        high = xp.log1p(-_erfc_array(t) / 2.0)
-        return xp.where(x < -1.0, low, high)
+        t = xp.atleast_1d(x * _SQRT1_2)
+        out = xp.log1p(-_erfc_array(t) / 2.0)
+        # below -1 the erfcx form, on those elements only (picked by index)
+        idx = xp.flatnonzero(x < -1.0)
+        if idx.size:
+            ti = t.flat[idx]
+            out.flat[idx] = xp.log(_erfcx_array(-ti) / 2.0) - ti * ti
+        return out.reshape(xp.shape(x))
 
 
 def _entr_array(x: Any) -> Any:
@@ -704,6 +708,20 @@ class SpecialLogNdtrBackward0(Node):
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _state.enabled:  # (nothing to record: the same steps on arrays)
+            aa, oa = self.saved_arrays()
+            ga = g._array
+            if aa.dtype == ga.dtype == oa.dtype and aa.shape == ga.shape == oa.shape and \
+                    aa.dtype in _F32_F64:
+                with xp.errstate(**_ERR):
+                    t = xp.asarray(aa * aa)
+                    t /= 2
+                    t += oa
+                    xp.negative(t, out=t)
+                    xp.exp(t, out=t)
+                    r = xp.asarray(xp.divide(ga, _SQRT_2PI))
+                    r *= t
+                return _make(r)
         a, out = self.saved()
         e = F.exp(F.neg(F.add(out, F.div(F.mul(a, a), 2))))
         return F.mul(F.div(g, _SQRT_2PI), e)
