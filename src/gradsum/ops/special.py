@@ -475,16 +475,21 @@ def erfc(input: Tensor) -> Tensor:
 
 
 class ErfinvBackward0(Node):
-    __slots__ = ()
+    #: ``res``: a copy of the forward's result (erfinv of the saved input, not recomputed
+    #: when no graph is recorded)
+    __slots__ = ("res",)
 
     def backward(self, g: Tensor) -> Tensor:
         if not _state.enabled:  # (nothing to record: the same products on arrays)
             (aa,) = self.saved_arrays()
             ga = g._array
             if aa.dtype == ga.dtype and aa.shape == ga.shape and aa.dtype in _F32_F64:
-                e = _erfinv_narrow(aa) if aa.dtype.itemsize < 8 else _erfinv_array(aa)
+                res = getattr(self, "res", None)
                 with xp.errstate(**_ERR):
-                    e *= e
+                    e = xp.asarray(res * res) if res is not None else (
+                        _erfinv_narrow(aa) if aa.dtype.itemsize < 8 else _erfinv_array(aa))
+                    if res is None:
+                        e *= e
                     xp.exp(e, out=e)
                     t = xp.multiply(ga, 0.5 * math.sqrt(_PI))
                     t *= e
@@ -506,7 +511,11 @@ def erfinv(input: Tensor) -> Tensor:
     """
     x = _float_in(input)
     out = _erfinv_narrow(x) if x.dtype.itemsize < 8 else _back(_erfinv_array(x), x)
-    return _unary(input, out, ErfinvBackward0, "input")
+    t = _unary(input, out, ErfinvBackward0, "input")
+    node = t._grad_fn
+    if node.__class__ is ErfinvBackward0:
+        node.res = xp.array(out)  # (a copy: the result may be changed in place)
+    return t
 
 
 class LgammaBackward0(Node):
