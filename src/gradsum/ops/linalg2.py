@@ -131,6 +131,19 @@ def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
 _NB = 32
 
 
+def _panel_one(lu: Any, piv: Any, j0: int, j1: int) -> None:
+    """:func:`_getrf`'s panel ``j0:j1`` of one matrix, in place (pivots 0-based)."""
+    for j in range(j0, j1):
+        p = j + int(xp.argmax(xp.abs(lu[j:, j])))
+        piv[j] = p
+        if p != j:
+            lu[[j, p]] = lu[[p, j]]
+        d = lu[j, j]
+        if d != 0:
+            lu[j + 1:, j] /= d
+        lu[j + 1:, j + 1:j1] -= lu[j + 1:, j, None] * lu[j, None, j + 1:j1]
+
+
 def _getrf(a: Any) -> tuple[Any, Any, Any]:
     """LAPACK ``getrf`` on a batch: ``(LU, pivots, info)`` (1-based int32 pivots; info the
     1-based index of the first exactly-zero pivot, 0 if none).
@@ -152,7 +165,9 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
     with xp.errstate(**_ERR):
         for j0 in range(0, k, _NB):
             j1 = min(j0 + _NB, k)
-            for j in range(j0, j1):
+            if lu.shape[0] == 1:  # one matrix: the same steps with scalar pivots
+                _panel_one(lu[0], piv[0], j0, j1)
+            for j in (range(0) if lu.shape[0] == 1 else range(j0, j1)):
                 p = j + xp.argmax(xp.abs(lu[:, j:, j]), axis=1)
                 piv[:, j] = p
                 if (p != j).any():
@@ -162,9 +177,15 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
                 d = lu[:, j, j]
                 lu[:, j + 1:, j] /= xp.where(d == 0, 1.0, d)[:, None]
                 lu[:, j + 1:, j + 1:j1] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:j1]
-            if j1 < n:
-                for i in range(j0 + 1, j1):  # U12 = L11^-1 A12
-                    lu[:, i:i + 1, j1:] -= lu[:, i:i + 1, j0:i] @ lu[:, j0:i, j1:]
+            if j1 < n:  # U12 = L11^-1 A12
+                l11 = xp.tril(lu[:, j0:j1, j0:j1], -1) + xp.eye(j1 - j0, dtype=lu.dtype)
+                if xp.isfinite(l11).all():
+                    # LAPACK's gesv on the unit lower L11 (|l| <= 1: it swaps no rows, its
+                    # factors are L11 and I) is the forward substitution, in one call
+                    lu[:, j0:j1, j1:] = xp.linalg.solve(l11, lu[:, j0:j1, j1:])
+                else:  # nan: row by row, so it spreads only where substitution spreads it
+                    for i in range(j0 + 1, j1):
+                        lu[:, i:i + 1, j1:] -= lu[:, i:i + 1, j0:i] @ lu[:, j0:i, j1:]
                 if j1 < m:
                     lu[:, j1:, j1:] -= lu[:, j1:, j0:j1] @ lu[:, j0:j1, j1:]
     piv += 1
