@@ -58,7 +58,7 @@ from gradsum.ops import inplace as _inplace
 from gradsum.ops import reduction as _reduction
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, select, select_grad
+from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_grad
 from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
@@ -1357,14 +1357,17 @@ class _Act:
     """An elementwise activation ``y = f(x)`` with torch's gradient rules: ``deriv`` maps the
     input array to ``f'(x)`` (torch's masks at the kinks and at nan), ``second(gg, g, x)`` is
     the gradient that the backward's output sends ``x`` (None: a piecewise-linear ``f``, whose
-    backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's."""
+    backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's.
+    ``rule(g, x)``, if given, is the whole backward ``g * f'(x)`` on two float32/float64
+    arrays of one shape and dtype (a kernel's own faster formulation, with ``deriv``'s
+    values bit for bit)."""
 
-    __slots__ = ("bwd", "deriv", "fwd", "scale", "second")
+    __slots__ = ("bwd", "deriv", "fwd", "rule", "scale", "second")
 
     def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
-                 second: Any = None, scale: float = 1.0) -> None:
+                 second: Any = None, scale: float = 1.0, rule: Any = None) -> None:
         self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
-        self.scale = scale
+        self.scale, self.rule = scale, rule
 
 
 class _ActBackward(Node):
@@ -1414,9 +1417,11 @@ def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
     ``deriv`` (a piecewise-linear ``f``) is where the gradient passes: torch's kernels select
     (``cond ? g : 0``), so an inf or nan ``g`` where it does not pass gives 0 (see note
     "Select, don't multiply" in ``ops/elementwise.py``); a ``scale`` multiplies what passes."""
-    ga = g._array
-    d = act.deriv(x._array)
-    if d.__class__ is tuple:  # (where the gradient passes, the derivative there)
+    ga, xa = g._array, x._array
+    if (act.rule is not None and ga.dtype is xa.dtype and ga.dtype in _F32_F64
+            and ga.shape == xa.shape and ga.ndim):
+        out = act.rule(ga, xa)
+    elif (d := act.deriv(xa)).__class__ is tuple:  # (where it passes, the derivative there)
         out = select_grad(xp.asarray(ga * d[1].astype(ga.dtype, copy=False)), ~d[0])
     elif d.dtype.kind == "b":
         out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale), ~d)
@@ -1608,13 +1613,13 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
         with xp.errstate(invalid="ignore"):
             if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
                 out = x + 3
-                xp.maximum(out, 0, out=out)
-                xp.minimum(out, 6, out=out)
+                xp.clip(out, 0, 6, out=out)  # (one pass: max then min, nan kept)
                 out *= x
                 out /= 6
             else:
                 out = xp.asarray(x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6, dtype=x.dtype)
-        return _act(t, out, _Act(*_HARDSWISH_NODES, _hardswish_deriv, _hardswish_second))
+        return _act(t, out, _Act(*_HARDSWISH_NODES, _hardswish_deriv, _hardswish_second,
+                                 rule=_hardswish_rule))
 
     return _run_inplace(input, "hardswish_", fn) if inplace else fn(input)
 
@@ -1627,6 +1632,31 @@ def _hardswish_deriv(x: Any) -> tuple[Any, Any]:
         v += 0.5
         return ~(x <= -3), select(x < 3, v, xp.ones_like(v))
     return ~(x <= -3), xp.where(x < 3, x / 3 + 0.5, 1.0)
+
+
+def _hardswish_rule(g: Any, x: Any) -> Any:
+    """:func:`_hardswish_deriv`'s gradient on the bits, in fewer passes: ``g * (x / 3 + 1/2)``
+    and-ed with an all-ones mask inside (-3, 3), or-ed with ``g`` and-ed with one from 3 on
+    (nan included); up to -3 both masks are zero, so 0 (+0) whatever ``g`` is, as torch's
+    select. The masks negated as int8 and widened with their sign."""
+    it = _INT_OF[x.dtype.itemsize]
+    inside = xp.less(x, 3)
+    above = ~inside
+    inside &= xp.greater(x, -3)
+    masks = []
+    for b in (inside, above):
+        b8 = b.view(xp.int8)
+        xp.negative(b8, out=b8)
+        masks.append(b8.astype(it))
+    d = xp.divide(x, 3)
+    d += 0.5
+    d *= g
+    di = d.view(it)
+    di &= masks[0]
+    m = masks[1]
+    m &= g.view(it)
+    di |= m
+    return d
 
 
 def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
