@@ -529,7 +529,7 @@ def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
     with xp.errstate(divide="ignore", invalid="ignore"):
         try:
             if rounding_mode == "floor":
-                out = xp.floor_divide(x, y)
+                out = _floor_divide(x, y)
             elif x.dtype.kind in "fV":
                 out = xp.trunc(x / y)
             else:
@@ -1153,17 +1153,87 @@ class RemainderBackward1(Node):
         return ga, gb
 
 
+def _fmod(x: Any, y: Any, remainder: bool = False) -> Any:
+    """NumPy's ``fmod`` (exact), for float32 at the speed of a few vectorised passes.
+
+    float32 operands are computed in float64, where ``x - trunc(x / y) * y`` is exact for
+    quotients below 2**29 (the product has at most 53 bits, and the difference is the exact
+    remainder, which float32 holds) whenever the truncated rounded quotient is the exact
+    one's; an element where it is not gives a remainder of the wrong sign, and goes through
+    NumPy's loop with the quotients that are too large and the non-finite ones. The sign of
+    a zero is the dividend's, as C's fmod. ``remainder``: float32 only, moved by one divisor
+    where the signs differ (:func:`_remainder`)."""
+    if xp.result_type(x, y) != xp.float32 or not (xp.ndim(x) or xp.ndim(y)):
+        return xp.fmod(x, y)
+    x, y = xp.asarray(x, dtype=xp.float32), xp.asarray(y, dtype=xp.float32)  # (NumPy's casts)
+    n = x.size
+    if n > 2 * _FMOD_BLOCK and x.flags.c_contiguous and (
+            y.ndim == 0 or (y.shape == x.shape and y.flags.c_contiguous)):
+        # (in blocks that stay in cache: the passes over float64 temporaries of a large
+        # input would each go to memory)
+        out = xp.empty(x.shape, xp.float32)
+        xf, of = x.reshape(-1), out.reshape(-1)
+        yf = y if y.ndim == 0 else y.reshape(-1)
+        for i in range(0, n, _FMOD_BLOCK):
+            j = i + _FMOD_BLOCK
+            of[i:j] = _fmod_f32(xf[i:j], yf if y.ndim == 0 else yf[i:j], remainder)
+        return out
+    return _fmod_f32(x, y, remainder)
+
+
+_FMOD_BLOCK = 1 << 16
+
+
+def _fmod_f32(x: Any, y: Any, remainder: bool) -> Any:
+    """:func:`_fmod` of float32 arrays, in one go. ``remainder``: the quotient rounded down
+    instead of toward zero, which gives the exact ``fmod + y`` where the signs differ, in
+    float64 (as that sum of two float32 numbers, rounded once to float64 then to float32:
+    the float32 sum, as 53 >= 2 * 24 + 2 bits) and the sign of ``x`` for a zero."""
+    x64, y64 = x.astype(xp.float64), y.astype(xp.float64)
+    t = xp.asarray(xp.true_divide(x64, y64))
+    (xp.floor if remainder else xp.trunc)(t, out=t)
+    r = xp.abs(t)
+    ok = xp.less(r, 2.0 ** 29)
+    xp.multiply(t, y64, out=r)
+    xp.subtract(x64, r, out=r)
+    # (a quotient rounded to a whole number one too far leaves a remainder of the wrong
+    # sign; one too near cannot occur, as whole numbers are representable; nan: not finite)
+    xp.multiply(r, y64 if remainder else x64, out=t)
+    ok &= xp.greater_equal(t, 0)
+    out = r.astype(xp.float32)  # (exact, or the float32 sum as above)
+    if not remainder:
+        xp.copysign(out, x, out=out)
+    else:
+        zero = out == 0
+        if zero.any():
+            xp.copysign(out, xp.broadcast_to(x, out.shape), out=out, where=zero)
+    if not ok.all():
+        bad = ~ok
+        xs = xp.broadcast_to(x, out.shape)[bad]
+        ys = xp.broadcast_to(y, out.shape)[bad] if xp.ndim(y) else y
+        out[bad] = _remainder_fmod(xs, ys) if remainder else xp.fmod(xs, ys)
+    return out
+
+
+def _remainder_fmod(x: Any, y: Any) -> Any:
+    """torch's float ``remainder`` from NumPy's ``fmod``: moved by one divisor where the
+    signs differ."""
+    out = xp.asarray(xp.fmod(x, y))
+    fix = (out != 0) & ((out < 0) != (xp.asarray(y) < 0))
+    if fix.any():
+        out = xp.where(fix, out + y, out)
+    return out
+
+
 def _remainder(x: Any, y: Any) -> Any:
     """torch's ``remainder``: ``fmod``, moved by one divisor when the signs differ. For floats
     it differs from NumPy's only in the sign of a zero (``0 % -1`` is 0.0 in torch, -0.0 in
     NumPy), which ``1 / r`` or ``copysign`` would expose."""
     if xp.result_type(x, y).kind not in "fV":  # (either may be a Python number)
         return xp.remainder(x, y)
-    out = xp.asarray(xp.fmod(x, y))
-    fix = (out != 0) & ((out < 0) != (xp.asarray(y) < 0))
-    if fix.any():
-        out = xp.where(fix, out + y, out)
-    return out
+    if xp.result_type(x, y) == xp.float32 and (xp.ndim(x) or xp.ndim(y)):
+        return _fmod(x, y, remainder=True)
+    return _remainder_fmod(x, y)
 
 
 @register("remainder")
