@@ -158,7 +158,7 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
     # float32 were no more accurate than the column-by-column ones (max ULP error against a
     # float64 LU within noise of each other, a few hundred ULP either way); this is ~0.5 ULP
     lu = xp.array(a, dtype=xp.float64 if a.dtype == xp.float32 else a.dtype,
-                  copy=True).reshape((-1, m, n))
+                  copy=True, order="C").reshape((-1, m, n))
     k = min(m, n)
     piv = xp.zeros((lu.shape[0], k), dtype=xp.int32)
     rows = xp.arange(lu.shape[0])
