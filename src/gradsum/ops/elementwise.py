@@ -1627,7 +1627,19 @@ def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
     ga = g._array
     xa = a._array
     if ga.dtype is xa.dtype and ga.dtype in _F32_F64 and ga.shape == xa.shape and ga.ndim:
-        t = select(xa > 0, ga, ga * slope)  # (torch: x > 0 ? g : g * slope)
+        sv = xp.asarray(slope, dtype=ga.dtype)
+        if slope.__class__ in (int, float) and xp.isfinite(sv):
+            # (torch: x > 0 ? g : g * slope, as g times 1 or slope: the factor's bits from the
+            # mask times (1 ^ slope) xor slope, as integers; g * 1 is g)
+            it = _INT_OF[ga.dtype.itemsize]
+            svi = sv.view(it)
+            m = xp.greater(xa, 0).astype(it)
+            m *= xp.asarray(1, dtype=ga.dtype).view(it) ^ svi
+            m ^= svi
+            t = m.view(ga.dtype)
+            t *= ga
+        else:
+            t = select(xa > 0, ga, ga * slope)
     else:
         t = ga * xp.where(xa > 0, 1.0, slope).astype(ga.dtype, copy=False)
     if t.__class__ is not _ndarray:
