@@ -221,6 +221,16 @@ def _int_binary(name: str, kernel: str, input: Any, other: Any) -> tuple[Any, An
     return x, y
 
 
+def _shifts_in_range(y: Any, bits: int) -> bool:
+    """Whether every shift amount is in ``[0, bits)`` (NumPy's shifts are then torch's)."""
+    if not y.size:
+        return False
+    if y.ndim == 0:
+        return 0 <= int(y) < bits
+    # (one pass: a negative amount, seen unsigned, is at least 2**63 (int64) > bits)
+    return bool((y.view(f"u{y.dtype.itemsize}") < bits).all())
+
+
 @register("bitwise_left_shift")
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """``input << other`` for integer tensors (a shift by the bit width or more, or by a
@@ -233,6 +243,8 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """
     x, y = _int_binary("bitwise_left_shift", "lshift_cpu", input, other)
     bits = x.dtype.itemsize * 8
+    if _shifts_in_range(y, bits):
+        return _make(xp.asarray(xp.left_shift(x, y), dtype=x.dtype))
     bad = (y < 0) | (y >= bits)
     out = xp.where(bad, 0, xp.left_shift(x, xp.clip(y, 0, bits - 1)))
     return _make(xp.asarray(out, dtype=x.dtype))
@@ -250,6 +262,8 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """
     x, y = _int_binary("bitwise_right_shift", "rshift_cpu", input, other)
     bits = x.dtype.itemsize * 8
+    if _shifts_in_range(y, bits):
+        return _make(xp.asarray(xp.right_shift(x, y), dtype=x.dtype))
     y = xp.where((y < 0) | (y >= bits), bits - 1, y)
     return _make(xp.asarray(xp.right_shift(x, y.astype(x.dtype)), dtype=x.dtype))
 
