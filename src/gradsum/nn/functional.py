@@ -1812,7 +1812,20 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     def fn(t: Tensor) -> Tensor:
         x = t._array
         if x.dtype in _F32_F64 and x.ndim:
-            out = select(x <= threshold, xp.full(x.shape, value, dtype=x.dtype), x)
+            # (x > threshold ? x : value on the bits: value ^ ((x ^ value) & keep), the keep
+            # mask (nan kept) negated as int8 and widened with its sign)
+            it = _INT_OF[x.dtype.itemsize]
+            vi = xp.asarray(value, dtype=x.dtype).view(it)
+            keep = ~(x <= threshold)
+            k8 = keep.view(xp.int8)
+            xp.negative(k8, out=k8)
+            m = k8.astype(it)
+            if vi:
+                m &= xp.bitwise_xor(x.view(it), vi)
+                m ^= vi
+            else:  # (value +0: the kept bits only)
+                m &= x.view(it)
+            out = m.view(x.dtype)
         else:
             out = xp.asarray(xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x),
                              dtype=x.dtype)
