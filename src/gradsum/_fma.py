@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -133,15 +134,26 @@ def _fma32(a: Any, x: Any, y: Any) -> Any:
     else:
         s += float(y)
     out = s.astype(_f32)
-    # the float64 sums on a float32 tie: their low 29 bits are 2**28, shifted to the top the
-    # least int64 (so the minimum says whether there is one)
-    shifted = xp.left_shift(s.view(_i64), 35, out=_scratch(2, shape, n, _i64))
-    # (and the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without
-    # the sign, where 0 wraps past the bound)
+    # (the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without the
+    # sign, where 0 wraps past the bound)
     twice = xp.left_shift(out.view(_u32), 1, out=_scratch(3, shape, n, _u32))
     twice -= 2
-    if n and (shifted.min() == _TIE_SHIFTED or twice.min() < _TINY_BITS):
-        suspect = (shifted == _TIE_SHIFTED) | (twice < _TINY_BITS)
+    if not a.ndim and abs(math.frexp(float(a))[0]) in (0.5, 0.0):
+        # a power of two (or zero): a * x is a float32 number (24 bits; a subnormal result is
+        # tested below), and the double rounding of the sum of two such numbers through
+        # float64 (53 >= 2 * 24 + 2 bits) is the correct rounding (Figueroa, "When is double
+        # rounding innocuous?", 1995): no tie to redo
+        shifted = None
+        suspicious = bool(n) and twice.min() < _TINY_BITS
+    else:
+        # the float64 sums on a float32 tie: their low 29 bits are 2**28, shifted to the top
+        # the least int64 (so the minimum says whether there is one)
+        shifted = xp.left_shift(s.view(_i64), 35, out=_scratch(2, shape, n, _i64))
+        suspicious = bool(n) and (shifted.min() == _TIE_SHIFTED or twice.min() < _TINY_BITS)
+    if suspicious:
+        suspect = twice < _TINY_BITS
+        if shifted is not None:
+            suspect |= shifted == _TIE_SHIFTED
         idx = xp.nonzero(suspect.reshape(-1))
         p = xp.multiply(xp.broadcast_to(x, shape).reshape(-1)[idx],
                         xp.broadcast_to(a, shape).reshape(-1)[idx], dtype=_f64)
