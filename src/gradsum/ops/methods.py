@@ -1610,6 +1610,10 @@ def _as_strided_backward(g: Tensor, in_geom: tuple[Any, ...], out_geom: tuple[An
     then read back with the input's geometry. Written in gradsum ops (put/take): linear in
     ``g``, so double backward works."""
     in_size = in_geom[0]
+    if not (_state.enabled and g.requires_grad):
+        fast = _as_strided_backward_array(g._array, in_geom, out_geom)
+        if fast is not None:
+            return _make(fast)
     inp = _geometry_indices(*in_geom)
     outp = _geometry_indices(*out_geom)
     if inp.size == 0 or outp.size == 0:
@@ -1623,6 +1627,69 @@ def _as_strided_backward(g: Tensor, in_geom: tuple[Any, ...], out_geom: tuple[An
         inv = xp.where(count > 0, 1.0 / xp.maximum(count, 1), 0.0).astype(g._array.dtype)
         buf = buf * _make(inv)
     return F.take(buf, _make(inp - lo))
+
+
+def _overlap_free(size: Sequence[int], stride: Sequence[int]) -> bool:
+    """Whether no two elements of a ``(size, stride)`` geometry share a storage index."""
+    reach = 0  # (the largest offset the inner dimensions reach)
+    for st, n in sorted((st, n) for n, st in zip(size, stride) if n != 1):
+        if st <= reach:
+            return False
+        reach += (n - 1) * st
+    return True
+
+
+def _strided(buf: Any, geom: tuple[Any, ...], lo: int) -> Any:
+    size, stride, off = geom
+    return xp.lib.stride_tricks.as_strided(
+        buf[off - lo:], shape=tuple(size), strides=tuple(st * buf.itemsize for st in stride))
+
+
+def _as_strided_backward_array(g: Any, in_geom: tuple[Any, ...], out_geom: tuple[Any, ...]
+                               ) -> Any:
+    """:func:`_as_strided_backward` without a graph, as strided adds into the storage buffer,
+    where that gives the same sums in the same order: the input's elements share no memory
+    (nothing to divide), and the output's windows are added one slice at a time along a
+    leading run of dimensions (the order ``put`` adds them in), or along one dimension of 2
+    (a sum of two, in either order), the rest free of overlap; None otherwise."""
+    (in_size, in_stride, in_off), (size, stride, off) = in_geom, out_geom
+    if not all(in_size) or not all(size) or not _overlap_free(in_size, in_stride):
+        return None
+    nd = len(size)
+    loop: tuple[int, ...] | None = None
+    if _overlap_free(size, stride):
+        loop = ()
+    else:
+        for d in range(nd):
+            if size[d] == 2 and _overlap_free(size[:d] + size[d + 1:],
+                                              stride[:d] + stride[d + 1:]):
+                loop = (d,)
+                break
+        else:
+            count = 1
+            for k in range(1, nd):
+                count *= size[k - 1]
+                if count > 64:
+                    break
+                if _overlap_free(size[k:], stride[k:]):
+                    loop = tuple(range(k))
+                    break
+    if loop is None:
+        return None
+    lo = min(in_off, off)
+    hi = max(in_off + sum((n - 1) * st for n, st in zip(in_size, in_stride)),
+             off + sum((n - 1) * st for n, st in zip(size, stride))) + 1
+    buf = xp.zeros(hi - lo, dtype=g.dtype)
+    view = _strided(buf, out_geom, lo)
+    if not loop:
+        view += g  # (0 + g, as put's sums: a -0 becomes +0)
+    else:
+        keys = [(slice(None),) * nd]
+        for d in loop:
+            keys = [k[:d] + (i,) + k[d + 1:] for k in keys for i in range(size[d])]
+        for k in keys:
+            view[k] += g[k]
+    return xp.ascontiguousarray(_strided(buf, in_geom, lo))
 
 
 class AsStridedBackward0(Node):
