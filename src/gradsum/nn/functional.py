@@ -1590,7 +1590,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
             if x.dtype in _F32_F64 and x.ndim:  # (add and clamp in place: the same values)
                 u = x + 3.0
                 xp.clip(u, 0.0, 6.0, out=u)
-                const = ops.div(_make(u), 6.0)
+                u /= 6.0
+                const = _make(u)
             else:
                 const = ops.div(ops.clamp(ops.add(t, 3.0), 0.0, 6.0), 6.0)
         if not needs_grad(t):
