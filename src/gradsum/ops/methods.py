@@ -505,8 +505,14 @@ def angle(input: Tensor) -> Tensor:
         [3.1415927410125732, 0.0]
     """
     x = _unary_float(input)
-    out = xp.where(x < 0, xp.asarray(math.pi, dtype=x.dtype), xp.zeros((), dtype=x.dtype))
-    out = xp.where(xp.isnan(x), x, out).astype(x.dtype, copy=False)
+    if x.dtype.kind == "f" and x.ndim:  # (pi times the sign test: no per-element branch)
+        out = xp.multiply(x < 0, xp.asarray(math.pi, dtype=x.dtype))
+        nan = xp.isnan(x)
+        if nan.any():
+            out = xp.where(nan, x, out)
+    else:
+        out = xp.where(x < 0, xp.asarray(math.pi, dtype=x.dtype), xp.zeros((), dtype=x.dtype))
+        out = xp.where(xp.isnan(x), x, out).astype(x.dtype, copy=False)
     if not needs_grad(input):
         return _make(out)
     node = AngleBackward0()
