@@ -73,8 +73,26 @@ def _back(out: Any, x: Any) -> Any:
         return xp.asarray(out).astype(x.dtype, copy=False)
 
 
+#: the block (elements) a long series runs over at a time: its buffers stay in cache
+_BLOCK = 1 << 14
+
+
+def _blocked(fn: Any, x: Any, coeffs: tuple[float, ...]) -> Any:
+    """``fn(x, coeffs)`` over blocks of ``_BLOCK`` elements of a long ``x`` (each pass of a
+    long series then runs in cache, not through memory), the same values."""
+    flat = xp.ravel(x)
+    first = fn(flat[:_BLOCK], coeffs)
+    out = xp.empty(flat.shape, dtype=first.dtype)
+    out[:_BLOCK] = first
+    for i in range(_BLOCK, flat.size, _BLOCK):
+        out[i:i + _BLOCK] = fn(flat[i:i + _BLOCK], coeffs)
+    return out.reshape(xp.shape(x))
+
+
 def _poly(x: Any, coeffs: tuple[float, ...]) -> Any:
     """Horner, highest power first (Cephes' ``polevl``)."""
+    if xp.size(x) > 4 * _BLOCK:
+        return _blocked(_poly, x, coeffs)
     acc = xp.asarray(xp.zeros_like(x) + coeffs[0])
     for c in coeffs[1:]:  # (in place: the same roundings as acc * x + c)
         acc *= x
@@ -84,6 +102,8 @@ def _poly(x: Any, coeffs: tuple[float, ...]) -> Any:
 
 def _chbevl(x: Any, coeffs: tuple[float, ...]) -> Any:
     """Clenshaw's sum of a Chebyshev series (Cephes' ``chbevl``)."""
+    if xp.size(x) > 4 * _BLOCK:
+        return _blocked(_chbevl, x, coeffs)
     b0 = xp.asarray(xp.zeros_like(x) + coeffs[0])
     b1 = xp.zeros_like(b0)
     b2 = xp.zeros_like(b0)
