@@ -107,7 +107,10 @@ def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
     Blocked: the rows of each block of ``_NB`` first take one product with the rows already
     solved, then are substituted one by one within the block (each row sees the same
     products as a row-by-row substitution, so a zero on the diagonal gives the same inf/nan)."""
-    x = xp.array(b, dtype=xp.result_type(a, b), copy=True)
+    dt = xp.result_type(a, b)
+    if dt == xp.float32:  # float32 substituted in float64 and rounded once (as _getrf)
+        a = a.astype(xp.float64)
+    x = xp.array(b, dtype=xp.float64 if dt == xp.float32 else dt, copy=True)
     n = a.shape[-1]
     starts = range(0, n, _NB)
     with xp.errstate(**_ERR):
@@ -124,7 +127,7 @@ def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
                     x[..., i:i + 1, :] -= a[..., i:i + 1, s:i] @ x[..., s:i, :]
                 if not unit:
                     x[..., i, :] /= a[..., i, i, None]
-    return x
+    return x.astype(dt, copy=False)
 
 
 #: block size of the blocked LU and triangular substitution
@@ -226,18 +229,21 @@ def _take_rows(b: Any, perm: Any) -> Any:
 def _getrs(lu: Any, piv: Any, b: Any, adjoint: bool) -> Any:
     """``A X = B`` (``A^T X = B`` with ``adjoint``) from the LU factors; batches broadcast."""
     n = lu.shape[-1]
+    dt = xp.result_type(lu, b)
+    if dt == xp.float32:  # both substitutions in float64, rounded once
+        lu, b = lu.astype(xp.float64), b.astype(xp.float64)
     batch = xp.broadcast_shapes(lu.shape[:-2], b.shape[:-2])
     lu = xp.broadcast_to(lu, batch + lu.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     perm = xp.broadcast_to(_perm(piv, n), batch + (n,))
     if not adjoint:
         y = _trsm(lu, _take_rows(b, perm), upper=False, unit=True)
-        return _trsm(lu, y, upper=True)
+        return _trsm(lu, y, upper=True).astype(dt, copy=False)
     luT = xp.swapaxes(lu, -1, -2)
     z = _trsm(luT, _trsm(luT, b, upper=False), upper=True, unit=True)
     out = xp.empty_like(z)
     xp.put_along_axis(out, perm[..., :, None], z, axis=-2)
-    return out
+    return out.astype(dt, copy=False)
 
 
 def _unpack_arrays(lu: Any, piv: Any) -> tuple[Any, Any, Any]:
