@@ -168,6 +168,8 @@ def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> Non
 
 
 def _check_cast(self: Tensor, other: Any, name: str) -> None:
+    if other.__class__ is Tensor and other._array.dtype == self._array.dtype:
+        return  # (the common case: the same dtype casts)
     rt = D.result_type(self, other) if other is not None else self.dtype
     if not D.can_cast(rt, self.dtype):
         raise RuntimeError(_messages.cast_inplace(rt.name, self.dtype.name, name))
@@ -465,7 +467,9 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
         # (a floating self: x + alpha * y in one rounding, below, as the out-of-place op)
         fused = alpha != 1 and self._array.dtype.kind in "fV" and not isinstance(alpha, bool)
         if alpha != 1:
-            if y.__class__ is xp.ndarray:  # (alpha * other in the result dtype, as torch)
+            if y.__class__ is xp.ndarray and not (other.__class__ is Tensor
+                                                  and y.dtype == self._array.dtype):
+                # (alpha * other in the result dtype, as torch; the same dtype is that)
                 rt = D.result_type(self, other).np
                 y = y if y.dtype == rt else y.astype(rt)
             if not fused:
