@@ -1532,12 +1532,20 @@ def one_hot(index: Tensor, num_classes: int = -1) -> Tensor:
     idx = index._array
     if idx.dtype.kind not in "iu":
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    if idx.size and idx.min() < 0:
+    if not idx.size:
+        n = int(idx.max()) + 1 if num_classes == -1 else num_classes
+        return _make(xp.zeros(idx.shape + (n,), dtype=xp.int64))
+    if idx.min() < 0:
         raise RuntimeError("Class values must be non-negative.")
-    n = int(idx.max()) + 1 if num_classes == -1 else num_classes
-    if idx.size and idx.max() >= n:
+    hi = int(idx.max())
+    n = hi + 1 if num_classes == -1 else num_classes
+    if hi >= n:
         raise RuntimeError("Class values must be smaller than num_classes.")
-    out = (idx[..., None] == xp.arange(n)).astype(xp.int64)
+    # (zeros, then a 1 at each row's class: no comparison against every class)
+    out = xp.zeros(idx.shape + (n,), dtype=xp.int64)
+    flat = xp.arange(0, idx.size * n, n, dtype=xp.int64)
+    flat += idx.reshape(-1)
+    out.reshape(-1)[flat] = 1
     return _make(out)
 
 
