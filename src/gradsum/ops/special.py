@@ -150,6 +150,12 @@ def _erfinv_narrow(y: Any) -> Any:
     by :func:`_erfinv_array` (Giles' guess and a Newton step on ``log erfc``). Max error
     against mpmath 0.5 units of float32 (as that path's everywhere)."""
     sh = xp.shape(y)
+    if xp.size(y) > 1 << 17:  # (in blocks: the scratch buffers stay in cache; the same values)
+        flat = xp.ravel(y)
+        res = xp.empty(flat.shape, dtype=flat.dtype)
+        for i in range(0, flat.size, 1 << 15):
+            res[i:i + (1 << 15)] = _erfinv_narrow(flat[i:i + (1 << 15)])
+        return res.reshape(sh)
     y1 = xp.atleast_1d(y)
     s1 = y1.shape
     ay = xp.abs(y1, out=_scratch(60, s1), dtype=_F64)

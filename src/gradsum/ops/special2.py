@@ -252,6 +252,12 @@ def _i0e_i1e(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> A
     on every element (clamped), the series in ``32/|x| - 2`` beyond 8 on those elements only
     (rare in practice: picked by index)."""
     shape = xp.shape(x)
+    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+        flat = xp.ravel(x)
+        res = xp.empty(flat.shape, dtype=xp.float64)
+        for i in range(0, flat.size, _BLOCK):
+            res[i:i + _BLOCK] = _i0e_i1e(flat[i:i + _BLOCK], a, b, odd)
+        return res.reshape(shape)
     x = xp.atleast_1d(x)
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
@@ -424,6 +430,12 @@ def _erfcx_array(x: Any) -> Any:
     are blended with products of 0 and 1 (no select)."""
     exact = xp.asarray(x).dtype.itemsize >= 8
     shape = xp.shape(x)
+    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+        flat = xp.ravel(x)
+        res = xp.empty(flat.shape, dtype=xp.float64)
+        for i in range(0, flat.size, _BLOCK):
+            res[i:i + _BLOCK] = _erfcx_array(flat[i:i + _BLOCK])
+        return res.reshape(shape)
     x = xp.atleast_1d(_f64(x))
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
@@ -886,6 +898,12 @@ def _i_exp(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> Any
     :func:`_i0e_i1e` with its roundings (``exp(|x|) series |x|`` below 8, ``exp(|x|)
     series / sqrt(|x|)`` beyond, on those elements only)."""
     shape = xp.shape(x)
+    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+        flat = xp.ravel(x)
+        res = xp.empty(flat.shape, dtype=xp.float64)
+        for i in range(0, flat.size, _BLOCK):
+            res[i:i + _BLOCK] = _i_exp(flat[i:i + _BLOCK], a, b, odd)
+        return res.reshape(shape)
     x = xp.atleast_1d(x)
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
