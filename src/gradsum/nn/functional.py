@@ -1474,9 +1474,23 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float,
         if input_scale != 1.0:
             neg *= input_scale
         xp.expm1(neg, out=neg)
-        neg *= alpha * scale
-        out = select(x > 0, x if scale == 1.0 else x * scale, neg)
-        return _act(input, out, _elu_act(alpha, scale, input_scale, celu))
+        a_s = alpha * scale
+        neg *= a_s
+        if not (math.isfinite(a_s) and scale > 0 and (
+                a_s >= 0 < input_scale or a_s < 0 > input_scale)):
+            out = select(x > 0, x if scale == 1.0 else x * scale, neg)
+            return _act(input, out, _elu_act(alpha, scale, input_scale, celu))
+        # (x > 0 ? x * scale : neg as the bits of max(x, 0) * scale or-ed with neg's: where
+        # x > 0 neg is expm1(0 * input_scale) * alpha * scale, +0 for these signs; elsewhere
+        # max(x, 0) * scale is a zero, +0 (the same values as that select); a nan x gives its
+        # nan in both)
+        it = _INT_OF[x.dtype.itemsize]
+        pos = xp.maximum(x, 0)
+        if scale != 1.0:
+            pos *= scale
+        pi = pos.view(it)
+        pi |= neg.view(it)
+        return _act(input, pos, _elu_act(alpha, scale, input_scale, celu))
     if input_scale != 1.0:
         neg = neg * input_scale
     neg = xp.expm1(neg) * (alpha * scale)
@@ -1502,7 +1516,15 @@ def _elu_act(alpha: float, scale: float, input_scale: float, celu: bool = False)
         e *= coef
         if coef == scale:
             return e
-        return select(x <= 0, e, xp.full(x.shape, scale, dtype=x.dtype))
+        # (where x > 0 or nan, e is exp(0) * coef = coef exactly: its bits xor-ed with those
+        # of coef ^ scale give scale's; the mask widened, times that)
+        it = _INT_OF[x.dtype.itemsize]
+        sc = xp.asarray([coef, scale], dtype=x.dtype).view(it)
+        m = (~(x <= 0)).astype(it)
+        m *= sc[0] ^ sc[1]
+        ei = e.view(it)
+        ei ^= m
+        return e
 
     def second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
         neg = _make(x._array < 0)
