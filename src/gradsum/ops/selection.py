@@ -809,10 +809,14 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                                return_inverse, return_counts)
     flat_m = m.reshape(n, -1)
     change = xp.ones(n, dtype=bool)
-    if n > 1:
+    if n > 1 and flat_m.shape[1] == 1:  # (single elements: no reduction along rows)
+        col = flat_m[:, 0]
+        xp.not_equal(col[1:], col[:-1], out=change[1:])
+    elif n > 1:
         change[1:] = (flat_m[1:] != flat_m[:-1]).any(axis=1)
     starts = xp.nonzero(change)[0]
-    inv = xp.cumsum(change) - 1
+    inv = xp.cumsum(change, dtype=xp.int64)
+    inv -= 1
     counts = xp.diff(xp.append(starts, n))
     out = xp.moveaxis(m[starts], 0, axis)
     if dim is None:
