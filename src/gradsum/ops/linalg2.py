@@ -100,19 +100,24 @@ def _batch(name: str, a: Any, b: Any) -> tuple[int, ...]:
 
 
 # == array kernels =============================================================================
-def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
+def _trsm(a: Any, b: Any, upper: bool, unit: bool = False, wide: bool = False) -> Any:
     """``X`` with ``tri(A) X = B`` by substitution (batches already broadcast); only the
     ``upper``/lower triangle of ``a`` is read, its diagonal taken as ones when ``unit``.
 
     Blocked: the rows of each block of ``_NB`` first take one product with the rows already
     solved, then are substituted one by one within the block (each row sees the same
-    products as a row-by-row substitution, so a zero on the diagonal gives the same inf/nan)."""
+    products as a row-by-row substitution, so a zero on the diagonal gives the same inf/nan).
+    A float32 problem is worked in float64 (``wide``: the caller already widened it) and
+    rounded once; with finite entries each diagonal block is then applied as its inverse
+    (float64's error far below float32's spacing), falling back to the rows for a singular
+    block."""
     dt = xp.result_type(a, b)
-    if dt == xp.float32:  # float32 substituted in float64 and rounded once (as _getrf)
-        a = a.astype(xp.float64)
+    if dt == xp.float32:
+        a, wide = a.astype(xp.float64), True
     x = xp.array(b, dtype=xp.float64 if dt == xp.float32 else dt, copy=True)
     n = a.shape[-1]
     starts = range(0, n, _NB)
+    by_inverse = wide and bool(xp.isfinite(a).all()) and bool(xp.isfinite(x).all())
     with xp.errstate(**_ERR):
         for s in (reversed(starts) if upper else starts):
             e = min(s + _NB, n)
@@ -120,6 +125,16 @@ def _trsm(a: Any, b: Any, upper: bool, unit: bool = False) -> Any:
                 x[..., s:e, :] -= a[..., s:e, e:] @ x[..., e:, :]
             elif not upper and s:
                 x[..., s:e, :] -= a[..., s:e, :s] @ x[..., :s, :]
+            if by_inverse:
+                t = a[..., s:e, s:e]
+                t = xp.triu(t, int(unit)) if upper else xp.tril(t, -int(unit))
+                if unit:
+                    t = t + xp.eye(e - s, dtype=t.dtype)
+                try:
+                    x[..., s:e, :] = xp.linalg.inv(t) @ x[..., s:e, :]
+                    continue
+                except xp.linalg.LinAlgError:
+                    pass
             for i in (range(e - 1, s - 1, -1) if upper else range(s, e)):
                 if upper and i + 1 < e:
                     x[..., i:i + 1, :] -= a[..., i:i + 1, i + 1:e] @ x[..., i + 1:e, :]
@@ -236,11 +251,12 @@ def _getrs(lu: Any, piv: Any, b: Any, adjoint: bool) -> Any:
     lu = xp.broadcast_to(lu, batch + lu.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     perm = xp.broadcast_to(_perm(piv, n), batch + (n,))
+    wide = dt == xp.float32
     if not adjoint:
-        y = _trsm(lu, _take_rows(b, perm), upper=False, unit=True)
-        return _trsm(lu, y, upper=True).astype(dt, copy=False)
+        y = _trsm(lu, _take_rows(b, perm), upper=False, unit=True, wide=wide)
+        return _trsm(lu, y, upper=True, wide=wide).astype(dt, copy=False)
     luT = xp.swapaxes(lu, -1, -2)
-    z = _trsm(luT, _trsm(luT, b, upper=False), upper=True, unit=True)
+    z = _trsm(luT, _trsm(luT, b, upper=False, wide=wide), upper=True, unit=True, wide=wide)
     out = xp.empty_like(z)
     xp.put_along_axis(out, perm[..., :, None], z, axis=-2)
     return out.astype(dt, copy=False)
