@@ -757,11 +757,28 @@ class Module:
         if remove_duplicate:
             memo.add(self)
         yield prefix, self
-        for name, module in self._modules.items():
-            if module is None:
-                continue
-            sub = prefix + ("." if prefix else "") + name
-            yield from module.named_modules(memo, sub, remove_duplicate)
+        # The recursion (each child's named_modules in turn) with a stack of the open levels,
+        # so that a module deep in the tree is not handed up through one generator per
+        # ancestor; a child whose class overrides named_modules is still asked itself
+        stack = [(prefix, iter(self._modules.items()))]
+        while stack:
+            pre, it = stack[-1]
+            for name, module in it:
+                if module is None:
+                    continue
+                sub = pre + ("." if pre else "") + name
+                if type(module).named_modules is not Module.named_modules:
+                    yield from module.named_modules(memo, sub, remove_duplicate)
+                    continue
+                if module in memo:
+                    continue
+                if remove_duplicate:
+                    memo.add(module)
+                yield sub, module
+                stack.append((sub, iter(module._modules.items())))
+                break
+            else:
+                stack.pop()
 
     def modules(self) -> Iterator[Module]:
         """This module and every descendant (each once)."""
