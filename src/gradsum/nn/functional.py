@@ -1825,7 +1825,19 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """0 on ``[-lambd, lambd]``, ``x`` elsewhere."""
     _float_only(input, "hardshrink_cpu")
     x = input._array
-    out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
+    if x.dtype in _F32_F64 and x.ndim:
+        # (x on the bits where kept, +0 elsewhere: |x| <= lambd is -lambd <= x <= lambd, nan
+        # kept; the keep mask negated as int8 and widened with its sign, as threshold's)
+        it = _INT_OF[x.dtype.itemsize]
+        keep = xp.abs(x)
+        keep = ~(keep <= lambd)
+        k8 = keep.view(xp.int8)
+        xp.negative(k8, out=k8)
+        m = k8.astype(it)
+        m &= x.view(it)
+        out = m.view(x.dtype)
+    else:
+        out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
     # (torch's hardshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
     return _act(input, out, _Act(*_HARDSHRINK_NODES, lambda a: ~((a >= -lambd) & (a <= lambd))))
 
