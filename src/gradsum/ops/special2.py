@@ -75,6 +75,8 @@ def _back(out: Any, x: Any) -> Any:
 
 #: the block (elements) a long series runs over at a time: its buffers stay in cache
 _BLOCK = 1 << 14
+#: the size from which a whole kernel runs in blocks (below it, one pass each is cheaper)
+_BLOCK_MIN = 1 << 18
 
 
 def _blocked(fn: Any, x: Any, coeffs: tuple[float, ...]) -> Any:
@@ -86,6 +88,16 @@ def _blocked(fn: Any, x: Any, coeffs: tuple[float, ...]) -> Any:
     out[:_BLOCK] = first
     for i in range(_BLOCK, flat.size, _BLOCK):
         out[i:i + _BLOCK] = fn(flat[i:i + _BLOCK], coeffs)
+    return out.reshape(xp.shape(x))
+
+
+def _kernel_blocks(fn: Any, x: Any) -> Any:
+    """``fn(x)``, an elementwise float64 kernel, over blocks of ``_BLOCK`` elements of a long
+    ``x`` (its temporaries then stay in cache), the same values."""
+    flat = xp.ravel(x)
+    out = xp.empty(flat.shape, dtype=xp.float64)
+    for i in range(0, flat.size, _BLOCK):
+        out[i:i + _BLOCK] = fn(flat[i:i + _BLOCK])
     return out.reshape(xp.shape(x))
 
 
@@ -252,7 +264,7 @@ def _i0e_i1e(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> A
     on every element (clamped), the series in ``32/|x| - 2`` beyond 8 on those elements only
     (rare in practice: picked by index)."""
     shape = xp.shape(x)
-    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+    if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
         flat = xp.ravel(x)
         res = xp.empty(flat.shape, dtype=xp.float64)
         for i in range(0, flat.size, _BLOCK):
@@ -430,7 +442,7 @@ def _erfcx_array(x: Any) -> Any:
     are blended with products of 0 and 1 (no select)."""
     exact = xp.asarray(x).dtype.itemsize >= 8
     shape = xp.shape(x)
-    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+    if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
         flat = xp.ravel(x)
         res = xp.empty(flat.shape, dtype=xp.float64)
         for i in range(0, flat.size, _BLOCK):
@@ -473,6 +485,8 @@ def _erfcx_array(x: Any) -> Any:
 def _ndtri_array(y0: Any) -> Any:
     """Cephes' ``ndtri``: a rational function of ``y - 1/2`` in the centre and of
     ``1 / sqrt(-2 log y)`` in the tails."""
+    if xp.size(y0) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
+        return _kernel_blocks(_ndtri_array, y0)
     y0 = _f64(y0)
     with xp.errstate(**_ERR):
         hi = y0 > 1.0 - 0.13533528323661269189
@@ -499,6 +513,8 @@ def _ndtri_array(y0: Any) -> Any:
 
 
 def _log_ndtr_array(x: Any) -> Any:
+    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+        return _kernel_blocks(_log_ndtr_array, x)
     x = _f64(x)
     with xp.errstate(**_ERR):
         t = xp.atleast_1d(x * _SQRT1_2)
@@ -898,7 +914,7 @@ def _i_exp(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> Any
     :func:`_i0e_i1e` with its roundings (``exp(|x|) series |x|`` below 8, ``exp(|x|)
     series / sqrt(|x|)`` beyond, on those elements only)."""
     shape = xp.shape(x)
-    if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
+    if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
         flat = xp.ravel(x)
         res = xp.empty(flat.shape, dtype=xp.float64)
         for i in range(0, flat.size, _BLOCK):
