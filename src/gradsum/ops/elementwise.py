@@ -1054,7 +1054,9 @@ def sign(a: Tensor) -> Tensor:
     if x.dtype.kind in "fV":
         # torch computes (0 < x) - (x < 0): 0 for nan, where NumPy gives nan. abs and the
         # 1-norm take their gradient from sign, so it is 0 at a nan input there too.
-        xp.copyto(out, 0, where=xp.isnan(out))
+        nan = xp.isnan(out)
+        if nan.any():
+            xp.copyto(out, 0, where=nan)
     if not needs_grad(a):
         return _make(out)
     return record(SignBackward0(), (a,), out)
@@ -1382,6 +1384,18 @@ def select(cond: Any, a: Any, b: Any) -> Any:
     return out.view(a.dtype)
 
 
+def select_const(cond: Any, a: float, b: float, dtype: Any) -> Any:
+    """``where(cond, a, b)`` for two numbers as a fresh float array of ``dtype`` (float32 or
+    float64) and ``cond``'s shape, on the bits: the mask as integers times ``a ^ b``, xor-ed
+    with ``b``. Two passes of the result's width where ``xp.where`` branches per element."""
+    it = _INT_OF[xp.dtype(dtype).itemsize]
+    ab = xp.asarray([a, b], dtype=dtype).view(it)
+    m = cond.astype(it)
+    m *= ab[0] ^ ab[1]
+    m ^= ab[1]
+    return m.view(dtype)
+
+
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     """``g`` unless ``y <= threshold`` (then 0), in one op (relu's backward, as torch's: a nan
     ``y`` passes the gradient, and an inf or nan ``g`` where ``y <= threshold`` gives 0, see
@@ -1629,14 +1643,8 @@ def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
     if ga.dtype is xa.dtype and ga.dtype in _F32_F64 and ga.shape == xa.shape and ga.ndim:
         sv = xp.asarray(slope, dtype=ga.dtype)
         if slope.__class__ in (int, float) and xp.isfinite(sv):
-            # (torch: x > 0 ? g : g * slope, as g times 1 or slope: the factor's bits from the
-            # mask times (1 ^ slope) xor slope, as integers; g * 1 is g)
-            it = _INT_OF[ga.dtype.itemsize]
-            svi = sv.view(it)
-            m = xp.greater(xa, 0).astype(it)
-            m *= xp.asarray(1, dtype=ga.dtype).view(it) ^ svi
-            m ^= svi
-            t = m.view(ga.dtype)
+            # (torch: x > 0 ? g : g * slope, as g times 1 or slope; g * 1 is g)
+            t = select_const(xp.greater(xa, 0), 1.0, slope, ga.dtype)
             t *= ga
         else:
             t = select(xa > 0, ga, ga * slope)
