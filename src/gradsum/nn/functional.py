@@ -58,7 +58,7 @@ from gradsum.ops import inplace as _inplace
 from gradsum.ops import reduction as _reduction
 from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_grad
+from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
 from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
@@ -2005,12 +2005,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
             slope = (lower + upper) / 2
             if x.dtype in _F32_F64 and x.ndim:
                 # x * (x <= 0 ? slope : 1), and the derivative x > 0 ? 1 : slope, selected
-                out = select(x <= 0, xp.full(x.shape, slope, dtype=x.dtype),
-                             xp.ones(x.shape, dtype=x.dtype))
+                out = select_const(x <= 0, slope, 1.0, x.dtype)
                 out *= x
-                return _act(t, out, _Act(*_RRELU_NODES, lambda a: select(
-                    a > 0, xp.ones(a.shape, dtype=a.dtype),
-                    xp.full(a.shape, slope, dtype=a.dtype))))
+                return _act(t, out, _Act(*_RRELU_NODES, lambda a: select_const(
+                    a > 0, 1.0, slope, a.dtype)))
             noise = xp.where(x <= 0, slope, 1.0).astype(x.dtype)
             # (torch's leaky_relu_backward: the slope wherever x > 0 is false, nan included)
             act = _Act(*_RRELU_NODES, lambda a: xp.where(a > 0, 1.0, slope))
