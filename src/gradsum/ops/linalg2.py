@@ -197,7 +197,7 @@ def _getrf(a: Any) -> tuple[Any, Any, Any]:
                 lu[:, j + 1:, j + 1:j1] -= lu[:, j + 1:, j, None] * lu[:, j, None, j + 1:j1]
             if j1 < n:  # U12 = L11^-1 A12
                 l11 = xp.tril(lu[:, j0:j1, j0:j1], -1) + xp.eye(j1 - j0, dtype=lu.dtype)
-                if xp.isfinite(l11).all():
+                if lu.dtype == xp.float64 and xp.isfinite(l11).all():
                     # LAPACK's gesv on the unit lower L11 (|l| <= 1: it swaps no rows, its
                     # factors are L11 and I) is the forward substitution, in one call
                     lu[:, j0:j1, j1:] = xp.linalg.solve(l11, lu[:, j0:j1, j1:])
