@@ -26,7 +26,7 @@ from typing import Any
 import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._autocast import autocast_policy, cast_for
-from gradsum._backend import xp
+from gradsum._backend import copy_c, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
@@ -405,9 +405,19 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
                            f"dim1 = {d1}")
-    out = _contig(xp.rot90(x, k, (d0, d1)))
-    if xp.shares_memory(out, x):
-        out = out.copy()
+    kk = int(k) % 4 if (d0, d1) == (x.ndim - 2, x.ndim - 1) else (-int(k)) % 4
+    it = x.dtype.itemsize
+    if (kk in (1, 3) and {d0, d1} == {x.ndim - 2, x.ndim - 1} and x.flags.c_contiguous
+            and x.size >= 4096 and it in (2, 4, 8) and x.dtype.kind in "fiucV"
+            and x.shape[-1] % (16 // it) == 0):
+        # (the plane is the last two axes, as copy_c's fast path for a transposed view
+        # takes them: that copy, then the flip, a copy of whole rows or of reversed rows)
+        tr = copy_c(x.swapaxes(-1, -2))
+        out = (tr[..., ::-1, :] if kk == 1 else tr[..., :, ::-1]).copy()
+    else:
+        out = _contig(xp.rot90(x, k, (d0, d1)))
+        if xp.shares_memory(out, x):
+            out = out.copy()
     if not needs_grad(input):
         return _make(out)
     node = Rot90Backward0()
