@@ -630,13 +630,15 @@ def _layer_norm_backward_fast(ga: Any, xa: Any, wa: Any, has_b: bool, plan: _Lay
         xh = xa.reshape(-1, m) - plan.mean.reshape(-1, 1)
         xh *= plan.rstd.reshape(-1, 1)
     outs: list[Any] = [None, None, None]
-    gxh = g2 * xh if mask[0] or (mask[1] and wa is not None) else None
+    gxh = g2 * xh if (mask[0] and wa is None) or (mask[1] and wa is not None) else None
     if mask[1] and wa is not None:
         outs[1] = _add_reduce(gxh, 0).reshape(wa.shape)
     if mask[0]:
         gy = g2 if wa is None else g2 * wa.reshape(-1)
         s1 = _row_sums(gy)
-        s2 = _row_sums(gy * xh if wa is not None else gxh)
+        if wa is not None:  # (g w xh, into g xh's buffer once the weight's gradient summed it)
+            gxh = gy * xh if gxh is None else xp.multiply(gy, xh, out=gxh)
+        s2 = _row_sums(gxh)
         gx = gy - s1 / m if wa is None else gy
         if wa is not None:
             gx -= s1 / m
