@@ -1753,8 +1753,7 @@ def _logsigmoid_deriv(x: Any) -> Any:
     if x.dtype in _F32_F64 and x.ndim:
         # q = z / (1 + z); q where x >= 0, 1 - q where x < 0 (in x's dtype: 1 - q rounded
         # once, as in float64 and rounded), as q * (1 - 2m) + m for m = (x < 0) in 0 and 1
-        z = xp.abs(x)
-        xp.negative(z, out=z)
+        z = _neg_abs(x)
         xp.exp(z, out=z)
         z /= z + 1
         m = (x < 0).astype(x.dtype)
@@ -1766,6 +1765,13 @@ def _logsigmoid_deriv(x: Any) -> Any:
     neg = x < 0
     z = xp.exp(-xp.abs(x))
     return xp.where(neg, 1.0, 0.0) - xp.where(neg, 1.0, -1.0) * (z / (1 + z))
+
+
+def _neg_abs(x: Any) -> Any:
+    """``-|x|`` of a float32/float64 array in one pass: its bits with the sign bit set (the
+    same bits as ``negative(abs(x))``, nan included)."""
+    it = _INT_OF[x.dtype.itemsize]
+    return xp.bitwise_or(x.view(it), xp.asarray(-0.0, dtype=x.dtype).view(it)).view(x.dtype)
 
 
 def _logsigmoid_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
@@ -1783,8 +1789,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     _float_only(input, "log_sigmoid_cpu")
     x = input._array
     if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
-        e = xp.abs(x)
-        xp.negative(e, out=e)
+        e = _neg_abs(x)
         xp.exp(e, out=e)
         xp.log1p(e, out=e)
         out = xp.minimum(x, 0)
