@@ -25,6 +25,13 @@ _warnings.filterwarnings(
     RuntimeWarning, r"gradsum\.",
 )
 
+# NumPy's temporaries from reusable heap memory, not page-faulted in anew on every call
+# (``_process_settings.tune_allocator``; GRADSUM_MALLOC_TUNING=0 turns it off)
+from gradsum import _process_settings as _process_settings_module
+
+_process_settings_module.tune_allocator()
+del _process_settings_module
+
 from gradsum import _tensor
 from gradsum._creation import (
     arange,
