@@ -838,7 +838,7 @@ def ndtr(input: Tensor) -> Tensor:
     Example:
         >>> import gradsum
         >>> gradsum.special.ndtr(gradsum.tensor([0.0, 1.0], dtype=gradsum.float64)).tolist()
-        [0.5, 0.8413447460685429]
+        [0.5, 0.841344746068543]
     """
     _require_tensor("special_ndtr", "input", 1, input)
     if input._array.dtype.kind not in "fV":
