@@ -815,7 +815,8 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
     elif n > 1:
         change[1:] = (flat_m[1:] != flat_m[:-1]).any(axis=1)
     starts = xp.nonzero(change)[0]
-    inv = xp.cumsum(change, dtype=xp.int64)
+    inv = change.astype(xp.int64)
+    xp.cumsum(inv, out=inv)  # (in place: several times faster than into a new array)
     inv -= 1
     counts = xp.diff(xp.append(starts, n))
     out = xp.moveaxis(m[starts], 0, axis)
