@@ -415,9 +415,9 @@ def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
     if a.ndim == 0 and not as_tuple:  # torch: one row per nonzero entry, zero columns
         return Tensor._make(xp.zeros((int(a._array != 0), 0), dtype=xp.int64))
     idx = xp.nonzero(a._array.reshape(1) if a.ndim == 0 else a._array)
-    if as_tuple:
-        return tuple(Tensor._make(i.astype(xp.int64)) for i in idx)
-    return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64) if idx
+    if as_tuple:  # (nonzero's index arrays are new: no copy for the dtype)
+        return tuple(Tensor._make(i.astype(xp.int64, copy=False)) for i in idx)
+    return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64, copy=False) if idx
                         else xp.zeros((0, 0), dtype=xp.int64))
 
 
