@@ -827,8 +827,20 @@ class Module:
             >>> [tuple(p.shape) for p in nn.Linear(2, 3).parameters()]
             [(3, 2), (3,)]
         """
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        cls = type(self)
+        if (cls.named_parameters is not Module.named_parameters
+                or cls._named_members is not Module._named_members):
+            for _, p in self.named_parameters(recurse=recurse):
+                yield p
+            return
+        # named_parameters' walk without building the names
+        memo: set[int] = set()
+        for _, mod in self.named_modules() if recurse else [("", self)]:
+            for v in mod._parameters.values():
+                if v is None or id(v) in memo:
+                    continue
+                memo.add(id(v))
+                yield v
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
