@@ -283,6 +283,10 @@ def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
 #: names of the ``pure`` in-place ops whose recorded form was once seen to keep the old value
 #: (a saved input, a composite): they copy it up front from then on (:func:`apply_inplace`)
 _KEEPS_OLD: set[str] = set()
+#: below this many elements the copy costs less than the checks that avoid it
+_NO_COPY_MIN = 1 << 14
+#: the slot names of a node class (its own and its bases', up to Node's)
+_SLOTS: dict[type, tuple[str, ...]] = {}
 
 
 def _shares(v: Any, buf: Any) -> bool:
@@ -316,13 +320,15 @@ def _reads_old_later(res: Tensor, old: Tensor, others: tuple[Any, ...]) -> bool:
         if s is not None and ((s._tensor is not None and _shares(s._tensor, buf))
                               or (s._array is not None and _shares(s._array, buf))):
             return True
-    for klass in type(node).__mro__:
-        if klass is Node:
-            break
-        for slot in klass.__dict__.get("__slots__", ()):
-            if _shares(getattr(node, slot, None), buf):
-                return True
-    return False
+    slots = _SLOTS.get(type(node))
+    if slots is None:
+        names: list[str] = []
+        for klass in type(node).__mro__:
+            if klass is Node:
+                break
+            names.extend(klass.__dict__.get("__slots__", ()))
+        slots = _SLOTS[type(node)] = tuple(names)
+    return any(_shares(getattr(node, slot, None), buf) for slot in slots)
 
 
 def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *others: Any,
@@ -347,7 +353,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     base_edge = edge(base) if through_view else None
     arr = self._array
     old = None
-    if pure and name not in _KEEPS_OLD and not hooks_state.stack:
+    if pure and arr.size >= _NO_COPY_MIN and name not in _KEEPS_OLD and not hooks_state.stack:
         old = Tensor._make(arr, self._requires_grad, self._grad_fn, self._output_nr)
         res = fn(old)
         if _reads_old_later(res, old, others):
