@@ -116,18 +116,26 @@ def _mid_f32(y: Any, num: Any = None, den: Any = None) -> Any:
 
 def _small(z: Any) -> Any:
     """erf(z) for |z| < 0.46875 (odd: the sign of z kept)."""
-    s = z * z
-    num = s * _A[4]
-    den = s.copy()
-    for i in range(3):
-        num += _A[i]
-        num *= s
-        den += _B[i]
-        den *= s
-    num += _A[3]
-    den += _B[3]
-    num /= den
+    num = _ratio(z * z, _A, _B)
     num *= z
+    return num
+
+
+def _ratio(s: Any, p: tuple[float, ...], q: tuple[float, ...]) -> Any:
+    """Cody's rational function of ``s`` (numerator ``p``, one coefficient more than the
+    monic denominator's ``q``, lowest but one first, as his tables list them), in new arrays
+    updated in place."""
+    k = len(q) - 1
+    num = s * p[k + 1]
+    den = s.copy()
+    for i in range(k):
+        num += p[i]
+        num *= s
+        den += q[i]
+        den *= s
+    num += p[k]
+    den += q[k]
+    num /= den
     return num
 
 
@@ -155,16 +163,7 @@ def _exp_msq(y: Any, exact: bool) -> Any:
 
 def _mid(y: Any, exact: bool) -> Any:
     """erfc(y) for 0.46875 <= y <= 4."""
-    num = y * _C[8]
-    den = y.copy()
-    for i in range(7):
-        num += _C[i]
-        num *= y
-        den += _D[i]
-        den *= y
-    num += _C[7]
-    den += _D[7]
-    num /= den
+    num = _ratio(y, _C, _D)
     num *= _exp_msq(y, exact)
     return num
 
@@ -174,16 +173,7 @@ def _large(y: Any, exact: bool) -> Any:
     with xp.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
         s = y * y
         xp.reciprocal(s, out=s)
-        num = s * _P[5]
-        den = s.copy()
-        for i in range(4):
-            num += _P[i]
-            num *= s
-            den += _Q[i]
-            den *= s
-        num += _P[4]
-        den += _Q[4]
-        num /= den
+        num = _ratio(s, _P, _Q)
         num *= s
         xp.subtract(_SQRPI, num, out=num)
         num /= y

@@ -44,6 +44,7 @@ from gradsum.ops._erf import _F32_SMALL_BOUND as _ERF_F32_SMALL_BOUND
 from gradsum.ops._erf import _P as _ERF_P
 from gradsum.ops._erf import _Q as _ERF_Q
 from gradsum.ops._erf import _SMALL as _ERF_SMALL
+from gradsum.ops._erf import _ratio as _erf_ratio
 from gradsum.ops._erf import _small as _erf_small
 from gradsum.ops._erf import _small_f32 as _erf_small_f32
 from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
@@ -265,11 +266,7 @@ def _i0e_i1e(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> A
     (rare in practice: picked by index)."""
     shape = xp.shape(x)
     if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
-        flat = xp.ravel(x)
-        res = xp.empty(flat.shape, dtype=xp.float64)
-        for i in range(0, flat.size, _BLOCK):
-            res[i:i + _BLOCK] = _i0e_i1e(flat[i:i + _BLOCK], a, b, odd)
-        return res.reshape(shape)
+        return _kernel_blocks(lambda v: _i0e_i1e(v, a, b, odd), x)
     x = xp.atleast_1d(x)
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
@@ -418,16 +415,7 @@ def _erfcx_large(y: Any) -> Any:
     ``exp(-y^2)``; 0 at inf)."""
     s = y * y
     xp.reciprocal(s, out=s)
-    num = s * _ERF_P[5]
-    den = s.copy()
-    for i in range(4):
-        num += _ERF_P[i]
-        num *= s
-        den += _ERF_Q[i]
-        den *= s
-    num += _ERF_P[4]
-    den += _ERF_Q[4]
-    num /= den
+    num = _erf_ratio(s, _ERF_P, _ERF_Q)
     num *= s
     xp.subtract(1.0 / _SQRT_PI, num, out=num)
     num /= y
@@ -443,11 +431,7 @@ def _erfcx_array(x: Any) -> Any:
     exact = xp.asarray(x).dtype.itemsize >= 8
     shape = xp.shape(x)
     if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
-        flat = xp.ravel(x)
-        res = xp.empty(flat.shape, dtype=xp.float64)
-        for i in range(0, flat.size, _BLOCK):
-            res[i:i + _BLOCK] = _erfcx_array(flat[i:i + _BLOCK])
-        return res.reshape(shape)
+        return _kernel_blocks(_erfcx_array, x)
     x = xp.atleast_1d(_f64(x))
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
@@ -915,11 +899,7 @@ def _i_exp(x: Any, a: tuple[float, ...], b: tuple[float, ...], odd: bool) -> Any
     series / sqrt(|x|)`` beyond, on those elements only)."""
     shape = xp.shape(x)
     if xp.size(x) > _BLOCK_MIN:  # (in blocks, in cache; the same values)
-        flat = xp.ravel(x)
-        res = xp.empty(flat.shape, dtype=xp.float64)
-        for i in range(0, flat.size, _BLOCK):
-            res[i:i + _BLOCK] = _i_exp(flat[i:i + _BLOCK], a, b, odd)
-        return res.reshape(shape)
+        return _kernel_blocks(lambda v: _i_exp(v, a, b, odd), x)
     x = xp.atleast_1d(x)
     ax = xp.abs(x)
     with xp.errstate(**_ERR):
