@@ -678,6 +678,14 @@ def entr(input: Tensor) -> Tensor:
     return _unary(input, _entr_array(x), SpecialEntrBackward0, "input")
 
 
+def _alike_float(*arrays: Any) -> bool:
+    """Whether the arrays share one float32 or float64 dtype and one shape: the case an
+    array backward computes directly (others go through the recorded rule)."""
+    first = arrays[0]
+    return first.dtype in _F32_F64 and all(
+        a.dtype == first.dtype and a.shape == first.shape for a in arrays[1:])
+
+
 class SpecialErfcxBackward0(Node):
     __slots__ = ()
 
@@ -685,8 +693,7 @@ class SpecialErfcxBackward0(Node):
         if not _state.enabled:  # (nothing to record: the same steps on arrays)
             aa, oa = self.saved_arrays()
             ga = g._array
-            if aa.dtype == ga.dtype == oa.dtype and aa.shape == ga.shape == oa.shape and \
-                    aa.dtype in _F32_F64:
+            if _alike_float(aa, ga, oa):
                 with xp.errstate(**_ERR):
                     t = xp.asarray(aa * oa)
                     t *= 2.0
@@ -754,8 +761,7 @@ class SpecialLogNdtrBackward0(Node):
         if not _state.enabled:  # (nothing to record: the same steps on arrays)
             aa, oa = self.saved_arrays()
             ga = g._array
-            if aa.dtype == ga.dtype == oa.dtype and aa.shape == ga.shape == oa.shape and \
-                    aa.dtype in _F32_F64:
+            if _alike_float(aa, ga, oa):
                 with xp.errstate(**_ERR):
                     t = xp.asarray(aa * aa)
                     t /= 2
@@ -838,8 +844,7 @@ class SpecialI0EBackward0(Node):
         if not _state.enabled:  # (nothing to record: the same steps on arrays)
             aa, oa = self.saved_arrays()
             ga = g._array
-            if aa.dtype == ga.dtype == oa.dtype and aa.shape == ga.shape == oa.shape and \
-                    aa.dtype in _F32_F64:
+            if _alike_float(aa, ga, oa):
                 with xp.errstate(**_ERR):
                     sg = xp.asarray(xp.sign(aa))  # (0 at nan, as sign)
                     xp.copyto(sg, 0, where=xp.isnan(sg))
