@@ -416,6 +416,18 @@ def _grow(a: np.ndarray, shape: tuple[int, ...], fixed: bool, rng: np.random.Gen
     return big
 
 
+def _operand_shape(v: Any, scheme: Scheme, k: int, state: dict[str, bool]
+                   ) -> tuple[np.ndarray, bool, tuple[int, ...]]:
+    """An array operand's array, whether it is :class:`Fixed`, and its shape under the
+    scheme (``state["first"]``: no operand seen yet, for ``first_only`` schemes)."""
+    arr = np.asarray(v.array if isinstance(v, (NoGrad, Fixed)) else v)
+    fixed = isinstance(v, Fixed)
+    grow = ((not fixed or scheme.ints or arr.dtype.kind == "f")
+            and (state["first"] or not scheme.first_only))
+    state["first"] = False
+    return arr, fixed, _new_shape(arr.shape, scheme, k) if grow else arr.shape
+
+
 def scale_sample(sample: Sample, scheme: Scheme, k: int, seed: int = 0) -> Sample:
     """The sample with its array operands grown by ``k`` along the scheme's dims."""
     rng = np.random.default_rng(seed)
@@ -423,12 +435,7 @@ def scale_sample(sample: Sample, scheme: Scheme, k: int, seed: int = 0) -> Sampl
 
     def walk(v: Any) -> Any:
         if isinstance(v, (np.ndarray, NoGrad, Fixed)):
-            arr = np.asarray(v.array if isinstance(v, (NoGrad, Fixed)) else v)
-            fixed = isinstance(v, Fixed)
-            grow = ((not fixed or scheme.ints or arr.dtype.kind == "f")
-                    and (state["first"] or not scheme.first_only))
-            state["first"] = False
-            shape = _new_shape(arr.shape, scheme, k) if grow else arr.shape
+            arr, fixed, shape = _operand_shape(v, scheme, k, state)
             new = _grow(arr, shape, fixed, rng)
             if (scheme.spd and not fixed and new.ndim >= 2 and new.shape[-1] == new.shape[-2]
                     and new.shape[-1] > 1 and new.dtype.kind == "f"):
@@ -674,12 +681,7 @@ def scale_sample_shapes(sample: Sample, scheme: Scheme, k: int) -> Sample:
 
     def walk(v: Any) -> Any:
         if isinstance(v, (np.ndarray, NoGrad, Fixed)):
-            arr = np.asarray(v.array if isinstance(v, (NoGrad, Fixed)) else v)
-            fixed = isinstance(v, Fixed)
-            grow = ((not fixed or scheme.ints or arr.dtype.kind == "f")
-                    and (state["first"] or not scheme.first_only))
-            state["first"] = False
-            shape = _new_shape(arr.shape, scheme, k) if grow else arr.shape
+            arr, _, shape = _operand_shape(v, scheme, k, state)
             return np.broadcast_to(np.zeros((), arr.dtype), shape)
         if isinstance(v, (list, tuple)):
             return [walk(x) for x in v]
