@@ -94,19 +94,27 @@ def _small_f32(z: Any, s: Any = None, num: Any = None) -> Any:
     return num
 
 
+def _ratio_f32(y: Any, p: tuple[float, ...], q: tuple[float, ...], num: Any = None,
+               den: Any = None) -> tuple[Any, Any]:
+    """The float32 rules' rational function ``P(y) / Q(y)`` of degree 5 (``Q``'s constant
+    term 1), in the buffers ``num`` (the result) and ``den``."""
+    num = xp.multiply(y, p[5], out=num)
+    den = xp.multiply(y, q[5], out=den)
+    for i in range(4, 0, -1):
+        num += p[i]
+        num *= y
+        den += q[i]
+        den *= y
+    num += p[0]
+    den += 1.0
+    num /= den
+    return num, den
+
+
 def _mid_f32(y: Any, num: Any = None, den: Any = None) -> Any:
     """erfc(y) for 0.5 <= y <= 4, to 4.1e-12 relative; ``num`` and ``den``: buffers (the
     result in ``num``)."""
-    num = xp.multiply(y, _F32_P[5], out=num)
-    den = xp.multiply(y, _F32_Q[5], out=den)
-    for i in range(4, 0, -1):
-        num += _F32_P[i]
-        num *= y
-        den += _F32_Q[i]
-        den *= y
-    num += _F32_P[0]
-    den += 1.0
-    num /= den
+    num, den = _ratio_f32(y, _F32_P, _F32_Q, num, den)
     xp.multiply(y, y, out=den)  # exp(-y*y), into den
     xp.negative(den, out=den)
     xp.exp(den, out=den)
@@ -321,16 +329,7 @@ def gelu_parts_f32(x: Any) -> tuple[Any, Any]:
     y = a
     y *= _SQRT1_2
     xp.minimum(y, 10.0, out=y)
-    num = xp.multiply(y, _G32_P[5], out=lo)
-    den = xp.multiply(y, _G32_Q[5], out=t)
-    for i in range(4, 0, -1):
-        num += _G32_P[i]
-        num *= y
-        den += _G32_Q[i]
-        den *= y
-    num += _G32_P[0]
-    den += 1.0
-    num /= den
+    num, den = _ratio_f32(y, _G32_P, _G32_Q, lo, t)
     num *= e
     num *= 0.5
     # cdf = q (2 neg - 1) + (1 - neg), neg = (x < 0) in 0 and 1: q below 0, 1 - q above
