@@ -1,0 +1,67 @@
+"""Issue 18's kernels for reductions and index-driven ops against torch, on inputs that take
+the fast path and on inputs that reach its fallback: the whole-tensor ``median`` and
+``nanmedian`` (a sampled window, then a partition of the elements inside it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradsum
+from gradsum.ops import selection
+
+torch = pytest.importorskip("torch", reason="the kernels are compared with torch's")
+
+
+def _same(g: Any, t: Any) -> None:
+    a, b = g.detach().numpy(), t.detach().numpy()
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert np.array_equal(a, b, equal_nan=True)
+
+
+def _median_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(7)
+    n = 70_001
+    return [
+        rng.standard_normal(n).astype(np.float32),
+        np.sort(rng.standard_normal(n)).astype(np.float32),  # (sorted: a window at one end)
+        np.resize(rng.standard_normal(5), n).astype(np.float32),  # (tiled: five values)
+        np.resize(rng.standard_normal(5), 65_536).astype(np.float32),
+        rng.integers(0, 3, n).astype(np.float32),  # (ties: the window is one value)
+        np.full(n, 2.5, np.float32),
+        rng.integers(-50, 50, n).astype(np.int64),
+        rng.standard_normal(n),  # (float64)
+        np.where(rng.random(n) < 0.3, np.nan, rng.standard_normal(n)).astype(np.float32),
+        np.concatenate([np.zeros(n // 2), np.ones(n - n // 2)]).astype(np.float32),
+    ]
+
+
+@pytest.mark.parametrize("sampled_from", [1 << 15, 1 << 40])  # (the fast path; partition alone)
+@pytest.mark.parametrize("case", range(len(_median_inputs())))
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_whole_median_matches_torch(op: str, case: int, sampled_from: int,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(selection, "_SAMPLED_FROM", sampled_from)
+    x = _median_inputs()[case]
+    floating = x.dtype.kind == "f"
+    g = gradsum.tensor(x, requires_grad=floating)
+    t = torch.tensor(x, requires_grad=floating)
+    gv, tv = getattr(gradsum, op)(g), getattr(torch, op)(t)
+    _same(gv, tv)
+    if floating:
+        gv.backward()
+        tv.backward()
+        _same(g.grad, t.grad)
+
+
+def test_kth_smallest_window_misses_fall_back() -> None:
+    # every sampled position of this input holds the largest value: the window misses k
+    n = 1 << 16
+    x = np.zeros(n, np.float32)
+    pos = np.arange(selection._SAMPLE, dtype=np.int64) * 2654435761 % n
+    x[pos] = 1.0
+    k = (n - 1) // 2
+    assert selection._kth_smallest(x, k) == np.sort(x)[k]
