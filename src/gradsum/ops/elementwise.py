@@ -31,6 +31,7 @@ from gradsum.autograd.graph import (
     _saved_input,
     _saved_output,
 )
+from gradsum.autograd.saved import hooks_active
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -1050,13 +1051,22 @@ class SignBackward0(Node):
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by sign (gradient zero everywhere)."""
     x = a._array
-    out = x.copy() if x.dtype.kind == "b" else xp.asarray(xp.sign(x))  # (bool: itself)
-    if x.dtype.kind in "fV":
-        # torch computes (0 < x) - (x < 0): 0 for nan, where NumPy gives nan. abs and the
-        # 1-norm take their gradient from sign, so it is 0 at a nan input there too.
-        nan = xp.isnan(out)
-        if nan.any():
-            xp.copyto(out, 0, where=nan)
+    if (x.dtype is _F32 or x.dtype is _F64) and x.ndim:
+        # torch's (0 < x) - (x < 0) on one-byte masks, then widened: 0 for nan and for -0.0
+        # (NumPy's sign, 2x slower, gives nan there)
+        d8 = xp.greater(x, 0).view(_I8)
+        d8 -= xp.less(x, 0).view(_I8)
+        out = d8.astype(x.dtype)
+    elif x.dtype.kind == "b":  # (bool: itself)
+        out = x.copy()
+    else:
+        out = xp.asarray(xp.sign(x))
+        if x.dtype.kind in "fV":
+            # torch computes (0 < x) - (x < 0): 0 for nan, where NumPy gives nan. abs and the
+            # 1-norm take their gradient from sign, so it is 0 at a nan input there too.
+            nan = xp.isnan(out)
+            if nan.any():
+                xp.copyto(out, 0, where=nan)
     if not needs_grad(a):
         return _make(out)
     return record(SignBackward0(), (a,), out)
@@ -1341,6 +1351,16 @@ class ThresholdBackwardBackward0(Node):
 #: the signed integer type of each float width, for :func:`select_grad`'s bit mask
 _INT_OF = {2: xp.int16, 4: xp.int32, 8: xp.int64}
 _F32, _I32, _I8, _U8 = (xp.dtype(t) for t in (xp.float32, xp.int32, xp.int8, xp.uint8))
+_F64 = xp.dtype(xp.float64)
+
+
+def _bits_out(shape: Any, dtype: Any, it: Any) -> tuple[Any, Any]:
+    """A fresh float array of ``dtype`` and its integer (``it``) view, for a result built on
+    the bits: written through the view, the float array is returned. (The integer array's
+    ``view(dtype)`` would have a base, so the engine could not take it over as a leaf's
+    ``.grad`` and would copy it.)"""
+    out = xp.empty(shape, dtype)
+    return out, out.view(it)
 
 
 def select_grad(ga: Any, blocked: Any) -> Any:
@@ -1358,12 +1378,14 @@ def select_grad(ga: Any, blocked: Any) -> Any:
         return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
     b8 = blocked.view(xp.uint8)
     b8 -= 1
-    m = b8.view(xp.int8).astype(it)
-    if m.shape == ga.shape:
+    if blocked.shape == ga.shape:
+        out, m = _bits_out(ga.shape, ga.dtype, it)
+        xp.copyto(m, b8.view(xp.int8))
         m &= ga.view(it)
-    else:
-        m = xp.bitwise_and(m, ga.view(it))
-    return m.view(ga.dtype)
+        return out
+    out, m = _bits_out(xp.broadcast_shapes(blocked.shape, ga.shape), ga.dtype, it)
+    xp.bitwise_and(b8.view(xp.int8), ga.view(it), out=m)
+    return out
 
 
 def select(cond: Any, a: Any, b: Any) -> Any:
@@ -1378,10 +1400,11 @@ def select(cond: Any, a: Any, b: Any) -> Any:
     m = cond.astype(it)
     xp.negative(m, out=m)
     bi = b.view(it)
-    out = xp.bitwise_xor(a.view(it), bi)
+    res, out = _bits_out(a.shape, a.dtype, it)
+    xp.bitwise_xor(a.view(it), bi, out=out)
     out &= m
     out ^= bi
-    return out.view(a.dtype)
+    return res
 
 
 def select_const(cond: Any, a: float, b: float, dtype: Any) -> Any:
@@ -1390,10 +1413,11 @@ def select_const(cond: Any, a: float, b: float, dtype: Any) -> Any:
     with ``b``. Two passes of the result's width where ``xp.where`` branches per element."""
     it = _INT_OF[xp.dtype(dtype).itemsize]
     ab = xp.asarray([a, b], dtype=dtype).view(it)
-    m = cond.astype(it)
+    res, m = _bits_out(cond.shape, dtype, it)
+    xp.copyto(m, cond)
     m *= ab[0] ^ ab[1]
     m ^= ab[1]
-    return m.view(dtype)
+    return res
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
@@ -1408,12 +1432,14 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
         if ga.size < 32768:  # (fewer views: each costs more than a small pass)
             m = le.astype(_I32)
             m -= 1
-        else:  # (one-byte passes first)
+            m &= ga.view(_I32)
+            t = m.view(_F32)
+        else:  # (one-byte passes first; the result owns its buffer, see _bits_out)
             b8 = le.view(_U8)
             b8 -= 1
-            m = b8.view(_I8).astype(_I32)
-        m &= ga.view(_I32)
-        t = m.view(_F32)
+            t, m = _bits_out(ga.shape, _F32, _I32)
+            xp.copyto(m, b8.view(_I8))
+            m &= ga.view(_I32)
     else:
         t = select_grad(ga, xp.asarray(le))
     if not _state.enabled or not (_rg(g) or _rg(y)):  # (torch records for y alone too)
@@ -1433,7 +1459,13 @@ def relu(a: Tensor) -> Tensor:
         raise RuntimeError(
             "Boolean inputs not supported for relu. Convert the mask with .float() first."
         )
-    out = xp.maximum(x, const(x.dtype, 0))
+    if x.size >= 16384 and (x.dtype is _F32 or x.dtype is _F64) and x.flags.c_contiguous:
+        # (against an array of zeros, written into it: NumPy's loop for an array and a
+        # broadcast scalar is 2x slower; the same operands in the same order)
+        out = xp.zeros(x.shape, x.dtype)
+        xp.maximum(x, out, out=out)
+    else:
+        out = xp.maximum(x, const(x.dtype, 0))
     return _unary(a, out, ReluBackward0, "output")
 
 
@@ -1447,13 +1479,20 @@ def _in_float32(rule: Any, g: Tensor, a: Tensor) -> Tensor:
 
 
 class GeluBackward0(Node):
-    __slots__ = ("approximate",)
+    #: ``deriv``: gelu'(x) from the forward (exact, float32: the operations :func:`_gelu_grad`
+    #: would repeat, the same bits), used by the first backward and dropped
+    __slots__ = ("approximate", "deriv")
 
     def backward(self, g: Tensor) -> Tensor:
+        deriv = getattr(self, "deriv", None)
+        if deriv is not None:
+            self.deriv = None
         if not _state.enabled:  # (nothing to record: one fused pass of arrays)
             (xa,) = self.saved_arrays()
             ga = g._array
             if ga.dtype is xa.dtype and xa.dtype.kind == "f" and xa.dtype.itemsize >= 4 and xa.ndim:
+                if deriv is not None and ga.shape == deriv.shape:
+                    return _make(xp.multiply(deriv, ga, out=deriv))
                 return _make(_gelu_grad(ga, xa, self.approximate))
         (a,) = self.saved()
         return _in_float32(self._rule, g, a)
@@ -1482,6 +1521,14 @@ def _gelu_tanh_inner(x: Any) -> Any:
     return u
 
 
+def _gelu_deriv_f32(x: Any, phi: Any, e: Any) -> Any:
+    """gelu'(x) ``= cdf(x) + x pdf(x)`` for float32 from :func:`gelu_parts_f32`'s parts."""
+    d = xp.multiply(e, x)
+    d *= _INV_SQRT_2PI
+    d += phi
+    return d
+
+
 def _gelu_grad(ga: Any, x: Any, approximate: str) -> Any:
     """GELU's gradient ``g * gelu'(x)`` on arrays (float32 or float64). tanh: the recorded
     rule's operations, in place; exact: ``cdf(x) + x pdf(x)`` in float64 (the CDF from
@@ -1502,10 +1549,7 @@ def _gelu_grad(ga: Any, x: Any, approximate: str) -> Any:
         t *= ga
         return t
     if x.dtype is _F32 and x.ndim:  # (float32: the CDF and exp(-x*x/2) in float32)
-        phi, e = gelu_parts_f32(x)
-        d = xp.multiply(e, x)
-        d *= _INV_SQRT_2PI
-        d += phi
+        d = _gelu_deriv_f32(x, *gelu_parts_f32(x))
         d *= ga
         return d
     f32 = x.dtype.itemsize < 8
@@ -1539,9 +1583,15 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     low = x.dtype if x.dtype.kind == "V" else None  # bfloat16: in float32, rounded once
     if low is not None:
         x = x.astype(xp.float32)
+    deriv = None
     if approximate == "none":
         if x.dtype is _F32 and x.ndim:
-            out = xp.multiply(x, gelu_parts_f32(x)[0])
+            phi, e = gelu_parts_f32(x)
+            out = xp.multiply(x, phi)
+            if low is None and not hooks_active and needs_grad(a):
+                # (the backward's derivative now, from the same parts: a backward of one
+                # pass; not under saved-tensor hooks, which manage what a graph keeps)
+                deriv = _gelu_deriv_f32(x, phi, e)
         else:
             out = gelu_cdf64(x, exact=x.dtype.itemsize >= 8)
             out *= x
@@ -1570,6 +1620,7 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
         return _make(out)
     node = GeluBackward0()
     node.approximate = approximate
+    node.deriv = deriv
     t = record(node, (a,), out)
     node.save(a)
     return t
