@@ -65,3 +65,36 @@ def test_kth_smallest_window_misses_fall_back() -> None:
     x[pos] = 1.0
     k = (n - 1) // 2
     assert selection._kth_smallest(x, k) == np.sort(x)[k]
+
+
+def _scatter_case(reduce: str, include_self: bool, lib: Any, d: int) -> tuple[Any, ...]:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 30)).astype(np.float32)
+    shape = (90, 30) if d == 0 else (40, 70)
+    idx = rng.integers(0, x.shape[d], shape)
+    src = rng.standard_normal(shape).astype(np.float32)
+    src[::7, ::5] = 0.0  # (zeros: prod's backward)
+    if reduce in ("amax", "amin"):
+        src = np.round(src)  # (ties: the gradient shared among them)
+    xt = lib.tensor(x, requires_grad=True)
+    st = lib.tensor(src, requires_grad=True)
+    out = lib.scatter_reduce(xt, d, lib.tensor(idx), st, reduce, include_self=include_self)
+    (out * lib.tensor(rng.standard_normal(x.shape).astype(np.float32))).sum().backward()
+    return out, xt.grad, st.grad
+
+
+@pytest.mark.parametrize("d", [0, 1])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_flat_positions(reduce: str, include_self: bool, d: int,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # flat positions (2,700 indices >= 1) against the tuple of broadcast indices, bit for bit
+    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1)
+    fast = _scatter_case(reduce, include_self, gradsum, d)
+    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1 << 40)
+    slow = _scatter_case(reduce, include_self, gradsum, d)
+    ref = _scatter_case(reduce, include_self, torch, d)
+    for f, s, r in zip(fast, slow, ref):
+        _same(f, s)
+        np.testing.assert_allclose(f.detach().numpy(), r.detach().numpy(), rtol=2e-5,
+                                   atol=2e-5)

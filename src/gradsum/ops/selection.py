@@ -46,6 +46,7 @@ from gradsum.ops.reduction import (
     _kept_shape,
     _var_backward,
 )
+from gradsum.ops.shape import _FLAT_INDEX_MIN, _flat_along
 
 #: torch.return_types' named tuples (same names and fields)
 median_t = namedtuple("median", ["values", "indices"])
@@ -1108,14 +1109,13 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _scatter_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_self: bool
-                          ) -> tuple[Any, Any]:
-    """The result of scatter_reduce and a bool mask of the positions written."""
+                          ) -> Any:
+    """The result of scatter_reduce."""
     out = x.copy()
-    key = _along_key(idx, d)
+    key = _along_key(idx, d, x.shape)
     s = s[tuple(slice(0, k) for k in idx.shape)].astype(x.dtype, copy=False)
-    hit = xp.zeros(x.shape, dtype=bool)
-    hit[key] = True
     if not include_self:
+        hit = _hit_mask(x.shape, key)
         init = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
         if init is not None:
             out[hit] = init
@@ -1124,25 +1124,64 @@ def _scatter_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include
         else:
             out[hit] = xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).max
     if reduce in ("sum", "mean"):
-        xp.add.at(out, key, s)
+        _at(xp.add, out, key, s)
         if reduce == "mean":
             cnt = xp.zeros(x.shape, dtype=xp.int64) + (1 if include_self else 0)
-            xp.add.at(cnt, key, 1)
+            _at(xp.add, cnt, key, 1)
             cnt = xp.maximum(cnt, 1)
             out = out / cnt if x.dtype.kind in "fV" else out // cnt
     elif reduce == "prod":
-        xp.multiply.at(out, key, s)
+        _at(xp.multiply, out, key, s)
     elif reduce == "amax":
-        xp.maximum.at(out, key, s)
+        _at(xp.maximum, out, key, s)
     else:
-        xp.minimum.at(out, key, s)
-    return _contig(out.astype(x.dtype, copy=False)), hit
+        _at(xp.minimum, out, key, s)
+    return _contig(out.astype(x.dtype, copy=False))
 
 
-def _along_key(idx: Any, d: int) -> tuple[Any, ...]:
+def _hit_mask(shape: tuple[int, ...], key: Any) -> Any:
+    """A bool mask of the positions :func:`_along_key`'s ``key`` writes."""
+    hit = xp.zeros(shape, dtype=bool)
+    _on(hit, key)[key] = True
+    return hit
+
+
+def _along_key(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
+    """The index that picks ``idx`` along ``d`` (and position i elsewhere) in an array of
+    ``shape``: from :data:`_FLAT_INDEX_MIN` indices its flat positions as one 1-D array
+    (``idx``'s C order), for the 1-D view that :func:`_on` gives, else that tuple. NumPy's
+    ``ufunc.at`` runs 10-15 times faster with one 1-D index and 1-D values than with a tuple
+    of broadcast ones (or an N-D index); see :func:`_at` for the order."""
+    if idx.ndim and idx.size >= _FLAT_INDEX_MIN:
+        return _flat_along(idx, d, shape).reshape(-1)
     grids = list(xp.indices(idx.shape, sparse=True))
     grids[d] = idx
     return tuple(grids)
+
+
+def _on(a: Any, key: Any) -> Any:
+    """What :func:`_along_key`'s ``key`` indexes: ``a`` (C-contiguous) as a 1-D view for
+    flat positions, else ``a``."""
+    if isinstance(key, tuple):
+        return a
+    assert a.flags.c_contiguous  # (a reshape would copy: the writes would be lost)
+    return a.reshape(-1)
+
+
+def _at(op: Any, a: Any, key: Any, vals: Any) -> None:
+    """``op.at(a, key, vals)`` in place for :func:`_along_key`'s ``key`` (``vals`` of
+    ``idx``'s shape, or a number). Flat positions visit the elements in the same C order of
+    ``idx`` as the tuple, so each position is updated in the same order (the same bits); a
+    count (adding the number 1, which ``ufunc.at`` runs element by element) is a
+    ``bincount``, exact in integers."""
+    if isinstance(key, tuple):
+        op.at(a, key, vals)
+        return
+    flat = _on(a, key)
+    if op is xp.add and isinstance(vals, int) and vals == 1:
+        flat += xp.bincount(key, minlength=flat.size).astype(a.dtype, copy=False)
+        return
+    op.at(flat, key, xp.reshape(vals, -1))
 
 
 class ScatterReduceBackward0(Node):
@@ -1156,9 +1195,8 @@ class ScatterReduceBackward0(Node):
         if red not in _REDUCES:
             raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
                                f"'amin' but got {red}.")
-        hit = _make(_scatter_reduce_array(
-            xp.zeros(x.shape, dtype=bool), d, idx._array, xp.zeros(idx.shape, dtype=bool),
-            "sum", True)[1]) if not self.include_self else None
+        hit = (_make(_hit_mask(x.shape, _along_key(idx._array, d, x.shape)))
+               if not self.include_self else None)
         zero = F.zeros((), dtype=g.dtype)
         gs = gsrc = None
         if red == "sum":
@@ -1166,7 +1204,7 @@ class ScatterReduceBackward0(Node):
             gsrc = F.gather(g, d, idx)
         elif red == "mean":
             cnt = xp.zeros(x.shape, dtype=g._array.dtype) + (1 if self.include_self else 0)
-            xp.add.at(cnt, _along_key(idx._array, d), 1)
+            _at(xp.add, cnt, _along_key(idx._array, d, x.shape), 1)
             cnt = _make(xp.maximum(cnt, 1).astype(g._array.dtype))
             gs = F.div(g, cnt)
             gsrc = F.gather(gs, d, idx)
@@ -1182,7 +1220,7 @@ class ScatterReduceBackward0(Node):
             self_is = (x._array == out._array).astype(dt)
             src_is = (s_used._array == value._array).astype(dt)
             n = self_is.copy()
-            xp.add.at(n, _along_key(idx._array, d), src_is)
+            _at(xp.add, n, _along_key(idx._array, d, x.shape), src_is)
             with xp.errstate(divide="ignore", invalid="ignore"):
                 dist = F.div(g, _make(n))
             gs = F.mul(_make(self_is), dist)
@@ -1221,7 +1259,7 @@ def _scatter_prod_grads(g: Tensor, x: Tensor, src: Tensor, out: Tensor, d: int, 
                                        include_self=include_self)), masked_self)
     src_zero = s_used._array == 0
     nz = xp.zeros(xa.shape, dtype=xp.int64)
-    xp.add.at(nz, _along_key(idx._array, d), src_zero)
+    _at(xp.add, nz, _along_key(idx._array, d, xa.shape), src_zero)
     num_zeros = xp.take_along_axis(nz, idx._array, d)
     single = src_zero & (num_zeros == 1)
     single_full = xp.zeros(src.shape, dtype=bool)
@@ -1294,7 +1332,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         res = scatter_reduce(F.reshape(input, (1,)), 0, F.reshape(index, (1,)),
                              F.reshape(src, (1,)), reduce, include_self=include_self)
         return F.reshape(res, ())
-    out, _ = _scatter_reduce_array(x, d, idx, s, fwd, include_self)
+    out = _scatter_reduce_array(x, d, idx, s, fwd, include_self)
     if not needs_grad(input, src):
         return _make(out)
     node = ScatterReduceBackward0()
