@@ -1360,14 +1360,17 @@ class _Act:
     backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's.
     ``rule(g, x)``, if given, is the whole backward ``g * f'(x)`` on two float32/float64
     arrays of one shape and dtype (a kernel's own faster formulation, with ``deriv``'s
-    values bit for bit)."""
+    values bit for bit). ``blocked(x)``, given in place of a bool ``deriv``, is where the
+    gradient does not pass (a fresh bool array: the negation of that ``deriv``, computed as
+    such, which saves the two negations that ``~deriv(x)`` costs)."""
 
-    __slots__ = ("bwd", "deriv", "fwd", "rule", "scale", "second")
+    __slots__ = ("blocked", "bwd", "deriv", "fwd", "rule", "scale", "second")
 
     def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
-                 second: Any = None, scale: float = 1.0, rule: Any = None) -> None:
+                 second: Any = None, scale: float = 1.0, rule: Any = None,
+                 blocked: Any = None) -> None:
         self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
-        self.scale, self.rule = scale, rule
+        self.scale, self.rule, self.blocked = scale, rule, blocked
 
 
 class _ActBackward(Node):
@@ -1421,6 +1424,9 @@ def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
     if (act.rule is not None and ga.dtype is xa.dtype and ga.dtype in _F32_F64
             and ga.shape == xa.shape and ga.ndim):
         out = act.rule(ga, xa)
+    elif act.blocked is not None:
+        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale),
+                          xp.asarray(act.blocked(xa)))
     elif (d := act.deriv(xa)).__class__ is tuple:  # (where it passes, the derivative there)
         out = select_grad(xp.asarray(ga * d[1].astype(ga.dtype, copy=False)), ~d[0])
     elif d.dtype.kind == "b":
@@ -1577,12 +1583,14 @@ def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     if not needs_grad(input):
         return clamped
 
-    def deriv(x: Any) -> Any:
+    def blocked(x: Any) -> Any:
         # torch's hardtanh_backward: 0 where x <= min_val or x >= max_val, else g (clamp's
         # is inclusive); a nan x passes the gradient
-        return ~((x <= min_val) | (x >= max_val))
+        out = xp.less_equal(x, min_val)
+        out |= xp.greater_equal(x, max_val)
+        return out
 
-    return _act(input, clamped._array, _Act(*_HARDTANH_NODES, deriv))
+    return _act(input, clamped._array, _Act(*_HARDTANH_NODES, None, blocked=blocked))
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
@@ -1661,22 +1669,22 @@ def _hardswish_rule(g: Any, x: Any) -> Any:
     """:func:`_hardswish_deriv`'s gradient on the bits, in fewer passes: ``g * (x / 3 + 1/2)``
     and-ed with an all-ones mask inside (-3, 3), or-ed with ``g`` and-ed with one from 3 on
     (nan included); up to -3 both masks are zero, so 0 (+0) whatever ``g`` is, as torch's
-    select. The masks negated as int8 and widened with their sign."""
+    select. The masks negated as int8 and widened with their sign, the second into the
+    first's buffer (one full-size temporary)."""
     it = _INT_OF[x.dtype.itemsize]
     inside = xp.less(x, 3)
     above = ~inside
     inside &= xp.greater(x, -3)
-    masks = []
-    for b in (inside, above):
-        b8 = b.view(xp.int8)
-        xp.negative(b8, out=b8)
-        masks.append(b8.astype(it))
-    d = xp.divide(x, 3)
+    i8, a8 = inside.view(xp.int8), above.view(xp.int8)
+    xp.negative(i8, out=i8)
+    xp.negative(a8, out=a8)
+    d = xp.divide(x, 3)  # (a fresh array: the result owns its buffer)
     d += 0.5
     d *= g
     di = d.view(it)
-    di &= masks[0]
-    m = masks[1]
+    m = i8.astype(it)
+    di &= m
+    xp.copyto(m, a8, casting="unsafe")
     m &= g.view(it)
     di |= m
     return d
@@ -1823,7 +1831,14 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     out = xp.asarray(xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0)),
                      dtype=x.dtype)
     # (torch's softshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
-    return _act(input, out, _Act(*_SOFTSHRINK_NODES, lambda a: ~((a >= -lambd) & (a <= lambd))))
+    return _act(input, out, _Act(*_SOFTSHRINK_NODES, None, blocked=lambda a: _within(a, lambd)))
+
+
+def _within(a: Any, lambd: float) -> Any:
+    """``-lambd <= a <= lambd`` (false at nan): where the shrinks' gradients are blocked."""
+    out = xp.greater_equal(a, -lambd)
+    out &= xp.less_equal(a, lambd)
+    return out
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -1844,7 +1859,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     else:
         out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
     # (torch's hardshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
-    return _act(input, out, _Act(*_HARDSHRINK_NODES, lambda a: ~((a >= -lambd) & (a <= lambd))))
+    return _act(input, out, _Act(*_HARDSHRINK_NODES, None, blocked=lambda a: _within(a, lambd)))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -1870,7 +1885,8 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
             out = xp.asarray(xp.where(x <= threshold, xp.asarray(value, dtype=x.dtype), x),
                              dtype=x.dtype)
         # torch's threshold_backward: 0 where x <= threshold (nan passes the gradient)
-        return _act(t, out, _Act(*_THRESHOLD_NODES, lambda a: ~(a <= threshold)))
+        return _act(t, out, _Act(*_THRESHOLD_NODES, None,
+                                 blocked=lambda a: xp.less_equal(a, threshold)))
 
     return _run_inplace(input, "threshold_", fn) if inplace else fn(input)
 
