@@ -98,3 +98,36 @@ def test_scatter_reduce_flat_positions(reduce: str, include_self: bool, d: int,
         _same(f, s)
         np.testing.assert_allclose(f.detach().numpy(), r.detach().numpy(), rtol=2e-5,
                                    atol=2e-5)
+
+
+def _index_reduce_case(reduce: str, include_self: bool, lib: Any, d: int) -> tuple[Any, ...]:
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((30, 20)).astype(np.float32)
+    idx = rng.integers(0, x.shape[d], 50)
+    shape = (50, 20) if d == 0 else (30, 50)
+    src = rng.standard_normal(shape).astype(np.float32)
+    src[::7, ::5] = 0.0
+    if reduce in ("amax", "amin"):
+        src = np.round(src)
+    xt = lib.tensor(x, requires_grad=True)
+    st = lib.tensor(src, requires_grad=True)
+    out = xt.index_reduce(d, lib.tensor(idx), st, reduce, include_self=include_self)
+    (out * lib.tensor(rng.standard_normal(x.shape).astype(np.float32))).sum().backward()
+    return out, xt.grad, st.grad
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("d", [0, 1])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce_flat_positions(reduce: str, include_self: bool, d: int,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1)
+    fast = _index_reduce_case(reduce, include_self, gradsum, d)
+    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1 << 40)
+    slow = _index_reduce_case(reduce, include_self, gradsum, d)
+    ref = _index_reduce_case(reduce, include_self, torch, d)
+    for f, s, r in zip(fast, slow, ref):
+        _same(f, s)
+        np.testing.assert_allclose(f.detach().numpy(), r.detach().numpy(), rtol=2e-5,
+                                   atol=2e-5)

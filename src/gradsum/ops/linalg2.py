@@ -56,6 +56,7 @@ from gradsum.ops.decomp import (
     svdvals,
 )
 from gradsum.ops.more import linalg
+from gradsum.ops.selection import _along_key, _at
 
 cholesky_ex_result = namedtuple("linalg_cholesky_ex", ["L", "info"])
 inv_ex_result = namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -1378,8 +1379,13 @@ _IDX_REDUCES = ("prod", "mean", "amax", "amin")
 
 def _index_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_self: bool
                         ) -> Any:
-    out = xp.moveaxis(xp.array(x, copy=True), d, 0)
-    src = xp.moveaxis(s, d, 0)
+    # (the slices reduced element by element through scatter_reduce's flat positions: each
+    # position takes its sources in index order, as a loop over the index would)
+    full = x.copy()
+    along = [1] * x.ndim
+    along[d] = -1
+    key = _along_key(xp.broadcast_to(idx.reshape(along), s.shape), d, x.shape)
+    out = xp.moveaxis(full, d, 0)
     if not include_self:
         if reduce in ("prod", "mean"):
             ident: Any = 1 if reduce == "prod" else 0
@@ -1390,13 +1396,13 @@ def _index_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_s
             ident = info.min if reduce == "amax" else info.max
         out[idx] = ident
     if reduce == "prod":
-        xp.multiply.at(out, idx, src)
+        _at(xp.multiply, full, key, s)
     elif reduce == "amax":
-        xp.maximum.at(out, idx, src)
+        _at(xp.maximum, full, key, s)
     elif reduce == "amin":
-        xp.minimum.at(out, idx, src)
+        _at(xp.minimum, full, key, s)
     else:
-        xp.add.at(out, idx, src)
+        _at(xp.add, full, key, s)
         counts = xp.full(out.shape[0], 1 if include_self else 0, dtype=xp.int64)
         xp.add.at(counts, idx, 1)
         counts = xp.maximum(counts, 1).reshape((-1,) + (1,) * (out.ndim - 1))
