@@ -261,22 +261,36 @@ def run_backward(
         # only has its gradient captured under autograd.grad. Under backward(inputs=) every
         # target node runs (torch marks the inputs' nodes needed: a non-leaf's grad_fn runs,
         # with its hooks, unpacking, then freeing, its saved tensors; its sink accumulates).
+        # One sweep, children first: whether a node is needed is known once its children
+        # were seen, so its validation and its children's dependency counts follow at once.
         reach: set[Node] = set()
         needed = set()
-        for n in order:  # children first
-            leads = any(c is not None and c in reach for c, _ in n._next)
+        bad: list[tuple[int, RuntimeError]] = []
+        count = deps.get
+        for n in order:
+            nxt = n._next
+            leads = False
+            for c, _ in nxt:
+                if c in reach:  # (None never is)
+                    leads = True
+                    break
             if leads or n in target_nodes:
                 reach.add(n)
             if leads or (accumulate and n in target_nodes):
                 needed.add(n)
-        bad: list[tuple[int, RuntimeError]] = []
-        for n in order:
-            if n in needed:
-                if n._saved or n._saved is None:
+                saved = n._saved
+                if saved:
+                    for s in saved:  # Node._check_saved, inlined (see _count_all)
+                        ver = s._vc
+                        if ver is not None and (ver[0] != s._version_at_save or (
+                                s._output_nr < 0 and s._tensor._grad_fn is None)):
+                            _note_failure(bad, n)
+                            break
+                elif saved is None:
                     _note_failure(bad, n)
-                for c, _ in n._next:
+                for c, _ in nxt:
                     if c is not None:
-                        deps[c] = deps.get(c, 0) + 1
+                        deps[c] = count(c, 0) + 1
         if bad:
             raise max(bad, key=lambda b: b[0])[1]
         if accumulate:
@@ -289,6 +303,9 @@ def run_backward(
 
     def wanted(n: Node) -> bool:
         return needed is None or n in needed or n in target_nodes
+
+    # the nodes that get gradients under ``inputs=`` (``wanted``, as a set for the loop)
+    run_set = None if needed is None else needed | target_nodes
 
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
@@ -341,7 +358,7 @@ def run_backward(
                 _sink(node, grads[0], targets, captured, needed, accumulate, create_graph,
                       shared)
                 continue
-            if targets:
+            if targets and node in target_nodes:
                 src = grads if early is None else early
                 for nr in range(node.num_outputs):
                     idx = targets.get((node, nr))
@@ -349,16 +366,31 @@ def run_backward(
                         captured[idx] = src[nr]
             if needed is not None and node not in needed:
                 continue  # (with no input reachable, e.g. a view made in no_grad mode)
-            outs = apply(node, hooks, grads, shared, retain_graph,
-                         wanted if needed is not None else None)
+            g0 = grads[0] if len(grads) == 1 else None
+            if g0 is not None and hooks is None and apply is _apply:
+                # _apply, inlined for the common node: one gradient in, no hooks (a user
+                # Function's node takes that gradient the same way)
+                outs = node.backward(g0)
+                if outs.__class__ is not tuple:
+                    outs = (outs,)
+                if not retain_graph and node._saved:
+                    node._release()
+                _mark_shared(outs, grads, shared)
+            else:
+                outs = apply(node, hooks, grads, shared, retain_graph,
+                             wanted if needed is not None else None)
             for (child, cnr), g in zip(node._next, outs):
                 if child is None:
                     continue
-                if g is not None and (needed is None or wanted(child)):
-                    _add_to_buffer(buffers, child, cnr, g, create_graph, shared)
+                want = run_set is None or child in run_set
+                if g is not None and want:
+                    if child.num_outputs == 1 and child not in buffers:
+                        buffers[child] = [g]  # (_add_to_buffer's first case)
+                    else:
+                        _add_to_buffer(buffers, child, cnr, g, create_graph, shared)
                 d = deps[child] - 1
                 deps[child] = d
-                if d == 0 and (needed is None or wanted(child)):
+                if d == 0 and want:
                     _heappush(heap, (-child._seq, tick(), child))
     except BaseException as e:
         failed = e
@@ -576,6 +608,25 @@ def _mark_shared(outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
                  shared: _Shared) -> None:
     """A gradient passed through unchanged, or handed to several inputs, has a shared
     buffer: record it so that nobody takes it over or adds into it in place."""
+    n = len(outs)
+    if n == 1 or n == 2:  # (the same marks as the loop below, without its set)
+        o0 = outs[0]
+        if o0 is not None:
+            for x in grads:
+                if o0 is x:
+                    shared[id(o0)] = o0._vc
+                    break
+        if n == 2:
+            o1 = outs[1]
+            if o1 is not None:
+                if o1 is o0:
+                    shared[id(o1)] = o1._vc
+                else:
+                    for x in grads:
+                        if o1 is x:
+                            shared[id(o1)] = o1._vc
+                            break
+        return
     seen_ids: set[int] = set()
     for o in outs:
         if o is not None:

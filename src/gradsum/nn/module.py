@@ -56,6 +56,8 @@ def _addindent(s: str, num_spaces: int) -> str:
 
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+#: what ``__getattr__`` reads for a store a half-built module lacks yet (never written)
+_NO_STORE: dict[str, Any] = {}
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -665,10 +667,18 @@ class Module:
 
     # -- attribute protocol --------------------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
+        # (every parameter, buffer and submodule read of a forward lands here: the three
+        # stores looked up directly, in torch's order)
         d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
-            if store in d and name in d[store]:
-                return d[store][name]
+        store = d.get("_parameters", _NO_STORE)
+        if name in store:
+            return store[name]
+        store = d.get("_buffers", _NO_STORE)
+        if name in store:
+            return store[name]
+        store = d.get("_modules", _NO_STORE)
+        if name in store:
+            return store[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
