@@ -1,8 +1,10 @@
 """Results built on the bits (select, select_grad, select_const, threshold_backward) own their
-buffer, and the fast float paths of sign and relu: bit for bit against NumPy's formulas (the
+buffer, and the fast float paths of sign, relu and angle: bit for bit against NumPy's formulas (the
 paths they replace) and against torch, at sizes that take the fast paths and below them."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -91,3 +93,13 @@ def test_relu_leaf_grad_owned() -> None:
     xt = torch.from_numpy(v.copy()).requires_grad_()
     torch.relu(xt).sum().backward()
     assert np.array_equal(_bits(x.grad.numpy()), _bits(xt.grad.numpy()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_angle_bits(dtype: type) -> None:
+    v = _values(dtype, 70000)
+    for arr in (v, v[:5], v.reshape(100, 700)[:, ::3], v[len(SPECIALS):]):
+        got = gradsum.angle(gradsum.tensor(arr)).numpy()
+        ref = np.multiply(arr < 0, np.asarray(math.pi, dtype=dtype))  # (the formula before)
+        ref = np.where(np.isnan(arr), arr, ref)
+        assert got.dtype == dtype and np.array_equal(_bits(got), _bits(ref))

@@ -506,7 +506,8 @@ def angle(input: Tensor) -> Tensor:
     """
     x = _unary_float(input)
     if x.dtype.kind == "f" and x.ndim:  # (pi times the sign test: no per-element branch)
-        out = xp.multiply(x < 0, xp.asarray(math.pi, dtype=x.dtype))
+        out = (x < 0).astype(x.dtype)  # (then scaled in place: the mixed bool-float product
+        out *= xp.asarray(math.pi, dtype=x.dtype)  # casts per element, 1.5x slower)
         nan = xp.isnan(x)
         if nan.any():
             out = xp.where(nan, x, out)
