@@ -93,24 +93,24 @@ def _is_owned(g: Tensor, shared: _Shared) -> bool:
 def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
     """All nodes reachable from the roots in post-order (children before parents)."""
     seen: set[Node] = set()
+    add = seen.add
     order: list[Node] = []
-    stack: list[tuple[Node, int]] = []
+    stack: list[tuple[Node, Any]] = []
+    push, pop = stack.append, stack.pop
     for node, _ in root_edges:
         if node is None or node in seen:
             continue
-        seen.add(node)
-        stack.append((node, 0))
+        add(node)
+        push((node, iter(node._next)))
         while stack:
-            n, i = stack[-1]
-            nxt = n._next
-            if i < len(nxt):
-                stack[-1] = (n, i + 1)
-                child = nxt[i][0]
+            n, edges = stack[-1]
+            for child, _ in edges:  # (resumes where this node's last visit left off)
                 if child is not None and child not in seen:
-                    seen.add(child)
-                    stack.append((child, 0))
+                    add(child)
+                    push((child, iter(child._next)))
+                    break
             else:
-                stack.pop()
+                pop()
                 order.append(n)
     return order
 
