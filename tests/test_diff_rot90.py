@@ -1,5 +1,6 @@
 """rot90 in the last two axes of a C-contiguous array (the two-pass transposed copy with the
-flip folded in) against torch, for every element width it takes and the shapes around it."""
+flip folded in, widths that are not whole 16-byte groups too) against torch, for every element
+width it takes and the shapes around it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import gradsum
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.int64])
-@pytest.mark.parametrize("shape", [(208, 120), (3, 64, 128), (2, 4, 96, 40), (64, 66)])
+@pytest.mark.parametrize("shape", [(208, 120), (3, 64, 128), (2, 4, 96, 40), (64, 66), (3, 61, 77),
+                                   (70, 125), (4096, 3)])
 def test_rot90_last_two_axes(dtype: type, shape: tuple[int, ...]) -> None:
     x = (np.random.default_rng(0).standard_normal(shape) * 100).astype(dtype)
     for k in (1, 3, -1, 5, 2, 0):
