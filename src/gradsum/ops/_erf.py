@@ -230,7 +230,11 @@ def _as_z(x: Any, exact: bool, scale: float = 1.0) -> Any:
     if exact:
         z = xp.asarray(x, dtype=xp.float64)
         return z * scale if scale != 1.0 else z
-    return xp.multiply(x, scale, out=_scratch(0, x.shape), dtype=xp.float64)
+    z = _scratch(0, x.shape)
+    if scale == 1.0:  # (a widening copy: 3x faster than a multiply that casts)
+        xp.copyto(z, x)
+        return z
+    return xp.multiply(x, scale, out=z, dtype=xp.float64)
 
 
 def _negative_part(z: Any, exact: bool) -> tuple[Any, Any]:
@@ -243,21 +247,59 @@ def _negative_part(z: Any, exact: bool) -> tuple[Any, Any]:
     return neg, _scratch(3, z.shape)
 
 
+_I64 = xp.dtype(xp.int64)
+
+
+def _where_below(y: Any, bound: float, a: Any, b: Any) -> Any:
+    """``where(y < bound, a, b)`` for float64 arrays of one shape, a new array, chosen on the
+    bits (``b ^ ((a ^ b) & mask)``): NumPy's where branches per element, twice as slow on a
+    mixed mask."""
+    m = xp.less(y, bound).view(xp.int8)
+    xp.negative(m, out=m)  # (0 or -1)
+    mask = _scratch(9, y.shape, _I64)
+    xp.copyto(mask, m)  # (sign-extended: 0 or all ones)
+    out = xp.empty(y.shape, xp.float64)
+    oi, bi = out.view(_I64), b.view(_I64)
+    xp.bitwise_xor(a.view(_I64), bi, out=oi)
+    oi &= mask
+    oi ^= bi
+    return out
+
+
+#: elements per block of the float32-result kernels: a 1M-element input in blocks whose
+#: float64 temporaries stay in cache (measured: twice as fast as whole-array passes from memory)
+BLOCK = 1 << 16
+
+
+def _by_blocks(fn: Any, x: Any) -> Any:
+    """``fn(x, False)`` (a float64 result of x's shape) block by block of :data:`BLOCK`
+    elements: the same operations on each element, the same bits."""
+    flat = xp.asarray(x).reshape(-1)
+    out = xp.empty(flat.size, xp.float64)
+    for s in range(0, flat.size, BLOCK):
+        out[s:s + BLOCK] = fn(flat[s:s + BLOCK], False)
+    return out.reshape(xp.shape(x))
+
+
 def erf64(x: Any, exact: bool = True) -> Any:
     """erf of an array, computed and returned in float64 (nan stays nan). ``exact=False``
     for a result that is rounded to float32 (or narrower): the shorter rules, and beyond 4
     (where erf rounds to +-1) the middle rule with the argument clamped."""
+    if not exact and xp.size(x) > BLOCK:
+        return _by_blocks(erf64, x)
     z = _as_z(x, exact)
     with xp.errstate(invalid="ignore"):
         y, small, r = _parts(z, exact, exact)
         xp.subtract(1.0, r, out=r)
         xp.copysign(r, z, out=r)
-        return xp.where(y < (_SMALL if exact else _F32_SMALL_BOUND), small, r).reshape(
+        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r).reshape(
             xp.shape(x))
 
 
 def erfc64(x: Any, exact: bool = True) -> Any:
     """erfc of an array, computed and returned in float64 (2 at -inf, 0 at inf, nan at nan)."""
+    if not exact and xp.size(x) > BLOCK:
+        return _by_blocks(erfc64, x)
     z = _as_z(x, exact)
     with xp.errstate(invalid="ignore"):
         y, small, r = _parts(z, exact, True)
@@ -269,7 +311,7 @@ def erfc64(x: Any, exact: bool = True) -> Any:
         r *= t
         neg *= 2.0
         r += neg
-        return xp.where(y < (_SMALL if exact else _F32_SMALL_BOUND), small, r).reshape(
+        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r).reshape(
             xp.shape(x))
 
 
@@ -287,7 +329,7 @@ def gelu_cdf64(x: Any, exact: bool = True) -> Any:
         xp.subtract(0.5, neg, out=t)
         r *= t
         r += neg
-        return xp.where(y < (_SMALL if exact else _F32_SMALL_BOUND), small, r).reshape(
+        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r).reshape(
             xp.shape(x))
 
 
@@ -311,7 +353,7 @@ def gelu_parts_f32(x: Any) -> tuple[Any, Any]:
     elsewhere."""
     sh = x.shape
     a = xp.abs(x, out=_scratch(10, sh, _F32))
-    xp.minimum(a, 20.0, out=a)  # (exp(-200) is 0 in float32; no inf - inf)
+    xp.clip(a, None, 20.0, out=a)  # (exp(-200) is 0 in float32; no inf - inf)
     h = xp.multiply(a, 16.0, out=_scratch(11, sh, _F32))
     xp.rint(h, out=h)
     h *= 0.0625
@@ -328,7 +370,7 @@ def gelu_parts_f32(x: Any) -> tuple[Any, Any]:
     e = h
     y = a
     y *= _SQRT1_2
-    xp.minimum(y, 10.0, out=y)
+    xp.clip(y, None, 10.0, out=y)  # (clip: NumPy's minimum is 2x slower)
     num, den = _ratio_f32(y, _G32_P, _G32_Q, lo, t)
     num *= e
     num *= 0.5
