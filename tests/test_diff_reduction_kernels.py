@@ -1,6 +1,8 @@
 """Issue 18's kernels for reductions and index-driven ops against torch, on inputs that take
 the fast path and on inputs that reach its fallback: the whole-tensor ``median`` and
-``nanmedian`` (a sampled window, then a partition of the elements inside it).
+``nanmedian`` (a sampled window, then a partition of the elements inside it),
+``scatter_reduce`` and ``index_reduce`` (``ufunc.at`` on flat positions) and sums along short
+last rows (column adds: ``sum``, and ``sum_to`` under ``expand`` and ``repeat_interleave``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops import selection
+from gradsum.ops import reduction, selection
 
 torch = pytest.importorskip("torch", reason="the kernels are compared with torch's")
 
@@ -131,3 +133,39 @@ def test_index_reduce_flat_positions(reduce: str, include_self: bool, d: int,
         _same(f, s)
         np.testing.assert_allclose(f.detach().numpy(), r.detach().numpy(), rtol=2e-5,
                                    atol=2e-5)
+
+
+def _short_rows(rng: np.random.Generator, r: int, dtype: Any) -> np.ndarray:
+    x = rng.standard_normal((300, r)) * 10.0 ** rng.integers(-3, 4, (300, r))
+    x[::7, 0] = -0.0
+    x[::11] = -0.0  # (a row of -0.0: NumPy's sum is +0.0)
+    x[5, 1], x[6, 0], x[7, 1], x[8] = np.inf, -np.inf, np.nan, [np.inf, -np.inf] + [0.0] * (r - 2)
+    x[9, :2] = 1e38, 1e38  # (overflow in float32)
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("r", [2, 3, 5, 7, 8])
+def test_short_row_sums_same_bits(r: int, dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    x = _short_rows(np.random.default_rng(r), r, dtype)
+    x3 = np.ascontiguousarray(np.stack([x, x[::-1]]))  # (300 x r rows in two blocks)
+
+    def run() -> list[Any]:
+        outs = [gradsum.sum(gradsum.tensor(x), 1), gradsum.sum(gradsum.tensor(x3), -1, True)]
+        g = gradsum.tensor(x3[..., :1], requires_grad=True)
+        g.expand(2, 300, r).backward(gradsum.tensor(x3))  # (sum_to over the last axis)
+        v = gradsum.tensor(x[:, 0].copy(), requires_grad=True)
+        gradsum.repeat_interleave(v, r).backward(gradsum.tensor(x.reshape(-1)))
+        return outs + [g.grad, v.grad]
+
+    fast = run()
+    monkeypatch.setattr(reduction, "_SHORT_LAST", 0)
+    slow = run()
+    for f, s_ in zip(fast, slow):
+        a, b = f.numpy(), s_.numpy()
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert a.tobytes() == b.tobytes()
+    ok = np.isfinite(x).all(axis=1)  # (against torch: within rounding of the row's terms)
+    ref = torch.tensor(x[ok]).sum(1).numpy()
+    scale = np.abs(x[ok]).sum(axis=1)
+    assert (np.abs(fast[0].numpy()[ok] - ref) <= 1e-6 * scale).all()

@@ -43,6 +43,7 @@ from gradsum.ops._core import (
     wrap_dim,
     wrap_dims,
 )
+from gradsum.ops.reduction import add_reduce
 
 _max_reduce = xp.maximum.reduce
 _min_reduce = xp.minimum.reduce
@@ -116,7 +117,7 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
     )
-    out = x.sum(axis=axes, keepdims=True) if axes else x
+    out = add_reduce(x, axes, True) if axes else x
     if lead > 0:
         out = out.reshape(-1) if out.size != _prod(shape) else out.reshape(shape)
     if out.shape != tuple(shape):  # (torch's engine refuses a gradient that shape cannot
