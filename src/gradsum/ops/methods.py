@@ -214,10 +214,11 @@ def _int_binary(name: str, kernel: str, input: Any, other: Any) -> tuple[Any, An
         y = xp.asarray(y, dtype=x.dtype)
     if x.dtype.kind not in "iu":
         raise D.not_implemented(kernel, x.dtype, "Use integer tensors.")
-    try:
-        xp.broadcast_shapes(x.shape, y.shape)
-    except ValueError:
-        raise broadcast_error(x, y) from None
+    if x.shape != y.shape:
+        try:
+            xp.broadcast(x, y)  # (a quarter of broadcast_shapes' call)
+        except ValueError:
+            raise broadcast_error(x, y) from None
     return x, y
 
 
@@ -245,9 +246,16 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     bits = x.dtype.itemsize * 8
     if _shifts_in_range(y, bits):
         return _make(xp.asarray(xp.left_shift(x, y), dtype=x.dtype))
-    bad = (y < 0) | (y >= bits)
-    out = xp.where(bad, 0, xp.left_shift(x, xp.clip(y, 0, bits - 1)))
-    return _make(xp.asarray(out, dtype=x.dtype))
+    out = xp.asarray(xp.left_shift(x, xp.clip(y, 0, bits - 1)), dtype=x.dtype)
+    # (0 where the amount is out of range: the bits and-ed with a mask of all ones or none,
+    # on the amounts' shape, where a select over the result branches per element)
+    keep = xp.asarray((y >= 0) & (y < bits)).astype(x.dtype)
+    xp.negative(keep, out=keep)
+    if out.ndim:
+        out &= keep
+    else:
+        out = out & keep
+    return _make(out)
 
 
 @register("bitwise_right_shift")
