@@ -41,6 +41,7 @@ from gradsum.ops._core import (
     scalar_value,
 )
 from gradsum.ops._erf import _scratch, erf64, erfc64
+from gradsum.ops._scipy_special import kernel as _scipy_kernel
 from gradsum.ops.elementwise import _fmod, _sum_to, _unary, _unary_float
 
 _PI = math.pi
@@ -252,6 +253,7 @@ def _sinpi(x: Any) -> Any:
     return xp.sin(_PI * r)
 
 
+@_scipy_kernel("lgamma")
 def _lgamma_array(x: Any) -> Any:
     x = _f64(x)
     out = xp.full(x.shape, xp.inf)
@@ -302,6 +304,7 @@ def _digamma_pos(x: Any) -> Any:
     return xp.where(x == 10, result + _PSI_10, out)
 
 
+@_scipy_kernel("digamma")
 def _digamma_array(x: Any) -> Any:
     x = _f64(x)
     with xp.errstate(**_ERR):

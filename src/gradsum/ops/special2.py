@@ -47,6 +47,7 @@ from gradsum.ops._erf import _SMALL as _ERF_SMALL
 from gradsum.ops._erf import _ratio as _erf_ratio
 from gradsum.ops._erf import _small as _erf_small
 from gradsum.ops._erf import _small_f32 as _erf_small_f32
+from gradsum.ops._scipy_special import kernel as _scipy_kernel
 from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
 from gradsum.ops.special import (
     _ERR,
@@ -466,6 +467,7 @@ def _erfcx_array(x: Any) -> Any:
     return pos.reshape(shape)
 
 
+@_scipy_kernel("ndtri")
 def _ndtri_array(y0: Any) -> Any:
     """Cephes' ``ndtri``: a rational function of ``y - 1/2`` in the centre and of
     ``1 / sqrt(-2 log y)`` in the tails."""
@@ -496,6 +498,7 @@ def _ndtri_array(y0: Any) -> Any:
         return out.reshape(xp.shape(y0))
 
 
+@_scipy_kernel("log_ndtr")
 def _log_ndtr_array(x: Any) -> Any:
     if xp.size(x) > 4 * _BLOCK:  # (in blocks, in cache; the same values)
         return _kernel_blocks(_log_ndtr_array, x)
@@ -638,6 +641,7 @@ def _igamma_pair(a: Any, x: Any) -> tuple[Any, Any]:
     return p, q
 
 
+@_scipy_kernel("igamma")
 def _igamma_array(a: Any, x: Any, upper: bool) -> Any:
     a, x = xp.broadcast_arrays(_f64(a), _f64(x))
     out = xp.full(a.shape, xp.nan)
