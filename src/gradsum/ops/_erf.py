@@ -353,24 +353,25 @@ def gelu_parts_f32(x: Any) -> tuple[Any, Any]:
     elsewhere."""
     sh = x.shape
     a = xp.abs(x, out=_scratch(10, sh, _F32))
-    xp.clip(a, None, 20.0, out=a)  # (exp(-200) is 0 in float32; no inf - inf)
-    h = xp.multiply(a, 16.0, out=_scratch(11, sh, _F32))
-    xp.rint(h, out=h)
-    h *= 0.0625
-    lo = xp.subtract(a, h, out=_scratch(12, sh, _F32))
-    t = xp.add(a, h, out=_scratch(13, sh, _F32))
+    xp.clip(a, -xp.inf, 20.0, out=a)  # (exp(-200) is 0 in float32; no inf - inf)
+    # in units of 1/16 (exact scalings: the same roundings): k = 16 h, 16 |x| - k, 16 |x| + k
+    a16 = xp.multiply(a, 16.0, out=_scratch(12, sh, _F32))
+    h = xp.rint(a16, out=_scratch(11, sh, _F32))
+    t = xp.add(a16, h, out=_scratch(13, sh, _F32))
+    lo = a16
+    lo -= h
     lo *= t
-    lo *= -0.5
+    lo *= -0.5 / 256
     with xp.errstate(under="ignore"):
         xp.exp(lo, out=lo)
         h *= h
-        h *= -0.5
+        h *= -0.5 / 256
         xp.exp(h, out=h)
         h *= lo
     e = h
     y = a
     y *= _SQRT1_2
-    xp.clip(y, None, 10.0, out=y)  # (clip: NumPy's minimum is 2x slower)
+    xp.clip(y, -xp.inf, 10.0, out=y)  # (minimum, or clip without a lower bound: 2x slower)
     num, den = _ratio_f32(y, _G32_P, _G32_Q, lo, t)
     num *= e
     num *= 0.5
