@@ -143,3 +143,27 @@ def test_fused_ops_have_torchs_bits(name: str, dtype: str) -> None:
         outs.append(_OPS[name](lib, *[lib.tensor(a) for a in arrays]))
     tol = 2e-6 if dtype == "float32" else 1e-14
     assert_torch_bits(outs[0], outs[1], rtol=tol, atol=tol, what=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lerp_array_weight_picks_operands_then_fuses_once(dtype: Any) -> None:
+    """An array weight on both sides of 0.5 (nan, +-inf and 1 too), broadcast and in chunks:
+    NumPy's where and the ops layer's select on the bits pick the same operands, and the one
+    fused pass gives torch's bits (its kernel takes the nearer end per element)."""
+    from gradsum.ops.elementwise import select
+
+    rng = np.random.default_rng(6)
+    n = 2 * _fma.CHUNK + 77
+    start = rng.standard_normal(n).astype(dtype)
+    end = rng.standard_normal(n).astype(dtype)
+    w = (rng.random(n) * 1.6 - 0.3).astype(dtype)
+    w[:6] = [np.nan, np.inf, -np.inf, 1.0, 0.5, -0.5]
+    outs = [_fma.lerp(start, end, w), _fma.lerp(start, end, w, select)]
+    _same_bits(outs[0], outs[1])
+    ref = torch.lerp(torch.from_numpy(start), torch.from_numpy(end), torch.from_numpy(w))
+    _same_bits(outs[1], ref.numpy())
+    row = w[:50].reshape(1, 50)  # (the weight enlarges the result)
+    got = _fma.lerp(start[:50], end[:50], np.repeat(row, 3, 0), select)
+    ref = torch.lerp(torch.from_numpy(start[:50]), torch.from_numpy(end[:50]),
+                     torch.from_numpy(np.repeat(row, 3, 0)))
+    _same_bits(got, ref.numpy())

@@ -33,7 +33,7 @@ from gradsum.ops._core import (
     register,
     scalar_value,
 )
-from gradsum.ops.elementwise import _sum_to, _unary, _unary_float
+from gradsum.ops.elementwise import _sum_to, _unary, _unary_float, select
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -393,7 +393,7 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         except ValueError:
             raise broadcast_error(xp.empty(shape), w) from None
     # torch's kernel: from the nearer end (so lerp(a, b, 1) is exactly b), fused
-    out = xp.asarray(_fma.lerp(x, y, w)).astype(x.dtype, copy=False)
+    out = xp.asarray(_fma.lerp(x, y, w, select)).astype(x.dtype, copy=False)
     out = xp.broadcast_to(out, shape).copy() if out.shape != shape else out
     if not needs_grad(input, end, weight):
         return _make(out)
