@@ -1609,7 +1609,15 @@ def _tri(a: Tensor, diagonal: int, lower: bool) -> Tensor:
             f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(x.shape)}. "
             "Reshape it to a matrix first."
         )
-    out = (xp.tril if lower else xp.triu)(x, diagonal)
+    if x.dtype.kind in "fV" and x.flags.c_contiguous:
+        # (NumPy's tril/triu select with where(), a branch per element; the same mask and
+        # zeros on the bits, one fresh array: select_grad)
+        from gradsum.ops.elementwise import select_grad
+
+        blocked = xp.tri(*x.shape[-2:], k=diagonal if lower else diagonal - 1, dtype=bool)
+        out = select_grad(x, ~blocked if lower else blocked)
+    else:
+        out = (xp.tril if lower else xp.triu)(x, diagonal)
     if not needs_grad(a):
         return _make(out)
     node = TrilBackward0() if lower else TriuBackward0()
