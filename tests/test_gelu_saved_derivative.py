@@ -65,3 +65,20 @@ def test_double_backward_through_the_rule() -> None:
     rx.sum().backward()
     np.testing.assert_allclose(gx.detach().numpy(), rx.detach().numpy(), rtol=2e-6, atol=1e-6)
     np.testing.assert_allclose(xt.grad.numpy(), ref.grad.numpy(), rtol=2e-5, atol=1e-5)
+
+
+def test_blocks_give_the_whole_arrays_bits(monkeypatch) -> None:
+    from gradsum.ops import _erf
+
+    x = _x(6000).reshape(60, 100)
+    whole = _erf.gelu_f32(x, True)
+    monkeypatch.setattr(_erf, "GELU_BLOCK", 128)
+    blocked = _erf.gelu_f32(x, True)
+    for w, b in zip(whole, blocked):
+        assert b.shape == x.shape
+        np.testing.assert_array_equal(b.view(np.int32), w.view(np.int32))
+    out = gradsum.nn.functional.gelu(gradsum.tensor(x, requires_grad=True))
+    np.testing.assert_array_equal(out.detach().numpy().view(np.int32), whole[0].view(np.int32))
+    np.testing.assert_array_equal(out.grad_fn.deriv.view(np.int32), whole[1].view(np.int32))
+    t = x.T  # (not C-contiguous: whole-array passes)
+    np.testing.assert_array_equal(_erf.gelu_f32(t, False)[0], whole[0].T)

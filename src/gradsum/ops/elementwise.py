@@ -47,7 +47,7 @@ from gradsum.ops._core import (
     scalar_value,
 )
 from gradsum.ops._erf import _scratch as _erf_scratch
-from gradsum.ops._erf import erf64, gelu_cdf64, gelu_parts_f32
+from gradsum.ops._erf import erf64, gelu_cdf64, gelu_f32, gelu_parts_f32
 
 _ndarray = xp.ndarray
 _SQRT_2 = math.sqrt(2.0)
@@ -1586,12 +1586,9 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     deriv = None
     if approximate == "none":
         if x.dtype is _F32 and x.ndim:
-            phi, e = gelu_parts_f32(x)
-            out = xp.multiply(x, phi)
-            if low is None and not hooks_active and needs_grad(a):
-                # (the backward's derivative now, from the same parts: a backward of one
-                # pass; not under saved-tensor hooks, which manage what a graph keeps)
-                deriv = _gelu_deriv_f32(x, phi, e)
+            # (the backward's derivative now, from the same parts: a backward of one pass;
+            # not under saved-tensor hooks, which manage what a graph keeps)
+            out, deriv = gelu_f32(x, low is None and not hooks_active and needs_grad(a))
         else:
             out = gelu_cdf64(x, exact=x.dtype.itemsize >= 8)
             out *= x
