@@ -169,3 +169,31 @@ def test_short_row_sums_same_bits(r: int, dtype: Any, monkeypatch: pytest.Monkey
     ref = torch.tensor(x[ok]).sum(1).numpy()
     scale = np.abs(x[ok]).sum(axis=1)
     assert (np.abs(fast[0].numpy()[ok] - ref) <= 1e-6 * scale).all()
+
+
+def _nonzero_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 30, 7)).astype(np.float32)
+    x[rng.random(x.shape) < 0.5] = 0.0
+    x[0, 0, :3] = -0.0, np.nan, np.inf
+    return [
+        x.reshape(-1), x.reshape(40, 210), x, x.reshape(4, 10, 30, 7),
+        np.asfortranarray(x), x[:, ::2, :], x.transpose(2, 0, 1),
+        x != 0, (x * 3).astype(np.int64), x.astype(np.float16),
+        np.zeros((70, 70), np.float32), np.ones((70, 70), np.float64),
+        np.zeros((1, 5000), np.float32), np.eye(5000, 1, dtype=np.float32),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_nonzero_inputs())))
+def test_nonzero_by_rows(case: int) -> None:
+    x = _nonzero_inputs()[case]
+    assert x.size >= 4096
+    g = gradsum.tensor(x)
+    expect = np.nonzero(x)
+    got = gradsum.nonzero(g, as_tuple=True)
+    assert len(got) == len(expect)
+    for a, b in zip(got, expect):
+        assert a.numpy().dtype == np.int64 and np.array_equal(a.numpy(), b)
+    assert np.array_equal(gradsum.argwhere(g).numpy(), np.argwhere(x))
+    assert np.array_equal(gradsum.nonzero(g).numpy(), torch.nonzero(torch.tensor(x)).numpy())

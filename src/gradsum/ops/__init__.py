@@ -414,11 +414,38 @@ def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
 
     if a.ndim == 0 and not as_tuple:  # torch: one row per nonzero entry, zero columns
         return Tensor._make(xp.zeros((int(a._array != 0), 0), dtype=xp.int64))
-    idx = xp.nonzero(a._array.reshape(1) if a.ndim == 0 else a._array)
+    x = a._array
+    idx = (_nonzero_by_rows(x) if x.ndim and x.size >= _NONZERO_BY_ROWS and x.dtype.kind in "biufc"
+           else xp.nonzero(x.reshape(1) if a.ndim == 0 else x))
     if as_tuple:  # (nonzero's index arrays are new: no copy for the dtype)
         return tuple(Tensor._make(i.astype(xp.int64, copy=False)) for i in idx)
     return Tensor._make(xp.stack(idx, axis=1).astype(xp.int64, copy=False) if idx
                         else xp.zeros((0, 0), dtype=xp.int64))
+
+
+#: from this many elements :func:`nonzero` finds its indices by :func:`_nonzero_by_rows`
+_NONZERO_BY_ROWS = 4096
+
+
+def _nonzero_by_rows(x: Any) -> tuple[Any, ...]:
+    """``xp.nonzero(x)`` (the same indices, int64, in C order): NumPy's 1-D ``flatnonzero``
+    of the mask ``x != 0`` runs about ten times faster than its N-D ``nonzero``; the last
+    index is the flat position less its row's start, the others each row's coordinates
+    repeated by the row's count (short arrays: no division per element)."""
+    from gradsum._backend import xp
+
+    mask = x != 0
+    flat = xp.flatnonzero(mask)
+    if x.ndim == 1:
+        return (flat,)
+    last = x.shape[-1]
+    counts = xp.count_nonzero(mask.reshape(-1, last), axis=1)
+    row = xp.repeat(xp.arange(counts.size, dtype=xp.int64), counts)
+    col = xp.multiply(row, last)
+    xp.subtract(flat, col, out=col)
+    if x.ndim == 2:
+        return row, col
+    return (*(xp.repeat(c.reshape(-1), counts) for c in xp.indices(x.shape[:-1])), col)
 
 
 for _name, _fn in {"square": square, "argsort": argsort, "sort": sort, "topk": topk,
