@@ -31,6 +31,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Size, Tensor
 from gradsum.autograd import _messages
+from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
@@ -42,6 +43,7 @@ from gradsum.ops._core import (
     register,
     wrap_dim,
 )
+from gradsum.ops.elementwise import _F32_F64, select_grad
 from gradsum.ops.more import _require_tensor, _tname
 from gradsum.ops.reduction import _check_differentiable, _dims, _expand_back
 
@@ -528,6 +530,24 @@ class LogitBackward0(Node):
     __slots__ = ("eps",)
 
     def backward(self, g: Tensor) -> Tensor:
+        if not _grad_state.enabled:  # (nothing to record: the same operations on arrays)
+            (x,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is x.dtype and x.dtype in _F32_F64 and ga.shape == x.shape and x.ndim:
+                with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    t = xp.subtract(1, x)
+                    t *= x
+                    xp.divide(ga, t, out=t)
+                eps = self.eps
+                if eps is None or eps < 0:
+                    out = xp.less(x, 0)
+                    out |= xp.greater(x, 1)
+                    if out.any():  # (probabilities outside [0, 1] only)
+                        xp.copyto(t, xp.nan, where=out)
+                    return _make(t)
+                out = xp.less(x, eps)
+                out |= xp.greater(x, 1 - eps)
+                return _make(select_grad(t, out))
         (a,) = self.saved()
         x = a._array
         with xp.errstate(divide="ignore", invalid="ignore"):
