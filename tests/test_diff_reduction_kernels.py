@@ -197,3 +197,27 @@ def test_nonzero_by_rows(case: int) -> None:
         assert a.numpy().dtype == np.int64 and np.array_equal(a.numpy(), b)
     assert np.array_equal(gradsum.argwhere(g).numpy(), np.argwhere(x))
     assert np.array_equal(gradsum.nonzero(g).numpy(), torch.nonzero(torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_take_backward_into_fresh_zeros(create_graph: bool) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((60, 80)).astype(np.float32)
+    idx = rng.integers(-4800, 4800, 9000)  # (repeats, negative positions)
+    seed = rng.standard_normal(9000).astype(np.float32)
+    seed[::5] = -0.0
+    grads = []
+    for lib in (gradsum, torch):
+        t = lib.tensor(x, requires_grad=True)
+        s = lib.tensor(seed, requires_grad=create_graph)
+        (g,) = lib.autograd.grad(lib.take(t, lib.tensor(idx)), t, s, create_graph=create_graph)
+        if create_graph:
+            (gg,) = lib.autograd.grad((g * g).sum(), s)
+            grads.append((g, gg))
+        else:
+            grads.append((g,))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+    expect = np.zeros(x.size, np.float32)
+    np.add.at(expect, np.where(idx < 0, idx + x.size, idx), seed)  # (in index order)
+    assert grads[0][0].detach().numpy().reshape(-1).tobytes() == expect.tobytes()

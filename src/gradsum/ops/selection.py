@@ -46,7 +46,7 @@ from gradsum.ops.reduction import (
     _kept_shape,
     _var_backward,
 )
-from gradsum.ops.shape import _FLAT_INDEX_MIN, _flat_along
+from gradsum.ops.shape import _FLAT_INDEX_MIN, _flat_along, _scatter_add
 
 #: torch.return_types' named tuples (same names and fields)
 median_t = namedtuple("median", ["values", "indices"])
@@ -1068,8 +1068,9 @@ class TakeBackward0(Node):
         n = 1
         for s in self.in_shape:
             n *= s
-        flat = F.scatter_add(F.zeros((n,), dtype=g.dtype), 0, self.flat_index,
-                             F.reshape(g, (-1,)))
+        # (scatter_add into zeros made here: filled in place, not copied first)
+        flat = _scatter_add(F.zeros((n,), dtype=g.dtype), 0, self.flat_index,
+                            F.reshape(g, (-1,)), self.flat_index._array, fresh=True)
         return F.reshape(flat, self.in_shape)
 
 
