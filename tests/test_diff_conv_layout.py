@@ -185,3 +185,41 @@ def test_batch_norm_array_backward_is_the_recorded_rule(shape: tuple[int, ...],
         new = node.backward(g)
     for r, n in zip(ref, new):
         np.testing.assert_array_equal(n.numpy(), r.numpy())
+
+
+def _col2im_plane_per_sample(f: Any, m: np.ndarray, full: np.ndarray, c: int) -> np.ndarray:
+    """The tap-first col2im of the plane layout one sample row at a time (each sample's
+    buffer padded by the largest offset): the reference of the flat buffer's additions."""
+    n, a, r = full.shape[0], m.shape[0], c * f.nphase
+    mt = m.reshape(a, r, f.taps).transpose(2, 1, 0).reshape(f.taps * r, a)
+    g = (mt @ full).reshape(n, f.taps, r * f.nq)
+    buf = np.zeros((n, r * f.nq + f.maxoff), dtype=g.dtype)
+    for t, off in enumerate(f.offsets):
+        buf[:, off:off + r * f.nq] += g[:, t]
+    return buf[:, :r * f.nq].reshape(n, c, f.nphase * f.nq)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_col2im_plane_samples_back_to_back_bit_for_bit(dtype: Any) -> None:
+    rng = np.random.default_rng(21)
+    done = 0
+    for _ in range(300):
+        nd = int(rng.integers(1, 4))
+        n, c, a = int(rng.integers(1, 6)), int(rng.integers(1, 12)), int(rng.integers(1, 40))
+        k = tuple(int(v) for v in rng.integers(1, 6, nd))
+        s = tuple(int(v) for v in rng.integers(1, 4, nd))
+        d = tuple(int(v) for v in rng.integers(1, 3, nd))
+        per = [int(rng.integers(0, (kk - 1) * dd // 2 + 2)) for kk, dd in zip(k, d)]
+        p = tuple(v for v in per for _ in range(2))
+        size = tuple(int(v) for v in rng.integers(1, 12, nd))
+        try:
+            geo = _conv.Geometry.make((n, c) + size, k, d, p, s)
+        except RuntimeError:
+            continue
+        f = _conv._flat(geo)
+        m = f.pack(rng.standard_normal((a, c) + k).astype(dtype))
+        full = f.to_full(rng.standard_normal((n, a) + geo.out).astype(dtype), plane=True)
+        np.testing.assert_array_equal(f.col2im_plane(m, full, c),
+                                      _col2im_plane_per_sample(f, m, full, c))
+        done += 1
+    assert done > 200

@@ -309,17 +309,21 @@ class _Flat:
         """``col2im(m.T @ full)`` for outputs laid out in the whole phase grid (``full``
         from ``to_full(..., plane=True)``, zero off the outputs; ``m`` a finite kernel
         matrix ``(A, C * nphase * taps)``): the product ordered tap first, so each tap's
-        columns are one block added at its offset along whole samples."""
+        columns are one block added at its offset. The samples lie back to back in one flat
+        buffer (an output's taps stay inside its own plane, so none reaches the next sample):
+        each tap's addition writes one contiguous run."""
         n = full.shape[0]
         a = m.shape[0]
         r = c * self.nphase
         mt = m.reshape(a, r, self.taps).transpose(2, 1, 0).reshape(self.taps * r, a)
         g = (mt @ full).reshape(n, self.taps, r * self.nq)
         size = r * self.nq
-        buf = xp.zeros((n, size + self.maxoff), dtype=g.dtype)
+        total = n * size
+        buf = xp.zeros(total + self.maxoff, dtype=g.dtype)
         for t, off in enumerate(self.offsets):
-            buf[:, off:off + size] += g[:, t]
-        return buf[:, :size].reshape(n, c, self.nphase * self.nq)
+            dst = buf[off:off + total].reshape(n, size)
+            dst += g[:, t]
+        return buf[:total].reshape(n, c, self.nphase * self.nq)
 
     def pack(self, w: Any) -> Any:
         """A kernel ``(A, B, *k)`` as the matrix ``(A, B * nphase * taps)`` of the columns'
