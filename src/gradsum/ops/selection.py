@@ -903,7 +903,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
             node.op = "bincount"
             return record(node, (weights,), _contig(out))
         return _make(_contig(out))
-    return _make(xp.bincount(x.astype(xp.int64), minlength=minlength).astype(xp.int64))
+    return _make(xp.bincount(x.astype(xp.int64, copy=False), minlength=minlength
+                             ).astype(xp.int64, copy=False))  # (no copies of int64 arrays)
 
 
 @register("histc")
