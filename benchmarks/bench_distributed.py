@@ -11,15 +11,18 @@ together and the ratios stay meaningful):
   buffers and gradsum's large matrix products are (huge pages from the first byte);
 - ``raw pieces``: the same bytes as ``raw``, all-reduced in consecutive pieces of at most
   ``PIECE_BYTES`` (8 MiB), one after another: what the reducer's message size alone is worth;
-- ``ddp comm``: DDP's collectives alone: the buckets in the reducer's order, each in pieces of
-  at most 8 MiB, all started one after another and left in flight, then one wait (what
-  overlaps the backward in a real step); the two large weights are buckets of their own
-  ("direct": reduced in their ``.grad`` buffer), the small parameters share a flat bucket;
-- ``ddp sync``: the whole synchronisation as a backward drives it (post-accumulate hooks scale
-  each ``.grad`` by 1/world - in place, piece by piece as each piece starts, for a direct
-  bucket, into the flat bucket for a small parameter - and start the buckets, then ``end``
-  exchanges the usage bitmap, waits, and copies the small parameters' averages back into
-  ``.grad``), default mode;
+- ``ddp comm``: DDP's collectives alone, without the scaling: the buckets in the reducer's
+  order, all started one after another and left in flight, then one wait (what overlaps the
+  backward in a real step); the two large weights are buckets of their own ("direct":
+  reduced in their ``.grad`` buffer; in a power-of-two world by the reducer's halving
+  schedule of point-to-point messages, else by MPI's all-reduce in pieces of at most 8 MiB),
+  the small parameters share a flat bucket (MPI's all-reduce);
+- ``ddp sync``: the whole synchronisation as a backward drives it (post-accumulate hooks
+  stage each ``.grad`` - a direct bucket's where it is, scaled by 1/world by the halving
+  schedule as it adds the first level (or, in other worlds, in place piece by piece as each
+  piece starts), a small parameter's scaled while copied into the flat bucket - and start
+  the buckets, then ``end`` exchanges the usage bitmap, waits, and copies the small
+  parameters' averages back into ``.grad``), default mode;
 - ``ddp sync (views)``: the same with ``gradient_as_bucket_view=True`` in the steady state
   (``zero_grad(set_to_none=False)``: the small grads already live in their buckets);
 - ``check``: the mismatch check each public collective does first (a 16-int64 allgather),
@@ -176,16 +179,26 @@ def worker(repeats: int) -> None:
                 fns["ddp sync (views)"] = sync
                 touched["ddp sync (views)"] = _buffers(red)
             else:
-                # the reducer's collectives alone, on buffers of its buckets' sizes, in order
-                bufs = in_pieces([_buffer((sum(red.params[i]._array.size for i in b.members),),
-                                          b.dtype) for b in red.buckets])
+                # the reducer's collectives alone, on buffers of its buckets' sizes, in order:
+                # a direct bucket's halving schedule (power-of-two worlds) without the
+                # scaling, else MPI's all-reduce in pieces
+                sized = [(b, _buffer((sum(red.params[i]._array.size for i in b.members),),
+                                     b.dtype)) for b in red.buckets]
+                halves = [(f, _buffer(((f.size + 1) // 2,), f.dtype))
+                          for b, f in sized if b.halving]
+                bufs = in_pieces([f for b, f in sized if not b.halving])
 
-                def comm_only(red=red, bufs=bufs) -> None:
-                    red.comm.waitall([red.comm.iallreduce_sum(f) for f in bufs])
+                def comm_only(red=red, bufs=bufs, halves=halves) -> None:
+                    scheds = [red.comm.halving_allreduce(f, t, 64 * k)
+                              for k, (f, t) in enumerate(halves)]
+                    reqs = [red.comm.iallreduce_sum(f) for f in bufs]
+                    if scheds:
+                        scheds[0].wait_all(scheds)
+                    red.comm.waitall(reqs)
 
                 fns["ddp comm"] = comm_only
                 fns["ddp sync"] = sync
-                touched["ddp comm"] = bufs
+                touched["ddp comm"] = [f for _, f in sized]
                 touched["ddp sync"] = _buffers(red)
                 res["buckets"] = len(red.buckets)
                 res["direct"] = sum(b.direct for b in red.buckets)

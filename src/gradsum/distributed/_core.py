@@ -174,6 +174,11 @@ class _Comm:
     def waitall(self, reqs: list[Any]) -> None:
         self.MPI.Request.Waitall(reqs)
 
+    def halving_allreduce(self, flat: Any, tmp: Any, tag: int,
+                          scale: Callable[[Any, Any], None] | None = None) -> _Halving:
+        """Start an in-place sum of ``flat`` (see :class:`_Halving`; power-of-two sizes)."""
+        return _Halving(self, flat, tmp, tag, scale)
+
     def bcast_array(self, arr: Any, root: int = 0) -> None:
         self.comm.Bcast(arr, root=root)
 
@@ -206,6 +211,122 @@ class _Comm:
             f"same op/src). This rank is {self.rank}; what each rank passed:\n"
             + "\n".join(lines)
         )
+
+
+#: bytes per in-cache chunk of :class:`_Halving`'s scale-and-add (half of one core's L2 here)
+_HALVING_CHUNK_BYTES = 512 * 1024
+
+
+class _Halving:
+    """An in-place sum of a 1-D float array over a power-of-two number of ranks, as
+    point-to-point messages: a reduce-scatter by recursive halving, then an allgather by
+    recursive doubling. The pairing is MPICH's reduce-scatter-allgather algorithm's (which
+    its ``Allreduce`` and ``Iallreduce`` use for such arrays): partner ``rank ^ 1`` first,
+    then ``rank ^ 2``, ..., so every element is summed in the same tree, ``(x0 + x1) + (x2 +
+    x3)``, as there (IEEE addition is commutative: the same bits).
+
+    With ``scale`` (``scale(src, out)``, e.g. ``out = src * (1 / world)``), every rank's own
+    values are scaled before they are summed, where the first level meets them: the half a
+    rank keeps and the half its partner sends are scaled chunk by chunk while in cache, then
+    added - ``scale(a) + scale(b)``, the same operations as scaling the whole array first,
+    without a pass over it (the half a rank sends is scaled by its receiver).
+
+    MPI moves only inside MPI calls: :meth:`test` advances what has arrived (without
+    blocking), :meth:`wait` finishes. Message tags ``tag .. tag + 2 * levels - 1``.
+    """
+
+    __slots__ = ("comm", "flat", "hi", "levels", "lo", "parents", "reqs", "scale", "step",
+                 "tag", "tmp")
+
+    def __init__(self, comm: _Comm, flat: Any, tmp: Any, tag: int,
+                 scale: Callable[[Any, Any], None] | None) -> None:
+        self.comm = comm
+        self.flat = flat
+        self.tmp = tmp  # at least (flat.size + 1) // 2 elements of flat's dtype
+        self.tag = tag
+        self.scale = scale
+        self.levels = comm.size.bit_length() - 1
+        self.lo, self.hi = 0, flat.size  # the range this rank holds (reduces, then owns)
+        self.parents: list[tuple[int, int]] = []  # the range before each halving level
+        self.step = 0  # 0 .. levels - 1: halving levels; then the doubling levels
+        self.reqs: list[Any] = []
+        self._post()
+
+    def _post(self) -> None:
+        """Post the messages of the current step (nothing once done)."""
+        levels, step, comm = self.levels, self.step, self.comm.comm
+        flat, rank, tag = self.flat, self.comm.rank, self.tag + self.step
+        if step < levels:  # halving: keep one half of the range, send the other
+            mask = 1 << step
+            lo, hi = self.lo, self.hi
+            mid = lo + (hi - lo) // 2
+            self.parents.append((lo, hi))
+            keep, send = ((mid, hi), (lo, mid)) if rank & mask else ((lo, mid), (mid, hi))
+            self.lo, self.hi = keep
+            peer = rank ^ mask
+            self.reqs = [comm.Irecv(self.tmp[: keep[1] - keep[0]], peer, tag),
+                         comm.Isend(flat[send[0] : send[1]], peer, tag)]
+        elif step < 2 * levels:  # doubling: send the range owned, receive its sibling
+            level = 2 * levels - 1 - step
+            plo, phi = self.parents[level]
+            lo, hi = self.lo, self.hi
+            sib = (hi, phi) if lo == plo else (plo, lo)
+            peer = rank ^ (1 << level)
+            self.reqs = [comm.Irecv(flat[sib[0] : sib[1]], peer, tag),
+                         comm.Isend(flat[lo:hi], peer, tag)]
+            self.lo, self.hi = plo, phi
+        else:
+            self.reqs = []
+
+    def _reduce(self) -> None:
+        """Add the half just received into the range kept (scaling both first, at level 0)."""
+        mine = self.flat[self.lo : self.hi]
+        got = self.tmp[: mine.size]
+        if self.step or self.scale is None:
+            xp.add(got, mine, out=mine)
+            return
+        scale = self.scale
+        n = max(1, _HALVING_CHUNK_BYTES // mine.itemsize)
+        for s in range(0, mine.size, n):
+            a, b = mine[s : s + n], got[s : s + n]
+            scale(a, a)
+            scale(b, b)
+            xp.add(b, a, out=a)
+
+    def done(self) -> bool:
+        return self.step >= 2 * self.levels
+
+    def _advance(self) -> None:
+        if self.step < self.levels:
+            self._reduce()
+        self.step += 1
+        self._post()
+
+    def test(self) -> bool:
+        """Advance through every step whose messages have arrived; whether all are done."""
+        M = self.comm.MPI
+        while self.reqs and M.Request.Testall(self.reqs):
+            self._advance()
+        return self.done()
+
+    def wait(self) -> None:
+        M = self.comm.MPI
+        while self.reqs:
+            M.Request.Waitall(self.reqs)
+            self._advance()
+
+    @staticmethod
+    def wait_all(scheds: Sequence[_Halving]) -> None:
+        """Finish every schedule in ``scheds``: round by round, one step of each in turn
+        (while one waits, the messages of the others move too). Every rank goes through the
+        same list in the same order, so no two ranks wait on each other."""
+        active = list(scheds)
+        while active:
+            for s in active:
+                if s.reqs:
+                    s.comm.MPI.Request.Waitall(s.reqs)
+                    s._advance()
+            active = [s for s in active if not s.done()]
 
 
 class _State:
