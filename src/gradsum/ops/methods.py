@@ -44,7 +44,7 @@ from gradsum.ops._core import (
     scalar_value,
     wrap_dim,
 )
-from gradsum.ops.elementwise import _unary, _unary_float
+from gradsum.ops.elementwise import _unary, _unary_float, select, select_grad
 from gradsum.ops.extra import _via64
 from gradsum.ops.inplace import _check_leaf, _check_out_shape, _recording, _write, apply_inplace
 
@@ -619,10 +619,13 @@ def _prelu_kernel_backward(g: Tensor, x: Tensor, w: Tensor, nx: bool = True,
     ``g, x, w`` as inputs (under ``create_graph`` both gradients require grad whenever one
     of them does)."""
     xa, ga, wa = x._array, g._array, w._array
-    pos = xa > 0
+    pos = xp.asarray(xa > 0)
     dt = xa.dtype
-    gx = xp.asarray(xp.where(pos, ga, wa * ga), dtype=dt) if nx else None
-    gw = xp.asarray(xp.where(pos, 0, xa * ga), dtype=dt) if nw else None
+    # (selects on the bits, the values of NumPy's where: see note "Select, don't multiply";
+    # select_grad takes the mask over, so it goes last)
+    gx = xp.asarray(select(pos, ga, wa * ga), dtype=dt) if nx else None
+    gw = (xp.asarray(select_grad(xp.asarray(xa * ga, dtype=dt), pos), dtype=dt) if nw
+          else None)
     if not needs_grad(g, x, w):
         return (None if gx is None else _make(gx)), (None if gw is None else _make(gw))
     node = PreluKernelBackwardBackward0()
@@ -669,7 +672,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             shape[1] = weight._array.size
         w = F.reshape(weight, tuple(shape))
     x, wa = input._array, w._array
-    out = xp.asarray(xp.where(x > 0, x, wa * x), dtype=x.dtype)
+    out = xp.asarray(select(xp.asarray(x > 0), x, wa * x), dtype=x.dtype)
     if not needs_grad(input, w):
         return _make(out)
     node = PreluKernelBackward0()
