@@ -771,10 +771,11 @@ def _unique_outputs(input: Tensor, node_cls: type[_NotDifferentiable], out: Any,
     if needs_grad(input) and input._array.dtype.kind in "fV":
         vals = record(node_cls(), (input,), _contig(out))
     res: list[Tensor] = [vals]
+    # (the index arrays are new, made by the caller: int64 ones are kept, not copied)
     if return_inverse:
-        res.append(_make(_contig(inv.astype(xp.int64))))
+        res.append(_make(_contig(inv.astype(xp.int64, copy=False))))
     if return_counts:
-        res.append(_make(_contig(counts.astype(xp.int64))))
+        res.append(_make(_contig(counts.astype(xp.int64, copy=False))))
     return res[0] if len(res) == 1 else tuple(res)
 
 
