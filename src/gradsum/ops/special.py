@@ -879,6 +879,38 @@ class NextafterBackward0(Node):
         return ga, gb
 
 
+_NEXT_INT = {xp.dtype(xp.float32): (xp.int32, xp.int32(-2 ** 31 + 1)),
+             xp.dtype(xp.float64): (xp.int64, xp.int64(-2 ** 63 + 1))}
+
+
+def _nextafter(x: Any, y: Any) -> Any:
+    """NumPy's (the C library's) ``nextafter``, bit for bit, on the integer bits for
+    float32/float64: for ordered ``x != y`` the bits of a nonzero ``x`` step by one (up
+    where the magnitude grows: ``y > x`` for a positive ``x``, ``y < x`` for a negative
+    one; an infinity steps to the largest finite number), a zero gives the smallest
+    subnormal with the sign of ``y``. Equal and unordered (nan) pairs take NumPy's loop."""
+    if x.dtype not in _NEXT_INT or x.dtype != y.dtype or not (x.ndim or y.ndim):
+        return xp.nextafter(x, y)
+    it, neg_tiny = _NEXT_INT[x.dtype]
+    shape = xp.broadcast_shapes(x.shape, y.shape)
+    xb = xp.broadcast_to(x, shape)
+    ordered = xp.greater(y, x)
+    up = xp.less(xb, 0)
+    xp.not_equal(up, ordered, out=up)  # (the bits step up, else down)
+    ordered |= xp.less(y, x)
+    out = xb.view(it) - 1
+    xp.add(out, up, out=out)
+    xp.add(out, up, out=out)
+    zero = xp.equal(xb, 0)
+    if zero.any():
+        zero &= ordered
+        out[zero] = xp.where(xp.broadcast_to(y, shape)[zero] < 0, neg_tiny, 1)
+    if not ordered.all():
+        rest = ~ordered
+        out[rest] = xp.nextafter(xb[rest], xp.broadcast_to(y, shape)[rest]).view(it)
+    return out.view(x.dtype)
+
+
 @register("nextafter")
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next floating-point value after ``input`` towards ``other`` (torch's gradient:
@@ -891,7 +923,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
         [2.220446049250313e-16]
     """
     x, y = _float_pair("nextafter", input, other)
-    out = _bcast(xp.nextafter(x, y), x, y)
+    out = _bcast(_nextafter(x, y), x, y)
     if not needs_grad(input, other):
         return _make(out)
     return _record2(NextafterBackward0(), input, other, out, x, y, (input, other))
