@@ -7,6 +7,8 @@ the points where SciPy's differ (poles, nan and inf operands, subnormals). The c
 here, once: SciPy is imported lazily on the first call of such a kernel and used when it is
 installed, unless the environment sets ``GRADSUM_SCIPY=0`` (or ``false``/``no``/``off``);
 :func:`use_scipy` overrides both (tests force the NumPy path with ``use_scipy(False)``).
+Kernels elsewhere with a SciPy path (LU) ask :func:`module` for their SciPy module, under the
+same switch.
 
 The kernels compute in float64 (SciPy's ``d->d`` loops, the input cast in its buffers) and
 return float64, as the NumPy kernels do; the op rounds once to the input's dtype. The
@@ -53,11 +55,8 @@ _SQRT1_2 = math.sqrt(0.5)
 
 def _choose() -> dict[str, Any]:
     global _table
-    want = _forced
-    if want is None:
-        want = os.environ.get(ENV, "1").strip().lower() not in _OFF
     table: dict[str, Any] = {}
-    if want:
+    if _wanted():
         try:
             import scipy.special as sc
         except ImportError:
