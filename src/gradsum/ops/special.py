@@ -684,7 +684,8 @@ def frac(input: Tensor) -> Tensor:
     x = input._array
     if x.dtype.kind not in "fV":
         raise D.not_implemented("frac_cpu", x.dtype, "Convert the input with .float() first.")
-    out = xp.asarray(x - xp.trunc(x)).astype(x.dtype, copy=False)
+    out = xp.trunc(x, out=xp.empty_like(x))
+    xp.subtract(x, out, out=out)  # (in place: the same difference, one allocation)
     if not needs_grad(input):
         return _make(out)
     return record(FracBackward0(), (input,), out)
