@@ -398,21 +398,23 @@ def gelu_f32(x: Any, want_deriv: bool) -> tuple[Any, Any]:
     C-contiguous one of more than :data:`GELU_BLOCK` elements block by block (the same
     operations on each element: the same bits)."""
     if x.size <= GELU_BLOCK or not x.flags.c_contiguous:
-        phi, e = gelu_parts_f32(x)
-        out = xp.multiply(x, phi)
-        if not want_deriv:
-            return out, None
-        d = xp.multiply(e, x)
-        d *= _INV_SQRT_2PI
-        d += phi
-        return out, d
+        return _gelu_f32_into(x, None, want_deriv, None)
     flat = x.reshape(-1)
     out = xp.empty(flat.size, _F32)
     deriv = xp.empty(flat.size, _F32) if want_deriv else None
     for s in range(0, flat.size, GELU_BLOCK):
-        xb = flat[s:s + GELU_BLOCK]
-        o, d = gelu_f32(xb, want_deriv)
-        out[s:s + GELU_BLOCK] = o
-        if deriv is not None:
-            deriv[s:s + GELU_BLOCK] = d
+        _gelu_f32_into(flat[s:s + GELU_BLOCK], out[s:s + GELU_BLOCK], want_deriv,
+                       None if deriv is None else deriv[s:s + GELU_BLOCK])
     return out.reshape(x.shape), None if deriv is None else deriv.reshape(x.shape)
+
+
+def _gelu_f32_into(x: Any, out: Any, want_deriv: bool, deriv: Any) -> tuple[Any, Any]:
+    """:func:`gelu_f32` on whole arrays, into ``out`` and ``deriv`` (new arrays when None)."""
+    phi, e = gelu_parts_f32(x)
+    out = xp.multiply(x, phi, out=out)
+    if not want_deriv:
+        return out, None
+    d = xp.multiply(e, x, out=deriv)
+    d *= _INV_SQRT_2PI
+    d += phi
+    return out, d
