@@ -251,15 +251,16 @@ def _negative_part(z: Any, exact: bool) -> tuple[Any, Any]:
 _I64 = xp.dtype(xp.int64)
 
 
-def _where_below(y: Any, bound: float, a: Any, b: Any) -> Any:
-    """``where(y < bound, a, b)`` for float64 arrays of one shape, a new array, chosen on the
-    bits (``b ^ ((a ^ b) & mask)``): NumPy's where branches per element, twice as slow on a
-    mixed mask."""
+def _where_below(y: Any, bound: float, a: Any, b: Any, out: Any = None) -> Any:
+    """``where(y < bound, a, b)`` for float64 arrays of one shape, in ``out`` (a new array
+    when None), chosen on the bits (``b ^ ((a ^ b) & mask)``): NumPy's where branches per
+    element, twice as slow on a mixed mask."""
     m = xp.less(y, bound).view(xp.int8)
     xp.negative(m, out=m)  # (0 or -1)
     mask = _scratch(9, y.shape, _I64)
     xp.copyto(mask, m)  # (sign-extended: 0 or all ones)
-    out = xp.empty(y.shape, xp.float64)
+    if out is None:
+        out = xp.empty(y.shape, xp.float64)
     oi, bi = out.view(_I64), b.view(_I64)
     xp.bitwise_xor(a.view(_I64), bi, out=oi)
     oi &= mask
@@ -278,14 +279,15 @@ def _by_blocks(fn: Any, x: Any) -> Any:
     flat = xp.asarray(x).reshape(-1)
     out = xp.empty(flat.size, xp.float64)
     for s in range(0, flat.size, BLOCK):
-        out[s:s + BLOCK] = fn(flat[s:s + BLOCK], False)
+        fn(flat[s:s + BLOCK], False, _out=out[s:s + BLOCK])
     return out.reshape(xp.shape(x))
 
 
-def erf64(x: Any, exact: bool = True) -> Any:
+def erf64(x: Any, exact: bool = True, _out: Any = None) -> Any:
     """erf of an array, computed and returned in float64 (nan stays nan). ``exact=False``
     for a result that is rounded to float32 (or narrower): the shorter rules, and beyond 4
-    (where erf rounds to +-1) the middle rule with the argument clamped."""
+    (where erf rounds to +-1) the middle rule with the argument clamped. ``_out``: a float64
+    array of x's shape for the result (a block's slice of the whole result)."""
     if not exact and xp.size(x) > BLOCK:
         return _by_blocks(erf64, x)
     z = _as_z(x, exact)
@@ -293,12 +295,13 @@ def erf64(x: Any, exact: bool = True) -> Any:
         y, small, r = _parts(z, exact, exact)
         xp.subtract(1.0, r, out=r)
         xp.copysign(r, z, out=r)
-        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r).reshape(
-            xp.shape(x))
+        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r,
+                            _out).reshape(xp.shape(x))
 
 
-def erfc64(x: Any, exact: bool = True) -> Any:
-    """erfc of an array, computed and returned in float64 (2 at -inf, 0 at inf, nan at nan)."""
+def erfc64(x: Any, exact: bool = True, _out: Any = None) -> Any:
+    """erfc of an array, computed and returned in float64 (2 at -inf, 0 at inf, nan at nan);
+    ``_out`` as for :func:`erf64`."""
     if not exact and xp.size(x) > BLOCK:
         return _by_blocks(erfc64, x)
     z = _as_z(x, exact)
@@ -312,8 +315,8 @@ def erfc64(x: Any, exact: bool = True) -> Any:
         r *= t
         neg *= 2.0
         r += neg
-        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r).reshape(
-            xp.shape(x))
+        return _where_below(y, _SMALL if exact else _F32_SMALL_BOUND, small, r,
+                            _out).reshape(xp.shape(x))
 
 
 def gelu_cdf64(x: Any, exact: bool = True) -> Any:
