@@ -785,12 +785,12 @@ def _hypot32(x: Any, y: Any) -> Any:
     bit for bit (checked on 25M random operands of every scale and 4M random bit patterns,
     nan signs included), in a few vectorised passes where NumPy calls ``hypotf`` per element.
     An infinity beside a nan gives +inf (IEEE's hypot), where the sum gives nan."""
-    sx, sy = x.astype(_F64), y.astype(_F64)
-    sx *= sx
-    sy *= sy
-    tot = xp.add(sx, sy, out=sx) if sx.shape == xp.broadcast_shapes(sx.shape, sy.shape) else (
-        sx + sy)
-    with xp.errstate(**_ERR):
+    with xp.errstate(**_ERR):  # (a signalling nan warns in the casts)
+        sx, sy = x.astype(_F64), y.astype(_F64)
+        sx *= sx
+        sy *= sy
+        tot = xp.add(sx, sy, out=sx) if sx.shape == xp.broadcast_shapes(sx.shape, sy.shape) else (
+            sx + sy)
         xp.sqrt(tot, out=tot)
         out = tot.astype(_F32)
     nan = xp.isnan(out)
