@@ -32,10 +32,18 @@ def test_float32_fast_path_matches_loop(op):
     fast = _fmod if op == "fmod" else _remainder
     loop = np.fmod if op == "fmod" else _remainder_fmod
     big = np.concatenate([x] * 3)  # (above the block size: the blocked path)
+    # mostly small quotients (float32 quotients) with a few large ones (the float64 quotient
+    # for those elements) and one too far (ratios near 2**24)
+    rng = np.random.default_rng(1)
+    mixed = rng.uniform(-10, 10, 50000).astype(np.float32)
+    mixed[::20] = x[: mixed[::20].size]
+    mixed[1::20] = rng.uniform(1e6, 1.6e7, mixed[1::20].size).astype(np.float32)
+    div = rng.uniform(0.5, 2, mixed.size).astype(np.float32)
     with np.errstate(all="ignore"):
         for a, b in [(x, y), (x, np.float32(1.7)), (x, np.float32(-0.5)), (big, np.float32(-3)),
                      (np.concatenate([y] * 3), np.concatenate([x] * 3)),
-                     (_SP[:, None], _SP[None, :]), (x[:500, None], y[None, :200])]:
+                     (_SP[:, None], _SP[None, :]), (x[:500, None], y[None, :200]),
+                     (mixed, div), (-mixed, -div), (mixed, np.float32(1.3))]:
             got, want = np.asarray(fast(a, b)), np.asarray(loop(a, b))
             assert got.dtype == np.float32 and got.shape == want.shape
             assert (got.view(np.uint32) == want.view(np.uint32)).all()

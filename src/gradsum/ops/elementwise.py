@@ -1174,7 +1174,9 @@ def _fmod(x: Any, y: Any, remainder: bool = False) -> Any:
     one's; an element where it is not gives a remainder of the wrong sign, and goes through
     NumPy's loop with the quotients that are too large and the non-finite ones. The sign of
     a zero is the dividend's, as C's fmod. ``remainder``: float32 only, moved by one divisor
-    where the signs differ (:func:`_remainder`)."""
+    where the signs differ (:func:`_remainder`). The quotient is first taken in float32
+    (below 2**24, by the same argument); the elements it does not settle are done as above
+    (all of them when they are more than an eighth)."""
     if xp.result_type(x, y) != xp.float32 or not (xp.ndim(x) or xp.ndim(y)):
         return xp.fmod(x, y)
     x, y = xp.asarray(x, dtype=xp.float32), xp.asarray(y, dtype=xp.float32)  # (NumPy's casts)
@@ -1196,17 +1198,27 @@ def _fmod(x: Any, y: Any, remainder: bool = False) -> Any:
 _FMOD_BLOCK = 1 << 16
 
 
-def _fmod_f32(x: Any, y: Any, remainder: bool) -> Any:
+def _fmod_f32(x: Any, y: Any, remainder: bool, narrow: bool = True) -> Any:
     """:func:`_fmod` of float32 arrays, in one go. ``remainder``: the quotient rounded down
     instead of toward zero, which gives the exact ``fmod + y`` where the signs differ, in
     float64 (as that sum of two float32 numbers, rounded once to float64 then to float32:
     the float32 sum, as 53 >= 2 * 24 + 2 bits) and the sign of ``x`` for a zero."""
+    # the quotient in float32: below 2**24 whole numbers are representable, so the rounded
+    # quotient, rounded to a whole number, is the exact one's or one too far, as in float64
+    # (a float32 whole number times a float32 divisor: exact in float64)
+    # (the others, and ``narrow=False``: the quotient in float64, exact products below 2**29)
     x64, y64 = x.astype(xp.float64), y.astype(xp.float64)
-    t = xp.asarray(xp.true_divide(x64, y64))
-    (xp.floor if remainder else xp.trunc)(t, out=t)
-    r = xp.abs(t)
-    ok = xp.less(r, 2.0 ** 29)
-    xp.multiply(t, y64, out=r)
+    if narrow:
+        q = xp.asarray(xp.true_divide(x, y))
+        (xp.floor if remainder else xp.trunc)(q, out=q)
+        ok = xp.less(xp.abs(q), 2.0 ** 24)
+        r = q.astype(xp.float64)
+    else:
+        r = xp.asarray(xp.true_divide(x64, y64))
+        (xp.floor if remainder else xp.trunc)(r, out=r)
+        ok = xp.less(xp.abs(r), 2.0 ** 29)
+    t = xp.empty_like(r)
+    xp.multiply(r, y64, out=r)
     xp.subtract(x64, r, out=r)
     # (a quotient rounded to a whole number one too far leaves a remainder of the wrong
     # sign; one too near cannot occur, as whole numbers are representable; nan: not finite)
@@ -1224,9 +1236,14 @@ def _fmod_f32(x: Any, y: Any, remainder: bool) -> Any:
             xp.copysign(out, xp.broadcast_to(x, out.shape), out=out, where=zero)
     if not ok.all():
         bad = ~ok
+        if narrow and 8 * xp.count_nonzero(bad) > bad.size:  # (large quotients: all again)
+            return _fmod_f32(x, y, remainder, narrow=False)
         xs = xp.broadcast_to(x, out.shape)[bad]
         ys = xp.broadcast_to(y, out.shape)[bad] if xp.ndim(y) else y
-        out[bad] = _remainder_fmod(xs, ys) if remainder else xp.fmod(xs, ys)
+        if narrow:
+            out[bad] = _fmod_f32(xs, ys, remainder, narrow=False)
+        else:
+            out[bad] = _remainder_fmod(xs, ys) if remainder else xp.fmod(xs, ys)
     return out
 
 
