@@ -899,9 +899,10 @@ def _nextafter(x: Any, y: Any) -> Any:
     up = xp.less(xb, 0)
     xp.not_equal(up, ordered, out=up)  # (the bits step up, else down)
     ordered |= xp.less(y, x)
-    out = xb.view(it) - 1
-    xp.add(out, up, out=out)
-    xp.add(out, up, out=out)
+    out = up.astype(it)
+    out += out
+    out -= 1
+    out += xb.view(it)
     zero = xp.equal(xb, 0)
     if zero.any():
         zero &= ordered
