@@ -363,7 +363,9 @@ def run_backward(
                 for nr in range(node.num_outputs):
                     idx = targets.get((node, nr))
                     if idx is not None:
-                        captured[idx] = src[nr]
+                        g = captured[idx] = src[nr]
+                        if g is not None:  # (handed to the caller, and maybe on as well)
+                            shared[id(g)] = g._vc
             if needed is not None and node not in needed:
                 continue  # (with no input reachable, e.g. a view made in no_grad mode)
             g0 = grads[0] if len(grads) == 1 else None
@@ -375,7 +377,7 @@ def run_backward(
                     outs = (outs,)
                 if not retain_graph and node._saved:
                     node._release()
-                _mark_shared(outs, grads, shared)
+                _mark_shared(node._user_backward, outs, grads, shared)
             else:
                 outs = apply(node, hooks, grads, shared, retain_graph,
                              wanted if needed is not None else None)
@@ -486,19 +488,19 @@ def _run_all(heap: list[tuple[int, int, Node]], buffers: dict[Node, list[Tensor 
             one = None  # the input edge's node, when only one edge leads somewhere
             if n_out == 1:
                 o0 = outs[0]
-                if o0 is g0:
+                if o0 is g0 and node._user_backward:
                     shared[id(g0)] = g0._vc
                 one = node._next[0][0]
             elif n_out == 2:  # _mark_shared, inlined
                 o0, o1 = outs
-                if o0 is not None and (o0 is g0 or o0 is o1):
+                if o0 is not None and (o0 is o1 or (o0 is g0 and node._user_backward)):
                     shared[id(o0)] = o0._vc
-                if o1 is not None and o1 is g0:
+                if o1 is not None and o1 is g0 and node._user_backward:
                     shared[id(o1)] = o1._vc
                 if node._next[1][0] is None:  # (x * w with a constant w)
                     one = node._next[0][0]
             else:
-                _mark_shared(outs, grads, shared)
+                _mark_shared(node._user_backward, outs, grads, shared)
             if (one is not None and o0 is not None and one.num_outputs == 1
                     and deps[one] == 1 and one.__class__ is not acc_cls
                     and one not in buffers and not (heap and -heap[0][0] >= one._seq)):
@@ -600,14 +602,17 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: _Shared,
                 outs = _checked_node_hook_result(hook, tuple(outs), r, shared)
     if not retain_graph and node._saved:
         node._release()
-    _mark_shared(outs, grads, shared)
+    _mark_shared(node._user_backward or hooks is not None, outs, grads, shared)
     return outs
 
 
-def _mark_shared(outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
+def _mark_shared(user: bool, outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
                  shared: _Shared) -> None:
-    """A gradient passed through unchanged, or handed to several inputs, has a shared
-    buffer: record it so that nobody takes it over or adds into it in place."""
+    """A gradient handed to several inputs, or passed through unchanged where user code saw
+    it (``user``: a Function's backward, :attr:`Node._user_backward`, or the node's hooks),
+    has a shared buffer: record it so that nobody takes it over or adds into it in place."""
+    if not user:
+        grads = []  # (a built-in pass-through: the gradient stays as owned as it came)
     n = len(outs)
     if n == 1 or n == 2:  # (the same marks as the loop below, without its set)
         o0 = outs[0]

@@ -43,6 +43,8 @@ class FunctionCtx:
 class BackwardCFunction(Node):
     """The node of a user :class:`Function`; ``ctx`` in forward/backward is this object."""
 
+    _user_backward = True
+
     __slots__ = (
         "__dict__",
         "_fn_cls",

@@ -115,6 +115,12 @@ class Node:
     __slots__ = ("__weakref__", "_hooks", "_next", "_saved", "_seq")
     #: number of forward outputs (gradients this node receives)
     num_outputs = 1
+    #: the backward is user code (a :class:`~gradsum.autograd.Function`): a gradient it hands
+    #: on unchanged may also be kept by it (in ``ctx``, a global), so the engine takes it as
+    #: shared; a built-in node's pass-through (``CloneBackward0``, ``x + c``) keeps nothing,
+    #: and its gradient stays as owned as it arrived (torch's sink counts the tensor's other
+    #: holders, and a pass-through adds none)
+    _user_backward = False
 
     def __init__(self) -> None:
         self._seq = next(_seq)
