@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import gradsum
+
+torch = pytest.importorskip(
+    "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.bool_])

@@ -3,10 +3,12 @@ as the derivative recomputed from the saved input, and torch's values."""
 
 import numpy as np
 import pytest
-import torch
 
 import gradsum
 from gradsum.ops.elementwise import _gelu_grad
+
+torch = pytest.importorskip(
+    "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
 
 
 def _x(n: int = 5000) -> np.ndarray:

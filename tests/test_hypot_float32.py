@@ -6,9 +6,12 @@ broadcast too."""
 from __future__ import annotations
 
 import numpy as np
-import torch
+import pytest
 
 import gradsum
+
+torch = pytest.importorskip(
+    "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
 
 _SPECIAL = np.array([np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0, 1e-45, -1e-45, 1.2e-38,
                      3.4e38, -3.4e38, 1.0, -3.0], np.float32)

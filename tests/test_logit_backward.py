@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 import gradsum
+
+torch = pytest.importorskip(
+    "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
 
 _POINTS = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 0.5, 1e-3, 1 - 1e-3, -0.2, 1.5]
 
