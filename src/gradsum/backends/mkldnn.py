@@ -13,6 +13,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
 import sys
 import types
 from collections.abc import Iterator
@@ -26,6 +28,39 @@ _flags: dict[str, Any] = {"enabled": True, "deterministic": False}
 def is_available() -> bool:
     """Whether oneDNN kernels are available: False in gradsum."""
     return False
+
+
+#: oneDNN ISA caps (``ONEDNN_MAX_CPU_ISA``) that still admit its AVX-512 kernels
+_AVX512_ISAS = ("AVX512", "AVX10", "ALL", "DEFAULT")
+
+
+@functools.lru_cache(maxsize=1)
+def _avx512_core() -> bool:
+    """Whether torch's oneDNN would run its AVX-512 kernels on this CPU: AVX-512 F, BW, VL
+    and DQ present (NumPy's CPU feature table) and ``ONEDNN_MAX_CPU_ISA`` (or
+    ``DNNL_MAX_CPU_ISA``) not capping it below. oneDNN chooses by the CPU alone
+    (``ATEN_CPU_CAPABILITY`` does not reach it)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # (an unknown NumPy layout: assume the common AVX2 kernels)
+        return False
+    if not all(features.get(f, False) for f in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
+        return False
+    return _cap_admits_avx512(os.environ.get("ONEDNN_MAX_CPU_ISA")
+                              or os.environ.get("DNNL_MAX_CPU_ISA") or "")
+
+
+def _cap_admits_avx512(cap: str) -> bool:
+    """Whether oneDNN's ISA cap ``cap`` (empty: none) admits its AVX-512 kernels."""
+    return not cap.strip() or cap.strip().upper().startswith(_AVX512_ISAS)
+
+
+def onednn_gelu_nan_at_inf() -> bool:
+    """Whether torch's exact float32 GELU of a contiguous tensor (more than one element) gives
+    nan at +inf here: oneDNN's ``gelu_erf``, which torch uses for it while oneDNN is enabled
+    (:data:`enabled`), gives nan there in its AVX-512 kernel and inf in its AVX2 one (as
+    torch's native kernel does)."""
+    return bool(_flags["enabled"]) and _avx512_core()
 
 
 @contextlib.contextmanager

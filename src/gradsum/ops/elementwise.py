@@ -32,6 +32,7 @@ from gradsum.autograd.graph import (
     _saved_output,
 )
 from gradsum.autograd.saved import hooks_active
+from gradsum.backends.mkldnn import onednn_gelu_nan_at_inf
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -1613,10 +1614,11 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
             out = gelu_cdf64(x, exact=x.dtype.itemsize >= 8)
             out *= x
             out = out.astype(x.dtype, copy=False)
-        if low is None and x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous:
+        if low is None and x.dtype == xp.float32 and x.size > 1 and x.flags.c_contiguous \
+                and onednn_gelu_nan_at_inf():
             # torch runs a contiguous float32 input of more than one element through
-            # oneDNN's gelu_erf, which gives nan at +inf (its native kernel, used otherwise,
-            # gives inf)
+            # oneDNN's gelu_erf, whose AVX-512 kernel gives nan at +inf (its AVX2 kernel and
+            # torch's native one, used otherwise, give inf)
             big = x == xp.inf
             if big.any():
                 out = xp.where(big, xp.float32(xp.nan), out)
