@@ -873,25 +873,20 @@ class Logaddexp2Backward0(LogaddexpBackward0):
 _INV_LN2 = 1.0 / math.log(2.0)
 
 
-def _logaddexp_kernel(a: Any, b: Any, m: Any) -> None:
+def _logaddexp_kernel(a: Any, b: Any, m: Any, base2: bool = False) -> None:
     xp.maximum(a, b, out=m)
     xp.subtract(a, b, out=a)
     xp.abs(a, out=a)
     xp.negative(a, out=a)
-    xp.exp(a, out=a)
+    (xp.exp2 if base2 else xp.exp)(a, out=a)
     xp.log1p(a, out=a)
+    if base2:
+        a *= _INV_LN2
     a += m
 
 
 def _logaddexp2_kernel(a: Any, b: Any, m: Any) -> None:
-    xp.maximum(a, b, out=m)
-    xp.subtract(a, b, out=a)
-    xp.abs(a, out=a)
-    xp.negative(a, out=a)
-    xp.exp2(a, out=a)
-    xp.log1p(a, out=a)
-    a *= _INV_LN2
-    a += m
+    _logaddexp_kernel(a, b, m, True)
 
 
 def _logaddexp32(x: Any, y: Any, base2: bool) -> Any:
