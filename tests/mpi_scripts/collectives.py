@@ -2,17 +2,13 @@
 
 import sys
 
+from _worker import check, start
+
 import gradsum
 import gradsum.distributed as dist
 
-dist.init_process_group(backend="mpi")
-r, W = dist.get_rank(), dist.get_world_size()
+r, W = start()
 R = dist.ReduceOp
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(f"rank {r}: {what}")
 
 
 # all_reduce: every op, in place (same object, same buffer, version bumped)

@@ -4,20 +4,15 @@ used on one rank only, the fallback for a .grad that is not a plain buffer of it
 
 import copy
 
+from _worker import check, start
+
 import gradsum
-import gradsum.distributed as dist
 from gradsum import nn
 from gradsum._backend import xp
 from gradsum.nn.parallel import DistributedDataParallel as DDP
 from gradsum.nn.parallel import _reducer
 
-dist.init_process_group(backend="mpi")
-r, W = dist.get_rank(), dist.get_world_size()
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(f"rank {r}: {what}")
+r, W = start()
 
 
 class Net(nn.Module):

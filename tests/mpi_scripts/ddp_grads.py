@@ -3,18 +3,14 @@ parameters, several buckets, bucket views); misuse raises."""
 
 import copy
 
+from _worker import check, start
+
 import gradsum
 import gradsum.distributed as dist
 from gradsum import nn
 from gradsum.nn.parallel import DistributedDataParallel as DDP
 
-dist.init_process_group(backend="mpi")
-r, W = dist.get_rank(), dist.get_world_size()
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(f"rank {r}: {what}")
+r, W = start()
 
 
 class Net(nn.Module):

@@ -6,20 +6,14 @@ gradient_as_bucket_view, float32 and float64; at 2 ranks also torch's arithmetic
 (``x0 * (1/2) + x1 * (1/2)``, computed here from every rank's values)."""
 
 import numpy as np
+from _worker import check, start
 
 import gradsum
-import gradsum.distributed as dist
 from gradsum import nn
 from gradsum.nn.parallel import DistributedDataParallel as DDP
 
-dist.init_process_group(backend="mpi")
-r, W = dist.get_rank(), dist.get_world_size()
+r, W = start()
 POW2 = not W & (W - 1)
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(f"rank {r}: {what}")
 
 
 class Net(nn.Module):

@@ -3,6 +3,8 @@ bit-identical across ranks and match one process trained on the global batches."
 
 import copy
 
+from _worker import check, start
+
 import gradsum
 import gradsum.distributed as dist
 import gradsum.nn.functional as F
@@ -10,13 +12,7 @@ from gradsum import nn, optim
 from gradsum.nn.parallel import DistributedDataParallel as DDP
 from gradsum.utils.data import DistributedSampler
 
-dist.init_process_group(backend="mpi")
-r, W = dist.get_rank(), dist.get_world_size()
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise AssertionError(f"rank {r}: {what}")
+r, W = start()
 
 
 gen = gradsum.Generator()
