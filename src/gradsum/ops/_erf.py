@@ -9,8 +9,11 @@ place of float64 and erfc within 6. A result to be rounded to float32 (or narrow
 shorter rules, fitted here for it (``_F32_*``, minimax on Chebyshev nodes against mpmath):
 ``x P5(x^2)`` below 0.5 (relative error 1.2e-11) and ``exp(-x^2) P5(|x|)/Q5(|x|)`` for erfc
 on [0.5, 4] (4.1e-12), so the rounded result is correctly rounded except within 2e-4 units of
-a tie, as from the float64 rules (half the passes). Each region's rule runs on its elements
-only (a mixed input is split by one mask), so the cost is one rule's passes per element.
+a tie, as from the float64 rules (half the passes). The small and middle rules both run
+on every element (each on its argument clamped to its region) and the result is selected on
+the bits: a mask's compress and scatter cost NumPy more than a rule; only the rare elements
+beyond 4 (exact results) are picked by index for the large rule. Inputs of more than
+:data:`BLOCK` elements go block by block, so the float64 temporaries stay in cache.
 
 Example:
     >>> from gradsum._backend import xp
