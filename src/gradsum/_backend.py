@@ -48,6 +48,21 @@ except (ImportError, AttributeError, TypeError):  # (NumPy 1.x, or a changed int
     _fp_state = _make_extobj = None
 
 
+def cpu_features() -> dict[str, bool]:
+    """NumPy's table of the CPU's instruction sets (``"AVX2"``, ``"AVX512F"``, ...: True where
+    present), empty where this NumPy keeps it elsewhere.
+
+    Example:
+        >>> isinstance(cpu_features().get("AVX512F", False), bool)
+        True
+    """
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:
+        return {}
+    return dict(__cpu_features__)
+
+
 def silenced(fn: Callable[..., Any], underflow: bool = False) -> Callable[..., Any]:
     """``fn`` run without NumPy's divide/invalid/overflow warnings (torch's kernels raise
     none: ``log(0)`` is ``-inf`` silently), and without underflow ones if ``underflow``: what

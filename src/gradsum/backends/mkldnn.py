@@ -40,10 +40,9 @@ def _avx512_core() -> bool:
     and DQ present (NumPy's CPU feature table) and ``ONEDNN_MAX_CPU_ISA`` (or
     ``DNNL_MAX_CPU_ISA``) not capping it below. oneDNN chooses by the CPU alone
     (``ATEN_CPU_CAPABILITY`` does not reach it)."""
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # (an unknown NumPy layout: assume the common AVX2 kernels)
-        return False
+    from gradsum._backend import cpu_features
+
+    features = cpu_features()  # (empty for an unknown NumPy layout: the common AVX2 kernels)
     if not all(features.get(f, False) for f in ("AVX512F", "AVX512BW", "AVX512VL", "AVX512DQ")):
         return False
     return _cap_admits_avx512(os.environ.get("ONEDNN_MAX_CPU_ISA")
