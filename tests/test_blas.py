@@ -228,3 +228,38 @@ def test_large_weight_gradient_is_taken_over_and_accumulated_in_place(mkl) -> No
     gradsum.nn.functional.cross_entropy(lin(x), y).backward()
     assert lin.weight.grad is g
     np.testing.assert_allclose(g.numpy(), 2 * first.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("la, lb", [("c", "c"), ("t", "c"), ("c", "t"), ("t", "t"), ("rows", "c")])
+def test_large_numpy_products_start_on_a_huge_page_with_numpy_bits(monkeypatch, dtype, la,
+                                                                   lb) -> None:
+    """Without MKL a large product still lands on a 2 MiB boundary (MPI moves such a
+    gradient faster), with exactly the bits of NumPy's own ``matmul``; a small one is
+    NumPy's allocation as before."""
+    monkeypatch.setattr(_blas, "enabled", False)
+    rng = np.random.default_rng(3)
+    m, k, n = 1100, 37, 1000  # m * n * 4 bytes >= ALIGNED_BYTES
+    x, y = _operand(rng, (m, k), la, dtype), _operand(rng, (k, n), lb, dtype)
+    out = _blas.matmul(x, y)
+    assert out.ctypes.data % _blas.ALIGNMENT == 0 and out.flags.c_contiguous
+    assert _blas.owns_buffer(out)
+    assert out.tobytes() == np.matmul(x, y).tobytes()
+    small = _blas.matmul(x[:10], y)
+    assert small.tobytes() == np.matmul(x[:10], y).tobytes()
+
+
+def test_large_weight_gradient_lands_aligned_without_mkl(monkeypatch) -> None:
+    """The same take-over as above through NumPy's BLAS: the weight's ``.grad`` is the
+    aligned product itself, and a second backward adds into it in place."""
+    monkeypatch.setattr(_blas, "enabled", False)
+    gradsum.manual_seed(0)
+    lin = gradsum.nn.Linear(1024, 1024)
+    x, y = gradsum.randn(64, 1024), gradsum.randint(0, 1024, (64,))
+    gradsum.nn.functional.cross_entropy(lin(x), y).backward()
+    g = lin.weight.grad
+    assert g._array.ctypes.data % _blas.ALIGNMENT == 0
+    first = g.clone()
+    gradsum.nn.functional.cross_entropy(lin(x), y).backward()
+    assert lin.weight.grad is g
+    np.testing.assert_allclose(g.numpy(), 2 * first.numpy(), rtol=1e-6)
