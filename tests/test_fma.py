@@ -84,6 +84,25 @@ def test_subnormal_float32_results() -> None:
     _same_bits(_fma.fma(a, x, y), _reference(a, x, y))
 
 
+@pytest.mark.parametrize("n", [64, 1 << 16])  # (fresh temporaries, and the scratch buffers)
+def test_subnormal_ties_beside_zeros_and_nans(n: int) -> None:
+    # a * x = 2**-150 (1 - 2**-46) and y = k 2**-149, k odd: the float64 sum lands exactly on
+    # a subnormal float32 tie (the exact value is just below it), where rounding to even goes
+    # up. The smallest magnitude of the results screens for subnormal ones first: a nan or a
+    # zero elsewhere in the array must not hide them (nan compares false, zero passes)
+    rng = np.random.default_rng(4)
+    a = np.float32((1 + 2.0**-23) * 2.0**-75)
+    x = np.full(n, (1 - 2.0**-23) * 2.0**-75, dtype=np.float32)
+    y = ((2 * rng.integers(1 << 20, (1 << 22) - 1, n) + 1) * 2.0**-149).astype(np.float32)
+    x[0], y[0] = np.nan, 1.0
+    x[1], y[1] = 0.0, 0.0
+    ref = _reference(a, x, y)
+    rounded_twice = (np.float64(a) * x + y).astype(np.float32)
+    assert (ref[2:] != rounded_twice[2:]).all()
+    _same_bits(_fma.fma(a, x, y), ref)
+    _same_bits(_fma.fma(float(a), x, y), ref)  # (the Python-float fast entry)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_broadcasting_chunks_and_special_values(dtype: Any, monkeypatch: pytest.MonkeyPatch
                                                 ) -> None:

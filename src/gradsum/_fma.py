@@ -36,6 +36,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from typing import Any
@@ -44,6 +45,7 @@ from gradsum._backend import silenced, xp
 
 _f16, _f32, _f64 = xp.dtype("float16"), xp.dtype("float32"), xp.dtype("float64")
 _i64, _u64 = xp.dtype("int64"), xp.dtype("uint64")
+_ndarray = xp.ndarray
 
 #: the low 29 bits of a float64 below a float32's last place, and their value at a float32
 #: tie (exactly half a float32 ulp): the only float64 sums whose rounding to float32 can
@@ -108,6 +110,11 @@ def _two_sum_err(p: Any, c: Any, s: Any) -> Any:
 
 #: ``(bits << 35)`` of a float64 whose low 29 bits are a float32 tie: the least int64
 _TIE_SHIFTED = xp.int64(-(1 << 63))
+#: the smallest normal float32, 2**-126
+_TINY = xp.float32(2.0**-126)
+#: the minimum of an array, all axes: the ufunc's own reduce (``ndarray.min`` adds a Python
+#: wrapper)
+_MIN = functools.partial(xp.minimum.reduce, axis=None)
 
 
 @silenced  # (torch warns of no overflow or nan)
@@ -120,44 +127,50 @@ def _fma32(a: Any, x: Any, y: Any, out: Any = None) -> Any:
     shape = x.shape
     n = x.size
     s = _scratch(0, shape, n)
-    if s is None:
+    if s is None:  # (small: each NumPy call costs more than its pass, so fewer calls)
         s = x.astype(_f64)
-    else:
+        s *= a.astype(_f64) if a.ndim else float(a)  # exact: 24 + 24 bits fit in 53
+        s += y if y.ndim else float(y)  # rounded once, to 53 bits (y cast exactly)
+    else:  # (large: NumPy's mixed-dtype loops are buffered, twice as slow as two passes)
         s[...] = x
-    s *= a.astype(_f64) if a.ndim else float(a)  # exact: 24 + 24 bits fit in 53
-    if y.ndim:
-        t = _scratch(1, shape, n)
-        if t is None:
-            s += y.astype(_f64)  # rounded once, to 53 bits
-        else:
+        s *= a.astype(_f64) if a.ndim else float(a)
+        if y.ndim:
+            t = _scratch(1, shape, n)
             t[...] = y
             s += t
-    else:
-        s += float(y)
+        else:
+            s += float(y)
     if out is None:
         out = s.astype(_f32)
     else:
         xp.copyto(out, s, casting="same_kind")
-    # (the subnormal float32 results: 0 < |out| < 2**-126, tested on the bits without the
-    # sign, where 0 wraps past the bound)
-    twice = xp.left_shift(out.view(_u32), 1, out=_scratch(3, shape, n, _u32))
-    twice -= 2
+    if not n:
+        return out
+    # The subnormal float32 results, 0 < |out| < 2**-126: first the smallest magnitude (a
+    # zero or a nan result fails this test too), then the bits without the sign, where 0
+    # wraps past the bound.
+    twice = None
+    if not _MIN(xp.abs(out, out=_scratch(3, shape, n, _f32))) >= _TINY:
+        twice = xp.left_shift(out.view(_u32), 1, out=_scratch(3, shape, n, _u32))
+        twice -= 2
+    tiny = twice is not None and _MIN(twice) < _TINY_BITS
     if not a.ndim and abs(math.frexp(float(a))[0]) in (0.5, 0.0):
         # a power of two (or zero): a * x is a float32 number (24 bits; a subnormal result is
-        # tested below), and the double rounding of the sum of two such numbers through
+        # tested above), and the double rounding of the sum of two such numbers through
         # float64 (53 >= 2 * 24 + 2 bits) is the correct rounding (Figueroa, "When is double
         # rounding innocuous?", 1995): no tie to redo
         shifted = None
-        suspicious = bool(n) and twice.min() < _TINY_BITS
+        suspicious = tiny
     else:
         # the float64 sums on a float32 tie: their low 29 bits are 2**28, shifted to the top
         # the least int64 (so the minimum says whether there is one)
         shifted = xp.left_shift(s.view(_i64), 35, out=_scratch(2, shape, n, _i64)).reshape(-1)
-        suspicious = bool(n) and (shifted.min() == _TIE_SHIFTED or twice.min() < _TINY_BITS)
+        suspicious = tiny or _MIN(shifted) == _TIE_SHIFTED
     if suspicious:
-        suspect = (twice < _TINY_BITS).reshape(-1)
-        if shifted is not None:
-            suspect |= shifted == _TIE_SHIFTED
+        suspect = shifted == _TIE_SHIFTED if shifted is not None else None
+        if tiny:
+            low = (twice < _TINY_BITS).reshape(-1)
+            suspect = low if suspect is None else suspect | low
         idx = xp.nonzero(suspect)
         p = xp.multiply(xp.broadcast_to(x, shape).reshape(-1)[idx],
                         xp.broadcast_to(a, shape).reshape(-1)[idx], dtype=_f64)
@@ -260,6 +273,9 @@ def fma(a: Any, x: Any, y: Any) -> Any:
         >>> float(fma(x, xp.array([x]), y)[0]) == 2.0**-46
         True
     """
+    if (a.__class__ is float and x.__class__ is y.__class__ is _ndarray and x.dtype == _f32
+            and y.dtype == _f32 and x.shape == y.shape and x.size <= 2 * CHUNK):
+        return _fma32(_f32.type(a), x, y)  # (the common call, a float32 update: at once)
     y = xp.asarray(y)
     dt = y.dtype
     kernel = _fma_kernel(dt)
