@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gradsum.ops as F
@@ -1389,13 +1389,41 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
                 f"size at dimension {d}), but got split_sizes={sizes}"
             )
-    out = []
+    cls = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
+    if a._view_guard is not None:  # (a piece of a guarded view: narrow's own bookkeeping)
+        out = []
+        start = 0
+        for s in sizes:
+            out.append(narrow(a, d, start, s))
+            start += s
+        return _multi_views(tuple(out), a, cls.__name__[:-9], cls, d)
+    return _multi_views(_pieces(a, d, sizes, cls), a, cls.__name__[:-9], cls, d)
+
+
+def _pieces(a: Tensor, d: int, sizes: list[int], cls: type[SplitBackward0]
+            ) -> tuple[Tensor, ...]:
+    """The views ``narrow(a, d, start, size)`` for consecutive ``sizes`` (in range), each
+    what narrow makes (a view of ``a`` that narrow replays on a new base), but sliced at once
+    and recorded by one ``cls`` node (what :func:`_multi_views` would attach)."""
+    x = a._array
+    pre = (slice(None),) * d
+    keys = []
     start = 0
     for s in sizes:
-        out.append(narrow(a, d, start, s))
+        keys.append(pre + (slice(start, start + s),))
         start += s
-    cls = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
-    return _multi_views(tuple(out), a, cls.__name__[:-9], cls, d)
+    enabled = _state.enabled
+    if not needs_grad(a):
+        return tuple(mark_view(_make(x[k]), a, _regetter(k) if enabled else None)
+                     for k in keys)
+    shared = cls()
+    return tuple(mark_view(record(shared, (a,), x[k], i), a, _regetter(k))
+                 for i, k in enumerate(keys))
+
+
+def _regetter(key: Any) -> Callable[[Tensor], Tensor]:
+    """A view's ``view_fn``: ``getitem(base, key)`` on a new base."""
+    return lambda b: getitem(b, key)
 
 
 class SplitBackward0(Node):
@@ -1447,14 +1475,17 @@ def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str,
     grad: torch refuses an in-place op on them (``_check_leaf`` in ops.inplace). While
     recording, the pieces (views made by narrow/select) share one ``cls`` node instead of
     a slice node each, as torch's (their ``output_nr`` is their position)."""
-    if out and out[0]._grad_fn is not None:
-        shared = cls()
+    first = out[0]._grad_fn if out else None
+    if first is not None:
+        made = first.__class__ is cls  # (split's pieces come with their node: _pieces)
+        shared = first if made else cls()
         shared.num_outputs = len(out)
         shared.dim, shared._dtype = dim, a.dtype
         shared._shapes = [o._array.shape for o in out]
-        shared._next = out[0]._grad_fn._next
-        for i, o in enumerate(out):
-            o._grad_fn, o._output_nr = shared, i
+        if not made:
+            shared._next = first._next
+            for i, o in enumerate(out):
+                o._grad_fn, o._output_nr = shared, i
     if _state.enabled and a.requires_grad:
         for i, o in enumerate(out):
             o._multi_view = (node, i)
