@@ -1,6 +1,8 @@
 """The float32-result erf kernels (ops._erf): block by block (a large input) and on the bit
 select, the same bits as on the whole array, and torch's values."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -49,3 +51,29 @@ def test_large_float32_against_torch(name) -> None:
     assert np.max(np.abs(out[ok] - ref[ok]) / unit) <= 0.5 + 1e-3
     np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
     np.testing.assert_array_equal(out[~ok], ref[~ok].astype(np.float32))
+
+
+@pytest.mark.parametrize("exp64", [False, True], ids=["split-exp", "float64-exp"])
+def test_gelu_kernel_both_ways_within_its_bound(exp64, monkeypatch) -> None:
+    # x * cdf(x) within the docstring's bound of gelu_parts_f32 (7.5 units in the last place
+    # with the float64 exp; with the split, 9 on an AVX-512 CPU and 10 allowed, as NumPy's
+    # float32 exp differs by CPU), whichever way this CPU takes by default, against
+    # Python's math.erfc in float64 (torch's float64 gelu, 1 + erf, cancels below -8); the
+    # derivative against torch's, and the special values as torch's
+    monkeypatch.setattr(_erf, "EXP64_VECTORISED", exp64)
+    x = np.concatenate([np.linspace(-14, 10, 100_001, dtype=np.float32), _x(50_000)])
+    out, deriv = _erf.gelu_f32(x, True)
+    x64 = x.astype(np.float64)
+    ref = np.array([v * 0.5 * math.erfc(-v / math.sqrt(2.0)) if math.isfinite(v) else np.nan
+                    for v in x64.tolist()])
+    ok = np.isfinite(ref) & (np.abs(ref) > 2.0**-124)
+    unit = np.spacing(np.abs(ref[ok].astype(np.float32))).astype(np.float64)
+    assert np.max(np.abs(out[ok] - ref[ok]) / unit) <= (7.5 if exp64 else 10.0)
+    xt = torch.tensor(x64, requires_grad=True)
+    y = torch.nn.functional.gelu(xt)
+    y.sum().backward()
+    special = ~np.isfinite(x64)
+    np.testing.assert_array_equal(out[special], y.detach().numpy()[special].astype(np.float32))
+    dref = xt.grad.numpy()
+    fin = np.isfinite(dref)
+    assert np.max(np.abs(deriv[fin] - dref[fin])) <= 4e-7  # (absolute: the slope crosses 0)
