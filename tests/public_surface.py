@@ -11,8 +11,8 @@
   not start with a single ``_`` (dunders are kept: ``Tensor.__add__`` is surface), recorded
   once per class; ``aliases``: the other public names of the same class object;
 - ``ops``: the names of the op registry :data:`gradsum.ops.OPS`;
-- ``grad_fn``: for every entry of the op table (``tests/opdb.py``), the ``grad_fn.name()`` of
-  each output of each sample, in float64 with grad on.
+- ``grad_fn``: for every entry of the op table (``tests/opdb.py``), by the op's name, the
+  ``grad_fn.name()`` of each output of each sample, in float64 with grad on.
 
 ``python tests/public_surface.py --record`` writes it to ``tests/data/public_surface.json``;
 ``test_public_surface.py`` compares the tree with that record, so a move of code between files
@@ -103,11 +103,11 @@ def _class_names(cls: type) -> list[str]:
     return sorted(n for n in dir(cls) if not n.startswith("_") or n.startswith("__"))
 
 
-def _grad_fn_names() -> dict[str, list[list[str | None]]]:
+def _grad_fn_names() -> dict[str, list[list[list[str | None]]]]:
     sys.path.insert(0, str(Path(__file__).parent))
     import gradsum
     import opdb  # (the op table; imports torch only if it is there)
-    out: dict[str, list[list[str | None]]] = {}
+    out: dict[str, list[list[list[str | None]]]] = {}
     for info in opdb.OPINFOS:
         rng = np.random.default_rng(zlib.crc32(info.name.encode()))
         per_sample: list[list[str | None]] = []
@@ -121,8 +121,9 @@ def _grad_fn_names() -> dict[str, list[list[str | None]]]:
             per_sample.append([
                 o.grad_fn.name() if isinstance(o, gradsum.Tensor) and o.grad_fn is not None
                 else None for o in outs])
-        out[f"{info.name}#{len(out)}"] = per_sample
-    return out
+        out.setdefault(info.name, []).append(per_sample)
+    # (an op with several entries: their order is not surface)
+    return {name: sorted(entries, key=json.dumps) for name, entries in out.items()}
 
 
 def _compressed(classes: dict[str, list[str]], bases: dict[str, str | None]
