@@ -164,8 +164,10 @@ def surface() -> dict[str, Any]:
     classes: dict[str, list[str]] = {}
     owner: dict[type, str] = {}
     aliases: dict[str, str] = {}
+    for mname in PUBLIC_MODULES:  # (all first: importing a submodule adds it to its parent)
+        importlib.import_module(mname)
     for mname in PUBLIC_MODULES:
-        mod = importlib.import_module(mname)
+        mod = sys.modules[mname]
         modules[mname] = _module_names(mod)
         for name in modules[mname]:
             value = getattr(mod, name)
