@@ -1,0 +1,75 @@
+"""``src/gradsum/_tensor.pyi`` is what ``gradsum._stubgen`` makes of today's ``gradsum._tensor``.
+
+Type checkers read the stub instead of ``_tensor.py`` (the package ships ``py.typed``), so a
+stale stub hides a new method from them, or keeps one that is gone. After changing the Tensor
+surface (an op, a method, a signature), regenerate it: ``PYTHONPATH=src python -m
+gradsum._stubgen``.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+
+import gradsum
+from gradsum import _stubgen
+
+
+def _stub_tree() -> ast.Module:
+    return ast.parse(_stubgen.STUB.read_text(encoding="utf-8"))
+
+
+def _class_names(tree: ast.Module, name: str) -> set[str]:
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+    names: set[str] = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def test_checked_in_stub_is_current() -> None:
+    expected = _stubgen.render()
+    actual = _stubgen.STUB.read_text(encoding="utf-8") if _stubgen.STUB.exists() else ""
+    if actual != expected:
+        diff = "".join(list(difflib.unified_diff(
+            actual.splitlines(keepends=True), expected.splitlines(keepends=True),
+            "checked in", "generated"))[:60])
+        raise AssertionError(
+            f"src/gradsum/_tensor.pyi is stale: regenerate it with `{_stubgen.REGENERATE}` "
+            f"and commit it. First lines of the difference:\n{diff}")
+
+
+def test_stub_declares_every_tensor_attribute() -> None:
+    # dir() shows the inherited object attributes too; the stub declares Tensor's own
+    declared = _class_names(_stub_tree(), "Tensor")
+    own = {n for n in vars(gradsum.Tensor) if n not in _stubgen._SKIP}
+    assert own - declared == set(), sorted(own - declared)
+    public = {n for n in dir(gradsum.Tensor) if not n.startswith("_")}
+    assert public <= declared, sorted(public - declared)
+    assert len(public) > 500
+
+
+def test_stub_declares_what_the_package_imports_from_tensor_module() -> None:
+    tree = _stub_tree()
+    top = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+    top |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+            if isinstance(t, ast.Name)}
+    top |= {n.target.id for n in tree.body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    wanted = _stubgen._imported_elsewhere(gradsum, _stubgen.MODULE)
+    assert {"Tensor", "Size", "is_tensor", "numel"} <= wanted
+    assert wanted <= top, sorted(wanted - top)
+
+
+def test_operators_and_properties_are_typed() -> None:
+    text = _stubgen.STUB.read_text(encoding="utf-8")
+    for line in ("    def __add__(self, ", "    def __radd__(self, ", "    def __matmul__(self, ",
+                 "    def __getitem__(self, key: Any) -> Tensor: ...",
+                 "    def __lt__(self, other: Any) -> Tensor: ...",
+                 "    def grad(self) -> Tensor | None: ...",
+                 "    def shape(self) -> tuple[builtins.int, ...]: ...",
+                 "    def backward(\n"):
+        assert line in text, line
