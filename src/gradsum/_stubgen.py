@@ -88,7 +88,7 @@ class _Renderer:
     def _class(self, cls: type) -> str:
         if cls is type(None):
             return "None"
-        module, qualname = cls.__module__, cls.__qualname__
+        module, qualname = _home(cls), cls.__qualname__
         if module == MODULE and qualname in self.local:
             return qualname
         if "<" in qualname or "." in qualname:
@@ -149,6 +149,21 @@ class _Renderer:
             if block:
                 lines += [*block, ""]
         return lines
+
+
+def _home(cls: type) -> str:
+    """The module that defines ``cls``. ``__module__`` may name a package that re-exports it
+    (``gradsum.device`` says ``gradsum`` for torch's repr), which a strict checker does not
+    accept as a definition; the file of the class's own functions says where it is."""
+    for value in vars(cls).values():
+        code = getattr(getattr(value, "__func__", value), "__code__", None)
+        if code is None:
+            continue
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) == code.co_filename
+                    and vars(module).get(cls.__qualname__) is cls):
+                return name
+    return cls.__module__
 
 
 _TYPE_CHECKING_NAMES: dict[str, dict[str, Any]] = {}
@@ -254,9 +269,30 @@ def _def(name: str, params: list[str], ret: str, indent: str, comment: str = "")
             f"{indent}) -> {ret}: ...{comment}"]
 
 
-def _function(name: str, fn: Any, r: _Renderer, indent: str, first: str | None) -> list[str]:
+def _narrower(inplace: Any, binary: Any) -> bool:
+    """Whether the in-place operator (``__iadd__``) accepts fewer keywords than its binary
+    one (``__add__(a, b, *, alpha=1)``): mypy then calls the pair incompatible, although
+    ``a += b`` is all Python ever calls."""
+    si, sb = _signature(inplace), _signature(binary)
+    if si is None or sb is None:
+        return False
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in si.parameters.values()):
+        return False
+    named = {p.name for p in si.parameters.values()}
+    return any(p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in named
+               for p in sb.parameters.values())
+
+
+def _function(name: str, fn: Any, r: _Renderer, indent: str, first: str | None,
+              owner: dict[str, Any] | None = None) -> list[str]:
     params, ret = _params(_signature(fn), fn, r, first)
-    comment = "  # type: ignore[override]" if name in _OVERRIDE else ""
+    comment = ""
+    if name in _OVERRIDE:
+        comment = "  # type: ignore[override]"
+    elif owner is not None and name.startswith("__i") and name.endswith("__"):
+        binary = owner.get(f"__{name[3:]}")
+        if callable(binary) and _narrower(fn, binary):
+            comment = "  # type: ignore[misc]"
     return _def(name, params, ret, indent, comment)
 
 
@@ -307,7 +343,7 @@ def _class_lines(cls: type, r: _Renderer) -> list[str]:
             methods += [f"{i}@staticmethod", *_function(name, raw.__func__, r, i, None)]
         elif inspect.isfunction(raw) or (callable(raw) and hasattr(raw, "__get__")
                                         and not isinstance(raw, type)):
-            methods += _function(name, raw, r, i, "self")
+            methods += _function(name, raw, r, i, "self", ns)
         elif callable(raw) and not isinstance(raw, type):
             # stored on the class but not bound on access (no __get__): an attribute
             attrs.append(f"{i}{name}: {r.render(Callable[..., Any])}")
