@@ -373,8 +373,9 @@ def _evaluate_in(annotation: Any, module: types.ModuleType) -> Any:
 
 def _imported_elsewhere(package: types.ModuleType, module: str) -> set[str]:
     """Names the package's other modules import from ``module`` (``from m import x``) or
-    read from it (``from gradsum import _tensor`` ... ``_tensor.x``): the stub must declare
-    them, private or not, since a checker reads the stub instead of the module."""
+    read from it (``from gradsum import _tensor`` or ``import gradsum._tensor as t``, then
+    ``_tensor.x``, ``t.x``): the stub must declare them, private or not, since a checker
+    reads the stub instead of the module."""
     parent, _, leaf = module.rpartition(".")
     root = Path(package.__file__).parent
     names: set[str] = set()
@@ -390,6 +391,8 @@ def _imported_elsewhere(package: types.ModuleType, module: str) -> set[str]:
                     names.update(a.name for a in node.names if a.name != "*")
                 elif node.module == parent:
                     aliases.update(a.asname or a.name for a in node.names if a.name == leaf)
+            elif isinstance(node, ast.Import):
+                aliases.update(a.asname for a in node.names if a.name == module and a.asname)
         if aliases:
             for node in ast.walk(tree):
                 if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
