@@ -80,7 +80,7 @@ def train(steps: int = 5, seed: int = 0) -> list[float]:
     losses: list[float] = []
     for _ in range(steps):
         opt.zero_grad()
-        logits = model(x)
+        logits: Tensor = model(x)
         loss = F.cross_entropy(logits, y) + 1e-4 * sum(
             (p**2).sum() for p in model.parameters())
         loss.backward()
