@@ -30,6 +30,7 @@ import ast
 import collections.abc
 import contextlib
 import inspect
+import re
 import sys
 import types
 import typing
@@ -195,22 +196,34 @@ def _type_checking_names(module_name: str) -> dict[str, Any]:
     return names
 
 
-def _evaluate(annotation: Any, fn: Any) -> Any:
+def _evaluate_in(annotation: Any, module: str, scope: dict[str, Any]) -> Any:
     """The object an annotation (a string under ``from __future__ import annotations``)
-    names, looked up where ``fn`` was defined; ``Any`` where it does not evaluate."""
+    names in ``scope``, the globals of ``module``, or else with the names that module
+    imports under ``if TYPE_CHECKING:``; ``Any`` where it does not evaluate."""
     if annotation is inspect.Parameter.empty:
         return Any
     if not isinstance(annotation, str):
         return annotation
-    target = inspect.unwrap(fn) if callable(fn) and not isinstance(fn, type) else fn
-    module = getattr(target, "__module__", "") or ""
-    scope = dict(_type_checking_names(module))
-    # a function's own globals; a class's are its module's
-    scope.update(getattr(target, "__globals__", None) or vars(sys.modules.get(module, sys)))
     try:
-        return eval(annotation, scope)  # annotations are expressions of the project's source
+        return eval(annotation, dict(scope))  # annotations are expressions of gradsum's source
+    except NameError:
+        pass
     except Exception:
         return Any
+    try:
+        return eval(annotation, {**_type_checking_names(module), **scope})
+    except Exception:
+        return Any
+
+
+def _evaluate(annotation: Any, fn: Any) -> Any:
+    """``annotation`` of ``fn`` (a function, or a class for its class-level annotations),
+    evaluated where ``fn`` was defined."""
+    target = inspect.unwrap(fn) if callable(fn) and not isinstance(fn, type) else fn
+    module = getattr(target, "__module__", "") or ""
+    # a function's own globals; a class's are its module's
+    scope = getattr(target, "__globals__", None) or vars(sys.modules.get(module, sys))
+    return _evaluate_in(annotation, module, scope)
 
 
 def _signature(fn: Any) -> inspect.Signature | None:
@@ -360,17 +373,6 @@ def _class_lines(cls: type, r: _Renderer) -> list[str]:
     return [head, *(body or ["    ..."])]
 
 
-def _evaluate_in(annotation: Any, module: types.ModuleType) -> Any:
-    if not isinstance(annotation, str):
-        return annotation
-    scope = dict(_type_checking_names(module.__name__))
-    scope.update(vars(module))
-    try:
-        return eval(annotation, scope)
-    except Exception:
-        return Any
-
-
 def _imported_elsewhere(package: types.ModuleType, module: str) -> set[str]:
     """Names the package's other modules import from ``module`` (``from m import x``) or
     read from it (``from gradsum import _tensor`` or ``import gradsum._tensor as t``, then
@@ -378,19 +380,25 @@ def _imported_elsewhere(package: types.ModuleType, module: str) -> set[str]:
     reads the stub instead of the module."""
     parent, _, leaf = module.rpartition(".")
     root = Path(package.__file__).parent
+    # (text first: parsing each of the package's files would take seconds)
+    from_import = re.compile(rf"^[ \t]*from[ \t]+{re.escape(module)}[ \t]+import[ \t]+"
+                             r"(\([^)]*\)|[^\n]*)", re.M)
+    attribute_use = re.compile(rf"(?<![\w.]){re.escape(leaf)}\.|import[ \t]+{re.escape(module)}"
+                               r"[ \t]+as")
     names: set[str] = set()
     for path in sorted(root.rglob("*.py")):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except SyntaxError:
+        text = path.read_text(encoding="utf-8")
+        for match in from_import.finditer(text):
+            items = re.sub(r"#[^\n]*", "", match.group(1)).strip("()")
+            names.update(item.split()[0] for item in items.split(",")
+                         if item.strip() and item.split()[0] != "*")
+        if not attribute_use.search(text):
             continue
+        tree = ast.parse(text)
         aliases: set[str] = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 0:
-                if node.module == module:
-                    names.update(a.name for a in node.names if a.name != "*")
-                elif node.module == parent:
-                    aliases.update(a.asname or a.name for a in node.names if a.name == leaf)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == parent:
+                aliases.update(a.asname or a.name for a in node.names if a.name == leaf)
             elif isinstance(node, ast.Import):
                 aliases.update(a.asname for a in node.names if a.name == module and a.asname)
         if aliases:
@@ -429,7 +437,8 @@ def render() -> str:
     body: list[str] = []
     for name, value in variables:
         if name in annotations:
-            body.append(f"{name}: {r.render(_evaluate_in(annotations[name], module))}")
+            value = _evaluate_in(annotations[name], MODULE, ns)
+            body.append(f"{name}: {r.render(value)}")
         elif isinstance(value, type):
             body.append(f"{name} = {r._class(value)}")
         elif callable(value):
