@@ -312,11 +312,12 @@ def _function(name: str, fn: Any, r: _Renderer, indent: str, first: str | None,
 def _class_lines(cls: type, r: _Renderer) -> list[str]:
     """The stub of one class: its bases, then its attributes, properties and methods, each
     group sorted by name."""
-    bases = [b for b in cls.__bases__ if b is not object]
+    # (``class Size(tuple[int, ...])`` keeps its parameters in __orig_bases__)
+    bases = [b for b in vars(cls).get("__orig_bases__", cls.__bases__) if b is not object]
     base_text = []
     for b in bases:
-        text = r._class(b)
-        if b is tuple:
+        text = r.render(b)
+        if b is tuple:  # a bare tuple base: the stub must parametrise it
             text = f"{text}[{r.render(Any)}, ...]"
         base_text.append(text)
     head = f"class {cls.__name__}({', '.join(base_text)}):" if base_text else \
