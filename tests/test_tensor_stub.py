@@ -13,10 +13,14 @@ import difflib
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
 
 import gradsum
-from gradsum import _stubgen
+from gradsum import Tensor, _stubgen
 
 
 def _stub_tree() -> ast.Module:
@@ -91,3 +95,39 @@ def test_operators_and_properties_are_typed() -> None:
                  "    def shape(self) -> tuple[builtins.int, ...]: ...",
                  "    def backward(\n"):
         assert line in text, line
+
+
+def test_renderer_qualifies_names_a_class_body_hides() -> None:
+    # inside ``class Tensor`` the names ``int``, ``float``, ``numpy`` are methods
+    r = _stubgen._Renderer({"Tensor"}, {"int", "float", "numpy"})
+    assert r.render(int | None) == "builtins.int | None"
+    assert r.render(list[str]) == "list[str]"
+    assert r.render(np.ndarray) == "_numpy.ndarray"
+    assert r.render(Callable[[gradsum.Tensor], gradsum.Tensor]) == "Callable[[Tensor], Tensor]"
+    assert r.render(Callable[..., Any]) == "Callable[..., Any]"
+    assert r.render(Literal["mean", "sum"]) == "Literal['mean', 'sum']"
+    assert r.render(tuple[int, ...]) == "tuple[builtins.int, ...]"
+    assert r.render(gradsum.device) == "gradsum._device.device"  # where it is defined
+    assert r.import_lines() == [
+        "import builtins", "from collections.abc import Callable",
+        "from typing import Any, Literal", "", "import numpy as _numpy", "",
+        "import gradsum._device", ""]
+
+
+def test_signatures_fall_back_to_any() -> None:
+    r = _stubgen._Renderer({"Tensor"}, set())
+
+    def documented(a: Tensor, dim: int = 0, *, keepdim: bool = False) -> Tensor:
+        return a
+
+    def unknown(a, b: NoSuchName = None):  # type: ignore[no-untyped-def]  # noqa: F821
+        return a
+
+    assert _stubgen._function("documented", documented, r, "", "self") == [
+        "def documented(self, dim: int = ..., *, keepdim: bool = ...) -> Tensor: ..."]
+    assert _stubgen._function("unknown", unknown, r, "", "self") == [
+        "def unknown(self, b: Any = ...) -> Any: ..."]
+    assert _stubgen._function("builtin", len, r, "", None) == [
+        "def builtin(obj: Any, /) -> Any: ..."]
+    assert _stubgen._function("opaque", max, r, "", "self") == [  # (no signature)
+        "def opaque(self, *args: Any, **kwargs: Any) -> Any: ..."]
