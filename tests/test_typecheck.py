@@ -90,6 +90,7 @@ def test_script_runs_and_trains() -> None:
     spec.loader.exec_module(module)
     losses = module.train(steps=5)
     assert len(losses) == 5 and losses[-1] < losses[0]
+    assert isinstance(module.fit(epochs=2), float)
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

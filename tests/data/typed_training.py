@@ -14,6 +14,8 @@ import math
 import gradsum
 import gradsum.nn.functional as F
 from gradsum import Tensor, nn, optim
+from gradsum.optim.lr_scheduler import StepLR
+from gradsum.utils.data import DataLoader, TensorDataset
 
 
 class Classifier(nn.Module):
@@ -135,5 +137,35 @@ def train(steps: int = 5, seed: int = 0) -> list[float]:
     return losses
 
 
+@gradsum.no_grad()
+def evaluate(model: nn.Module, x: Tensor) -> float:
+    out: Tensor = model(x)
+    return float(out.mean())
+
+
+def fit(epochs: int = 2, seed: int = 0) -> float:
+    """The other common loop: Sequential, Adam, a scheduler, a DataLoader, clipping, and a
+    state_dict round trip; returns the evaluation of the trained model."""
+    gradsum.manual_seed(seed)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Dropout(0.1), nn.Linear(8, 2))
+    opt = optim.Adam(model.parameters(), lr=1e-3, weight_decay=0.0)
+    sched = StepLR(opt, step_size=1, gamma=0.5)
+    data = TensorDataset(gradsum.randn(16, 4), gradsum.randint(0, 2, (16,)))
+    loader: DataLoader[tuple[Tensor, ...]] = DataLoader(data, batch_size=4, shuffle=True)
+    model.train()
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad(set_to_none=True)
+            loss = F.cross_entropy(model(xb), yb)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+        sched.step()
+    model.eval()
+    model.load_state_dict(model.state_dict())
+    assert sum(p.numel() for p in model.parameters()) == 4 * 8 + 8 + 8 * 2 + 2
+    return evaluate(model, gradsum.stack([gradsum.tensor([1.0, 2.0, 3.0, 4.0])] * 2))
+
+
 if __name__ == "__main__":
-    print(train())
+    print(train(), fit())
