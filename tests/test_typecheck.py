@@ -33,7 +33,9 @@ import pytest
 import gradsum
 from gradsum import _stubgen
 
-SCRIPT = Path(__file__).with_name("data") / "typed_training.py"
+# tests/data/, from this file wherever in tests/ it lives
+SCRIPT = next(p / "data" / "typed_training.py" for p in Path(__file__).resolve().parents
+              if (p / "data" / "typed_training.py").exists())
 SRC = Path(gradsum.__file__).resolve().parents[1]
 # the operators the script may use, by the dunder a checker looks up for them
 _BINOPS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.Div: "__truediv__",
