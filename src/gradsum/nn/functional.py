@@ -2,10 +2,10 @@
 
 Everything here is built from gradsum's primitives (so double backward works), except a few
 primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im`` for
-convolution (:mod:`gradsum.nn._conv`), the elementwise binary cross entropy (torch's clamped
+convolution (:mod:`gradsum.ops.conv`), the elementwise binary cross entropy (torch's clamped
 gradient formula) and ``nll_loss`` (one ``NllLossBackward0`` node, like torch's, whose rule is
 the primitive ``_nll_backward``; that one's rule is ``nll_loss`` again), and batch / group
-normalisation (:mod:`gradsum.nn._norm`: ``NativeBatchNormBackward0``,
+normalisation (:mod:`gradsum.ops.normalization`: ``NativeBatchNormBackward0``,
 ``NativeGroupNormBackward0``, like torch's).
 
 Example:
@@ -36,16 +36,22 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.nn import _conv
-from gradsum.nn._norm import (
+from gradsum.ops import conv as _conv
+from gradsum.ops import elementwise as _elementwise
+from gradsum.ops import inplace as _inplace
+from gradsum.ops import reduction as _reduction
+from gradsum.ops import shape as _shape
+from gradsum.ops._core import _make, index_range, needs_grad, record
+from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
+from gradsum.ops.normalization import (
     batch_norm,
     group_norm,
     instance_norm,
     mixed_reduced,
     native_layer_norm,
 )
-from gradsum.nn._pad import pad
-from gradsum.nn._pool import (
+from gradsum.ops.pad import pad
+from gradsum.ops.pool import (
     adaptive_avg_pool2d,
     adaptive_max_pool2d,
     avg_pool1d,
@@ -53,12 +59,6 @@ from gradsum.nn._pool import (
     max_pool1d,
     max_pool2d,
 )
-from gradsum.ops import elementwise as _elementwise
-from gradsum.ops import inplace as _inplace
-from gradsum.ops import reduction as _reduction
-from gradsum.ops import shape as _shape
-from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
 from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
@@ -2796,7 +2796,7 @@ def multi_head_attention_forward(*args: Any, **kwargs: Any) -> tuple[Tensor, Ten
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """Resize by ``size`` or ``scale_factor`` (see :func:`gradsum.nn._upsample.interpolate`).
+    """Resize by ``size`` or ``scale_factor`` (see :func:`gradsum.ops.upsample.interpolate`).
 
     Example:
         >>> import gradsum
@@ -2805,7 +2805,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         ...               align_corners=True).tolist()
         [[[1.0, 2.0, 3.0]]]
     """
-    from gradsum.nn._upsample import interpolate as interp
+    from gradsum.ops.upsample import interpolate as interp
 
     return interp(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                   antialias)
@@ -3227,7 +3227,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 # -- conv/pool functional --
-from gradsum.nn._pool import (  # noqa: E402  (the block is appended, see the report)
+from gradsum.ops.pool import (  # noqa: E402  (the block is appended, see the report)
     adaptive_avg_pool1d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,

@@ -1,6 +1,6 @@
 """Upsampling primitives for ``F.interpolate`` (modes nearest, nearest-exact, linear,
 bilinear). Each is separable and linear, so each is one matrix per spatial axis applied by
-:func:`gradsum.nn._pool._apply`: the op's node (named like torch's grad_fn) backpropagates with
+:func:`gradsum.ops.pool._apply`: the op's node (named like torch's grad_fn) backpropagates with
 the adjoint (the transposed matrices), whose node backpropagates with the op again.
 
 Example:
@@ -20,7 +20,7 @@ from typing import Any
 from gradsum import _blas
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.nn._pool import _apply, _node, _Plan
+from gradsum.ops.pool import _apply, _node, _Plan
 
 
 def _matmul(a: Any, b: Any) -> Any:
