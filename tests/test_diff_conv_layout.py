@@ -17,7 +17,8 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from gradsum.nn import _conv, _norm  # noqa: E402
+from gradsum.ops import conv as _conv  # noqa: E402
+from gradsum.ops import normalization as _norm  # noqa: E402
 
 
 def _geometry(rng: np.random.Generator) -> tuple[str, dict[str, Any], np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
-from gradsum.nn import _rnn  # noqa: E402
+from gradsum.ops import rnn as _rnn  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 2e-5}

@@ -1,12 +1,14 @@
 """``gradsum.nn.functional``: torch.nn.functional's names, composed from differentiable ops.
 
-Everything here is built from gradsum's primitives (so double backward works), except a few
-primitives with their own backward rules written in gradsum ops: ``im2col``/``col2im`` for
-convolution (:mod:`gradsum.nn._conv`), the elementwise binary cross entropy (torch's clamped
-gradient formula) and ``nll_loss`` (one ``NllLossBackward0`` node, like torch's, whose rule is
-the primitive ``_nll_backward``; that one's rule is ``nll_loss`` again), and batch / group
-normalisation (:mod:`gradsum.nn._norm`: ``NativeBatchNormBackward0``,
-``NativeGroupNormBackward0``, like torch's).
+Everything here is argument handling and composition: the nn primitives with their own
+backward rules (written in gradsum ops, so double backward works) are ops, one module per
+family: :mod:`gradsum.ops.conv` (``im2col``/``col2im`` and ``ConvolutionBackward0``),
+:mod:`gradsum.ops.pool`, :mod:`gradsum.ops.pad`, :mod:`gradsum.ops.upsample`,
+:mod:`gradsum.ops.normalization` (``NativeBatchNormBackward0``, ``NativeGroupNormBackward0``,
+``NativeLayerNormBackward0``, like torch's), :mod:`gradsum.ops.embedding`,
+:mod:`gradsum.ops.loss` (one node per loss, e.g. ``NllLossBackward0``, whose rule is the
+primitive ``_nll_backward``; that one's rule is ``nll_loss`` again), :mod:`gradsum.ops.rnn`
+and :mod:`gradsum.ops.attention`.
 
 Example:
     >>> import gradsum
@@ -35,17 +37,26 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
-from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.nn import _conv
-from gradsum.nn._norm import (
+from gradsum.autograd.graph import HOLDS_STATE, Node  # noqa: F401  (HOLDS_STATE: recorded surface)
+from gradsum.ops import conv as _conv
+from gradsum.ops import elementwise as _elementwise
+from gradsum.ops import embedding as _embedding
+from gradsum.ops import inplace as _inplace
+from gradsum.ops import loss as _loss
+from gradsum.ops import reduction as _reduction
+from gradsum.ops import shape as _shape
+from gradsum.ops._core import _make, index_range, needs_grad, record
+from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
+from gradsum.ops.embedding import embedding_dense_backward  # noqa: F401  (F's name)
+from gradsum.ops.normalization import (
     batch_norm,
     group_norm,
     instance_norm,
     mixed_reduced,
     native_layer_norm,
 )
-from gradsum.nn._pad import pad
-from gradsum.nn._pool import (
+from gradsum.ops.pad import pad
+from gradsum.ops.pool import (
     adaptive_avg_pool2d,
     adaptive_max_pool2d,
     avg_pool1d,
@@ -53,13 +64,6 @@ from gradsum.nn._pool import (
     max_pool1d,
     max_pool2d,
 )
-from gradsum.ops import elementwise as _elementwise
-from gradsum.ops import inplace as _inplace
-from gradsum.ops import reduction as _reduction
-from gradsum.ops import shape as _shape
-from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
-from gradsum.ops.selection import _NoDerivative
 from gradsum.ops.special2 import _scalar_op
 
 _min_reduce = xp.minimum.reduce
@@ -98,43 +102,6 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return ops.mean(loss)
-    if reduction == "sum":
-        return ops.sum(loss)
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _loss_node(node: Node, inputs: tuple[Tensor, ...], loss: Tensor, reduction: str) -> Tensor:
-    """Reduce the elementwise ``loss`` (computed without recording) and record ``node`` (a
-    ``<Loss>Backward0`` whose rule includes the reduction, as torch's loss nodes do) with
-    edges to ``inputs``; ``node.reduction`` and ``node.numel`` are set here."""
-    with no_grad():
-        out = _reduce(loss, reduction)
-    if not needs_grad(*inputs):
-        return out
-    node.reduction = reduction  # type: ignore[attr-defined]
-    node.numel = loss._array.size  # type: ignore[attr-defined]
-    return record(node, inputs, out._array)
-
-
-def _loss_grad(node: Any, g: Tensor) -> Tensor:
-    """The output gradient ``g`` of a loss node as the elementwise loss's gradient factor:
-    ``g`` itself for reduction 'none', ``g`` (0-d, broadcasting) for 'sum', ``g / numel`` for
-    'mean'."""
-    if node.reduction == "mean":
-        return ops.div(g, node.numel)
-    return g
-
-
-def _sum_back(t: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """``t`` summed to ``shape`` (an input broadcast by the loss, as torch's expand)."""
-    return t if tuple(t.shape) == tuple(shape) else ops.sum_to(t, tuple(shape))
 
 
 def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -455,67 +422,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         )
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
-    flat = idx.reshape(-1).astype(xp.int64)  # (a copy: backward must not see later writes)
-    w = weight._array
-    out = w.take(flat, axis=0).reshape(tuple(idx.shape) + (w.shape[1],))
-    if not needs_grad(weight):
-        return _make(out)
-    node = EmbeddingBackward0()
-    node.indices, node.num_weights, node.padding_idx = flat, n, padding_idx
-    node.scale = None
-    if scale_grad_by_freq:  # (each row's gradient over its count in this input)
-        node.scale = (1 / xp.bincount(flat, minlength=n)[flat]).astype(w.dtype)[:, None]
-    node._saved = HOLDS_STATE  # (torch saves the indices)
-    return record(node, (weight,), out)
-
-
-class EmbeddingBackward0(Node):
-    """``embedding`` (torch's node): its rule is :func:`embedding_dense_backward`."""
-
-    __slots__ = ("indices", "num_weights", "padding_idx", "scale")
-
-    def backward(self, g: Tensor) -> Tensor:
-        return embedding_dense_backward(g, self)
-
-
-class EmbeddingDenseBackwardBackward0(Node):
-    """The rule of :func:`embedding_dense_backward`: the rows of ``gg`` at the indices, zero at
-    ``padding_idx`` (torch's ``embedding_dense_double_backward``, which leaves out the
-    ``scale_grad_by_freq`` factor, as torch does)."""
-
-    __slots__ = ("emb", "g_shape")
-
-    def backward(self, gg: Tensor) -> Tensor:
-        emb = self.emb
-        rows = _shape._index_select(gg, 0, emb.indices)  # (indices checked in the forward)
-        if emb.padding_idx is not None:
-            keep = (emb.indices != emb.padding_idx).astype(gg._array.dtype)[:, None]
-            rows = ops.mul(rows, _make(keep))
-        return ops.reshape(rows, self.g_shape)
-
-
-def embedding_dense_backward(g: Tensor, emb: EmbeddingBackward0) -> Tensor:
-    """The weight's gradient of ``embedding``: the rows of ``g`` added at their indices
-    (repeats in index order, as torch's), none at ``padding_idx``, each over its count with
-    ``scale_grad_by_freq``; recorded for double backward."""
-    ga = g._array
-    rows = ga.reshape(-1, ga.shape[-1]) if ga.ndim else ga.reshape(1, 1)
-    idx = emb.indices
-    if emb.scale is not None:
-        rows = rows * emb.scale
-    if emb.padding_idx is not None:
-        keep = idx != emb.padding_idx
-        if not keep.all():
-            idx, rows = idx[keep], rows[keep]
-    out = xp.zeros((emb.num_weights, rows.shape[-1]), dtype=ga.dtype)
-    if idx.size:
-        _shape.add_rows_at(out, idx, rows, zeros=True)
-    if not needs_grad(g):
-        return _make(out)
-    node = EmbeddingDenseBackwardBackward0()
-    node.emb, node.g_shape = emb, ga.shape
-    node._saved = HOLDS_STATE
-    return record(node, (g,), out)
+    return _embedding.embedding(weight, idx, padding_idx, scale_grad_by_freq)
 
 
 # -- normalisation -----------------------------------------------------------------------------
@@ -668,27 +575,11 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     with no_grad():
         d = ops.sub(input, target)
         loss = ops.mul(d, d)
-    node = MseLossBackward0()
-    res = _loss_node(node, (input, target), loss, reduction)
+    node = _loss.MseLossBackward0()
+    res = _loss._loss_node(node, (input, target), loss, reduction)
     if res.grad_fn is node:
         node.save(input, target)
     return res
-
-
-class MseLossBackward0(Node):
-    """``mse_loss`` with its reduction (torch's node): the input gets
-    ``2 (input - target) * g`` (divided by the element count for 'mean'), the target the
-    negation; both summed back to their shapes when the loss broadcast them."""
-
-    __slots__ = ("numel", "reduction")
-
-    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        a, b = self.saved()
-        norm = 2.0 / self.numel if self.reduction == "mean" else 2.0  # (torch's order)
-        gi = ops.mul(ops.mul(ops.sub(a, b), norm), g)
-        ga = _sum_back(gi, a.shape) if self.needs(0) else None
-        gb = _sum_back(ops.neg(gi), b.shape) if self.needs(1) else None
-        return ga, gb
 
 
 def _promote(a: Any, b: Any) -> Any:
@@ -703,7 +594,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     """Mean absolute error ``|input - target|`` reduced by ``reduction``."""
     reduction = _resolve(size_average, reduce, reduction)
     _warn_size(input, target)
-    return _reduce(ops.abs(ops.sub(input, target)), reduction)
+    return _loss._reduce(ops.abs(ops.sub(input, target)), reduction)
 
 
 def _warn_size(input: Tensor, target: Tensor) -> None:
@@ -818,109 +709,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         key.append(index_range(size, i, safe.ndim))
     key.insert(1, safe)
     # (all weights 1: the multiplications by w are skipped, x * 1.0 == x exactly)
-    plan = _NllPlan(tuple(key), None if plain else w_arr, reduction, denom,
-                    x.shape, one_d)
+    plan = _loss._NllPlan(tuple(key), None if plain else w_arr, reduction, denom,
+                          x.shape, one_d)
     plan.ignored = ignored
-    return _nll_forward(input, plan)
-
-
-class _NllPlan:
-    """What ``nll_loss`` and its backward share: the picked positions (a fancy index of the
-    (N, C, ...) input), the per-target weights (0 where ignored; None when all are 1), the
-    reduction and, for 'mean', the total weight (``nonzero`` False: 0 / 0 gives nan)."""
-
-    __slots__ = ("denom", "ignored", "key", "nonzero", "one_d", "reduction", "shape", "w")
-
-    def __init__(self, key: tuple[Any, ...], w: Any, reduction: str, denom: Any,
-                 shape: tuple[int, ...], one_d: bool) -> None:
-        self.key, self.w, self.reduction, self.denom = key, w, reduction, denom
-        self.shape, self.one_d = shape, one_d
-        #: where targets equal ignore_index (None if none do): their gradient is exactly 0,
-        #: even when 'mean' divides by a total weight of 0 (torch skips them)
-        self.ignored: Any = None
-        self.nonzero = denom is not None and bool(denom != 0)
-
-    def divide(self, a: Any) -> Any:
-        """``a / denom`` (nan for 0 / 0, like torch, without NumPy's warning)."""
-        if self.nonzero:
-            return a / self.denom
-        with xp.errstate(invalid="ignore", divide="ignore"):
-            return a / self.denom
-
-
-class NllLossBackward0(Node):
-    """``nll_loss`` as one node (torch's): its rule is :func:`_nll_backward`, a primitive."""
-
-    __slots__ = ("plan",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.saved()
-        return _nll_backward(g, self.plan, x)
-
-
-class NllLossBackwardBackward0(Node):
-    """The rule of ``_nll_backward``: it is linear in ``g`` and its adjoint is ``nll_loss``
-    itself (picking and weighting ``gg`` at the targets, then reducing); the input, which it
-    takes as torch's ``nll_loss_backward`` does, gets zeros."""
-
-    __slots__ = ("plan",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        d_g = _nll_forward(gg, self.plan) if self.needs(0) else None
-        return d_g, (ops.zeros_like(gg) if self.needs(1) else None)
-
-
-def _nll_forward(x: Tensor, plan: _NllPlan) -> Tensor:
-    """``-w * x[targets]``, reduced; ``x`` of shape ``plan.shape`` (``(C,)`` or (N, C, ...))."""
-    arr = x._array
-    if plan.one_d:
-        arr = arr.reshape((1,) + arr.shape)
-    picked = arr[plan.key]
-    loss = -picked if plan.w is None else -(picked * plan.w)
-    if plan.reduction == "none":
-        out = loss.reshape(()) if plan.one_d else loss
-    else:
-        out = xp.asarray(_add_reduce(loss, tuple(range(loss.ndim))))
-        if plan.denom is not None:
-            out = xp.asarray(plan.divide(out))
-    if not needs_grad(x):
-        return _make(out)
-    node = NllLossBackward0()
-    node.plan = plan
-    res = record(node, (x,), out)
-    node.save(x)  # (torch saves it, with the target, weight and total weight)
-    return res
-
-
-def _nll_backward(g: Tensor, plan: _NllPlan, x: Tensor) -> Tensor:
-    """The gradient of ``nll_loss`` for the output gradient ``g``: ``-w * g`` (divided by the
-    total weight for 'mean') at each target's position, zeros elsewhere (torch's formula)."""
-    ga = g._array
-    if plan.denom is not None:
-        ga = plan.divide(ga)
-    if plan.w is None:
-        coef = -ga
-    elif plan.denom is None or plan.nonzero:
-        coef = -ga * plan.w
-    else:  # total weight 0: inf * 0 where a weight is 0 gives nan, as in torch, silently
-        with xp.errstate(invalid="ignore"):
-            coef = -ga * plan.w
-    shape = (1,) + plan.shape if plan.one_d else plan.shape
-    out = xp.zeros(shape, dtype=coef.dtype)
-    if coef.ndim:
-        coef = coef.reshape(plan.key[1].shape)
-    if plan.ignored is not None:  # (not -g/0 * 0 = nan: an ignored target gets nothing)
-        coef = xp.where(plan.ignored, 0, coef)
-    out[plan.key] += coef  # += into zeros: an ignored target adds +0.0, not -0.0
-    if plan.one_d:
-        out = out.reshape(plan.shape)
-    # (recorded when the input needs grad too: under create_graph the gradient then requires
-    # grad, as torch's nll_loss_backward(grad, self, ...) output does)
-    if not needs_grad(g, x):
-        return _make(out)
-    node = NllLossBackwardBackward0()
-    node.plan = plan
-    return record(node, (g, x), out)
+    return _loss._nll_forward(input, plan)
 
 
 @autocast_policy("nll_loss")
@@ -1079,42 +871,6 @@ def _check_weight_fits(weight: Tensor | None, input: Tensor, arg: str) -> None:
         )
 
 
-#: torch's binary_cross_entropy_backward divides by max(x (1 - x), EPSILON), EPSILON a float32
-#: 1e-12 in every dtype (9.99999996e-13 in float64)
-_BCE_EPS = float(xp.float32(1e-12))
-
-
-class BinaryCrossEntropyBackward0(Node):
-    """BCE with its weight and reduction (torch's node) and torch's gradients:
-    ``(x - t) / max(x (1 - x), 1e-12)`` for the input and ``-logit(x)`` for the target (not
-    clamped: +-inf at x = 0 and 1, like torch), times the weight, over the count for 'mean'."""
-
-    __slots__ = ("numel", "reduction", "weight")
-
-    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        x, t = self.saved()
-        g = _loss_grad(self, g)
-        if self.weight is not None:
-            g = ops.mul(g, self.weight)
-        gx = gt = None
-        if self.needs(0):
-            den = ops.clamp(ops.mul(x, ops.rsub(x, 1.0)), min=_BCE_EPS)
-            gx = _sum_back(ops.div(ops.mul(g, ops.sub(x, t)), den), x.shape)
-        if self.needs(1):  # torch: grad * -logit(x) = grad * -log(x / (1 - x))
-            with xp.errstate(divide="ignore"):  # (x = 0 or 1: +-inf, as in torch, silently)
-                gt = ops.mul(g, ops.neg(ops.log(ops.div(x, ops.rsub(x, 1.0)))))
-            gt = _sum_back(gt, t.shape)
-        return gx, gt
-
-
-def _bce_elementwise(x: Tensor, t: Tensor) -> Tensor:
-    xa, ta = x._array, t._array.astype(x._array.dtype, copy=False)
-    with xp.errstate(divide="ignore"):
-        lx = xp.maximum(xp.log(xa), -100.0)
-        l1x = xp.maximum(xp.log(1.0 - xa), -100.0)
-    return _make((-(ta * lx + (1.0 - ta) * l1x)).astype(xa.dtype, copy=False))
-
-
 @autocast_policy("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor,
                          weight: Tensor | None = None, size_average: bool | None = None,
@@ -1160,14 +916,14 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
             "all elements of target should be between 0 and 1 (binary_cross_entropy takes "
             "target probabilities)"
         )
-    loss = _bce_elementwise(input, target)
+    loss = _loss._bce_elementwise(input, target)
     w = None
     if weight is not None:  # (torch multiplies in place: the loss keeps the input's dtype)
         w = weight.detach().to(input.dtype)
         loss = ops.mul(loss, w)
-    node = BinaryCrossEntropyBackward0()
+    node = _loss.BinaryCrossEntropyBackward0()
     node.weight = w
-    res = _loss_node(node, (input, target), loss, reduction)
+    res = _loss._loss_node(node, (input, target), loss, reduction)
     if res.grad_fn is node:
         node.save(input, target)
     return res
@@ -1214,130 +970,19 @@ def binary_cross_entropy_with_logits(
     dt = xa.dtype
     if (dt.char in "fd" and ta.dtype == dt and (weight is None or weight._array.dtype == dt)
             and (pos_weight is None or pos_weight._array.dtype == dt)):
-        loss_a, e = _bce_logits_arrays(xa, ta, None if weight is None else weight._array,
-                                       None if pos_weight is None else pos_weight._array)
+        loss_a, e = _loss._bce_logits_arrays(
+            xa, ta, None if weight is None else weight._array,
+            None if pos_weight is None else pos_weight._array)
         loss = _make(loss_a)
     else:
-        loss, e = _bce_logits_composed(input, target, weight, pos_weight), None
-    node = BinaryCrossEntropyWithLogitsBackward0()
+        loss, e = _loss._bce_logits_composed(input, target, weight, pos_weight), None
+    node = _loss.BinaryCrossEntropyWithLogitsBackward0()
     node.weight = None if weight is None else weight.detach()
     node.pos_weight = None if pos_weight is None else pos_weight.detach()
-    res = _loss_node(node, (input, target), loss, reduction)
+    res = _loss._loss_node(node, (input, target), loss, reduction)
     if res.grad_fn is node:  # (exp(-|x|) too, when computed: the backward's sigmoid)
         node.save(input, target, *(() if e is None else (_make(e),)))
     return res
-
-
-def _bce_logits_arrays(x: Any, t: Any, w: Any, pw: Any) -> tuple[Any, Any]:
-    """The elementwise loss of :func:`binary_cross_entropy_with_logits` on float32/float64
-    arrays of one dtype, and ``exp(-|x|)`` (the backward's sigmoid is made from it):
-    ``(1 - t) x + lw softplus(-x)`` with ``softplus(-x) = log1p(exp(-|x|)) + max(-x, 0)``
-    (torch's ``-log_sigmoid``), ``max(-x, 0) = -(x - |x|) / 2`` exactly. No ``where`` or
-    ``minimum`` with a scalar (NumPy runs them several times slower than arithmetic) unless
-    the input has an infinity or nan."""
-    with xp.errstate(over="ignore", invalid="ignore"):
-        na = xp.abs(x)
-        xp.negative(na, out=na)  # -|x|
-        e = xp.exp(na)
-        na += x
-        na *= -0.5  # max(-x, 0)
-        if xp.isnan(na).any():  # (x = inf: inf - inf; x = nan: nan either way)
-            na = xp.maximum(-x, 0.0)
-        nls = xp.log1p(e)
-        nls += na  # -log(sigmoid(x))
-        loss = 1.0 - t  # (1 - t) x
-        loss *= x
-        if pw is not None:
-            lw = (pw - 1.0) * t
-            lw += 1.0
-            nls *= lw
-        loss += nls
-        if w is not None:
-            loss = loss * w  # (a weight may broadcast the loss beyond the input's shape)
-    return loss, e
-
-
-def _bce_logits_composed(input: Tensor, target: Tensor, weight: Tensor | None,
-                         pos_weight: Tensor | None) -> Tensor:
-    """The elementwise loss of :func:`binary_cross_entropy_with_logits` in gradsum ops (any
-    dtypes, torch's promotion), unrecorded."""
-    with no_grad():
-        neg_log_sig = ops.softplus(ops.neg(input))  # -log(sigmoid(x))
-        one_minus_t = ops.rsub(target, 1.0)
-        if pos_weight is not None:
-            lw = ops.add(ops.mul(ops.sub(pos_weight, 1.0), target), 1.0)
-            loss = ops.add(ops.mul(one_minus_t, input), ops.mul(lw, neg_log_sig))
-        else:
-            loss = ops.add(ops.mul(one_minus_t, input), neg_log_sig)
-        if weight is not None:
-            loss = ops.mul(loss, weight)
-        if loss.dtype != target.dtype:
-            # torch computes in place into ``1 - target``: the loss has the target's dtype
-            loss = loss.to(target.dtype)
-    return loss
-
-
-class BinaryCrossEntropyWithLogitsBackward0(Node):
-    """``binary_cross_entropy_with_logits`` with its weights and reduction (torch's node).
-    With ``lw = 1 + (pos_weight - 1) t``: the input gets ``lw sigmoid(x) - pos_weight t``
-    (``sigmoid(x) - t`` without pos_weight), the target ``-x - (pos_weight - 1) logsigmoid(x)``
-    (``-x``), each times ``g``, the weight, and over the count for 'mean'."""
-
-    __slots__ = ("numel", "pos_weight", "reduction", "weight")
-
-    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        if not self.needs(1) and not _grad_state.enabled:  # (no graph to record: on arrays)
-            arrays = self.saved_arrays()
-            xa, ta = arrays[0], arrays[1]
-            dt = xa.dtype
-            if dt.char in "fd" and ta.dtype == dt and g._array.dtype == dt:
-                return self._input_grad(g._array, xa, ta, arrays[2] if len(arrays) > 2
-                                        else None), None
-        saved = self.saved()
-        x, t = saved[0], saved[1]
-        g = _loss_grad(self, g)
-        if self.weight is not None:
-            g = ops.mul(g, self.weight)
-        pw = self.pos_weight
-        gx = gt = None
-        if self.needs(0):
-            sig = ops.sigmoid(x)
-            if pw is None:
-                d = ops.sub(sig, t)
-            else:
-                pwt = ops.mul(pw, t)
-                d = ops.sub(ops.mul(ops.sub(ops.add(pwt, 1.0), t), sig), pwt)
-            gx = _sum_back(ops.mul(d, g), x.shape)
-        if self.needs(1):
-            d = ops.neg(x)
-            if pw is not None:
-                d = ops.sub(d, ops.mul(ops.sub(pw, 1.0), logsigmoid(x)))
-            gt = _sum_back(ops.mul(d, g), t.shape)
-        return gx, gt
-
-    def _input_grad(self, ga: Any, xa: Any, ta: Any, e: Any) -> Tensor:
-        """The input's gradient on arrays: the recorded rule's arithmetic, in place (``e``:
-        the forward's ``exp(-|x|)``, or None)."""
-        if self.reduction == "mean":
-            ga = ga / self.numel
-        if self.weight is not None:
-            ga = ga * self.weight._array
-        if e is None:
-            sig = ops.sigmoid(_make(xa))._array
-        else:  # sigmoid's own arithmetic: 1 / (1 + e) for x >= 0, e / (1 + e) below
-            sig = e + 1.0
-            xp.divide(xp.maximum(e, xa >= 0, dtype=e.dtype), sig, out=sig)
-        pw = self.pos_weight
-        if pw is None:
-            d = sig - ta  # (a fresh array: the pass below writes into it)
-        else:
-            pwt = pw._array * ta
-            d = ((pwt + 1.0) - ta) * sig
-            d -= pwt
-        gx = d * ga if d.shape != xp.broadcast_shapes(d.shape, xp.shape(ga)) else \
-            xp.multiply(d, ga, out=d)
-        out = _make(gx)
-        return out if gx.shape == xa.shape else ops.sum_to(out, xa.shape)
 
 
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
@@ -2164,102 +1809,6 @@ class NormBackward1(_reduction.LinalgVectorNormBackward0):
 
 
 # -- more losses -------------------------------------------------------------------------------
-class _PiecewiseLoss:
-    """What the nodes of ``smooth_l1_loss`` / ``huber_loss`` need: with ``d = a - b``, the
-    first gradient is ``norm * g * clip(d * scale, -cap, cap)`` and its derivative in ``a`` is
-    ``norm * g * scale`` where ``|d| < bound`` (0 elsewhere), as torch's
-    ``<loss>_backward`` and ``<loss>_double_backward``."""
-
-    __slots__ = ("bound", "bwd", "cap", "numel", "reduction", "scale")
-
-    def __init__(self, bwd: type[Node], reduction: str, numel: int, scale: float, cap: float,
-                 bound: float) -> None:
-        self.bwd, self.reduction, self.numel = bwd, reduction, numel
-        self.scale, self.cap, self.bound = scale, cap, bound
-
-
-class _PiecewiseLossBackward(Node):
-    """``SmoothL1LossBackward0`` / ``HuberLossBackward0``: the input gets
-    ``<loss>_backward(g, input, target)``, the target ``<loss>_backward(g, target, input)``
-    (torch's formulas: one ``...BackwardBackward0`` node each under ``create_graph``)."""
-
-    __slots__ = ("numel", "plan", "reduction")
-
-    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        x, t = self.saved()
-        gx = _sum_back(_piecewise_backward(g, x, t, self.plan), x.shape) if self.needs(0) else None
-        gt = _sum_back(_piecewise_backward(g, t, x, self.plan), t.shape) if self.needs(1) else None
-        return gx, gt
-
-
-class _PiecewiseLossBackwardBackward(Node):
-    """The rule of :func:`_piecewise_backward` (inputs ``g, a, b``): ``g`` gets the first
-    rule again (summed against the incoming gradient when the loss was reduced), ``a`` gets
-    ``gg * g * scale`` where ``|a - b| < bound`` (over the count for 'mean'), ``b`` the
-    negation: torch's ``<loss>_double_backward``."""
-
-    __slots__ = ("plan",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
-        g, a, b = self.saved()
-        plan = self.plan
-        d_g = d_a = d_b = None
-        if self.needs(0):
-            if plan.reduction == "none":
-                d_g = _sum_back(_piecewise_backward(gg, a, b, plan), g.shape)
-            else:
-                ones = _make(xp.ones(g._array.shape, dtype=g._array.dtype))
-                d_g = ops.sum(ops.mul(_piecewise_backward(ones, a, b, plan), gg))
-        if self.needs(1) or self.needs(2):
-            inside = _make(xp.abs(a._array - b._array) < plan.bound)
-            dd = ops.mul(ops.mul(gg, g), ops.mul(inside.to(gg.dtype), plan.scale))
-            if plan.reduction == "mean":
-                dd = ops.div(dd, plan.numel)
-            d_a = _sum_back(dd, a.shape) if self.needs(1) else None
-            d_b = _sum_back(ops.neg(dd), b.shape) if self.needs(2) else None
-        return d_g, d_a, d_b
-
-
-SmoothL1LossBackward0 = type("SmoothL1LossBackward0", (_PiecewiseLossBackward,),
-                             {"__slots__": ()})
-SmoothL1LossBackwardBackward0 = type("SmoothL1LossBackwardBackward0",
-                                     (_PiecewiseLossBackwardBackward,), {"__slots__": ()})
-HuberLossBackward0 = type("HuberLossBackward0", (_PiecewiseLossBackward,), {"__slots__": ()})
-HuberLossBackwardBackward0 = type("HuberLossBackwardBackward0",
-                                  (_PiecewiseLossBackwardBackward,), {"__slots__": ()})
-
-
-def _piecewise_backward(g: Tensor, a: Tensor, b: Tensor, plan: _PiecewiseLoss) -> Tensor:
-    """torch's ``smooth_l1_loss_backward`` / ``huber_loss_backward(g, a, b)``, one op
-    recorded with ``g, a, b`` as inputs (so under ``create_graph`` the gradient requires grad
-    whenever one of them does)."""
-    ga, aa = g._array, a._array
-    with xp.errstate(invalid="ignore"):
-        d = aa - b._array
-        out = ga * xp.clip(d * plan.scale, -plan.cap, plan.cap)
-    if plan.reduction == "mean":
-        out = out / plan.numel
-    out = xp.asarray(out, dtype=aa.dtype)
-    if not needs_grad(g, a, b):
-        return _make(out)
-    node = plan.bwd()
-    node.plan = plan
-    res = record(node, (g, a, b), out)
-    node.save(g, a, b)
-    return res
-
-
-def _piecewise_loss(input: Tensor, target: Tensor, reduction: str, loss: Any,
-                    nodes: tuple[type[Node], type[Node]], scale: float, cap: float,
-                    bound: float) -> Tensor:
-    """The elementwise ``loss`` array of ``input`` and ``target``, reduced, recorded as one
-    node of ``nodes`` (see :class:`_PiecewiseLoss`)."""
-    node = nodes[0]()
-    res = _loss_node(node, (input, target), _make(loss), reduction)
-    if res.grad_fn is node:
-        node.plan = _PiecewiseLoss(nodes[1], reduction, loss.size, scale, cap, bound)
-        node.save(input, target)
-    return res
 
 
 def _abs_diff(input: Tensor, target: Tensor, kernel: str) -> Any:
@@ -2294,13 +1843,13 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
             f"smooth_l1_loss does not support negative values for beta (got beta={beta})."
         )
     if beta == 0.0:
-        return _reduce(ops.abs(ops.sub(input, target)), reduction)
+        return _loss._reduce(ops.abs(ops.sub(input, target)), reduction)
     z = _abs_diff(input, target, "smooth_l1_cpu")
     with xp.errstate(invalid="ignore"):
         loss = xp.asarray(xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), dtype=z.dtype)
-    return _piecewise_loss(input, target, reduction, loss,
-                           (SmoothL1LossBackward0, SmoothL1LossBackwardBackward0),
-                           1.0 / beta, 1.0, beta)
+    return _loss._piecewise_loss(
+        input, target, reduction, loss,
+        (_loss.SmoothL1LossBackward0, _loss.SmoothL1LossBackwardBackward0), 1.0 / beta, 1.0, beta)
 
 
 @autocast_policy("huber_loss")
@@ -2324,11 +1873,11 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     with xp.errstate(invalid="ignore"):
         loss = xp.asarray(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)),
                           dtype=z.dtype)
-    nodes = (HuberLossBackward0, HuberLossBackwardBackward0)
+    nodes = (_loss.HuberLossBackward0, _loss.HuberLossBackwardBackward0)
     if weight is None:
-        return _piecewise_loss(input, target, reduction, loss, nodes, 1.0, delta, delta)
-    unreduced = _piecewise_loss(input, target, "none", loss, nodes, 1.0, delta, delta)
-    return _reduce(ops.mul(unreduced, weight), reduction)
+        return _loss._piecewise_loss(input, target, reduction, loss, nodes, 1.0, delta, delta)
+    unreduced = _loss._piecewise_loss(input, target, "none", loss, nodes, 1.0, delta, delta)
+    return _loss._reduce(ops.mul(unreduced, weight), reduction)
 
 
 @autocast_policy("kl_div")
@@ -2356,7 +1905,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         # (torch's composite: xlogy's rule gives the target ``log(t) + t / t - input``,
         # nan at a zero target)
         loss = ops.sub(ops.xlogy(target, target), ops.mul(target, input))
-    out = _reduce(loss, red)
+    out = _loss._reduce(loss, red)
     if reduction == "batchmean" and input.ndim != 0:
         out = ops.div(out, input.shape[0])
     return out
@@ -2371,64 +1920,6 @@ def _not_differentiable(t: Tensor | None, arg: str, fn: str) -> None:
         )
 
 
-class SoftMarginLossBackward0(Node):
-    """``soft_margin_loss`` with its reduction (torch's node; the target is not
-    differentiable): the input gets :func:`_soft_margin_backward`."""
-
-    __slots__ = ("numel", "reduction", "target")
-
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.saved()
-        return _soft_margin_backward(g, x, self)
-
-
-class SoftMarginLossBackwardBackward0(Node):
-    """The rule of :func:`_soft_margin_backward` (inputs ``g, x``): ``g`` gets the first rule
-    again (summed against the incoming gradient when reduced), ``x`` gets
-    ``gg * g * t**2 * z / (1 + z)**2`` with ``z = exp(-t x)`` (torch's
-    ``soft_margin_loss_double_backward``)."""
-
-    __slots__ = ("plan",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        g, x = self.saved()
-        plan = self.plan
-        d_g = d_x = None
-        if self.needs(0):
-            if plan.reduction == "none":
-                d_g = _soft_margin_backward(gg, x, plan)
-            else:
-                ones = _make(xp.ones(g._array.shape, dtype=g._array.dtype))
-                d_g = ops.sum(ops.mul(_soft_margin_backward(ones, x, plan), gg))
-        if self.needs(1):
-            t = plan.target
-            z = ops.exp(ops.mul(ops.neg(t), x))
-            zp1 = ops.add(z, 1.0)
-            d_x = ops.div(ops.mul(ops.mul(ops.mul(gg, g), ops.mul(t, t)), z), ops.mul(zp1, zp1))
-            if plan.reduction == "mean":
-                d_x = ops.div(d_x, plan.numel)
-        return d_g, d_x
-
-
-def _soft_margin_backward(g: Tensor, x: Tensor, plan: Any) -> Tensor:
-    """torch's ``soft_margin_loss_backward(g, x, t)``: ``-norm * t * z / (1 + z) * g`` with
-    ``z = exp(-t x)``, recorded with ``g, x`` as inputs."""
-    ta = plan.target._array
-    with xp.errstate(over="ignore", invalid="ignore"):
-        z = xp.exp(-ta * x._array)
-        out = -ta * z / (1 + z) * g._array
-    if plan.reduction == "mean":
-        out = out / plan.numel
-    out = xp.asarray(out, dtype=x._array.dtype)
-    if not needs_grad(g, x):
-        return _make(out)
-    node = SoftMarginLossBackwardBackward0()
-    node.plan = plan
-    res = record(node, (g, x), out)
-    node.save(g, x)
-    return res
-
-
 @autocast_policy("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -2438,8 +1929,8 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = 
     _not_differentiable(target, "target", "soft_margin_loss")
     with no_grad():
         loss = ops.log1p(ops.exp(ops.mul(ops.neg(input), target)))
-    node = SoftMarginLossBackward0()
-    res = _loss_node(node, (input,), loss, reduction)
+    node = _loss.SoftMarginLossBackward0()
+    res = _loss._loss_node(node, (input,), loss, reduction)
     if res.grad_fn is node:
         node.target = target.detach().to(loss.dtype)
         node.save(input)
@@ -2459,7 +1950,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
             f"{_size_str(target.shape)} "
         )
     d = ops.add(ops.mul(ops.neg(target), ops.sub(input1, input2)), margin)
-    return _reduce(ops.clamp(d, min=0), reduction)
+    return _loss._reduce(ops.clamp(d, min=0), reduction)
 
 
 @autocast_policy("hinge_embedding_loss")
@@ -2473,7 +1964,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     margin_clamp = ops.clamp(ops.rsub(input, margin), min=0)
     out_margin = ops.where(_make(ta != 1), margin_clamp, zeros)
     out_self = ops.where(_make(ta != -1), input, zeros)
-    return _reduce(ops.add(out_margin, out_self), reduction)
+    return _loss._reduce(ops.add(out_margin, out_self), reduction)
 
 
 @autocast_policy("cosine_embedding_loss")
@@ -2507,7 +1998,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     ta = target._array
     pos = ops.where(_make(ta == 1), ops.rsub(cos, 1), zeros)
     neg = ops.where(_make(ta == -1), ops.clamp(ops.sub(cos, margin), min=0), zeros)
-    return _reduce(ops.add(pos, neg), reduction)
+    return _loss._reduce(ops.add(pos, neg), reduction)
 
 
 @autocast_policy("poisson_nll_loss")
@@ -2535,7 +2026,7 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
         else:
             stirling = _make(xp.where(big, st, 0).astype(ta.dtype, copy=False))
         loss = ops.add(loss, stirling)
-    return _reduce(loss, reduction)
+    return _loss._reduce(loss, reduction)
 
 
 def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
@@ -2570,7 +2061,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     loss = ops.mul(ops.add(ops.log(var), ops.div(ops.pow(d, 2), var)), 0.5)
     if full:
         loss = ops.add(loss, 0.5 * math.log(2 * math.pi))
-    return _reduce(loss, reduction)
+    return _loss._reduce(loss, reduction)
 
 
 def _creation_ones_like(t: Tensor) -> Tensor:
@@ -2597,7 +2088,7 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
         d_neg = ops.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
-    return _reduce(ops.clamp(ops.sub(ops.add(d_pos, margin), d_neg), min=0), reduction)
+    return _loss._reduce(ops.clamp(ops.sub(ops.add(d_pos, margin), d_neg), min=0), reduction)
 
 
 def _margin_target(input: Tensor, target: Tensor, fn: str) -> tuple[Tensor, Any, bool]:
@@ -2609,50 +2100,6 @@ def _margin_target(input: Tensor, target: Tensor, fn: str) -> tuple[Tensor, Any,
             f"{list(input.shape)} ({fn} takes (C,) or (N, C) inputs)"
         )
     return x, target._array, one_d
-
-
-class _MarginLossBackward(Node):
-    """``multi_margin_loss`` / ``multilabel_margin_loss`` with the reduction (torch's nodes):
-    ``coef`` is the gradient of the loss per unit output gradient, shaped like the (2-D)
-    input; the rule is ``g * coef`` (g per sample for reduction 'none'), and torch has no
-    derivative for that rule (its node is ``NotImplemented``)."""
-
-    __slots__ = ("coef", "numel", "op", "reduction")
-
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.saved()
-        coef = self.coef
-        ga = g._array
-        if self.reduction == "none":
-            ga = ga.reshape(-1, 1)
-        elif self.reduction == "mean":
-            coef = coef / self.numel
-        out = xp.asarray((ga * coef).reshape(x._array.shape), dtype=x._array.dtype)
-        if not needs_grad(x):
-            return _make(out)
-        node = _NoDerivative()
-        node.op = self.op
-        return record(node, (x,), out)
-
-
-MultiMarginLossBackward0 = type("MultiMarginLossBackward0", (_MarginLossBackward,),
-                                {"__slots__": ()})
-MultilabelMarginLossBackward0 = type("MultilabelMarginLossBackward0", (_MarginLossBackward,),
-                                     {"__slots__": ()})
-
-
-def _margin_loss(input: Tensor, loss: Any, coef: Any, reduction: str, one_d: bool,
-                 node: _MarginLossBackward, op: str) -> Tensor:
-    """The per-sample ``loss`` array reduced and recorded as ``node`` (see
-    :class:`_MarginLossBackward`)."""
-    if one_d and reduction == "none":
-        loss = loss.reshape(())
-    res = _loss_node(node, (input,), _make(loss), reduction)
-    if res.grad_fn is node:
-        node.coef = coef
-        node.op = op
-        node.save(input)
-    return res
 
 
 @autocast_policy("multi_margin_loss")
@@ -2696,8 +2143,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     loss = xp.asarray(h.sum(1) / c, dtype=xa.dtype)
     coef = dh / c
     coef[rows, t] = -coef.sum(1)
-    return _margin_loss(input, loss, coef, reduction, one_d, MultiMarginLossBackward0(),
-                        "multi_margin_loss_backward")
+    return _loss._margin_loss(input, loss, coef, reduction, one_d,
+                              _loss.MultiMarginLossBackward0(), "multi_margin_loss_backward")
 
 
 @autocast_policy("multilabel_margin_loss")
@@ -2731,8 +2178,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     coef = hit.sum(1).astype(xa.dtype)  # each class i: +1 per target slot it violates
     xp.add.at(coef, (rows, safe), -hit.sum(2).astype(xa.dtype))  # each target: -1 per i
     coef = coef / c
-    return _margin_loss(input, loss, coef, reduction, one_d, MultilabelMarginLossBackward0(),
-                        "multilabel_margin_loss_backward")
+    return _loss._margin_loss(input, loss, coef, reduction, one_d,
+                              _loss.MultilabelMarginLossBackward0(),
+                              "multilabel_margin_loss_backward")
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
@@ -2796,7 +2244,7 @@ def multi_head_attention_forward(*args: Any, **kwargs: Any) -> tuple[Tensor, Ten
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
-    """Resize by ``size`` or ``scale_factor`` (see :func:`gradsum.nn._upsample.interpolate`).
+    """Resize by ``size`` or ``scale_factor`` (see :func:`gradsum.ops.upsample.interpolate`).
 
     Example:
         >>> import gradsum
@@ -2805,7 +2253,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         ...               align_corners=True).tolist()
         [[[1.0, 2.0, 3.0]]]
     """
-    from gradsum.nn._upsample import interpolate as interp
+    from gradsum.ops.upsample import interpolate as interp
 
     return interp(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
                   antialias)
@@ -3227,7 +2675,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
 
 
 # -- conv/pool functional --
-from gradsum.nn._pool import (  # noqa: E402  (the block is appended, see the report)
+from gradsum.ops.pool import (  # noqa: E402  (the block is appended, see the report)
     adaptive_avg_pool1d,
     adaptive_avg_pool3d,
     adaptive_max_pool1d,

@@ -46,11 +46,11 @@ from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import functional as F
 from gradsum.nn import init
-from gradsum.nn._rnn import Steps, rnn_layer
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.rnn import PackedSequence
 from gradsum.ops._core import needs_grad
+from gradsum.ops.rnn import Steps, rnn_layer
 from gradsum.ops.shape import cat, stack
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]

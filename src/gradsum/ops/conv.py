@@ -7,7 +7,7 @@ that any order of derivative works.
 
 Example:
     >>> import gradsum
-    >>> from gradsum.nn._conv import Geometry, im2col
+    >>> from gradsum.ops.conv import Geometry, im2col
     >>> x = gradsum.arange(9.0).reshape(1, 1, 3, 3)
     >>> geo = Geometry.make(x.shape, (2, 2), (1, 1), (0, 0, 0, 0), (1, 1))
     >>> im2col(x, geo).shape      # (N, C*kh*kw, out_h*out_w)

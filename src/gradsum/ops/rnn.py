@@ -24,7 +24,7 @@ from its initial state.
 
 Example:
     >>> import gradsum
-    >>> from gradsum.nn._rnn import Steps, rnn_layer
+    >>> from gradsum.ops.rnn import Steps, rnn_layer
     >>> _ = gradsum.manual_seed(0)
     >>> lstm = gradsum.nn.LSTM(3, 4)
     >>> x = gradsum.randn(5, 2, 3)
@@ -41,13 +41,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum import _autocast, _blas
+from gradsum import _autocast, _blas, ops
 from gradsum._backend import dot as _dot
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
-from gradsum.nn import functional as F
 from gradsum.ops._core import const, needs_grad, record
 from gradsum.ops.shape import cat, stack
 
@@ -102,24 +101,31 @@ class Steps:
 
 
 # -- the composed form (autocast, other dtypes, and the backward under create_graph) -------------
+@_autocast.autocast_policy("linear")
+def _linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
+    """``F.linear`` on a layer's own weights (which fit, so without its checks): ``linear``
+    under torch's CPU autocast policy."""
+    return ops.linear(x, w, b)
+
+
 def _rnn_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None, relu: bool) -> Tensor:
-    pre = gi + F.linear(h, w_hh, b_hh)
-    return F.relu(pre) if relu else pre.tanh()
+    pre = gi + _linear(h, w_hh, b_hh)
+    return ops.relu(pre) if relu else pre.tanh()
 
 
 def _lstm_step(gi: Tensor, h: Tensor, c: Tensor, w_hh: Tensor, b_hh: Tensor | None,
                w_hr: Tensor | None) -> tuple[Tensor, Tensor]:
-    gates = gi + F.linear(h, w_hh, b_hh)
+    gates = gi + _linear(h, w_hh, b_hh)
     i, f, g, o = gates.chunk(4, -1)
     c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
     h_new = o.sigmoid() * c_new.tanh()
     if w_hr is not None:
-        h_new = F.linear(h_new, w_hr)
+        h_new = _linear(h_new, w_hr)
     return h_new, c_new
 
 
 def _gru_step(gi: Tensor, h: Tensor, w_hh: Tensor, b_hh: Tensor | None) -> Tensor:
-    gh = F.linear(h, w_hh, b_hh)
+    gh = _linear(h, w_hh, b_hh)
     i_r, i_z, i_n = gi.chunk(3, -1)
     h_r, h_z, h_n = gh.chunk(3, -1)
     r = (i_r + h_r).sigmoid()
@@ -144,7 +150,7 @@ def compose_layer(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, w_hh:
                   steps: Steps) -> tuple[Tensor, Tensor, Tensor | None]:
     """:func:`rnn_layer` from gradsum ops, one time step at a time."""
     relu = mode == "RNN_RELU"
-    gi = F.linear(x, w_ih, b_ih)
+    gi = _linear(x, w_ih, b_ih)
     per_t = gi.unbind(0) if x.ndim == 3 else None
     ys: dict[int, Tensor] = {}  # by the step's first row
     cs: dict[int, Tensor] = {}  # (the LSTM's cell states, for its final state)

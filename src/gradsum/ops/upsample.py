@@ -1,6 +1,6 @@
 """Upsampling primitives for ``F.interpolate`` (modes nearest, nearest-exact, linear,
 bilinear). Each is separable and linear, so each is one matrix per spatial axis applied by
-:func:`gradsum.nn._pool._apply`: the op's node (named like torch's grad_fn) backpropagates with
+:func:`gradsum.ops.pool._apply`: the op's node (named like torch's grad_fn) backpropagates with
 the adjoint (the transposed matrices), whose node backpropagates with the op again.
 
 Example:
@@ -20,7 +20,7 @@ from typing import Any
 from gradsum import _blas
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.nn._pool import _apply, _node, _Plan
+from gradsum.ops.pool import _apply, _Plan, _PlanNode
 
 
 def _matmul(a: Any, b: Any) -> Any:
@@ -32,18 +32,64 @@ def _matmul(a: Any, b: Any) -> Any:
 
 __all__ = ["interpolate"]
 
-_NODES: dict[str, tuple[type, type]] = {}
+class UpsampleNearest1DBackward0(_PlanNode):
+    __slots__ = ()
 
 
-def _nodes(name: str) -> tuple[type, type]:
-    if name not in _NODES:
-        _NODES[name] = (_node(f"{name}Backward0"), _node(f"{name}BackwardBackward0"))
-    return _NODES[name]
+class UpsampleNearest1DBackwardBackward0(_PlanNode):
+    __slots__ = ()
 
 
-for _n in ("UpsampleNearest1D", "UpsampleNearest2D", "UpsampleNearestExact1D",
-           "UpsampleNearestExact2D", "UpsampleLinear1D", "UpsampleBilinear2D"):
-    _nodes(_n)
+class UpsampleNearest2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleNearest2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact1DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact1DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleNearestExact2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleLinear1DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleLinear1DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class UpsampleBilinear2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+_NODES: dict[str, tuple[type[_PlanNode], type[_PlanNode]]] = {
+    "UpsampleNearest1D": (UpsampleNearest1DBackward0, UpsampleNearest1DBackwardBackward0),
+    "UpsampleNearest2D": (UpsampleNearest2DBackward0, UpsampleNearest2DBackwardBackward0),
+    "UpsampleNearestExact1D": (UpsampleNearestExact1DBackward0,
+                               UpsampleNearestExact1DBackwardBackward0),
+    "UpsampleNearestExact2D": (UpsampleNearestExact2DBackward0,
+                               UpsampleNearestExact2DBackwardBackward0),
+    "UpsampleLinear1D": (UpsampleLinear1DBackward0, UpsampleLinear1DBackwardBackward0),
+    "UpsampleBilinear2D": (UpsampleBilinear2DBackward0, UpsampleBilinear2DBackwardBackward0),
+}
 
 
 def _scale_value(scale: float | None, n_in: int, n_out: int) -> float:
@@ -125,7 +171,7 @@ def _upsample(x: Tensor, mode: str, out_size: list[int], scales: list[float | No
         ("nearest-exact", 2): "UpsampleNearestExact2D",
         ("linear", 1): "UpsampleLinear1D", ("bilinear", 2): "UpsampleBilinear2D",
     }[(mode, len(mats))]
-    fwd_node, adj_node = _nodes(base)
+    fwd_node, adj_node = _NODES[base]
     return _apply(x, _Plan(fwd, adj, fwd_node, adj_node))
 
 

@@ -55,30 +55,84 @@ class _PlanNode(Node):
         return _apply(g, self.plan, not self.transposed)
 
 
-def _node(name: str) -> type:
-    return type(name, (_PlanNode,), {"__slots__": ()})
+class MaxPool2DWithIndicesBackward0(_PlanNode):
+    __slots__ = ()
 
 
-MaxPool2DWithIndicesBackward0 = _node("MaxPool2DWithIndicesBackward0")
-MaxPool2DWithIndicesBackwardBackward0 = _node("MaxPool2DWithIndicesBackwardBackward0")
-AvgPool2DBackward0 = _node("AvgPool2DBackward0")
-AvgPool2DBackwardBackward0 = _node("AvgPool2DBackwardBackward0")
-AdaptiveAvgPool2DBackward0 = _node("AdaptiveAvgPool2DBackward0")
-AdaptiveAvgPool2DBackwardBackward0 = _node("AdaptiveAvgPool2DBackwardBackward0")
-AdaptiveMaxPool2DBackward0 = _node("AdaptiveMaxPool2DBackward0")
-AdaptiveMaxPool2DBackwardBackward0 = _node("AdaptiveMaxPool2DBackwardBackward0")
-MaxPool3DWithIndicesBackward0 = _node("MaxPool3DWithIndicesBackward0")
-MaxPool3DWithIndicesBackwardBackward0 = _node("MaxPool3DWithIndicesBackwardBackward0")
-AvgPool3DBackward0 = _node("AvgPool3DBackward0")
-AvgPool3DBackwardBackward0 = _node("AvgPool3DBackwardBackward0")
-AdaptiveAvgPool3DBackward0 = _node("AdaptiveAvgPool3DBackward0")
-AdaptiveAvgPool3DBackwardBackward0 = _node("AdaptiveAvgPool3DBackwardBackward0")
-AdaptiveMaxPool3DBackward0 = _node("AdaptiveMaxPool3DBackward0")
-AdaptiveMaxPool3DBackwardBackward0 = _node("AdaptiveMaxPool3DBackwardBackward0")
-MaxUnpool2DBackward0 = _node("MaxUnpool2DBackward0")
-MaxUnpool2DBackwardBackward0 = _node("MaxUnpool2DBackwardBackward0")
-MaxUnpool3DBackward0 = _node("MaxUnpool3DBackward0")
-MaxUnpool3DBackwardBackward0 = _node("MaxUnpool3DBackwardBackward0")
+class MaxPool2DWithIndicesBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AvgPool2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AvgPool2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveMaxPool2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveMaxPool2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxPool3DWithIndicesBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxPool3DWithIndicesBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AvgPool3DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AvgPool3DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool3DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveAvgPool3DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveMaxPool3DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class AdaptiveMaxPool3DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxUnpool2DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxUnpool2DBackwardBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxUnpool3DBackward0(_PlanNode):
+    __slots__ = ()
+
+
+class MaxUnpool3DBackwardBackward0(_PlanNode):
+    __slots__ = ()
 
 
 def _apply(x: Tensor, plan: _Plan, transposed: bool = False) -> Tensor:

@@ -86,22 +86,81 @@ class _IndexScatterNode(Node):
         return index_pad(g, self.dims, self.idx, self.fwd)
 
 
-def _node_class(name: str, base: type) -> type:
-    return type(name, (base,), {"__slots__": ()})
+class ReflectionPad1DBackward0(_IndexPadNode):
+    __slots__ = ()
 
 
-_FORWARD: dict[str, type] = {}
-_BACKWARD: dict[type, type] = {}
-for _mode, _tname in (("reflect", "ReflectionPad"), ("replicate", "ReplicationPad")):
-    for _k in (1, 2, 3):
-        _cls = _node_class(f"{_tname}{_k}DBackward0", _IndexPadNode)
-        _FORWARD[f"{_mode}{_k}"] = _cls
-        _BACKWARD[_cls] = _node_class(f"{_tname}{_k}DBackwardBackward0", _IndexScatterNode)
+class ReflectionPad1DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
+class ReflectionPad2DBackward0(_IndexPadNode):
+    __slots__ = ()
+
+
+class ReflectionPad2DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
+class ReflectionPad3DBackward0(_IndexPadNode):
+    __slots__ = ()
+
+
+class ReflectionPad3DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
+class ReplicationPad1DBackward0(_IndexPadNode):
+    __slots__ = ()
+
+
+class ReplicationPad1DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
+class ReplicationPad2DBackward0(_IndexPadNode):
+    __slots__ = ()
+
+
+class ReplicationPad2DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
+class ReplicationPad3DBackward0(_IndexPadNode):
+    __slots__ = ()
+
+
+class ReplicationPad3DBackwardBackward0(_IndexScatterNode):
+    __slots__ = ()
+
+
 #: torch pads circularly by copying slices into a new tensor: its grad_fn is CopySlices
-CopySlices = _node_class("CopySlices", _IndexPadNode)
-_BACKWARD[CopySlices] = _node_class("CopySlicesBackward", _IndexScatterNode)
-for _k in (1, 2, 3):
-    _FORWARD[f"circular{_k}"] = CopySlices
+class CopySlices(_IndexPadNode):
+    __slots__ = ()
+
+
+class CopySlicesBackward(_IndexScatterNode):
+    __slots__ = ()
+
+
+_FORWARD: dict[str, type] = {
+    "reflect1": ReflectionPad1DBackward0,
+    "reflect2": ReflectionPad2DBackward0,
+    "reflect3": ReflectionPad3DBackward0,
+    "replicate1": ReplicationPad1DBackward0,
+    "replicate2": ReplicationPad2DBackward0,
+    "replicate3": ReplicationPad3DBackward0,
+    "circular1": CopySlices, "circular2": CopySlices, "circular3": CopySlices,
+}
+_BACKWARD: dict[type, type] = {
+    ReflectionPad1DBackward0: ReflectionPad1DBackwardBackward0,
+    ReflectionPad2DBackward0: ReflectionPad2DBackwardBackward0,
+    ReflectionPad3DBackward0: ReflectionPad3DBackwardBackward0,
+    ReplicationPad1DBackward0: ReplicationPad1DBackwardBackward0,
+    ReplicationPad2DBackward0: ReplicationPad2DBackwardBackward0,
+    ReplicationPad3DBackward0: ReplicationPad3DBackwardBackward0,
+    CopySlices: CopySlicesBackward,
+}
 
 
 def index_pad(x: Tensor, dims: tuple[int, ...], idx: tuple[Any, ...], node_cls: type) -> Tensor:
