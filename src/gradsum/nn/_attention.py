@@ -18,26 +18,20 @@ import warnings
 from typing import Any
 
 import gradsum.ops as ops
-from gradsum import _creation, _device
+from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state as _grad_state
-from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
+from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
-from gradsum.backends import mha as _mha_switch
 from gradsum.backends.cuda import _sdp as _sdp_switches
 from gradsum.nn import functional as F
-from gradsum.nn import init
-from gradsum.nn.layers import Linear
-from gradsum.nn.module import Module
-from gradsum.nn.parameter import Parameter
 from gradsum.ops._core import _make, needs_grad, record
 from gradsum.ops.linalg import _max_along
 from gradsum.ops.special2 import _scalar_op
 
-__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
-           "multi_head_attention_forward", "scaled_dot_product_attention"]
+__all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
 
 def _float_mask(mask: Tensor, dtype: Any) -> Tensor:
@@ -572,191 +566,3 @@ def multi_head_attention_forward(
     if not is_batched:
         out = ops.squeeze(out, 1)
     return out, None
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """torch's ``Linear`` subclass used as ``MultiheadAttention.out_proj``."""
-
-
-class MultiheadAttention(Module):
-    """Multi-head attention with torch's parameters, initialisation, masks and shapes.
-
-    Parameters: ``in_proj_weight`` ``(3E, E)`` (or ``q_proj_weight``, ``k_proj_weight``,
-    ``v_proj_weight`` when ``kdim`` / ``vdim`` differ from ``embed_dim``), ``in_proj_bias``,
-    ``out_proj`` and, with ``add_bias_kv``, ``bias_k`` / ``bias_v``. ``forward`` returns
-    ``(attn_output, attn_weights)``; ``key_padding_mask`` True (bool) marks keys to ignore.
-
-    Example:
-        >>> import gradsum
-        >>> _ = gradsum.manual_seed(0)
-        >>> mha = gradsum.nn.MultiheadAttention(8, 2, batch_first=True)
-        >>> x = gradsum.randn(3, 5, 8)
-        >>> out, w = mha(x, x, x)
-        >>> out.shape, w.shape
-        ((3, 5, 8), (3, 5, 5))
-        >>> mha
-        MultiheadAttention(
-          (out_proj): NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)
-        )
-    """
-
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 add_bias_kv: bool = False, add_zero_attn: bool = False,
-                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
-                 device: Any = None, dtype: Any = None) -> None:
-        _device.check_factory(device, "empty")  # (torch's error for a GPU device)
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(
-                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
-                f"num_heads={num_heads} instead"
-            )
-        super().__init__()
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != embed_dim:
-            raise F._ArgAssertionError("embed_dim must be divisible by num_heads")
-
-        def empty(*shape: int) -> Tensor:
-            return _creation.empty(shape, dtype=dtype)
-
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(empty(embed_dim, embed_dim))
-            self.k_proj_weight = Parameter(empty(embed_dim, self.kdim))
-            self.v_proj_weight = Parameter(empty(embed_dim, self.vdim))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(empty(3 * embed_dim, embed_dim))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        dtype=dtype)
-        if add_bias_kv:
-            self.bias_k = Parameter(empty(1, 1, embed_dim))
-            self.bias_v = Parameter(empty(1, 1, embed_dim))
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
-
-    def _reset_parameters(self) -> None:
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
-        if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
-
-    def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                key_padding_mask: Tensor | None = None, need_weights: bool = True,
-                attn_mask: Tensor | None = None, average_attn_weights: bool = True,
-                is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
-        """``(attn_output, attn_weights)``: ``attn_output`` shaped like ``query`` (with
-        ``embed_dim`` features); ``attn_weights`` ``(N, L, S)`` (averaged over heads) or
-        ``(N, num_heads, L, S)``, None when ``need_weights=False``."""
-        is_batched = query.ndim == 3
-        if self._fast_path(query, key, value, attn_mask, key_padding_mask):
-            return self._native_forward(query, attn_mask, key_padding_mask, need_weights,
-                                        average_attn_weights)
-        if self.batch_first and is_batched:
-            if key is value:
-                if query is key:
-                    query = key = value = ops.transpose(query, 1, 0)
-                else:
-                    query, key = (ops.transpose(x, 1, 0) for x in (query, key))
-                    value = key
-            else:
-                query, key, value = (ops.transpose(x, 1, 0) for x in (query, key, value))
-        out, w = multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=not self._qkv_same_embed_dim,
-            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
-            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal,
-        )
-        if self.batch_first and is_batched:
-            return ops.transpose(out, 1, 0), w
-        return out, w
-
-    def _fast_path(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
-                   key_padding_mask: Tensor | None) -> bool:
-        """Whether torch takes its fused inference path (``_native_multi_head_attention``),
-        whose results differ from the composed one: rows with every key masked give nan,
-        and ``is_causal`` is ignored. torch's conditions, in its order."""
-        if not _mha_switch.get_fastpath_enabled():  # (torch.backends.mha's switch, first)
-            return False
-        floating = [m is not None and m.dtype.is_floating_point
-                    for m in (attn_mask, key_padding_mask)]
-        if any(floating):  # (torch: floating-point masks are not supported for fast path)
-            return False
-        if query.ndim != 3 or query is not key or key is not value:
-            return False
-        w, b = self.in_proj_weight, self.in_proj_bias
-        if w is None or b is None or query.dtype != w.dtype or query.dtype != b.dtype:
-            return False
-        if (self.training or self.num_heads % 2 or not self.batch_first
-                or self.bias_k is not None or self.bias_v is not None or self.add_zero_attn
-                or not self._qkv_same_embed_dim):
-            return False
-        args = (query, w, b, self.out_proj.weight, self.out_proj.bias)
-        return not (is_grad_enabled() and any(t is not None and t.requires_grad for t in args))
-
-    def _native_forward(self, x: Tensor, attn_mask: Tensor | None,
-                        key_padding_mask: Tensor | None, need_weights: bool,
-                        average_attn_weights: bool) -> tuple[Tensor, Tensor | None]:
-        """torch's ``_native_multi_head_attention`` on ``(N, L, E)`` self-attention (nothing
-        recorded: it runs only when no gradient is needed). The masks are merged as torch's
-        ``merge_masks`` does; a row whose keys are all masked gives nan (in the output and
-        the weights), as torch's masked softmax does."""
-        if key_padding_mask is not None and attn_mask is not None \
-                and key_padding_mask.dtype != attn_mask.dtype:
-            warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
-                          "Use same type for both instead.", stacklevel=3)
-        kpm = _canonical_mask(key_padding_mask, "key_padding_mask", x.dtype)
-        am = _canonical_mask(attn_mask, "attn_mask", x.dtype)
-        xa = x._array
-        n, seq, e = xa.shape
-        h = self.num_heads
-        d = e // h
-        qkv = xa @ self.in_proj_weight._array.T + self.in_proj_bias._array
-        q, k, v = (t.reshape(n, seq, h, d).transpose(0, 2, 1, 3)
-                   for t in xp.split(qkv, 3, axis=-1))
-        scores = (q / math.sqrt(d)) @ k.transpose(0, 1, 3, 2)  # (N, H, L, L)
-        if am is not None:
-            scores = scores + am._array.reshape((n, -1, seq, seq) if am.ndim == 3
-                                                else (1, 1, seq, seq))
-        if kpm is not None:
-            scores = scores + kpm._array.reshape(n, 1, 1, seq)
-        with xp.errstate(invalid="ignore"):
-            top = scores.max(axis=-1, keepdims=True)
-            ex = xp.exp(scores - top)  # (a row of -inf only: -inf - -inf = nan, as torch)
-            p = ex / ex.sum(axis=-1, keepdims=True)
-        out = (p @ v).transpose(0, 2, 1, 3).reshape(n, seq, e)
-        out = out @ self.out_proj.weight._array.T
-        if self.out_proj.bias is not None:
-            out = out + self.out_proj.bias._array
-        out_t = _make(xp.asarray(out, dtype=xa.dtype))
-        if not need_weights:
-            return out_t, None
-        weights = p.mean(axis=1) if average_attn_weights else p
-        return out_t, _make(xp.asarray(weights, dtype=xa.dtype))
