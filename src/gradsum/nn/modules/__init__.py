@@ -5,6 +5,11 @@ defines it in (``linear``, ``conv``, ``pooling``, ``normalization``, ``batchnorm
 a class's ``__module__`` is torch's path with ``gradsum`` for ``torch``. A whole module pickled
 by torch names ``torch.nn.modules.linear.Linear``; that name resolves here.
 
+What a file imports for its own code is bound with a leading underscore (``_F``, ``_Module``,
+``_init``; names used only in annotations are imported under ``typing.TYPE_CHECKING``), so
+that ``dir()`` of each file shows the classes it exports and nothing else (the public
+surface, ``tests/data/public_surface.json``).
+
 Example:
     >>> import gradsum
     >>> from gradsum.nn.modules.linear import Linear
