@@ -724,3 +724,46 @@ def test_resume_is_bitwise_identical(tmp_path: Path, opt_name: str) -> None:
     gradsum.manual_seed(12345)
     train(model3, opt3, sched3, 10)
     assert not gradsum.equal(model3[0].weight, model.state_dict()["0.weight"])
+
+
+# -- whole modules saved before gradsum.nn's classes moved to torch's files ---------------------
+def test_whole_module_saved_under_the_former_nn_file_names_loads() -> None:
+    """A whole module pickles its classes by reference; before each class moved to the file
+    torch defines it in, ``gradsum.save(model)`` wrote ``gradsum.nn.layers.Linear``,
+    ``gradsum.nn.container.Sequential``, ``gradsum.nn._attention.MultiheadAttention``, ...
+    Such files load as the classes' new homes, with ``weights_only=False`` and, for classes
+    allowed by ``safe_globals``, with ``weights_only=True``."""
+    gradsum.manual_seed(0)
+    nn = gradsum.nn
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.MultiheadAttention(4, 2))
+    buf = io.BytesIO()
+    gradsum.save(model, buf, _use_new_zipfile_serialization=False)  # (one plain pickle)
+    raw = buf.getvalue()
+    former = {b"gradsum.nn.modules.container\nSequential": b"gradsum.nn.container\nSequential",
+              b"gradsum.nn.modules.linear\nLinear": b"gradsum.nn.layers\nLinear",
+              b"gradsum.nn.modules.activation\nReLU": b"gradsum.nn.activation\nReLU",
+              b"gradsum.nn.modules.activation\nMultiheadAttention":
+                  b"gradsum.nn._attention\nMultiheadAttention",
+              b"gradsum.nn.modules.linear\nNonDynamicallyQuantizableLinear":
+                  b"gradsum.nn._attention\nNonDynamicallyQuantizableLinear"}
+    for new, old in former.items():
+        assert new in raw
+        raw = raw.replace(new, old)
+    back = gradsum.load(io.BytesIO(raw), weights_only=False)
+    assert [type(m) for m in back.modules()] == [type(m) for m in model.modules()]
+    x = gradsum.randn(3, 4)
+    assert gradsum.equal(back[0](x), model[0](x))
+    assert type(back[0]).__module__ == "gradsum.nn.modules.linear"
+    # weights_only: refused unless allowed, allowed under the class's current name
+    lin = io.BytesIO()
+    gradsum.save(nn.Linear(2, 3), lin, _use_new_zipfile_serialization=False)
+    old = lin.getvalue().replace(b"gradsum.nn.modules.linear\nLinear",
+                                 b"gradsum.nn.layers\nLinear")
+    with pytest.raises(pickle.UnpicklingError, match=r"gradsum\.nn\.layers\.Linear"):
+        gradsum.load(io.BytesIO(old))
+    with gradsum.serialization.safe_globals([nn.Linear]):
+        assert type(gradsum.load(io.BytesIO(old))) is nn.Linear
+    # a name the former files never held fails as any missing module does
+    with pytest.raises(ImportError):
+        gradsum.load(io.BytesIO(old.replace(b"nn.layers\nLinear", b"nn.layers\nNoSuchLayer")),
+                     weights_only=False)

@@ -1,4 +1,4 @@
-"""The fused recurrent layers (``gradsum.nn._rnn``: one graph node per layer and direction)
+"""The fused recurrent layers (``gradsum.ops.rnn``: one graph node per layer and direction)
 against torch: values and gradients of LSTM / GRU / RNN (tanh, relu) and the cells over
 layers, directions, batch_first, given or default states, bias, proj_size and packed
 sequences, in float32 and float64; float64 gradcheck and gradgradcheck of the fused node

@@ -30,7 +30,7 @@ def _v(t: Any) -> Any:
 
 def _mm(lib: Any) -> Any:
     """The module holding the global module hooks."""
-    return lib.nn.modules.module if lib is torch else gradsum.nn.module
+    return lib.nn.modules.module
 
 
 def _run(fn: Program, lib: Any) -> Any:
@@ -365,7 +365,7 @@ def test_hot_path_flag_follows_registration() -> None:
     assert m._hooked
     h2.remove()
     assert not m._hooked and m(x).grad_fn.name() == "AddmmBackward0"
-    g = gradsum.nn.module.register_module_full_backward_pre_hook(lambda *a: None)
+    g = gradsum.nn.modules.module.register_module_full_backward_pre_hook(lambda *a: None)
     assert m(x).grad_fn.name() == "BackwardHookFunctionBackward"
     g.remove()
     assert m(x).grad_fn.name() == "AddmmBackward0"

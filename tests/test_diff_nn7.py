@@ -22,7 +22,7 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, same_error  # noqa: E402
-from gradsum.nn.module import Module as _GModule  # noqa: E402
+from gradsum.nn.modules.module import Module as _GModule  # noqa: E402
 
 LIBS = [gradsum, torch]
 

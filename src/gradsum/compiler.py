@@ -25,7 +25,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 
 __all__ = ["OptimizedModule", "compile", "disable", "is_compiling", "is_dynamo_compiling",
            "is_exporting", "list_backends", "reset"]

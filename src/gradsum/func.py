@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gradsum._tensor import Tensor
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.utils.stateless import _functional_call
 
 __all__ = ["functional_call"]

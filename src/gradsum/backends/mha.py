@@ -2,7 +2,7 @@
 TransformerEncoder(Layer).
 
 gradsum reproduces the results of torch's fused inference kernels where torch takes them
-(see :mod:`gradsum.nn._transformer`); ``set_fastpath_enabled(False)`` turns that path off, as
+(see :mod:`gradsum.nn.modules.transformer`); ``set_fastpath_enabled(False)`` turns that path off, as
 in torch, so the composed (training) computation is used everywhere.
 
 Example:

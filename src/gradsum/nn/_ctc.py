@@ -31,11 +31,10 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
-from gradsum.nn.loss import _Loss
 from gradsum.ops._core import _make
 from gradsum.ops.loss import _ctc_loss_raw
 
-__all__ = ["CTCLoss", "ctc_loss"]
+__all__ = ["ctc_loss"]
 
 
 # -- arguments ---------------------------------------------------------------------------------
@@ -123,34 +122,3 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     if reduction == "sum":
         return ops.sum(res)
     return res if batched else ops.squeeze(res, 0)
-
-
-class CTCLoss(_Loss):
-    """The connectionist temporal classification loss (:func:`ctc_loss` as a module).
-
-    Args:
-        blank: the index of the blank label.
-        reduction: 'none', 'mean' (each loss divided by its target length, then averaged) or
-            'sum'.
-        zero_infinity: replace infinite losses and their gradients by zero.
-
-    Example:
-        >>> import gradsum
-        >>> from gradsum import nn
-        >>> ctc = nn.CTCLoss(reduction="sum")
-        >>> lp = gradsum.full((3, 1, 2), 0.5).log()
-        >>> round(ctc(lp, gradsum.tensor([[1]]), gradsum.tensor([3]), gradsum.tensor([1])).item(),
-        ...       4)
-        0.2877
-    """
-
-    def __init__(self, blank: int = 0, reduction: str = "mean",
-                 zero_infinity: bool = False) -> None:
-        super().__init__(reduction=reduction)
-        self.blank = blank
-        self.zero_infinity = zero_infinity
-
-    def forward(self, log_probs: Tensor, targets: Tensor, input_lengths: Tensor,
-                target_lengths: Tensor) -> Tensor:
-        return ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
-                        self.reduction, self.zero_infinity)

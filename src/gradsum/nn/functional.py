@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import gradsum.ops as ops
@@ -2805,9 +2805,49 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
     return adaptive_max_pool3d(input, output_size, True)
 # -- end conv/pool functional --
 
-# -- embedding_bag, triplet_margin_with_distance_loss (nn/_bag.py, nn/_compat_losses.py) --
+# -- embedding_bag (nn/_bag.py), triplet_margin_with_distance_loss --
 from gradsum.nn._bag import embedding_bag  # noqa: E402  (an appended block)
-from gradsum.nn._compat_losses import triplet_margin_with_distance_loss  # noqa: E402
+
+
+def triplet_margin_with_distance_loss(
+        anchor: Tensor, positive: Tensor, negative: Tensor, *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
+        margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with any distance ``d`` (default: the pairwise
+    Euclidean distance); ``swap`` uses ``min(d(a, n), d(p, n))`` (torch's functional form).
+
+    Example:
+        >>> import gradsum
+        >>> import gradsum.nn.functional as F
+        >>> a, p, n = gradsum.zeros(1, 2), gradsum.ones(1, 2), gradsum.zeros(1, 2)
+        >>> F.triplet_margin_with_distance_loss(a, p, n, distance_function=lambda x, y:
+        ...     (x - y).abs().sum(-1))
+        tensor(3.)
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+            f"{n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = ops.minimum(dist_neg, distance_function(positive, negative))
+    loss = ops.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return ops.sum(loss)
+    if reduction == "mean":
+        return ops.mean(loss)
+    return loss
+
+
 
 __all__ += ["embedding_bag", "triplet_margin_with_distance_loss"]
 # -- end embedding_bag --

@@ -364,7 +364,7 @@ class Optimizer:
         """Clear the gradients of every optimized parameter: ``p.grad = None`` (default), or
         with ``set_to_none=False`` detach a grad that carries a graph, then zero it in place
         (the same tensor object)."""
-        from gradsum.nn.module import _clear_grad
+        from gradsum.nn.modules.module import _clear_grad
 
         for group in self.param_groups:
             for p in group["params"]:

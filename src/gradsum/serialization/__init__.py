@@ -269,6 +269,9 @@ class _FullUnpickler(pickle.Unpickler):
                     f"gradsum{module[len('torch'):]}.{name}). Save only the state dict in torch "
                     "(torch.save(model.state_dict(), path)) and load that."
                 ) from None
+        moved = R.former_nn_class(module, name)  # (a whole module saved before the nn move)
+        if moved is not None:
+            return moved
         return super().find_class(module, name)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import codecs
+import sys
 from collections import Counter, OrderedDict
 from typing import Any
 
@@ -28,7 +29,8 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 
 __all__ = [
-    "Storage", "StorageType", "STORAGE_TYPES", "TORCH_NAMES", "torch_name_of",
+    "FORMER_NN_FILES", "Storage", "StorageType", "STORAGE_TYPES", "TORCH_NAMES",
+    "former_nn_class", "torch_name_of",
     "_rebuild_tensor", "_rebuild_tensor_v2", "_rebuild_tensor_v3", "_rebuild_parameter",
     "_rebuild_parameter_with_state", "_rebuild_from_type_v2", "_rebuild_from_numpy",
 ]
@@ -297,6 +299,29 @@ def torch_names() -> dict[str, Any]:
     if not TORCH_NAMES:
         TORCH_NAMES.update(torch_globals())
     return TORCH_NAMES
+
+
+#: the files gradsum.nn's module classes were defined in before each moved to the file torch
+#: defines it in (``gradsum.nn.modules.<file>``, ``gradsum.nn.parallel.data_parallel``): a whole
+#: module saved before the move names its class in one of them (``gradsum.nn.layers.Linear``)
+FORMER_NN_FILES = frozenset(f"gradsum.nn.{f}" for f in (
+    "layers", "activation", "container", "loss", "module", "rnn", "_transformer", "_lazy",
+    "_extra", "_compat_losses", "_parallel_compat", "_adaptive", "_attention", "_ctc", "_bag"))
+
+
+def former_nn_class(module: str, name: str) -> Any:
+    """The class that ``module.name`` of a checkpoint written before gradsum.nn's classes moved
+    to torch's files stands for (``gradsum.nn.layers.Linear`` -> ``gradsum.nn.modules.linear
+    .Linear``), or None: ``module`` is not one of :data:`FORMER_NN_FILES` or held no such class.
+    Nothing is imported (gradsum.nn's files are loaded with gradsum)."""
+    if module not in FORMER_NN_FILES:
+        return None
+    for mname, mod in list(sys.modules.items()):
+        if mname.startswith("gradsum.nn.modules.") or mname == "gradsum.nn.parallel.data_parallel":
+            value = vars(mod).get(name)
+            if isinstance(value, type) and value.__module__ == mname:
+                return value
+    return None
 
 
 _NAME_OF: dict[int, tuple[str, str]] = {}

@@ -276,6 +276,10 @@ class Unpickler:
                     self.append(allowed[full_path])
                 elif full_path in user:
                     self.append(user[full_path])
+                elif ((moved := R.former_nn_class(module, name)) is not None
+                      and any(moved is v for v in user.values())):
+                    # (an allowed class, named where it was defined before the nn move)
+                    self.append(moved)
                 else:
                     raise _unsupported_global(full_path)
             elif op == NEWOBJ[0]:

@@ -1,18 +1,20 @@
-"""torch's ``torch.nn.modules`` package: one module per torch file (``linear``, ``conv``,
-``loss``, ``module``, ...) re-exporting the classes gradsum has under the names torch uses,
-so that ``from torch.nn.modules.linear import Linear``, ``torch.nn.modules.batchnorm._BatchNorm``
-or ``torch.nn.modules.loss._Loss`` port unchanged.
+"""torch's ``torch.nn.modules`` package: the module classes, each defined in the file torch
+defines it in (``linear``, ``conv``, ``pooling``, ``normalization``, ``batchnorm``, ``loss``,
+``module``, ...), so that ``from torch.nn.modules.linear import Linear``,
+``torch.nn.modules.batchnorm._BatchNorm`` or ``torch.nn.modules.loss._Loss`` port unchanged and
+a class's ``__module__`` is torch's path with ``gradsum`` for ``torch``. A whole module pickled
+by torch names ``torch.nn.modules.linear.Linear``; that name resolves here.
 
-The classes are defined where gradsum keeps them (``gradsum.nn.layers``, ...), and their
-``__module__`` stays that file's: ``inspect.getsource``, doctest discovery and pickles made by
-reference all look the class up there. A whole module pickled by torch names
-``torch.nn.modules.linear.Linear``; this package is where that name resolves in gradsum.
+What a file imports for its own code is bound with a leading underscore (``_F``, ``_Module``,
+``_init``; names used only in annotations are imported under ``typing.TYPE_CHECKING``), so
+that ``dir()`` of each file shows the classes it exports and nothing else (the public
+surface, ``tests/data/public_surface.json``).
 
 Example:
     >>> import gradsum
     >>> from gradsum.nn.modules.linear import Linear
-    >>> Linear is gradsum.nn.Linear
-    True
+    >>> Linear is gradsum.nn.Linear, Linear.__module__
+    (True, 'gradsum.nn.modules.linear')
 """
 
 from __future__ import annotations

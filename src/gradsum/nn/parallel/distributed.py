@@ -17,7 +17,7 @@ from typing import Any
 from gradsum._backend import xp
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.distributed import _core
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.parallel._reducer import Reducer
 
 

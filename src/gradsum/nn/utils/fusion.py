@@ -22,7 +22,7 @@ from typing import TypeVar
 
 from gradsum import _creation, ops
 from gradsum._tensor import Tensor
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 
 __all__ = ["fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",

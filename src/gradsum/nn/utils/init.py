@@ -17,7 +17,7 @@ import inspect
 from typing import Any
 
 from gradsum._random import get_rng_state, set_rng_state
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 
 __all__ = ["skip_init"]
 

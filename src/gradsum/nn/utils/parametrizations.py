@@ -30,7 +30,7 @@ from gradsum import _creation, linalg, ops
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.nn import functional as F
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.utils import parametrize
 from gradsum.ops.shape import cat
 

@@ -37,8 +37,8 @@ from typing import Any
 
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
-from gradsum.nn.container import ModuleDict, ModuleList
-from gradsum.nn.module import Module
+from gradsum.nn.modules.container import ModuleDict, ModuleList
+from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",

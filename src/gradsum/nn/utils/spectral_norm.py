@@ -21,7 +21,7 @@ from gradsum import ops
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.nn import functional as F
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.parametrizations import _is_conv_transpose
 

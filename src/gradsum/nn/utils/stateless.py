@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gradsum._tensor import Tensor
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 
 __all__ = ["functional_call"]
 

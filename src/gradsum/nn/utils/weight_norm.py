@@ -23,7 +23,7 @@ import warnings
 from typing import Any, TypeVar
 
 from gradsum._tensor import Tensor
-from gradsum.nn.module import Module
+from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.parametrizations import _norm_except_dim, _weight_norm
 
