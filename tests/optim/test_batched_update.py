@@ -16,14 +16,15 @@ torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-import gradsum  # noqa: E402
-from gradsum.optim import optimizer  # noqa: E402
-from test_diff_optim import (  # noqa: E402
+from test_optimizer_regressions import (  # noqa: E402
     _LARGE_CASES,
     _LARGE_IDS,
     _assert_all_torch_bits,
     _torchs_sqrt_where_needed,
 )
+
+import gradsum  # noqa: E402
+from gradsum.optim import optimizer  # noqa: E402
 
 #: a small MLP's shapes, then more 100x100 weights than one batch (BLOCK elements) holds, a
 #: 0-d and a large one (updated block by block, not batched)
