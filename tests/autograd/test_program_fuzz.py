@@ -859,7 +859,7 @@ def test_random_programs_agree_with_torch(batch: int) -> None:
 # Open: 10104 (ops on a no_grad view of a base detached in place since are still recorded),
 # 10359 (an internal assert of torch). ``check_seed(seed, allow_known=False)`` prints any one
 # of them as a program.
-@pytest.mark.parametrize("seed", [10286])  # (10042: test_diff_autograd2.py)
+@pytest.mark.parametrize("seed", [10286])  # (10042: tests/autograd/test_views_inplace.py)
 def test_wider_sweep_programs_fixed_since(seed: int) -> None:
     assert check_seed(seed, allow_known=False) is None
 
