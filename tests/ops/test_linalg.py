@@ -1,6 +1,6 @@
-"""Behaviour of ops/linalg2.py side by side with torch: errors and their types, the ``info``
-of the ``_ex`` variants, named tuples, which lstsq fields are empty, batched shapes, dtypes,
-warnings, and the outputs the op table leaves out (lu's P, lstsq's singular values)."""
+"""Side by side with torch: the linalg ops' errors and their types, the ``info`` of the ``_ex``
+variants, named tuples, which lstsq fields are empty, batched shapes, dtypes, warnings, the outputs
+the op table leaves out (lu's P, lstsq's singular values), and the names torch has."""
 
 from __future__ import annotations
 
@@ -184,29 +184,6 @@ def test_deprecation_and_beta_warnings_once() -> None:
                 c()
         assert len(w) == (3 if first else 0)
     assert "torch.linalg.multi_dot" in str(w[0].message) if w else True
-
-
-def test_index_reduce_inplace_and_int_mean() -> None:
-    def fn(lib: Any) -> Any:
-        x = lib.arange(6).reshape(3, 2)
-        src = lib.tensor([[3, 4], [5, 7]])
-        y = x.clone().index_reduce_(0, lib.tensor([0, 0]), src, "mean", include_self=False)
-        return x.index_reduce(0, lib.tensor([0, 0]), src, "mean"), y
-
-    g, t = both_or_error(fn, quiet=True)
-    assert [a.tolist() for a in g] == [b.tolist() for b in t]
-
-
-def test_index_reduce_inplace_grad_fn() -> None:
-    def fn(lib: Any) -> Any:
-        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
-        y = x * 1
-        y.index_reduce_(0, lib.tensor([1]), lib.tensor([[2.0, 2.0]], dtype=lib.float64), "amax")
-        y.sum().backward()
-        return type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name(), x.grad.tolist()
-
-    g, t = both_or_error(fn, quiet=True)
-    assert g == t
 
 
 def test_matrix_rank_tolerances() -> None:

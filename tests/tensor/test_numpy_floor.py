@@ -84,7 +84,7 @@ def test_the_installed_numpy_is_at_least_the_floor() -> None:
 
 def test_the_declared_floors_are_numpy_2_and_python_3_10() -> None:
     """pyproject.toml declares what these tests (and .ci/compat) check works."""
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     if not pyproject.exists():
         pytest.skip("not run from a source checkout (no pyproject.toml)")
     text = pyproject.read_text(encoding="utf-8")

@@ -1,23 +1,32 @@
-"""Side-by-side checks of ``index_copy``, ``index_fill`` and ``masked_select`` (torch's own
-nodes ``IndexCopyBackward0``, ``IndexFillBackward0``/``1``, ``MaskedSelectBackward0``) that the
-op table cannot express: gradients at repeated indices, the in-place forms, the value's
-gradient dtype, torch's backward error for a negative index, and double backward."""
+"""Side by side with torch: ``index_copy``, ``index_fill``, ``masked_select`` (torch's own nodes
+``IndexCopyBackward0``, ``IndexFillBackward0``/``1``, ``MaskedSelectBackward0``) where the op
+table cannot express them: gradients at repeated indices, the in-place forms, the value's
+gradient dtype, torch's backward error for a negative index, double backward; index_add's and
+index_reduce's checks and in-place forms."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
+import gradsum
+
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-import gradsum  # noqa: E402
+from diff_helpers import (  # noqa: E402
+    both_or_error,
+    same_error_type,
+)
 from diff_helpers import same_tensor as _same  # noqa: E402
 
 _X = np.arange(12.0).reshape(3, 4) / 7 - 0.5
+
+
 _G = np.arange(12.0).reshape(3, 4) + 1
 
 
@@ -182,3 +191,42 @@ def test_index_add_checks_no_index_against_an_empty_self_as_torch(
         return log
 
     assert run(gradsum) == run(torch)
+
+
+_same_error = same_error_type
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.index_add(L.tensor(1.0), 0, L.tensor([0, 0, 0]), L.tensor(1.0)),
+    lambda L: L.index_add(L.ones(3), 0, L.tensor([0, 0, 1]), L.tensor(1.0)),
+    lambda L: L.index_add(L.tensor(1.0), 0, L.tensor([1]), L.tensor(1.0)),
+    lambda L: L.index_add(L.ones(3), 0, L.tensor([-1]), L.ones(1)),
+    lambda L: L.index_add(L.ones(2, 2, 2), 1, L.tensor([5]), L.ones(2, 1, 2)),
+    lambda L: L.index_add(L.ones(2, 2, 2), 2, L.tensor([5]), L.ones(2, 2, 1)),
+    lambda L: L.index_add(L.ones(2, 2), 0, L.tensor([5]), L.ones(1, 2)),
+])
+def test_index_add_error_types(call: Callable[[Any], Any]) -> None:
+    _same_error(call)
+
+
+def test_index_reduce_inplace_and_int_mean() -> None:
+    def fn(lib: Any) -> Any:
+        x = lib.arange(6).reshape(3, 2)
+        src = lib.tensor([[3, 4], [5, 7]])
+        y = x.clone().index_reduce_(0, lib.tensor([0, 0]), src, "mean", include_self=False)
+        return x.index_reduce(0, lib.tensor([0, 0]), src, "mean"), y
+
+    g, t = both_or_error(fn, quiet=True)
+    assert [a.tolist() for a in g] == [b.tolist() for b in t]
+
+
+def test_index_reduce_inplace_grad_fn() -> None:
+    def fn(lib: Any) -> Any:
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        y.index_reduce_(0, lib.tensor([1]), lib.tensor([[2.0, 2.0]], dtype=lib.float64), "amax")
+        y.sum().backward()
+        return type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name(), x.grad.tolist()
+
+    g, t = both_or_error(fn, quiet=True)
+    assert g == t
