@@ -386,7 +386,7 @@ def test_rnn_positional_nonlinearity_and_attributes() -> None:
 
 
 def test_foreign_packed_sequence_is_rejected_clearly() -> None:
-    # (gradsum's own PackedSequence is accepted: tests/test_diff_rnn_utils.py)
+    # (gradsum's own PackedSequence is accepted: tests/nn/test_rnn_utils.py)
     packed = torch.nn.utils.rnn.pack_padded_sequence(torch.ones(3, 2, 3), [3, 2])
     with pytest.raises(TypeError, match="PackedSequence"):
         gradsum.nn.LSTM(3, 4)(packed)

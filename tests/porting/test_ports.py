@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the ports suite compares against PyTorch")
 
-PORTS = Path(__file__).resolve().parent.parent / "ports"
+PORTS = Path(__file__).resolve().parents[2] / "ports"
 _spec = importlib.util.spec_from_file_location("ports_harness", PORTS / "harness.py")
 assert _spec is not None and _spec.loader is not None
 harness = importlib.util.module_from_spec(_spec)

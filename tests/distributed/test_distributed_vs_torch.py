@@ -1,7 +1,7 @@
 """gradsum.distributed, DistributedDataParallel and DistributedSampler against torch 2.13.
 
 The sampler and the signatures are compared with torch in this process; the collectives and
-DDP run in one 2-rank MPI job (tests/mpi_scripts/diff_distributed2.py) whose expected values
+DDP run in one 2-rank MPI job (tests/mpi_scripts/distributed_vs_torch.py) whose expected values
 were observed with torch.distributed on gloo, 2 ranks.
 """
 
@@ -98,7 +98,7 @@ def test_ddp_signature_matches_torch() -> None:
 # -- collectives and DDP in a 2-rank job --------------------------------------------------------
 @pytest.fixture(scope="module")
 def job() -> subprocess.CompletedProcess[str]:
-    return launch(2, "diff_distributed2.py")
+    return launch(2, "distributed_vs_torch.py")
 
 
 @needs_mpi

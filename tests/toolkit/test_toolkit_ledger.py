@@ -55,7 +55,8 @@ def test_contributions_labels_sites_norms_and_sum():
         (w ** 3).sum().backward()
     cs = ledger.contributions(w)
     assert [c.call.label for c in cs] == ["loss_a", "loss_b", None]
-    assert [c.call.site for c in cs] == [f"tests/test_toolkit_ledger.py:{n}" for n in (la, lb, lc)]
+    assert [c.call.site for c in cs] == [f"tests/toolkit/test_toolkit_ledger.py:{n}"
+                                         for n in (la, lb, lc)]
     assert [c.call.seq for c in cs] == sorted(c.call.seq for c in cs)
     assert cs[0].norm == pytest.approx(2 * 3 ** 0.5)
     assert cs[1].norm == pytest.approx(2 * 14 ** 0.5)

@@ -20,7 +20,7 @@ try:
 except ImportError:  # Python 3.10
     tomllib = pytest.importorskip("tomli", reason="reading pyproject.toml on 3.10 needs tomli")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PROJECT = PYPROJECT["project"]
 

@@ -2,7 +2,7 @@
 usage errors with exit status 2 (argparse's form: the usage, then ``gradsum demo: error: ...``),
 a quiet stop when the reader closes the pipe, and exit status 130 on Ctrl-C.
 
-The demo's own behaviour (what it prints and writes) is tests/test_demo.py's."""
+The demo's own behaviour (what it prints and writes) is tests/cli/test_demo.py's."""
 
 from __future__ import annotations
 

@@ -221,7 +221,7 @@ def test_ctrl_c_terminates_job() -> None:
 @needs_mpi
 def test_readme_ddp_example_runs(tmp_path: Path) -> None:
     """The README's DDP training script runs on 2 ranks and ends with identical parameters."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     start = readme.index("# train.py, run with")
     code = readme[start:readme.index("```", start)]
     code = code.replace(

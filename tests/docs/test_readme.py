@@ -6,7 +6,7 @@ is rounding noise).
 When the demo's output changes (its wording, or its numbers after a change of arithmetic),
 ``test_demo_sample_output`` fails with a diff; rewrite the README's sample from a fresh run with
 
-    python tests/test_readme.py --update
+    python tests/docs/test_readme.py --update
 
 and review the diff (``git diff README.md``) before committing it.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 #: the sample block: a fence, the command, the output, a fence
@@ -154,7 +154,7 @@ def test_demo_sample_output():
         diff = "\n".join(difflib.unified_diff(expected, actual, "README.md", "gradsum demo",
                                               lineterm=""))
         pytest.fail("the README's sample differs from what `gradsum demo | cat` prints; "
-                    "regenerate it with `python tests/test_readme.py --update`:\n" + diff)
+                    "regenerate it with `python tests/docs/test_readme.py --update`:\n" + diff)
 
 
 def update_readme() -> bool:
@@ -172,6 +172,6 @@ def update_readme() -> bool:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--update"]:
-        raise SystemExit("usage: python tests/test_readme.py --update  (rewrites README.md's "
+        raise SystemExit("usage: python tests/docs/test_readme.py --update  (rewrites README.md's "
                          "sample of `gradsum demo | cat` from a fresh run)")
     print("README.md: sample rewritten" if update_readme() else "README.md: sample unchanged")

@@ -1,7 +1,7 @@
 """gradsum.save / gradsum.load (torch's zip format, written and read by gradsum's own code):
 exact round trips, atomic writes, clear errors on damaged or foreign files, gradsum's earlier
 safetensors-based checkpoints still loading, and bit-for-bit training resume. (The comparisons
-with torch are in test_diff_serialization.py, the malicious files in
+with torch are in test_torch_files.py, the malicious files in
 test_serialization_fuzz.py.)"""
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ import pytest
 
 import gradsum
 
-BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+BENCH = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
+                                     os.pardir, "benchmarks"))
 sys.path.insert(0, BENCH)
 
 import bench_core  # noqa: E402

@@ -26,7 +26,7 @@ torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-NAMES_FILE = Path(__file__).parent / "data" / "torch_names.txt"
+NAMES_FILE = Path(__file__).resolve().parents[1] / "data" / "torch_names.txt"
 
 #: torch names gradsum does not have, with the reason (what it would take)
 KNOWN_MISSING: dict[str, str] = {
@@ -153,7 +153,7 @@ def test_dtype_aliases_name_the_same_dtype(name):
 
 
 # -- names added with this list: cheap aliases of what gradsum already has (affine_grid and
-# gumbel_softmax, pdist and grid_sample, compositions, have test_diff_* files of their own)
+# gumbel_softmax, pdist and grid_sample, compositions, have test files of their own under tests/nn)
 _SCATTER_CALLS = {
     "src": lambda m, x, idx, idx2, src: m.scatter(x, 0, idx, src),
     "value": lambda m, x, idx, idx2, src: m.scatter(x, 1, idx2, 5.0),

@@ -9,7 +9,7 @@ import pytest
 
 from gradsum.autograd import engine, graph
 
-DOC = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+DOC = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 _TEXT = DOC.read_text()
 _SECTION = _TEXT[_TEXT.index("## The accumulation toolkit"):_TEXT.index("## Examples")]
 BLOCKS = re.findall(r"```python\n(.*?)```", _SECTION, flags=re.S)

@@ -1,5 +1,5 @@
 """``gradsum demo``: runs (subprocess and in-process), prints its checks, writes its files,
-is deterministic and degrades without the optional extras (the tour: tests/test_readme.py)."""
+is deterministic and degrades without the optional extras (the tour: tests/docs/test_readme.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import gradsum
 from gradsum import demo
 from gradsum.__main__ import main as cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EQUIV = "accumulated gradient == full-batch gradient: max abs difference"
 STALE = "StaleGradientError: optimizer step 2: the .grad of '0.weight'"
 SMALL = ["--steps", "5", "--no-plots"]
@@ -130,7 +130,7 @@ def test_demo_help_documents_every_option(capsys):
 
 
 def test_demo_rejects_bad_options(tmp_path, capsys):
-    """Usage errors exit 2 (the cases one by one: tests/test_cli.py), also for arguments that
+    """Usage errors exit 2 (the cases one by one: tests/cli/test_cli.py), also for arguments that
     did not come through the demo's parser."""
     with pytest.raises(SystemExit) as info:
         cli(["demo", "--steps", "0", "--out", str(tmp_path)])

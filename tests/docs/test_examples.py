@@ -15,7 +15,7 @@ import pytest
 import gradsum
 from gradsum._backend import xp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 NAMES = ["weight_tying", "multiple_losses", "big_batch_split", "multi_task",
          "gradient_penalty", "maml", "per_example_grads", "none_vs_zero"]
