@@ -14,7 +14,6 @@ from gradsum import nn
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
 
-
 tnn = torch.nn
 
 

@@ -17,7 +17,6 @@ torch = pytest.importorskip(
 )
 
 
-
 def _outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, ...]:
     """What ``fn(lib)`` does: ('err', exception type name) or ('ok', dtype, shape, values,
     requires_grad, grad_fn name)."""

@@ -14,7 +14,6 @@ torch = pytest.importorskip(
 )
 
 
-
 @pytest.mark.parametrize("call", [
     lambda L, x, y: L.floor_divide(x, 2),
     lambda L, x, y: x // 2,

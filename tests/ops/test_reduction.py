@@ -8,8 +8,6 @@ from typing import Any
 
 import pytest
 
-import gradsum
-
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
@@ -20,10 +18,6 @@ _same_error = same_error_type
 
 
 _same_meta = same_meta
-
-
-def test_one_hot_of_empty_without_num_classes() -> None:
-    _same_error(lambda L: L.nn.functional.one_hot(L.zeros(0, dtype=L.int64)))
 
 
 @pytest.mark.parametrize("call", [
@@ -78,18 +72,3 @@ def test_logsumexp_over_empty_dim_fails_like_torch(call: Callable[[Any], Any]) -
 ])
 def test_logsumexp_over_empty_dim_where_torch_computes(call: Callable[[Any], Any]) -> None:
     _same_meta(call)
-
-
-@pytest.mark.parametrize("fn", [lambda m, x: m.prod(x), lambda m, x: m.prod(x, 0),
-                                lambda m, x: m.kron(x, x), lambda m, x: m.i0(x)])
-def test_no_floating_point_warnings_on_extreme_values(fn: Any) -> None:
-    # torch is silent on inf/nan/overflow; NumPy warns from its own modules (which gradsum's
-    # import-time filter cannot name), so these ops compute quietly
-    import warnings
-
-    vals = [0.0, 1.0, 1e30, -1e30, float("inf"), float("-inf"), float("nan"), 800.0]
-    for dt in ("float32", "float64"):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fn(gradsum, gradsum.tensor(vals, dtype=getattr(gradsum, dt)))
-        assert not [w for w in caught if issubclass(w.category, RuntimeWarning)]
