@@ -417,6 +417,8 @@ def test_chunk_of_an_empty_dimension_gives_chunks_pieces():
 
 
 def test_tile():
+    """Tensor.tile as torch's: an int repeat, more repeats than dims (leading dims added), the
+    gradient summed back."""
     def f(m):
         x = leaf(m, [[1.0, 2.0]])
         y = x.tile(2)

@@ -86,6 +86,8 @@ def test_multi_grad_hook_any_and_bad_mode() -> None:
 
 
 def test_gradient_edge() -> None:
+    """get_gradient_edge as torch's: an edge as an input of autograd.grad and backward(inputs=), as
+    an output with its gradient given, its node name and output_nr."""
     def prog(lib: Any) -> Any:
         x = _t(lib, [1.0, 2.0])
         h = x * 3
@@ -118,6 +120,8 @@ def test_gradient_edge() -> None:
 
 
 def test_increment_version() -> None:
+    """increment_version bumps the versions as torch's, so that a backward through a saved tensor
+    raises torch's error."""
     def prog(lib: Any) -> Any:
         x = _t(lib, [1.0, 2.0])
         y = x * 1

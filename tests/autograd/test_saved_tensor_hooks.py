@@ -130,6 +130,8 @@ def test_no_version_check_through_hooks() -> None:
 
 
 def test_unpack_errors() -> None:
+    """An unpack hook returning a non-tensor or a tensor of another shape fails in backward with
+    torch's exception types."""
     def not_tensor(lib: Any) -> Any:
         x = _t(lib, [1.0, 2.0])
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 5):

@@ -37,6 +37,8 @@ def _same(program: Callable[[Any], Any]) -> Any:
 
 # -- Variable, RemovableHandle ----------------------------------------------------------------
 def test_variable() -> None:
+    """autograd.Variable as torch's: a Tensor constructor keeping requires_grad, the leaf flags,
+    Variable() empty, its errors."""
     def prog(lib: Any) -> Any:
         V = lib.autograd.Variable
         t = lib.ones(2)

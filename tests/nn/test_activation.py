@@ -77,6 +77,7 @@ def test_prelu_weight_gradient() -> None:
 @pytest.mark.parametrize("name", ["elu_", "selu_", "celu_", "hardtanh_", "relu6_", "mish_",
                                   "hardswish_", "hardsigmoid_", "threshold_", "rrelu_"])
 def test_inplace_activations(name: str) -> None:
+    """The in-place activations (inplace=True): torch's values and gradients at the kinks."""
     def prog(lib: Any, F: Any, x: Any) -> Any:
         y = x * 1.0
         base = name[:-1]

@@ -130,6 +130,8 @@ def test_module_list_insert_like_torch(index: int) -> None:
 
 
 def test_get_buffer() -> None:
+    """Module.get_buffer finds a buffer by dotted path and raises torch's exception types for a
+    parameter, a missing name or a missing module."""
     def build(lib: Any) -> Any:
         net = lib.nn.Sequential(lib.nn.Linear(2, 2))
         net[0].register_buffer("running", lib.ones(2))

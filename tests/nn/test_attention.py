@@ -107,6 +107,8 @@ MHA_CASES = [
 @pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask")
 @pytest.mark.parametrize("ctor,call", MHA_CASES)
 def test_multihead_attention(ctor: dict[str, Any], call: dict[str, Any]) -> None:
+    """MultiheadAttention over torch's constructor and call options: outputs, attention weights and
+    gradients as torch's."""
     tm, gm = _mha_pair(**ctor)
     e = ctor["embed_dim"]
     kd, vd = ctor.get("kdim", e), ctor.get("vdim", e)

@@ -46,6 +46,8 @@ check = check_grads
     (lambda lib, F, a, b: F.pairwise_distance(a, b, p=1, eps=0.1), [(2, 3, 4), (3, 4)]),
 ])
 def test_distances(fn: Program, shapes: list[tuple[int, ...]]) -> None:
+    """normalize / cosine_similarity / pairwise_distance: torch's values and first and second
+    derivatives."""
     check(fn, [_arr(*s) for s in shapes])
 
 

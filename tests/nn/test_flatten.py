@@ -29,6 +29,7 @@ def same(fn: Program) -> Any:
 
 
 def test_unflatten() -> None:
+    """nn.Unflatten's repr, the -1 it infers and its refusals of bad sizes, as torch's."""
     def program(lib: Any) -> Any:
         m = lib.nn.Unflatten(1, (2, -1))
         return repr(m), tuple(m(lib.ones(4, 6)).shape)

@@ -27,6 +27,7 @@ def values(t: Any) -> np.ndarray:
 # -- nn.init: eye_, dirac_, orthogonal_, sparse_ -------------------------------------------------
 @pytest.mark.parametrize("shape", [(2, 3), (3, 2), (3, 3)])
 def test_init_eye(shape: tuple[int, ...]) -> None:
+    """nn.init.eye_ gives torch's values."""
     got, want = (lib.nn.init.eye_(lib.empty(*shape)) for lib in (gradsum, torch))
     assert values(got).tolist() == values(want).tolist()
 
@@ -35,6 +36,7 @@ def test_init_eye(shape: tuple[int, ...]) -> None:
                                           ((2, 3, 3), 1), ((6, 2, 1, 3, 3), 3),
                                           ((4, 4, 3), 2)])
 def test_init_dirac(shape: tuple[int, ...], groups: int) -> None:
+    """nn.init.dirac_ (with groups) gives torch's values."""
     got, want = (lib.nn.init.dirac_(lib.empty(*shape), groups) for lib in (gradsum, torch))
     assert values(got).tolist() == values(want).tolist()
 
@@ -51,6 +53,8 @@ def test_init_shape_errors(fn: str, args: tuple[Any, ...]) -> None:
 
 @pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 2, 3), (0, 3)])
 def test_init_orthogonal(shape: tuple[int, ...]) -> None:
+    """nn.init.orthogonal_ fills in place with an orthogonal matrix scaled by the gain, as
+    torch's."""
     gradsum.manual_seed(0)
     t = gradsum.empty(*shape)
     assert gradsum.nn.init.orthogonal_(t, gain=2.0) is t
@@ -62,6 +66,7 @@ def test_init_orthogonal(shape: tuple[int, ...]) -> None:
 
 
 def test_init_sparse() -> None:
+    """nn.init.sparse_ zeroes torch's number of rows in each column."""
     got, want = (
         (lib.nn.init.sparse_(lib.empty(10, 4), sparsity=0.25) == 0).sum(0).tolist()
         for lib in (gradsum, torch)

@@ -70,6 +70,8 @@ check = check_grads
 
 
 def test_bilinear() -> None:
+    """F.bilinear / nn.Bilinear as torch's: values, first and second derivatives, reprs, the
+    weight's shape and init bound, the shape error."""
     check(lambda lib, F, a, b, w, c: F.bilinear(a, b, w, c),
           [_arr(4, 3), _arr(4, 2), _arr(5, 3, 2), _arr(5)])
     check(lambda lib, F, a, b, w: F.bilinear(a, b, w), [_arr(2, 4, 3), _arr(2, 4, 2),

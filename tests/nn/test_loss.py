@@ -192,6 +192,8 @@ LOSSES: dict[str, tuple[Program, list[Any], tuple[int, ...], bool]] = {
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_losses(name: str, reduction: str) -> None:
+    """Each loss in each reduction: torch's values and first (and where torch has them, second)
+    derivatives."""
     fn, arrays, ints, second = LOSSES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

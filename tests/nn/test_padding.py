@@ -47,6 +47,7 @@ PADS = [
 
 @pytest.mark.parametrize(("shape", "pad", "mode"), PADS)
 def test_pad(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> None:
+    """F.pad in each mode: torch's values, derivatives and grad_fn names."""
     value = 1.5 if mode == "constant" else None
     check(lambda lib, F, x: F.pad(x, pad, mode=mode, value=value), [_arr(*shape)], name=True)
 

@@ -61,6 +61,7 @@ POOLS: list[tuple[str, Program, bool]] = [  # id, program, ties
 @pytest.mark.parametrize(("fn", "ties", "name"), [(p[1], p[2], "1d" not in p[0]) for p in POOLS],
                          ids=[p[0] for p in POOLS])
 def test_pooling(fn: Program, ties: bool, name: bool) -> None:
+    """The 2-D pooling functions: torch's values, derivatives (ties included) and grad_fn names."""
     # (1-d pooling ends in a squeeze, whose grad_fn gradsum names SqueezeBackward0)
     check(fn, [_arr(2, 3, 7, 6, ties=ties)], name=name)
 

@@ -54,6 +54,7 @@ INTERP = [
 
 @pytest.mark.parametrize("shape,kw", INTERP)
 def test_interpolate(shape: tuple[int, ...], kw: dict[str, Any]) -> None:
+    """F.interpolate in each mode: torch's values, derivatives and grad_fn names."""
     check(lambda lib, F, x: F.interpolate(x, **kw), [_arr(*shape)], name=True)
 
 

@@ -111,6 +111,8 @@ def test_remainder_signed_zeros_like_torch(divisor: float) -> None:
 # -- bitwise operators -------------------------------------------------------------------------
 @pytest.mark.parametrize("op", ["&", "|", "^"])
 def test_bitwise_operators(op: str) -> None:
+    """&, | and ^ between tensors of each kind and Python numbers: torch's result dtypes and
+    values, or its exception types."""
     import operator
 
     fn = {"&": operator.and_, "|": operator.or_, "^": operator.xor}[op]

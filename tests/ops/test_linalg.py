@@ -102,6 +102,8 @@ def test_lu_and_lu_unpack_permutation(shape: tuple[int, ...]) -> None:
 @pytest.mark.parametrize("shapes", [((5, 3), (5, 2)), ((2, 4), (2, 2)), ((2, 5, 3), (1, 5, 2)),
                                     ((2, 5, 3), (2, 5))])
 def test_lstsq_fields(driver: str | None, shapes: Any) -> None:
+    """linalg.lstsq's fields for each driver and batch shape are torch's (which are empty, and the
+    values)."""
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
     if driver == "gels" and shapes[0][-2] < shapes[0][-1]:

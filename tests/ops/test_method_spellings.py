@@ -61,6 +61,8 @@ INPLACE_CALLS: list[tuple[str, Any, Any]] = [
 @pytest.mark.parametrize(("name", "x", "call"), INPLACE_CALLS,
                          ids=[n for n, _, _ in INPLACE_CALLS])
 def test_inplace_variants(name: str, x: Any, call: Any) -> None:
+    """The in-place products (addmm_, baddbmm_, ...) return self, bump the version once, record
+    torch's node and give torch's gradients."""
     gx, tx = _pair(x)
     go, to = _pair(np.array([[1.5, 0.5], [-0.5, 1.0]]))
     gy, ty = gx * 1, tx * 1
