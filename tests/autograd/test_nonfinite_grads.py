@@ -60,7 +60,7 @@ _NO_INPUT_VARIANTS = {
     "svd": "LAPACK path", "pinverse": "LAPACK path", "matrix_power": "needs a regular matrix",
     "matrix_exp": "scaling-and-squaring path depends on the norm",
     "triangular_solve": "needs a regular matrix", "lu_unpack": "needs a factorization",
-    "as_strided": "overlapping windows", "index_reduce": "covered by test_linalg2",
+    "as_strided": "overlapping windows", "index_reduce": "covered by test_index_ops",
 }
 
 
