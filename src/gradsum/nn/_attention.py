@@ -33,8 +33,8 @@ from gradsum.nn.layers import Linear
 from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.ops._core import _make, needs_grad, record
-from gradsum.ops.linalg import _max_along
-from gradsum.ops.special2 import _scalar_op
+from gradsum.ops.activation import _max_along
+from gradsum.ops.special.erf import _scalar_op
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear",
            "multi_head_attention_forward", "scaled_dot_product_attention"]

@@ -37,7 +37,7 @@ from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.nn.loss import _Loss
 from gradsum.ops._core import _make, needs_grad, quietly, record
-from gradsum.ops.selection import _NoDerivative
+from gradsum.ops.reduction import _NoDerivative
 
 __all__ = ["CTCLoss", "ctc_loss"]
 

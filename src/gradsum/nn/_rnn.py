@@ -49,7 +49,7 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.nn import functional as F
 from gradsum.ops._core import const, needs_grad, record
-from gradsum.ops.shape import cat, stack
+from gradsum.ops.rearrange import cat, stack
 
 __all__ = ["Steps", "compose_layer", "rnn_layer"]
 

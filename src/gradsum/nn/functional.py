@@ -53,14 +53,17 @@ from gradsum.nn._pool import (
     max_pool1d,
     max_pool2d,
 )
-from gradsum.ops import elementwise as _elementwise
+from gradsum.ops import activation as _elementwise
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import reduction as _reduction
-from gradsum.ops import shape as _shape
+from gradsum.ops import views as _inplace_views
+from gradsum.ops import views as _shape_views
 from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
-from gradsum.ops.selection import _NoDerivative
-from gradsum.ops.special2 import _scalar_op
+from gradsum.ops.arithmetic import _F32_F64, _INT_OF, select, select_const, select_grad
+from gradsum.ops.indexing import index as _shape_index
+from gradsum.ops.indexing import subscript as _shape_subscript
+from gradsum.ops.reduction import _NoDerivative
+from gradsum.ops.special.erf import _scalar_op
 
 _min_reduce = xp.minimum.reduce
 _add_reduce = xp.add.reduce
@@ -146,7 +149,7 @@ def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> 
 
 def _run_inplace(x: Tensor, name: str, fn: Any) -> Tensor:
     """``x`` becomes ``fn(x)`` in place (recorded like gradsum's own in-place ops)."""
-    _inplace._check_leaf(x, name)
+    _inplace_views._check_leaf(x, name)
     if _inplace._recording(x):
         return _inplace.apply_inplace(x, name, fn, pure=True)  # (deterministic)
     res = fn(x.detach())
@@ -448,7 +451,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
             f"types: Long, Int; but got {name} instead (while checking arguments for embedding)"
         )
-    if not _shape.in_bounds(idx, n):
+    if not _shape_subscript.in_bounds(idx, n):
         raise IndexError(
             f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
             f"[{int(idx.min())}, {int(idx.max())}]"
@@ -487,7 +490,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def backward(self, gg: Tensor) -> Tensor:
         emb = self.emb
-        rows = _shape._index_select(gg, 0, emb.indices)  # (indices checked in the forward)
+        rows = _shape_index._index_select(gg, 0, emb.indices)  # (indices checked in the forward)
         if emb.padding_idx is not None:
             keep = (emb.indices != emb.padding_idx).astype(gg._array.dtype)[:, None]
             rows = ops.mul(rows, _make(keep))
@@ -509,7 +512,7 @@ def embedding_dense_backward(g: Tensor, emb: EmbeddingBackward0) -> Tensor:
             idx, rows = idx[keep], rows[keep]
     out = xp.zeros((emb.num_weights, rows.shape[-1]), dtype=ga.dtype)
     if idx.size:
-        _shape.add_rows_at(out, idx, rows, zeros=True)
+        _shape_subscript.add_rows_at(out, idx, rows, zeros=True)
     if not needs_grad(g):
         return _make(out)
     node = EmbeddingDenseBackwardBackward0()
@@ -2153,7 +2156,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     diff = ops.sub(x1, x2)
     diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else ops.add(diff, eps)
     out = ops.norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
-    return _shape.as_node(out, NormBackward1)
+    return _shape_subscript.as_node(out, NormBackward1)
 
 
 class NormBackward1(_reduction.LinalgVectorNormBackward0):
@@ -3218,9 +3221,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     sq = ops.mul(input, input)
     channels = input.shape[1]
     padded = pad(sq, [0, 0] * (dim - 2) + [size // 2, (size - 1) // 2])
-    total = _shape.narrow(padded, 1, 0, channels)
+    total = _shape_views.narrow(padded, 1, 0, channels)
     for j in range(1, size):
-        total = ops.add(total, _shape.narrow(padded, 1, j, channels))
+        total = ops.add(total, _shape_views.narrow(padded, 1, j, channels))
     div = ops.pow(ops.add(ops.mul(ops.div(total, size), alpha), k), beta)
     return ops.div(input, div)
 # -- end nn/_extra functional --

@@ -51,7 +51,7 @@ from gradsum.nn.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.rnn import PackedSequence
 from gradsum.ops._core import needs_grad
-from gradsum.ops.shape import cat, stack
+from gradsum.ops.rearrange import cat, stack
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 

@@ -8,12 +8,42 @@ Example:
     True
 """
 
+# (imports interleave with the Tensor-method bindings they feed, family by family)
+# ruff: noqa: E402
+
+# (imports interleave with the Tensor-method bindings they feed, family by family)
+# ruff: noqa: E402
+
 from __future__ import annotations
 
 import builtins
 from typing import Any
 
+import gradsum.ops as F
+import gradsum.ops.arithmetic as _arithmetic
+import gradsum.ops.indexing.gather_scatter as _gather_scatter
+import gradsum.ops.indexing.subscript as _subscript
+import gradsum.ops.inplace as _inplace
+import gradsum.ops.linalg.decompositions as _decompositions
+import gradsum.ops.linalg.solvers as _solvers
+import gradsum.ops.pointwise as _pointwise
+import gradsum.ops.rearrange as _rearrange
+import gradsum.ops.sampling as _sampling
+import gradsum.ops.sorting as _sorting
+import gradsum.ops.views as _views
+from gradsum import (
+    _dtype as D,
+)
 from gradsum import _dtype as _D
+from gradsum._autocast import (
+    autocast_policy,
+    excluded,
+)
+from gradsum._backend import (
+    copy_c,
+    silenced,
+    xp,
+)
 from gradsum._backend import xp as _xp
 from gradsum._creation import (
     ones,
@@ -21,100 +51,434 @@ from gradsum._creation import (
     zeros,
     zeros_like,
 )
+from gradsum._fma import (
+    fma,
+)
 from gradsum._tensor import Tensor
+from gradsum.autograd.graph import (
+    HOLDS_STATE,
+    AccumulateGrad,
+    Node,
+)
 from gradsum.autograd.graph import Node as _Node
+from gradsum.autograd.saved import (
+    hooks_active,
+    hooks_state,
+    on_view,
+)
+from gradsum.backends.mkldnn import (
+    onednn_gelu_nan_at_inf,
+)
 from gradsum.ops import _core
-from gradsum.ops import shape as _shape
-from gradsum.ops._core import OPS, as_tensor_like, register
+from gradsum.ops._core import (
+    OPS,
+    as_tensor_like,
+    binary_arrays,
+    broadcast_error,
+    broadcast_view,
+    const,
+    edge,
+    float_dtype_for,
+    guard_view,
+    index_range,
+    mark_view,
+    needs_grad,
+    quietly,
+    record,
+    register,
+    scalar_opmath,
+    scalar_value,
+    set_history,
+    stale_views,
+    wrap_dim,
+    wrap_dims,
+)
 from gradsum.ops._core import wrap_dim as _wrap_dim
-from gradsum.ops.elementwise import *
-from gradsum.ops.elementwise import (
-    abs,
+from gradsum.ops._erf import (
+    erf64,
+    gelu_cdf64,
+    gelu_f32,
+    gelu_parts_f32,
+)
+from gradsum.ops.activation import (
+    GeluBackward0,
+    LeakyReluBackward0,
+    LeakyReluBackwardBackward0,
+    LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0,
+    ReluBackward0,
+    SafeSoftmaxBackward0,
+    SigmoidBackward0,
+    SigmoidBackwardBackward0,
+    SiluBackward0,
+    SoftmaxBackward0,
+    SoftplusBackward0,
+    ThresholdBackwardBackward0,
+    gelu,
+    leaky_relu,
+    leaky_relu_backward,
+    log_softmax,
+    log_softmax_backward,
+    relu,
+    safe_softmax,
+    sigmoid,
+    sigmoid_backward,
+    silu,
+    softmax,
+    softplus,
+    threshold_backward,
+)
+from gradsum.ops.arithmetic import (
+    AddBackward0,
+    DivBackward0,
+    DivBackward2,
+    MulBackward0,
+    MulScalarBackward,
+    NegBackward0,
+    PowBackward0,
+    PowBackward1,
+    PowBackward2,
+    ReciprocalBackward0,
+    RemainderBackward0,
+    RemainderBackward1,
+    RsubBackward1,
+    SubBackward0,
+    add,
+    addcdiv,
+    addcmul,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    div,
+    floor_divide,
     invert,
+    lerp,
+    mul,
+    neg,
     pow,
     rdiv,
+    reciprocal,
+    remainder,
     rfloor_divide,
-    round,
     rpow,
     rremainder,
     rsub,
-    to_dtype,
+    select_const,
+    select_grad,
+    sub,
 )
-from gradsum.ops.extra import (
-    acos,
-    addcdiv,
-    addcmul,
-    asin,
-    atan,
-    atan2,
-    cosh,
-    exp2,
-    expm1,
-    lerp,
-    log2,
-    log10,
-    nan_to_num,
-    sinh,
-    tan,
+from gradsum.ops.blas.contractions import (
+    cdist,
+    einsum,
+    kron,
+    tensordot,
 )
-from gradsum.ops.inplace import *
-from gradsum.ops.inplace import (
-    _op_inplace,
-    add_,
-    bernoulli_,
-    clamp_,
-    copy_,
-    div_,
-    exponential_,
-    fill_,
-    index_put,
-    mul_,
-    normal_,
-    random_,
-    setitem_,
-    sub_,
-    uniform_,
-    zero_,
-)
-from gradsum.ops.linalg import *
-from gradsum.ops.more import (
+from gradsum.ops.blas.fused import (
     addbmm,
     addmm,
     addmv,
     baddbmm,
-    cdist,
-    cross,
-    cummax,
-    cummin,
-    cumprod,
-    diag,
-    diag_embed,
-    diagonal,
-    einsum,
-    fliplr,
-    flipud,
-    kron,
-    logcumsumexp,
-    movedim,
-    repeat_interleave,
-    roll,
-    rot90,
+)
+from gradsum.ops.blas.products import (
+    AddmmBackward0,
+    BmmBackward0,
+    DotBackward0,
+    LinearBackward0,
+    MmBackward0,
+    MmBackward1,
+    MvBackward0,
+    bmm,
+    dot,
+    linear,
+    matmul,
+    mm,
+    mv,
+    outer,
+)
+from gradsum.ops.comparison import (
+    MaximumBackward0,
+    MinimumBackward0,
+    allclose,
+    eq,
+    equal,
+    ge,
+    gt,
+    isclose,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    ne,
+)
+from gradsum.ops.indexing.gather_scatter import (
+    GatherBackward0,
+    ScatterAddBackward0,
+    _along,
+    gather,
+    scatter_add,
     take_along_dim,
-    tensordot,
-    trace,
+)
+from gradsum.ops.indexing.index import (
+    IndexAddBackward0,
+    IndexSelectBackward0,
+    index_add,
+    index_select,
+    one_hot,
     tril_indices,
     triu_indices,
 )
-from gradsum.ops.reduction import *
-from gradsum.ops.reduction import all, any, max, min, sum
-from gradsum.ops.shape import *
-from gradsum.ops.shape import (
-    _along,
-    expand_as,
+from gradsum.ops.indexing.masked import (
+    MaskedFillBackward0,
+    MaskedFillBackward1,
+    WhereBackward0,
+    masked_fill,
+    where,
+)
+from gradsum.ops.indexing.subscript import (
+    AliasBackward0,
+    IndexBackward0,
+    IndexGradBackward0,
+    SelectBackward0,
+    SliceBackward0,
+    add_rows_at,
+    as_node,
+    expand_ellipsis,
     getitem,
+    in_bounds,
     index_grad,
-    reshape_as,
+    index_target,
+    split_key,
+)
+from gradsum.ops.inplace import (
+    CopyBackwards,
+    CopySlices,
+    FillBackward2,
+    FillBackward3,
+    IndexPutBackward0,
+    PutViewRegionBackward0,
+    SqueezeBackward3,
+    SqueezeBackward4,
+    SqueezeBackward5,
+    TBackward1,
+    TransposeBackward1,
+    UnsqueezeBackward1,
+    ZeroBackward0,
+    ZeroViewRegionBackward0,
+    _op_inplace,
+    abs_,
+    add_,
+    apply_inplace,
+    ceil_,
+    clamp_,
+    copy_,
+    cos_,
+    div_,
+    erf_,
+    exp_,
+    fill_,
+    floor_,
+    index_put,
+    log1p_,
+    log_,
+    mul_,
+    neg_,
+    pow_,
+    put_view_region,
+    reciprocal_,
+    refresh_views,
+    relu_,
+    round_,
+    rsqrt_,
+    setitem_,
+    sigmoid_,
+    sign_,
+    sin_,
+    sqrt_,
+    squeeze_,
+    sub_,
+    t_,
+    tanh_,
+    transpose_,
+    trunc_,
+    unsqueeze_,
+    zero_,
+    zero_view_region,
+)
+from gradsum.ops.linalg.functions import (
+    cross,
+    trace,
+)
+from gradsum.ops.pointwise import (
+    AbsBackward0,
+    ClampBackward0,
+    ClampBackward1,
+    CloneBackward0,
+    CosBackward0,
+    ExpBackward0,
+    Log1PBackward0,
+    LogBackward0,
+    RsqrtBackward0,
+    SignBackward0,
+    SinBackward0,
+    SqrtBackward0,
+    TanhBackward0,
+    TanhBackwardBackward0,
+    ToCopyBackward0,
+    abs,
+    acos,
+    asin,
+    atan,
+    atan2,
+    ceil,
+    clamp,
+    clone,
+    copied,
+    cos,
+    cosh,
+    exp,
+    exp2,
+    expm1,
+    floor,
+    log,
+    log1p,
+    log2,
+    log10,
+    nan_to_num,
+    round,
+    rsqrt,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    tan,
+    tanh,
+    tanh_backward,
+    to_dtype,
+    trunc,
+)
+from gradsum.ops.rearrange import (
+    CatBackward0,
+    FlipBackward0,
+    StackBackward0,
+    TrilBackward0,
+    TriuBackward0,
+    cat,
+    diag,
+    diag_embed,
+    flip,
+    fliplr,
+    flipud,
+    repeat_interleave,
+    roll,
+    rot90,
+    stack,
+    tril,
+    triu,
+)
+from gradsum.ops.reduction import (
+    AmaxBackward0,
+    AminBackward0,
+    LinalgVectorNormBackward0,
+    LogsumexpBackward0,
+    MaxBackward0,
+    MaxBackward1,
+    MeanBackward0,
+    MeanBackward1,
+    MinBackward0,
+    MinBackward1,
+    ProdBackward0,
+    ProdBackward1,
+    StdBackward0,
+    SumBackward0,
+    SumBackward1,
+    SumToBackward0,
+    VarBackward0,
+    add_reduce,
+    all,
+    amax,
+    amin,
+    any,
+    argmax,
+    argmin,
+    count_nonzero,
+    logsumexp,
+    max,
+    mean,
+    min,
+    norm,
+    prod,
+    std,
+    sum,
     sum_to,
+    values_indices,
+    var,
+)
+from gradsum.ops.sampling import (
+    bernoulli_,
+    exponential_,
+    normal_,
+    random_,
+    uniform_,
+)
+from gradsum.ops.scan import (
+    CumsumBackward0,
+    cummax,
+    cummin,
+    cumprod,
+    cumsum,
+    logcumsumexp,
+)
+from gradsum.ops.sorting import (
+    SortBackward0,
+    TopkBackward0,
+)
+from gradsum.ops.special.erf import (
+    ErfBackward0,
+    erf,
+)
+from gradsum.ops.views import (
+    ExpandBackward0,
+    PermuteBackward0,
+    ReshapeAliasBackward0,
+    SplitBackward0,
+    SplitWithSizesBackward0,
+    SqueezeBackward0,
+    SqueezeBackward1,
+    SqueezeBackward2,
+    TBackward0,
+    TransposeBackward0,
+    UnbindBackward0,
+    UnsafeViewBackward0,
+    UnsqueezeBackward0,
+    ViewBackward0,
+    chunk,
+    contiguous,
+    diagonal,
+    expand,
+    expand_as,
+    flatten,
+    movedim,
+    narrow,
+    permute,
+    reshape,
+    reshape_as,
+    select,
+    split,
+    squeeze,
+    t,
+    transpose,
+    unbind,
+    unflatten,
+    unsqueeze,
+    view,
     view_as,
 )
 
@@ -276,7 +640,6 @@ def square(a: Tensor) -> Tensor:
 def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
             ) -> Tensor:
     """Indices that sort ``a`` along ``dim`` (int64, not differentiable; stable order)."""
-    from gradsum._backend import xp
 
     x = a._array
     if x.ndim == 0:
@@ -300,18 +663,16 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
 @register("sort")
 def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim``; values are differentiable (a gather)."""
-    from gradsum.ops.reduction import values_indices
 
     idx = argsort(a, dim, descending)
     if a.ndim == 0:
         return values_indices(a.clone(), idx)
-    return values_indices(_shape.as_node(gather(a, dim, idx), _shape.SortBackward0), idx)
+    return values_indices(_subscript.as_node(gather(a, dim, idx), _sorting.SortBackward0), idx)
 
 
 @register("topk")
 def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
-    from gradsum.ops.reduction import values_indices
 
     d = _wrap_dim(dim, a.ndim) if a.ndim else 0
     n = a.shape[d] if a.ndim else 1
@@ -327,7 +688,7 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
         idx = Tensor._make(sel)
     else:
         idx = narrow(argsort(a, d, descending=largest), d, 0, k)
-    return values_indices(_shape.as_node(gather(a, d, idx), _shape.TopkBackward0), idx)
+    return values_indices(_subscript.as_node(gather(a, d, idx), _sorting.TopkBackward0), idx)
 
 
 def _topk_partition(x: Any, k: int, d: int, largest: bool) -> Any:
@@ -410,7 +771,6 @@ def _topk_threshold(x: Any, k: int, d: int, largest: bool) -> Any:
 @register("nonzero")
 def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or a tuple per dim."""
-    from gradsum._backend import xp
 
     if a.ndim == 0 and not as_tuple:  # torch: one row per nonzero entry, zero columns
         return Tensor._make(xp.zeros((int(a._array != 0), 0), dtype=xp.int64))
@@ -432,7 +792,6 @@ def _nonzero_by_rows(x: Any) -> tuple[Any, ...]:
     of the mask ``x != 0`` runs about ten times faster than its N-D ``nonzero``; the last
     index is the flat position less its row's start, the others each row's coordinates
     repeated by the row's count (short arrays: no division per element)."""
-    from gradsum._backend import xp
 
     mask = x != 0
     flat = xp.flatnonzero(mask)
@@ -552,7 +911,7 @@ def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
                 f"except along the differencing dimension; input {tuple(a.shape)}, got "
                 f"{tuple(other.shape)} (dim {d})"
             )
-    parts = [t for t in (prepend, a, append) if t is not None]
+    parts = [t for t in (prepend, a, append) if t is not None]  # noqa: F811
     out = cat(parts, d) if len(parts) > 1 else a
     if n == 0:
         return out.clone() if out is a else out
@@ -780,25 +1139,31 @@ for _name, _method in {
 
 
 # == ops/selection.py (median ... scatter_reduce): imports and Tensor methods =====================
-from gradsum.ops.selection import (  # noqa: E402
+from gradsum.ops.indexing.gather_scatter import (
+    scatter_reduce,
+    take,
+)
+from gradsum.ops.rearrange import (
+    meshgrid,
+)
+from gradsum.ops.reduction import (
     aminmax,
     bincount,
-    bucketize,
     histc,
+    std_mean,
+    var_mean,
+)
+from gradsum.ops.sorting import (
+    bucketize,
     kthvalue,
     median,
-    meshgrid,
     mode,
     nanmedian,
     nanquantile,
     quantile,
-    scatter_reduce,
     searchsorted,
-    std_mean,
-    take,
     unique,
     unique_consecutive,
-    var_mean,
 )
 
 for _name, _fn in {
@@ -814,39 +1179,61 @@ _ = (meshgrid, searchsorted, bucketize, std_mean, var_mean)
 # == end ops/selection.py =========================================================================
 
 # == ops/special.py and ops/decomp.py (special functions, linalg decompositions) ===============
-from gradsum.ops import decomp as _decomp  # noqa: E402
-from gradsum.ops import special as _special  # noqa: E402
-from gradsum.ops.decomp import (  # noqa: E402
+from gradsum.ops.arithmetic import (
+    fmod,
+)
+from gradsum.ops.comparison import (
+    signbit,
+)
+from gradsum.ops.linalg._base import (
     LinAlgError,
+)
+from gradsum.ops.linalg.decompositions import (
+    cholesky_legacy as cholesky,
+)
+from gradsum.ops.linalg.decompositions import (
+    torch_svd as svd,
+)
+from gradsum.ops.linalg.determinants import (
     det,
     logdet,
-    matrix_exp,
-    pinverse,
     slogdet,
 )
-from gradsum.ops.decomp import cholesky_legacy as cholesky  # noqa: E402
-from gradsum.ops.decomp import inv as inverse  # noqa: E402
-from gradsum.ops.decomp import torch_svd as svd  # noqa: E402
-from gradsum.ops.special import (  # noqa: E402
+from gradsum.ops.linalg.functions import (
+    matrix_exp,
+)
+from gradsum.ops.linalg.solvers import (
+    inv as inverse,
+)
+from gradsum.ops.linalg.solvers import (
+    pinverse,
+)
+from gradsum.ops.pointwise import (
     copysign,
     deg2rad,
-    digamma,
-    erfc,
-    erfinv,
-    fmod,
     frac,
     heaviside,
     hypot,
-    i0,
-    lgamma,
     logaddexp,
     logaddexp2,
     nextafter,
-    polygamma,
     rad2deg,
-    signbit,
     sinc,
+)
+from gradsum.ops.special.bessel import (
+    i0,
+)
+from gradsum.ops.special.entropy import (
     xlogy,
+)
+from gradsum.ops.special.erf import (
+    erfc,
+    erfinv,
+)
+from gradsum.ops.special.gamma import (
+    digamma,
+    lgamma,
+    polygamma,
 )
 
 
@@ -873,60 +1260,79 @@ for _name, _fn in {
     "copysign_": copysign, "nextafter_": nextafter, "deg2rad_": deg2rad, "rad2deg_": rad2deg,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
-_ = (_decomp, _special, LinAlgError)
+_ = (LinAlgError,)
 # == end ops/special.py and ops/decomp.py =======================================================
 
 # -- ops/compose.py ---------------------------------------------------------------------------
 # torch's everyday top-level functions (tile, *stack, tensor_split, nansum, fmax, dist, ...):
 # imports, the existing composites torch also has at top level, and the Tensor methods. The
 # new logit/clamp_min/clamp_max have torch's own nodes and replace the composite methods.
-from gradsum.ops import compose as _compose  # noqa: E402
-from gradsum.ops.compose import (  # noqa: E402
+from gradsum.ops.arithmetic import (
+    float_power,
+)
+from gradsum.ops.blas.products import (
+    inner,
+    vdot,
+)
+from gradsum.ops.comparison import (
+    fmax,
+    fmin,
+    is_complex,
+    is_same_size,
+    isin,
+)
+from gradsum.ops.indexing.gather_scatter import (
+    diagonal_scatter,
+    select_scatter,
+    slice_scatter,
+)
+from gradsum.ops.indexing.index import (
+    index_copy,
+    index_fill,
+)
+from gradsum.ops.indexing.masked import (
+    masked_select,
+)
+from gradsum.ops.linalg.functions import (
+    matrix_power,
+)
+from gradsum.ops.pointwise import (
+    clamp_max,
+    clamp_min,
+    logit,
+)
+from gradsum.ops.rearrange import (
     block_diag,
-    broadcast_shapes,
-    broadcast_tensors,
     cartesian_prod,
     column_stack,
     combinations,
     diagflat,
-    diagonal_scatter,
-    dsplit,
     dstack,
-    float_power,
-    fmax,
-    fmin,
-    hsplit,
     hstack,
-    index_copy,
-    index_fill,
-    inner,
-    is_complex,
-    is_same_size,
-    isin,
-    masked_select,
-    matrix_power,
-    nanmean,
-    nansum,
-    ravel,
-    select_scatter,
-    slice_scatter,
-    swapdims,
-    tensor_split,
     tile,
-    vdot,
-    vsplit,
     vstack,
 )
-from gradsum.ops.compose import clamp_max as clamp_max  # noqa: E402
-from gradsum.ops.compose import clamp_min as clamp_min  # noqa: E402
-from gradsum.ops.compose import dist as dist  # noqa: E402
-from gradsum.ops.compose import logit as logit  # noqa: E402
+from gradsum.ops.reduction import (
+    dist,
+    nanmean,
+    nansum,
+)
+from gradsum.ops.views import (
+    broadcast_shapes,
+    broadcast_tensors,
+    dsplit,
+    hsplit,
+    ravel,
+    swapdims,
+    tensor_split,
+    vsplit,
+)
 
 register("diff")(diff)
 register("argwhere")(argwhere)
 
 for _name, _fn in {
-    "tile": _compose._tile_method, "tensor_split": tensor_split, "hsplit": hsplit,
+    "tile": _rearrange._tile_method, "tensor_split": tensor_split, "hsplit": hsplit,
     "vsplit": vsplit, "dsplit": dsplit, "swapdims": swapdims, "ravel": ravel,
     "nansum": nansum, "nanmean": nanmean, "logit": logit, "clamp_min": clamp_min,
     "clamp_max": clamp_max, "float_power": float_power, "fmax": fmax, "fmin": fmin,
@@ -947,7 +1353,7 @@ for _name, _fn in {
     "index_fill_": index_fill, "index_copy_": index_copy,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
-Tensor.float_power_ = _compose._float_power_
+Tensor.float_power_ = _arithmetic._float_power_
 Tensor.swapdims_ = Tensor.swapaxes_ = Tensor.transpose_
 Tensor.subtract_ = Tensor.sub_
 Tensor.negative_ = Tensor.neg_
@@ -956,38 +1362,57 @@ _ = (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_sta
 # -- end ops/compose.py -----------------------------------------------------------------------
 
 # == ops/methods.py (torch.Tensor's remaining methods: acosh ... unfold, put, cov) ==============
-from gradsum._creation import bernoulli as _creation_bernoulli  # noqa: E402
-from gradsum._creation import multinomial as _creation_multinomial  # noqa: E402
-from gradsum.ops import methods as _methods  # noqa: E402
-from gradsum.ops.methods import (  # noqa: E402
-    acosh,
+from gradsum._creation import bernoulli as _creation_bernoulli
+from gradsum._creation import multinomial as _creation_multinomial
+from gradsum.ops.activation import (
+    hardshrink,
+    prelu,
+)
+from gradsum.ops.arithmetic import (
+    bitwise_left_shift,
+    bitwise_right_shift,
+    frexp,
+    gcd,
+    lcm,
+    ldexp,
+)
+from gradsum.ops.blas.fused import (
     addr,
+)
+from gradsum.ops.comparison import (
+    isneginf,
+    isposinf,
+    isreal,
+)
+from gradsum.ops.indexing.gather_scatter import (
+    put,
+)
+from gradsum.ops.linalg.norms import (
+    renorm,
+)
+from gradsum.ops.pointwise import (
+    acosh,
     angle,
     arccosh,
     arcsinh,
     arctanh,
     asinh,
     atanh,
-    bitwise_left_shift,
-    bitwise_right_shift,
+    fix,
+)
+from gradsum.ops.rearrange import (
+    narrow_copy,
+)
+from gradsum.ops.reduction import (
     corrcoef,
     cov,
-    fix,
-    frexp,
-    gcd,
-    hardshrink,
     histogram,
-    isneginf,
-    isposinf,
-    isreal,
-    lcm,
-    ldexp,
+)
+from gradsum.ops.sorting import (
     msort,
+)
+from gradsum.ops.special.gamma import (
     mvlgamma,
-    narrow_copy,
-    prelu,
-    put,
-    renorm,
 )
 
 for _name, _fn in {
@@ -995,32 +1420,32 @@ for _name, _fn in {
     "arctanh": arctanh, "bitwise_left_shift": bitwise_left_shift,
     "bitwise_right_shift": bitwise_right_shift, "gcd": gcd, "lcm": lcm, "ldexp": ldexp,
     "frexp": frexp, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal,
-    "positive": _methods.positive, "fix": fix, "msort": msort, "angle": angle,
-    "adjoint": _methods.adjoint, "hardshrink": hardshrink, "prelu": prelu, "addr": addr,
-    "renorm": renorm, "mvlgamma": mvlgamma, "unfold": _methods.unfold,
-    "narrow_copy": narrow_copy, "split_with_sizes": _methods.split_with_sizes,
-    "unsafe_split": _methods.unsafe_split, "unsafe_chunk": _methods.unsafe_chunk,
-    "put": put, "index_put": _methods.index_put, "cov": cov, "corrcoef": corrcoef,
-    "histogram": histogram, "ger": outer, "conj": _methods.conj,
-    "conj_physical": _methods.conj_physical, "resolve_conj": _methods.resolve_conj,
-    "resolve_neg": _methods.resolve_neg, "is_conj": _methods.is_conj,
-    "is_neg": _methods.is_neg, "is_inference": _methods.is_inference,
-    "as_strided": _methods.as_strided,
+    "positive": _arithmetic.positive, "fix": fix, "msort": msort, "angle": angle,
+    "adjoint": _views.adjoint, "hardshrink": hardshrink, "prelu": prelu, "addr": addr,
+    "renorm": renorm, "mvlgamma": mvlgamma, "unfold": _views.unfold,
+    "narrow_copy": narrow_copy, "split_with_sizes": _views.split_with_sizes,
+    "unsafe_split": _views.unsafe_split, "unsafe_chunk": _views.unsafe_chunk,
+    "put": put, "index_put": _gather_scatter.index_put, "cov": cov, "corrcoef": corrcoef,
+    "histogram": histogram, "ger": outer, "conj": _views.conj,
+    "conj_physical": _views.conj_physical, "resolve_conj": _views.resolve_conj,
+    "resolve_neg": _views.resolve_neg, "is_conj": _views.is_conj,
+    "is_neg": _views.is_neg, "is_inference": _views.is_inference,
+    "as_strided": _views.as_strided,
 }.items():
     METHODS[_name] = _fn
     setattr(Tensor, _name, _fn)
 for _name, _fn in {
-    "acosh_": _methods._acosh_inplace, "asinh_": _methods._asinh_inplace,
-    "atanh_": _methods._atanh_inplace, "arccosh_": _methods._acosh_inplace,
-    "arcsinh_": _methods._asinh_inplace, "arctanh_": _methods._atanh_inplace, "fix_": trunc,
+    "acosh_": _pointwise._acosh_inplace, "asinh_": _pointwise._asinh_inplace,
+    "atanh_": _pointwise._atanh_inplace, "arccosh_": _pointwise._acosh_inplace,
+    "arcsinh_": _pointwise._asinh_inplace, "arctanh_": _pointwise._atanh_inplace, "fix_": trunc,
     "cumsum_": cumsum, "tril_": tril, "triu_": triu,
     "index_add_": index_add, "scatter_add_": scatter_add, "renorm_": renorm,
-    "mvlgamma_": mvlgamma, "put_": put, "addr_": addr, "index_put_": _methods.index_put,
+    "mvlgamma_": mvlgamma, "put_": put, "addr_": addr, "index_put_": _gather_scatter.index_put,
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 for _name, _pos, _kw in [("index_add_", 2, "source"), ("scatter_add_", 2, "src"),
                          ("put_", 1, "source"), ("index_put_", 1, "values")]:
-    setattr(Tensor, _name, _methods._no_overlap(_name, getattr(Tensor, _name), _pos, _kw))
+    setattr(Tensor, _name, _views._no_overlap(_name, getattr(Tensor, _name), _pos, _kw))
 for _name, _fn in {
     "gcd_": gcd, "lcm_": lcm, "ldexp_": ldexp, "bitwise_left_shift_": bitwise_left_shift,
     "bitwise_right_shift_": bitwise_right_shift,
@@ -1033,9 +1458,9 @@ for _name, _fn, _node in [
     ("greater_equal_", ge, "Ge"), ("less_", lt, "Lt"), ("less_equal_", le, "Le"),
     ("not_equal_", ne, "Ne"),
 ]:
-    setattr(Tensor, _name, _methods._cmp_inplace(_name, _fn, _node))
-Tensor.bitwise_not_ = _methods._untracked_inplace("bitwise_not_", bitwise_not)
-Tensor.logical_not_ = _methods._untracked_inplace("logical_not_", logical_not)
+    setattr(Tensor, _name, _inplace._cmp_inplace(_name, _fn, _node))
+Tensor.bitwise_not_ = _inplace._untracked_inplace("bitwise_not_", bitwise_not)
+Tensor.logical_not_ = _inplace._untracked_inplace("logical_not_", logical_not)
 Tensor.absolute_ = Tensor.abs_
 Tensor.divide_ = Tensor.true_divide_ = Tensor.div_
 Tensor.multiply_ = Tensor.mul_
@@ -1045,24 +1470,27 @@ Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
 Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
 Tensor.__ilshift__ = Tensor.bitwise_left_shift_
 Tensor.__irshift__ = Tensor.bitwise_right_shift_
-Tensor.apply_ = _methods.apply_
-Tensor.map_ = _methods.map_
-Tensor.resize_ = _methods.resize_
-Tensor.resize_as_ = _methods.resize_as_
-Tensor.geometric_ = _methods.geometric_
-Tensor.cauchy_ = _methods.cauchy_
-Tensor.log_normal_ = _methods.log_normal_
-Tensor.qr = _methods._qr_method
+Tensor.apply_ = _inplace.apply_
+Tensor.map_ = _inplace.map_
+Tensor.resize_ = _inplace.resize_
+Tensor.resize_as_ = _inplace.resize_as_
+Tensor.geometric_ = _sampling.geometric_
+Tensor.cauchy_ = _sampling.cauchy_
+Tensor.log_normal_ = _sampling.log_normal_
+Tensor.qr = _decompositions._qr_method
 Tensor.bernoulli = _creation_bernoulli
 Tensor.multinomial = _creation_multinomial
 for _name in ("data_ptr", "storage_offset", "get_device", "is_pinned", "is_shared"):
-    setattr(Tensor, _name, getattr(_methods, _name))
+    setattr(Tensor, _name, getattr(_views, _name))
 for _name in ("solve", "lstsq", "eig", "symeig"):
-    setattr(Tensor, _name, _methods._removed(_name))
+    setattr(Tensor, _name, _solvers._removed(_name))
 # == end ops/methods.py ===========================================================================
 
 # == ops/special2.py (torch.special's remaining functions; igamma/igammac and in-place aliases) ==
-from gradsum.ops.special2 import igamma, igammac  # noqa: E402
+from gradsum.ops.special.gamma import (
+    igamma,
+    igammac,
+)
 
 for _name, _fn in {"igamma": igamma, "igammac": igammac}.items():
     METHODS[_name] = _fn
@@ -1079,13 +1507,18 @@ xlogy_ = Tensor.xlogy_
 # == end ops/special2.py ==========================================================================
 
 # == ops/linalg2.py (triangular/LU solves, lstsq, cond, ..., index_reduce) =======================
-from gradsum.ops import linalg2 as _linalg2  # noqa: E402
-from gradsum.ops.linalg2 import (  # noqa: E402
+from gradsum.ops.indexing.index import (
+    index_reduce,
+)
+from gradsum.ops.linalg.functions import (
     chain_matmul,
+)
+from gradsum.ops.linalg.lu import (
+    lu_unpack,
+)
+from gradsum.ops.linalg.solvers import (
     cholesky_inverse,
     cholesky_solve,
-    index_reduce,
-    lu_unpack,
     triangular_solve,
 )
 
@@ -1096,5 +1529,5 @@ for _name, _fn in {
     METHODS[_name] = _fn
     setattr(Tensor, _name, _fn)
 Tensor.index_reduce_ = _op_inplace("index_reduce_", index_reduce, registered=False)
-_ = (_linalg2, chain_matmul, lu_unpack)
+_ = (chain_matmul, lu_unpack)
 # == end ops/linalg2.py ===========================================================================

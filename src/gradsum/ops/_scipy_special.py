@@ -141,7 +141,7 @@ def _kernels(sc: Any) -> dict[str, Any]:
                 flat = xp.ravel(x)
                 near = xp.flatnonzero((flat > 0.75) & (flat < 2.35))
                 if near.size:
-                    from gradsum.ops.special import _lgamma_array
+                    from gradsum.ops.special.gamma import _lgamma_array
 
                     out.flat[near] = _lgamma_array.numpy(flat[near])
         return out.reshape(xp.shape(x))

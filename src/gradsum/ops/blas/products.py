@@ -1,12 +1,11 @@
-"""Matrix products and softmax-family ops.
+"""Matrix products: ``matmul`` (and its folding of batched operands), ``mm``, ``bmm``, ``mv``,
+``dot``, ``vdot``, ``inner``, ``outer`` and ``linear``.
 
 Example:
     >>> import gradsum
-    >>> a = gradsum.ones(2, 3, requires_grad=True)
-    >>> b = gradsum.ones(3, 4, requires_grad=True)
-    >>> (a @ b).sum().backward()
-    >>> a.grad.tolist()
-    [[4.0, 4.0, 4.0], [4.0, 4.0, 4.0]]
+    >>> a = gradsum.tensor([[1.0, 2.0]], requires_grad=True)
+    >>> (a @ gradsum.tensor([[3.0], [4.0]])).grad_fn.name()
+    'MmBackward0'
 """
 
 from __future__ import annotations
@@ -23,9 +22,15 @@ from gradsum._backend import xp
 from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
-from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input, _saved_output
-from gradsum.ops._core import _make, needs_grad, quietly, record, register, wrap_dim
-from gradsum.ops.elementwise import _in_float32
+from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input
+from gradsum.ops._core import (
+    _make,
+    needs_grad,
+    record,
+    register,
+)
+from gradsum.ops.arithmetic import _tname
+from gradsum.ops.comparison import _require_tensor
 
 
 def _dtype_name(dt: Any) -> str:
@@ -329,7 +334,7 @@ def _matmul_composite(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _unsafe_view_cls() -> type[Node]:
-    return F.shape.UnsafeViewBackward0
+    return F.views.UnsafeViewBackward0
 
 
 def _bool_kernel(nx: int, ny: int) -> str:
@@ -483,223 +488,6 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return F.mul(col, b)
 
 
-# -- softmax family ------------------------------------------------------------------------------
-class SoftmaxBackward0(Node):
-    __slots__ = ("dim",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        if not _state.enabled:  # (nothing to record: a few passes of arrays)
-            (ya,) = self.saved_arrays()
-            ga = g._array
-            if ga.dtype is ya.dtype and ya.dtype.char in "fd" and ya.ndim and ya.size:
-                t = ga * ya
-                s = _sum_along(t, self.dim)
-                xp.subtract(ga, s, out=t)  # (torch's kernel: (g - sum(g * y)) * y)
-                t *= ya
-                return _make(t)
-        (out,) = self.saved()
-        return _in_float32(self._rule, g, out)  # (bfloat16: in float32, rounded once)
-
-    def _rule(self, g: Tensor, out: Tensor) -> Tensor:
-        gy = F.mul(g, out)
-        return F.sub(gy, F.mul(out, F.sum(gy, self.dim, keepdim=True)))
-
-
-class SafeSoftmaxBackward0(SoftmaxBackward0):
-    """torch's ``_safe_softmax`` (attention's math path): softmax's rule, whose saved output
-    is zero on the rows that were all ``-inf`` (so is their gradient)."""
-
-    __slots__ = ()
-
-
-def safe_softmax(a: Tensor, dim: int) -> Tensor:
-    """``softmax(a, dim)`` with rows that are all ``-inf`` giving zeros (and zero gradients),
-    torch's ``_safe_softmax`` (one ``SafeSoftmaxBackward0`` node)."""
-    x, d = _float_array(a, "softmax", dim)
-    if x.ndim == 0 or x.size == 0:
-        return softmax(a, dim)
-    dead = (x == -math.inf).all(axis=d, keepdims=True)
-    if dead.any():
-        x = xp.where(dead, 0.0, x).astype(x.dtype, copy=False)
-    e = xp.exp(x - _max_along(x, d))
-    out = e / e.sum(axis=d, keepdims=True)
-    if dead.any():
-        out = xp.where(dead, 0.0, out).astype(x.dtype, copy=False)
-    if not needs_grad(a):
-        return _make(out)
-    node = SafeSoftmaxBackward0()
-    node.dim = d
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
-
-
-def _float_array(a: Tensor, name: str, dim: int) -> tuple[Any, int]:
-    """The input array of softmax/log_softmax and its wrapped dim, in torch's order: the dim
-    is checked first, an empty input is returned as is (any dtype), and otherwise only a
-    floating one is accepted, as torch's kernels (whose names its error spells:
-    ``softmax_lastdim_kernel_impl`` along the last dim, which a 0-d input's dim 0 is)."""
-    x = a._array
-    d = wrap_dim(dim, x.ndim)
-    if not D.is_float_np(x.dtype) and x.size:
-        last = "lastdim_" if d == max(x.ndim, 1) - 1 else ""
-        raise D.not_implemented(
-            f"{name}_{last}kernel_impl", x.dtype,
-            f"Convert with .float() first, or pass dtype=gradsum.float32 to {name}()."
-        )
-    return x, d
-
-
-@register("softmax")
-def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``exp(a) / sum(exp(a), dim)``, computed stably."""
-    if dtype is not None:
-        a = a.to(dtype)
-    x, d = _float_array(a, "softmax", dim)
-    if x.ndim == 0:  # exp(x - x) / itself: nan where x is not finite (inf - inf)
-        out = xp.where(xp.isfinite(x), 1.0, math.nan).astype(x.dtype)
-    elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
-        out = x.copy()
-    elif x.dtype == D._BF16_NP:  # computed in float32 and rounded once, as torch's kernel
-        out = softmax(_make(x.astype(xp.float32)), d)._array.astype(x.dtype)
-    else:
-        out = xp.subtract(x, _max_along(x, d))  # (one buffer: exp and the division in place)
-        xp.exp(out, out=out)
-        out /= out.sum(axis=d, keepdims=True)
-    if not needs_grad(a):
-        return _make(out)
-    node = SoftmaxBackward0()
-    node.dim = d
-    t = record(node, (a,), out)
-    node.save(outputs=(t,))
-    return t
-
-
-class LogSoftmaxBackward0(Node):
-    __slots__ = ("dim",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        (out,) = self.saved()
-        return _in_float32(lambda g, y: log_softmax_backward(g, y, self.dim), g, out)
-
-
-class LogSoftmaxBackwardDataBackward0(Node):
-    """The rule of ``log_softmax_backward(g, y) = g - exp(y) * sum(g, dim)``, for double
-    backward: ``d/dg = gg - sum(gg * exp(y), dim)``, ``d/dy = -sum(g, dim) * exp(y) * gg``
-    (torch's formulas)."""
-
-    __slots__ = ("dim",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        g, y = self.saved()
-        e = F.exp(y)
-        d_g = d_y = None
-        if self._next[0][0] is not None:
-            d_g = F.sub(gg, F.sum(F.mul(gg, e), self.dim, keepdim=True))
-        if self._next[1][0] is not None:
-            # (torch's order: -sum(g) * exp(y) * gg)
-            d_y = F.mul(F.mul(F.neg(F.sum(g, self.dim, keepdim=True)), e), gg)
-        return d_g, d_y
-
-
-_ONES: dict[tuple[int, Any], Any] = {}
-_max_reduce = xp.maximum.reduce
-_add_reduce = xp.add.reduce
-_STARTS: dict[tuple[int, int], Any] = {}
-
-
-#: below this many elements NumPy's own reduction along the rows costs about what the
-#: tricks of _max_along/_sum_along cost alone, and less inside a training step (measured
-#: per step, interleaved: their second kernel and Python steps are not worth it there)
-_SMALL_REDUCE = 512
-
-
-def _max_along(x: Any, d: int) -> Any:
-    """``x.max(axis=d, keepdims=True)`` (the same values: a max is exact). Along the last
-    axis of a C-contiguous array it is ``maximum.reduceat`` over the flat rows, which NumPy
-    runs 1.5-2 times faster than its reduction along short rows."""
-    n = x.shape[-1] if x.ndim else 0
-    if (d != x.ndim - 1 or n < 2 or x.size <= _SMALL_REDUCE
-            or not x.flags.c_contiguous):
-        return _max_reduce(x, d, None, None, True) if x.size else x.max(axis=d, keepdims=True)
-    rows = x.size // n
-    starts = _STARTS.get((rows, n))
-    if starts is None:
-        if len(_STARTS) >= 64:
-            _STARTS.clear()
-        starts = _STARTS[(rows, n)] = xp.arange(0, rows * n, n)
-        starts.flags.writeable = False
-    return xp.maximum.reduceat(x.reshape(-1), starts).reshape(x.shape[:-1] + (1,))
-
-
-def _sum_along(x: Any, d: int) -> Any:
-    """``x.sum(axis=d, keepdims=True)``; along the last axis of a float32/float64 array as a
-    matrix-vector product (BLAS), several times faster than NumPy's row reduction for the
-    short rows of a softmax (the summation order differs: results may differ in the last
-    bit, as between any two libraries)."""
-    n = x.shape[-1] if x.ndim else 0
-    if (d != x.ndim - 1 or n < 2 or x.size <= _SMALL_REDUCE or x.dtype.char not in "fd"
-            or not x.flags.c_contiguous):
-        return _add_reduce(x, d, None, None, True)
-    ones = _ONES.get((n, x.dtype.char))
-    if ones is None:
-        ones = _ONES[(n, x.dtype.char)] = xp.ones(n, dtype=x.dtype)
-        ones.flags.writeable = False
-    return xp.matmul(x, ones)[..., None]
-
-
-def log_softmax_backward(g: Tensor, y: Tensor, dim: int) -> Tensor:
-    """``g - exp(y) * sum(g, dim)`` in one op: log_softmax's backward given its output ``y``
-    (torch's ``_log_softmax_backward_data``, a primitive with its own rule)."""
-    ga = g._array
-    if ga.ndim and ga.dtype == y._array.dtype:
-        t = xp.exp(y._array)  # a fresh temporary: the other passes write into it
-        t *= _sum_along(ga, dim)
-        xp.subtract(ga, t, out=t)
-    else:
-        t = ga - xp.exp(y._array) * ga.sum(axis=(dim,) if ga.ndim else (), keepdims=True)
-        if t.__class__ is not xp.ndarray:  # 0-d operands give NumPy scalars
-            t = xp.asarray(t)
-    if not _state.enabled or not (g.requires_grad or y.requires_grad):
-        return _make(t)
-    node = LogSoftmaxBackwardDataBackward0()
-    node.dim = dim
-    out = record(node, (g, y), t)
-    node.save(g if y.requires_grad else None, y)
-    return out
-
-
-def _log_softmax_array(x: Any, d: int) -> Any:
-    """``x - max - log(sum(exp(x - max)))`` along ``d`` (a slice whose max is +-inf or nan
-    becomes all nan, as in torch: inf - inf)."""
-    out = x - _max_along(x, d)  # fresh: the last pass subtracts the log-sum in place
-    out -= xp.log(_sum_along(xp.exp(out), d))
-    return out
-
-
-@register("log_softmax")
-def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``a - logsumexp(a, dim)``, computed stably."""
-    if dtype is not None:
-        a = a.to(dtype)
-    x, d = _float_array(a, "log_softmax", dim)
-    if x.ndim == 0:  # x - x - log(exp(0)): nan where x is not finite (inf - inf)
-        out = xp.where(xp.isfinite(x), 0.0, math.nan).astype(x.dtype)
-    elif x.size == 0:  # nothing to normalise (NumPy's max of an empty axis would raise)
-        out = x.copy()
-    elif x.dtype.kind == "V":  # bfloat16: in float32, rounded once (torch's kernel)
-        out = quietly(_log_softmax_array, x.astype(xp.float32), d).astype(x.dtype)
-    else:
-        out = quietly(_log_softmax_array, x, d)
-    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
-        return _make(out)
-    node = LogSoftmaxBackward0()
-    node.dim = d
-    t = record(node, (a,), out)
-    node._saved = (_saved_output(t),)  # (node.save(outputs=(t,)), inlined)
-    return t
-
-
 # -- linear ------------------------------------------------------------------------------------
 class AddmmBackward0(Node):
     """``x @ w.T + b`` as one node (torch's ``F.linear`` on a 2-D input with bias). Computing
@@ -792,4 +580,72 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
     # grad; a 2-d x is used as it is, so w is saved only if x has an edge)
     save_w = node._next[0][0] is not None or xa.ndim != 2
     node.save(x if w.requires_grad else None, w if save_w else None)
+    return t
+
+
+# -- products -------------------------------------------------------------------------------
+@register("inner")
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """The sum of products over the last dimensions (a product when either is 0-d).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.inner(gradsum.tensor([[1.0, 2.0]]), gradsum.tensor([3.0, 4.0])).tolist()
+        [11.0]
+    """
+    _require_tensor("inner", "input", 1, input)
+    _require_tensor("inner", "other", 2, other)
+    if input._array.ndim == 0 or other._array.ndim == 0:
+        return F.mul(input, other)
+    if input._array.dtype != other._array.dtype:
+        raise RuntimeError(f"both inputs should have same dtype (got "
+                           f"{_tname(input._array.dtype)} and {_tname(other._array.dtype)}). "
+                           "Convert one with .to(other.dtype).")
+    if input._array.shape[-1] != other._array.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input._array.shape)} and "
+                           f"{list(other._array.shape)}")
+    return F.tensordot(input, other, ([-1], [-1]))
+
+
+class VdotBackward0(Node):
+    """``input`` gets ``g * other``, ``other`` gets ``g * input`` (real tensors)."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b = self.saved()
+        return (F.mul(g, b) if self.needs(0) else None,
+                F.mul(g, a) if self.needs(1) else None)
+
+
+@register("vdot")
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    """The dot product of two 1-D tensors of one dtype (the first conjugated, which changes
+    nothing for gradsum's real dtypes).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.vdot(gradsum.tensor([1, 2]), gradsum.tensor([3, 4])).item()
+        11
+    """
+    _require_tensor("vdot", "input", 1, input)
+    _require_tensor("vdot", "other", 2, other)
+    x, y = input._array, other._array
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors. "
+                           "Flatten them (t.reshape(-1)) first.")
+    if x.dtype != y.dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{_tname(x.dtype)} and {_tname(y.dtype)}")
+    if x.size != y.size:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.size}] and src "
+                           f"[{y.size}] to have the same number of elements, but got {x.size} "
+                           f"and {y.size} elements respectively")
+    out = xp.asarray(xp.dot(x, y), dtype=x.dtype)
+    if not needs_grad(input, other):
+        return _make(out)
+    node = VdotBackward0()
+    t = record(node, (input, other), out)
+    node.save(input, other)
     return t

@@ -1,59 +1,56 @@
-"""Selection, order statistics and counting: ``median``/``nanmedian``/``kthvalue``/``mode``,
-``quantile``/``nanquantile``, ``std_mean``/``var_mean``, ``aminmax``, ``unique`` and
-``unique_consecutive``, ``bincount``/``histc``, ``searchsorted``/``bucketize``, ``meshgrid``,
-``take`` and ``scatter_reduce``.
-
-Each differentiable primitive has its own ``<Op>Backward0`` (torch's name) whose rule is written
-in gradsum ops, so double backward works; the value-selecting reductions send the gradient to
-the returned index, as torch's ``value_selecting_reduction_backward``. Ops that torch composes
-(``quantile``, ``meshgrid``) are composed the same way, so their ``grad_fn`` is torch's.
-
-Ties: the indices are torch's on CPU. ``median``/``nanmedian`` along a dim return the median's
-position in the stable (value, index) order; ``kthvalue`` follows torch's quickselect (ported
-below) and ``mode`` the last element of the mode's run after ``std::sort`` (libstdc++'s
-introsort, ported below; beyond its depth limit, which needs adversarial inputs, the heap sort
-fallback is replaced by a stable sort).
+"""Sorting and order statistics: the sort nodes (``sort``/``topk`` bind them in
+:mod:`gradsum.ops`), ``msort``, ``median``/``nanmedian``, ``kthvalue``, ``mode``,
+``quantile``/``nanquantile``, ``unique``/``unique_consecutive``, ``searchsorted``,
+``bucketize``.
 
 Example:
     >>> import gradsum
-    >>> x = gradsum.tensor([3.0, 1.0, 2.0, 5.0], requires_grad=True)
-    >>> v, i = gradsum.median(x, 0)
-    >>> v.backward()
-    >>> v.item(), i.item(), x.grad.tolist()
-    (2.0, 2, [0.0, 0.0, 1.0, 0.0])
+    >>> gradsum.median(gradsum.tensor([3.0, 1.0, 2.0])).item()
+    2.0
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections import namedtuple
 from typing import Any
 
 import gradsum.ops as F
-from gradsum import _dtype as D
 from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
-from gradsum.ops.more import _contig, _require_tensor, _tname
-from gradsum.ops.reduction import (
-    MaxBackward0,
-    _correction,
-    _dims,
-    _expand_back,
-    _kept_shape,
-    _var_backward,
+from gradsum.ops._core import (
+    _make,
+    needs_grad,
+    record,
+    register,
+    wrap_dim,
 )
-from gradsum.ops.shape import _FLAT_INDEX_MIN, _flat_along, _scatter_add
+from gradsum.ops.arithmetic import _tname
+from gradsum.ops.comparison import _require_tensor
+from gradsum.ops.indexing.gather_scatter import GatherBackward0
+from gradsum.ops.reduction import MaxBackward0, _contig
+
+
+class SortBackward0(GatherBackward0):
+    """The values of a sort: a gather along the sorted order (torch's own node)."""
+
+    __slots__ = ()
+    distinct = True
+
+
+class TopkBackward0(GatherBackward0):
+    """The values of a topk: a gather along the selected order (torch's own node)."""
+
+    __slots__ = ()
+    distinct = True
 
 #: torch.return_types' named tuples (same names and fields)
 median_t = namedtuple("median", ["values", "indices"])
 nanmedian_t = namedtuple("nanmedian", ["values", "indices"])
 kthvalue_t = namedtuple("kthvalue", ["values", "indices"])
 mode_t = namedtuple("mode", ["values", "indices"])
-aminmax_t = namedtuple("aminmax", ["min", "max"])
 
 
 # -- value-selecting reductions: median(dim), nanmedian(dim), kthvalue, mode ------------------
@@ -565,182 +562,6 @@ def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = F
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
-# -- std_mean / var_mean / aminmax: one node, two outputs --------------------------------------
-class _TwoOut(Node):
-    __slots__ = ("correction", "dims", "full", "in_shape", "keepdim")
-    num_outputs = 2
-
-    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
-        return grads  # (the rules take a None gradient for an unused output)
-
-
-class VarMeanBackward0(_TwoOut):
-    """torch's ``var_mean`` rule: var's gradient plus mean's."""
-
-    __slots__ = ()
-
-    def backward(self, gv: Tensor | None, gm: Tensor | None) -> Tensor | None:
-        (a,) = self.saved()[:1]
-        res = None if gv is None else _var_backward(gv, a, self)
-        return _add_mean_grad(res, gm, self)
-
-
-class StdMeanBackward0(_TwoOut):
-    """torch's ``std_mean`` rule: std's gradient (0 where the std is 0) plus mean's."""
-
-    __slots__ = ()
-
-    def backward(self, gs: Tensor | None, gm: Tensor | None) -> Tensor | None:
-        a, out = self.saved()
-        res = None
-        if gs is not None:
-            with xp.errstate(divide="ignore", invalid="ignore"):
-                g_var = F.div(gs, F.mul(out, 2))
-            g_var = F.where(_make(out._array == 0), F.zeros((), dtype=gs.dtype), g_var)
-            res = _var_backward(g_var, a, self)
-        return _add_mean_grad(res, gm, self)
-
-
-def _add_mean_grad(res: Tensor | None, gm: Tensor | None, node: _TwoOut) -> Tensor | None:
-    if gm is None:
-        return res
-    n = 1
-    for d in node.dims:
-        n *= node.in_shape[d]
-    gmean = F.div(_expand_back(gm, node.in_shape, node.dims, node.keepdim), n)
-    return gmean if res is None else F.add(res, gmean)
-
-
-def _welford_nonfinite_mean(x: Any, m: Any, dims: tuple[int, ...]) -> Any:
-    """The mean ``m`` (reduced with keepdims) as torch's Welford kernel gives it where a slice
-    holds an inf or nan: each step adds ``(x - mean) / k``, so after an infinite mean any
-    further element gives ``inf - inf``: the mean is +-inf only when the slice's one
-    non-finite element is an infinity at its end (in the reduction's order), otherwise nan."""
-    rest = [d for d in range(x.ndim) if d not in dims]
-    flat = x.transpose(rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
-    bad = ~xp.isfinite(flat)
-    keep_inf = (bad.sum(axis=-1) == 1) & xp.isinf(flat[..., -1])
-    nan_at = (bad.any(axis=-1) & ~keep_inf).reshape(m.shape)
-    return xp.where(nan_at, math.nan, m).astype(m.dtype, copy=False)
-
-
-def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
-               correction: Any, is_std: bool) -> tuple[Tensor, Tensor]:
-    _require_tensor(name, "input", 1, input)
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    x = input._array
-    if x.dtype.kind not in "fV":
-        raise RuntimeError(f"{name} only support floating point and complex dtypes (got "
-                           f"{_tname(x.dtype)}); convert the input with .float()")
-    corr = _correction(unbiased, correction)
-    dims = _dims(dim, x.ndim)
-    n = 1
-    for d in dims:
-        n *= x.shape[d]
-    with xp.errstate(invalid="ignore", divide="ignore"):
-        m = x.mean(axis=dims, keepdims=True)
-        v = ((x - m) ** 2).sum(axis=dims, keepdims=keepdim) / max(n - corr, 0)
-        if n and not xp.isfinite(m).all():
-            m = _welford_nonfinite_mean(x, m, dims)
-        first = xp.sqrt(v) if is_std else v
-        mean = m if keepdim else m.reshape(xp.sum(x, axis=dims).shape)
-    first = _contig(xp.asarray(first, dtype=x.dtype))
-    mean = _contig(xp.asarray(mean, dtype=x.dtype))
-    if not needs_grad(input):
-        return (_make(first), _make(mean))
-    node: _TwoOut = StdMeanBackward0() if is_std else VarMeanBackward0()
-    node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
-    node.full = dim is None or x.ndim == 0
-    t0 = record(node, (input,), first)
-    t1 = Tensor._make(mean, False, node, 1)
-    if is_std:
-        node.save(input, outputs=(t0,))
-    else:
-        node.save(input)
-    return (t0, t1)
-
-
-@register("var_mean")
-def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-             correction: Any = None) -> tuple[Tensor, Tensor]:
-    """``(var, mean)`` over ``dim`` in one node (``correction=1`` by default).
-
-    Example:
-        >>> import gradsum
-        >>> v, m = gradsum.var_mean(gradsum.tensor([1.0, 2.0, 3.0]), correction=0)
-        >>> round(v.item(), 4), m.item()
-        (0.6667, 2.0)
-    """
-    return _stat_mean("var_mean", input, dim, unbiased, keepdim, correction, False)
-
-
-@register("std_mean")
-def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
-             correction: Any = None) -> tuple[Tensor, Tensor]:
-    """``(std, mean)`` over ``dim`` in one node (``correction=1`` by default)."""
-    return _stat_mean("std_mean", input, dim, unbiased, keepdim, correction, True)
-
-
-class AminmaxBackward0(_TwoOut):
-    """Each of min and max shares its gradient evenly among its tied elements (amin/amax)."""
-
-    __slots__ = ()
-
-    def backward(self, gmin: Tensor | None, gmax: Tensor | None) -> Tensor | None:
-        a, lo, hi = self.saved()
-        res = None
-        for g, out in ((gmin, lo), (gmax, hi)):
-            if g is None:
-                continue
-            o = out._array
-            if not self.keepdim and self.dims:
-                o = o.reshape(_kept_shape(self.in_shape, self.dims))
-            mask = a._array == o
-            w = _make((mask / mask.sum(axis=self.dims, keepdims=True)).astype(g._array.dtype))
-            part = F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
-            res = part if res is None else F.add(res, part)
-        return res
-
-
-@register("aminmax")
-def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
-    """The named tuple ``(min, max)`` over ``dim`` (all elements by default); ties share the
-    gradient evenly, as amin/amax.
-
-    Example:
-        >>> import gradsum
-        >>> gradsum.aminmax(gradsum.tensor([[1, 5], [3, 2]]), dim=1)
-        aminmax(min=tensor([1, 2]), max=tensor([5, 3]))
-    """
-    _require_tensor("aminmax", "input", 1, input)
-    x = input._array
-    if dim is None:
-        dims = tuple(range(x.ndim))
-        if x.size == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
-                               f"operation has no identity (input shape {tuple(x.shape)}).")
-    else:
-        d = wrap_dim(dim, x.ndim)
-        dims = (d,) if x.ndim else ()
-        if x.ndim and x.shape[d] == 0:
-            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size (input "
-                             f"shape {tuple(x.shape)}). Reduce over a non-empty dim.")
-    kd = keepdim and dim is not None  # (torch: keepdim applies only with a dim)
-    if dim is None and keepdim and x.ndim:
-        kd = True
-    lo = _contig(xp.asarray(xp.min(x, axis=dims, keepdims=kd), dtype=x.dtype))
-    hi = _contig(xp.asarray(xp.max(x, axis=dims, keepdims=kd), dtype=x.dtype))
-    if not needs_grad(input):
-        return aminmax_t(_make(lo), _make(hi))
-    node = AminmaxBackward0()
-    node.dims, node.in_shape, node.keepdim = dims, x.shape, kd
-    t0 = record(node, (input,), lo)
-    t1 = Tensor._make(hi, False, node, 1)
-    node.save(input, outputs=(t0, t1))
-    return aminmax_t(t0, t1)
-
-
 # -- unique / unique_consecutive (not differentiable: torch's node raises in backward) --------
 class _NotDifferentiable(Node):
     __slots__ = ()
@@ -860,84 +681,6 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
                            return_counts)
 
 
-# -- bincount / histc --------------------------------------------------------------------------
-class _NoDerivative(Node):
-    """The node torch attaches where an op has no derivative formula (its backward raises)."""
-
-    __slots__ = ("op",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
-
-
-_NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"  # (torch's node name)
-
-
-@register("bincount")
-def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
-    """How often each value ``0 .. max`` occurs in a 1-D non-negative integer tensor (at
-    least ``minlength`` bins), or the sums of ``weights`` per value.
-
-    Example:
-        >>> import gradsum
-        >>> gradsum.bincount(gradsum.tensor([1, 1, 3]), minlength=5).tolist()
-        [0, 2, 0, 1, 0]
-    """
-    _require_tensor("bincount", "input", 1, input)
-    x = input._array
-    if x.dtype.kind not in "iu" and x.dtype.kind != "b":
-        raise D.not_implemented("bincount_cpu", x.dtype, "Convert the input with .long().")
-    if minlength < 0:
-        raise RuntimeError(f"minlength should be >= 0 (got {minlength})")
-    if x.ndim != 1 or (x.size and x.min() < 0):
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs. (got shape "
-                           f"{tuple(x.shape)}{', with negative values' if x.ndim == 1 else ''})")
-    if weights is not None:
-        w = weights._array
-        if w.ndim != 1 or w.shape[0] != x.shape[0]:
-            raise RuntimeError("weights should be 1-d and have the same length as input (input "
-                               f"{tuple(x.shape)}, weights {tuple(w.shape)})")
-        odt = xp.float32 if w.dtype == xp.float32 else xp.float64
-        out = xp.bincount(x, w.astype(xp.float64), minlength).astype(odt)
-        if needs_grad(weights):
-            node = _NoDerivative()
-            node.op = "bincount"
-            return record(node, (weights,), _contig(out))
-        return _make(_contig(out))
-    return _make(xp.bincount(x.astype(xp.int64, copy=False), minlength=minlength
-                             ).astype(xp.int64, copy=False))  # (no copies of int64 arrays)
-
-
-@register("histc")
-def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
-    """A histogram of ``bins`` equal-width bins between ``min`` and ``max`` (the data's range
-    when both are 0; values outside are ignored). Not differentiable.
-
-    Example:
-        >>> import gradsum
-        >>> gradsum.histc(gradsum.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
-        [0.0, 2.0, 1.0, 0.0]
-    """
-    _require_tensor("histc", "input", 1, input)
-    x = input._array
-    if x.dtype.kind not in "fV":
-        raise D.not_implemented("histogram_cpu", x.dtype, "Convert the input with .float().")
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    lo, hi = float(min), float(max)
-    if lo == hi and x.size:
-        lo, hi = float(x.min()), float(x.max())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    if lo > hi:
-        raise RuntimeError(f"torch.histc: max must be larger than min (min={min}, max={max})")
-    flat = x.reshape(-1).astype(xp.float64)
-    keep = flat[(flat >= lo) & (flat <= hi)]
-    pos = xp.floor((keep - lo) * bins / (hi - lo)).astype(xp.int64)
-    pos = xp.minimum(pos, bins - 1)
-    return _make(xp.bincount(pos, minlength=bins).astype(x.dtype))
-
-
 # -- searchsorted / bucketize ------------------------------------------------------------------
 @register("searchsorted")
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False,
@@ -1013,333 +756,13 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-# -- meshgrid (views of the inputs, as torch's: view + expand) ---------------------------------
-@register("meshgrid")
-def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
-    """Coordinate grids from 0-d/1-D tensors: with ``indexing='ij'`` output ``i`` varies along
-    dim ``i``; ``'xy'`` swaps the first two dims. The outputs are expanded views.
+@register("msort")
+def msort(input: Tensor) -> Tensor:
+    """``input`` sorted along its first dimension (the values of ``sort(input, 0)``).
 
     Example:
         >>> import gradsum
-        >>> a, b = gradsum.meshgrid(gradsum.tensor([1, 2]), gradsum.tensor([3, 4, 5]),
-        ...                         indexing="ij")
-        >>> a.shape, b.tolist()[0]
-        ((2, 3), [3, 4, 5])
+        >>> gradsum.msort(gradsum.tensor([[3, 1], [2, 4]])).tolist()
+        [[2, 1], [3, 4]]
     """
-    ts = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
-        else tensors
-    if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
-        indexing = "ij"
-    if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f"received: {indexing}")
-    if not ts:
-        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
-    for i, t in enumerate(ts):
-        _require_tensor("meshgrid", "tensors", i + 1, t)
-        if t._array.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
-                               f"got a tensor of shape {tuple(t.shape)}")
-    for t in ts[1:]:
-        if t._array.dtype != ts[0]._array.dtype:
-            raise RuntimeError("meshgrid expects all tensors to have the same dtype (got "
-                               f"{_tname(ts[0]._array.dtype)} and {_tname(t._array.dtype)})")
-    axes = list(range(len(ts)))
-    if indexing == "xy" and len(ts) >= 2:  # (the first two dims swap places)
-        axes[0], axes[1] = 1, 0
-    grid = [0] * len(ts)
-    for t, ax in zip(ts, axes):
-        grid[ax] = int(t._array.size)
-    outs = []
-    for t, ax in zip(ts, axes):
-        shape = [1] * len(ts)
-        shape[ax] = -1
-        outs.append(F.expand(F.view(t, tuple(shape)), tuple(grid)))
-    return tuple(outs)
-
-
-# -- take --------------------------------------------------------------------------------------
-class TakeBackward0(Node):
-    """torch's ``take_backward``: the gradient added at the (flat) indices of a zero tensor."""
-
-    __slots__ = ("flat_index", "in_shape")
-
-    def backward(self, g: Tensor) -> Tensor:
-        n = 1
-        for s in self.in_shape:
-            n *= s
-        # (scatter_add into zeros made here: filled in place, not copied first)
-        flat = _scatter_add(F.zeros((n,), dtype=g.dtype), 0, self.flat_index,
-                            F.reshape(g, (-1,)), self.flat_index._array, fresh=True)
-        return F.reshape(flat, self.in_shape)
-
-
-@register("take")
-def take(input: Tensor, index: Tensor) -> Tensor:
-    """The elements of ``input`` read as a flat array at ``index`` (negative counts from the
-    end); the result has ``index``'s shape.
-
-    Example:
-        >>> import gradsum
-        >>> gradsum.take(gradsum.tensor([[1, 2], [3, 4]]), gradsum.tensor([0, -1])).tolist()
-        [1, 4]
-    """
-    _require_tensor("take", "input", 1, input)
-    _require_tensor("take", "index", 2, index)
-    x, idx = input._array, index._array
-    if idx.dtype != xp.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
-                           f"{_tname(idx.dtype)}. Convert it with .long().")
-    n = x.size
-    bad = idx[(idx < -n) | (idx >= n)]
-    if bad.size:
-        raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a "
-                         f"tensor of {n} elements.")
-    wrapped = xp.where(idx < 0, idx + n, idx)
-    out = _contig(x.reshape(-1)[wrapped])
-    if not needs_grad(input):
-        return _make(out)
-    node = TakeBackward0()
-    node.flat_index, node.in_shape = _make(wrapped.reshape(-1)), x.shape
-    node._saved = HOLDS_STATE  # (torch saves the index)
-    return record(node, (input,), out)
-
-
-# -- scatter_reduce ----------------------------------------------------------------------------
-_REDUCES = ("sum", "prod", "mean", "amax", "amin")
-
-
-def _scatter_reduce_array(x: Any, d: int, idx: Any, s: Any, reduce: str, include_self: bool
-                          ) -> Any:
-    """The result of scatter_reduce."""
-    out = x.copy()
-    key = _along_key(idx, d, x.shape)
-    s = s[tuple(slice(0, k) for k in idx.shape)].astype(x.dtype, copy=False)
-    if not include_self:
-        hit = _hit_mask(x.shape, key)
-        init = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
-        if init is not None:
-            out[hit] = init
-        elif reduce == "amax":
-            out[hit] = -xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).min
-        else:
-            out[hit] = xp.inf if x.dtype.kind in "fV" else xp.iinfo(x.dtype).max
-    if reduce in ("sum", "mean"):
-        _at(xp.add, out, key, s)
-        if reduce == "mean":
-            cnt = xp.zeros(x.shape, dtype=xp.int64) + (1 if include_self else 0)
-            _at(xp.add, cnt, key, 1)
-            cnt = xp.maximum(cnt, 1)
-            out = out / cnt if x.dtype.kind in "fV" else out // cnt
-    elif reduce == "prod":
-        _at(xp.multiply, out, key, s)
-    elif reduce == "amax":
-        _at(xp.maximum, out, key, s)
-    else:
-        _at(xp.minimum, out, key, s)
-    return _contig(out.astype(x.dtype, copy=False))
-
-
-def _hit_mask(shape: tuple[int, ...], key: Any) -> Any:
-    """A bool mask of the positions :func:`_along_key`'s ``key`` writes."""
-    hit = xp.zeros(shape, dtype=bool)
-    _on(hit, key)[key] = True
-    return hit
-
-
-def _along_key(idx: Any, d: int, shape: tuple[int, ...]) -> Any:
-    """The index that picks ``idx`` along ``d`` (and position i elsewhere) in an array of
-    ``shape``: from :data:`_FLAT_INDEX_MIN` indices its flat positions as one 1-D array
-    (``idx``'s C order), for the 1-D view that :func:`_on` gives, else that tuple. NumPy's
-    ``ufunc.at`` runs 10-15 times faster with one 1-D index and 1-D values than with a tuple
-    of broadcast ones (or an N-D index); see :func:`_at` for the order."""
-    if idx.ndim and idx.size >= _FLAT_INDEX_MIN:
-        return _flat_along(idx, d, shape).reshape(-1)
-    grids = list(xp.indices(idx.shape, sparse=True))
-    grids[d] = idx
-    return tuple(grids)
-
-
-def _on(a: Any, key: Any) -> Any:
-    """What :func:`_along_key`'s ``key`` indexes: ``a`` (C-contiguous) as a 1-D view for
-    flat positions, else ``a``."""
-    if isinstance(key, tuple):
-        return a
-    assert a.flags.c_contiguous  # (a reshape would copy: the writes would be lost)
-    return a.reshape(-1)
-
-
-def _at(op: Any, a: Any, key: Any, vals: Any) -> None:
-    """``op.at(a, key, vals)`` in place for :func:`_along_key`'s ``key`` (``vals`` of
-    ``idx``'s shape, or a number). Flat positions visit the elements in the same C order of
-    ``idx`` as the tuple, so each position is updated in the same order (the same bits); a
-    count (adding the number 1, which ``ufunc.at`` runs element by element) is a
-    ``bincount``, exact in integers."""
-    if isinstance(key, tuple):
-        op.at(a, key, vals)
-        return
-    flat = _on(a, key)
-    if op is xp.add and isinstance(vals, int) and vals == 1:
-        flat += xp.bincount(key, minlength=flat.size).astype(a.dtype, copy=False)
-        return
-    op.at(flat, key, xp.reshape(vals, -1))
-
-
-class ScatterReduceBackward0(Node):
-    """torch's ``scatter_reduce_backward`` (sum, mean, prod, amax, amin; ``include_self``)."""
-
-    __slots__ = ("dim", "include_self", "index", "reduce")
-
-    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        x, src, out = self.saved()
-        d, idx, red = self.dim, self.index, self.reduce
-        if red not in _REDUCES:
-            raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
-                               f"'amin' but got {red}.")
-        hit = (_make(_hit_mask(x.shape, _along_key(idx._array, d, x.shape)))
-               if not self.include_self else None)
-        zero = F.zeros((), dtype=g.dtype)
-        gs = gsrc = None
-        if red == "sum":
-            gs = g
-            gsrc = F.gather(g, d, idx)
-        elif red == "mean":
-            cnt = xp.zeros(x.shape, dtype=g._array.dtype) + (1 if self.include_self else 0)
-            _at(xp.add, cnt, _along_key(idx._array, d, x.shape), 1)
-            cnt = _make(xp.maximum(cnt, 1).astype(g._array.dtype))
-            gs = F.div(g, cnt)
-            gsrc = F.gather(gs, d, idx)
-        elif red == "prod":
-            gs, gsrc = _scatter_prod_grads(g, x, src, out, d, idx, self.include_self)
-        else:
-            # torch multiplies by the masks (an inf or nan gradient gives nan where the
-            # element is not the extreme) and divides by the tie count, 0 where the result
-            # is nan (nothing equals it)
-            value = F.gather(out, d, idx)
-            dt = g._array.dtype
-            s_used = F.getitem(src, tuple(slice(0, k) for k in idx.shape))
-            self_is = (x._array == out._array).astype(dt)
-            src_is = (s_used._array == value._array).astype(dt)
-            n = self_is.copy()
-            _at(xp.add, n, _along_key(idx._array, d, x.shape), src_is)
-            with xp.errstate(divide="ignore", invalid="ignore"):
-                dist = F.div(g, _make(n))
-            gs = F.mul(_make(self_is), dist)
-            gsrc = F.mul(_make(src_is), F.gather(dist, d, idx))
-        if hit is not None:
-            gs = F.where(hit, zero, gs)
-        if gsrc is not None and tuple(gsrc.shape) != tuple(src.shape):
-            full = F.zeros(tuple(src.shape), dtype=g.dtype)
-            gsrc = F.scatter_add(full, d, _make(_arange_like(idx._array, d)), gsrc)
-        return (gs if self.needs(0) else None, gsrc if self.needs(1) else None)
-
-
-class DelayedError(Node):
-    """A gradient whose own derivative torch does not provide: passing through it is
-    fine, differentiating it raises (torch's ``DelayedError`` node)."""
-
-    __slots__ = ("msg",)
-
-    def name(self) -> str:
-        return "Error"  # (torch's grad_fn shows <Error>)
-
-    def backward(self, g: Tensor) -> Tensor:
-        raise RuntimeError(self.msg)
-
-
-def _scatter_prod_grads(g: Tensor, x: Tensor, src: Tensor, out: Tensor, d: int, idx: Tensor,
-                        include_self: bool) -> tuple[Tensor, Tensor]:
-    """torch's ``scatter_reduce_backward`` for ``'prod'``: the product of the others by
-    reducing again with the zeros masked to 1 (one zero among a position's sources: the
-    product of the others; two or more: 0, and a double backward that raises)."""
-    xa = x._array
-    used = tuple(slice(0, k) for k in idx.shape)
-    s_used = F.getitem(src, used)
-    masked_self = F.masked_fill(x, _make(xa == 0), 1.0)
-    gs = F.div(F.mul(g, scatter_reduce(masked_self, d, idx, src, "prod",
-                                       include_self=include_self)), masked_self)
-    src_zero = s_used._array == 0
-    nz = xp.zeros(xa.shape, dtype=xp.int64)
-    _at(xp.add, nz, _along_key(idx._array, d, xa.shape), src_zero)
-    num_zeros = xp.take_along_axis(nz, idx._array, d)
-    single = src_zero & (num_zeros == 1)
-    single_full = xp.zeros(src.shape, dtype=bool)
-    single_full[used] = single
-    masked_src = F.masked_fill(src, _make(single_full), 1.0)
-    others = scatter_reduce(x, d, idx, masked_src, "prod", include_self=include_self)
-    gsrc = F.where(_make(single), F.gather(F.mul(g, others), d, idx),
-                   F.div(F.gather(F.mul(g, out), d, idx),
-                         F.masked_fill(s_used, _make(src_zero), 1.0)))
-    if (num_zeros > 1).any() and gsrc.requires_grad:
-        node = DelayedError()
-        node.msg = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros "
-                    "in src are scattered to the same position in self")
-        gsrc = record(node, (gsrc,), gsrc._array)
-    return gs, gsrc
-
-
-def _arange_like(idx: Any, d: int) -> Any:
-    """Indices ``0 .. idx.shape[d]-1`` along ``d`` broadcast to ``idx``'s shape."""
-    shape = [1] * idx.ndim
-    shape[d] = idx.shape[d]
-    return _contig(xp.broadcast_to(xp.arange(idx.shape[d]).reshape(shape),
-                                                idx.shape))
-
-
-@register("scatter_reduce")
-def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
-                   include_self: bool = True) -> Tensor:
-    """``input`` with each ``src[i][j]`` reduced into position ``[index[i][j]][j]`` (for
-    ``dim=0``) by ``reduce`` (sum, prod, mean, amax, amin); ``include_self=False`` leaves the
-    input's value out of the positions written.
-
-    Example:
-        >>> import gradsum
-        >>> x = gradsum.tensor([1.0, 2.0])
-        >>> src = gradsum.tensor([5.0, 3.0, 4.0])
-        >>> gradsum.scatter_reduce(x, 0, gradsum.tensor([0, 0, 1]), src, "amax").tolist()
-        [5.0, 4.0]
-    """
-    _require_tensor("scatter_reduce", "input", 1, input)
-    _require_tensor("scatter_reduce", "index", 3, index)
-    _require_tensor("scatter_reduce", "src", 4, src)
-    if reduce not in _REDUCES + ("max", "min"):
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
-    # (torch's kernel also takes "max"/"min" for amax/amin; its backward then raises)
-    fwd = {"max": "amax", "min": "amin"}.get(reduce, reduce)
-    x, idx, s = input._array, index._array, src._array
-    if idx.dtype != xp.int64:
-        raise RuntimeError(f"scatter_reduce(): Expected dtype int64 for index, got "
-                           f"{_tname(idx.dtype)}. Convert it with .long().")
-    if x.dtype != s.dtype:
-        raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype "
-                           f"(self {_tname(x.dtype)}, src {_tname(s.dtype)}). Convert src.")
-    d = wrap_dim(dim, x.ndim)
-    if not (idx.ndim == x.ndim == s.ndim):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor "
-                           f"(index {idx.ndim}, self {x.ndim}, src {s.ndim})")
-    if any(idx.shape[i] > s.shape[i] or (i != d and idx.shape[i] > x.shape[i])
-           for i in range(x.ndim)):
-        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
-                           f"{list(x.shape)} apart from dimension {d} and to be no larger size "
-                           f"than src {list(s.shape)}")
-    size = x.shape[d] if x.ndim else 1
-    bad = idx[(idx < 0) | (idx >= size)]
-    if bad.size:
-        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
-                           f"with size {size}")
-    if x.ndim == 0:
-        res = scatter_reduce(F.reshape(input, (1,)), 0, F.reshape(index, (1,)),
-                             F.reshape(src, (1,)), reduce, include_self=include_self)
-        return F.reshape(res, ())
-    out = _scatter_reduce_array(x, d, idx, s, fwd, include_self)
-    if not needs_grad(input, src):
-        return _make(out)
-    node = ScatterReduceBackward0()
-    node.dim, node.index, node.reduce, node.include_self = d, index, reduce, include_self
-    t = record(node, (input, src), out)
-    node.save(input, src, outputs=(t,))
-    return t
+    return F.indexing.subscript.as_node(F.sort(input, 0).values, SortBackward0)
