@@ -1,7 +1,7 @@
-"""Op tests driven by the table in ``opdb.py``: forward values against torch and NumPy,
-gradcheck/gradgradcheck in float64, parity with torch (values, dtypes, grad_fn names, first and
-second gradients) in float32 and float64, error parity; then in-place ops, indexing and
-hypothesis properties on broadcast shapes."""
+"""Op tests driven by the table in ``ops/opinfo`` (one module per ops family): forward values
+against torch and NumPy, gradcheck/gradgradcheck in float64, parity with torch (values, dtypes,
+grad_fn names, first and second gradients) in float32 and float64, error parity; then in-place
+ops, indexing and hypothesis properties on broadcast shapes."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 from gradsum.ops import OPS  # noqa: E402
-from opdb import (  # noqa: E402
+from ops.opinfo import (  # noqa: E402
     OPINFOS,
     ErrorCase,
     OpInfo,
@@ -28,8 +28,8 @@ from opdb import (  # noqa: E402
     has_float_operand,
     missing_entries,
 )
-from opdb import grad_leaves as _leaves  # noqa: E402
-from opdb import walk_tensors as _walk  # noqa: E402
+from ops.opinfo import grad_leaves as _leaves  # noqa: E402
+from ops.opinfo import walk_tensors as _walk  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
@@ -112,7 +112,7 @@ def _diff_outputs(outs: list[Any], lib: type) -> list[Any]:
 # -- (d) coverage -----------------------------------------------------------------------------
 def test_every_op_has_an_entry() -> None:
     missing = missing_entries(list(OPS))
-    assert not missing, f"ops without an entry in tests/opdb.py: {missing}"
+    assert not missing, f"ops without an entry in tests/ops/opinfo/<family>.py: {missing}"
 
 
 def test_aliases_are_the_canonical_op() -> None:
