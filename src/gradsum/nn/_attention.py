@@ -227,7 +227,7 @@ def _weights(query: Tensor, key: Tensor, mask: Tensor | None, scale: float) -> T
                       _scalar_op(ops.transpose(key, -2, -1), s, True))
     if mask is not None:
         attn = ops.add(attn, mask)
-    return ops.linalg.safe_softmax(attn, -1)
+    return ops.activation.safe_softmax(attn, -1)
 
 
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,

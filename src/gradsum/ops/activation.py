@@ -20,6 +20,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.graph import Node, _saved_output
 from gradsum.autograd.saved import hooks_active
 from gradsum.backends.mkldnn import onednn_gelu_nan_at_inf
@@ -873,4 +874,221 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     node = PreluKernelBackward0()
     res = record(node, (input, w), out)
     node.save(input, w)
+    return res
+
+
+# -- the nodes of nn.functional's activations: _Act (hardtanh ... celu), leaky_relu_, mish, glu
+class LeakyReluBackward1(Node):
+    """In-place ``leaky_relu_`` (torch's node): its rule reads the saved result, which says
+    where the input was positive only for a non-negative slope; a negative slope raises at
+    backward, as torch's ``leaky_relu_backward(..., self_is_result=True)`` does."""
+
+    __slots__ = ("slope",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (res,) = self.saved()
+        if self.slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope "
+                "which is not supported. This is caused by calling in-place forward function "
+                "with a negative slope, please call out-of-place version instead. File an "
+                "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                "in-place leakRelu backward calculation with negative slope"
+            )
+        return leaky_relu_backward(g, res, self.slope)
+
+class _Act:
+    """An elementwise activation ``y = f(x)`` with torch's gradient rules: ``deriv`` maps the
+    input array to ``f'(x)`` (torch's masks at the kinks and at nan), ``second(gg, g, x)`` is
+    the gradient that the backward's output sends ``x`` (None: a piecewise-linear ``f``, whose
+    backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's.
+    ``rule(g, x)``, if given, is the whole backward ``g * f'(x)`` on two float32/float64
+    arrays of one shape and dtype (a kernel's own faster formulation, with ``deriv``'s
+    values bit for bit). ``blocked(x)``, given in place of a bool ``deriv``, is where the
+    gradient does not pass (a fresh bool array: the negation of that ``deriv``, computed as
+    such, which saves the two negations that ``~deriv(x)`` costs)."""
+
+    __slots__ = ("blocked", "bwd", "deriv", "fwd", "rule", "scale", "second")
+
+    def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
+                 second: Any = None, scale: float = 1.0, rule: Any = None,
+                 blocked: Any = None) -> None:
+        self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
+        self.scale, self.rule, self.blocked = scale, rule, blocked
+
+class _ActBackward(Node):
+    """The node of an :class:`_Act` activation: its rule is :func:`_act_backward`, a primitive
+    that takes the input too, as torch's ``<op>_backward`` kernels do. So under
+    ``create_graph`` the gradient requires grad whenever the input does, even where ``f`` is
+    piecewise linear (then ``x`` gets zeros from the double backward, not ``None``)."""
+
+    __slots__ = ("act",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        return _act_backward(g, x, self.act)
+
+class _ActBackwardBackward(Node):
+    """The rule of :func:`_act_backward`: linear in ``g`` (its own adjoint), and ``x`` gets
+    ``act.second`` (zeros for a piecewise-linear activation, as in torch)."""
+
+    __slots__ = ("act",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, x = self.saved()
+        act = self.act
+        if act.second == "not implemented":  # (torch has no rule for it either)
+            raise RuntimeError(
+                f"derivative for aten::{_ACT_KERNELS[act.fwd.__name__]}_backward is not "
+                "implemented: this activation supports first-order gradients only"
+            )
+        d_g = _act_backward(gg, x, act) if self.needs(0) else None
+        d_x = None
+        if self.needs(1):
+            d_x = F.zeros_like(gg) if act.second is None else act.second(gg, g, x)
+        return d_g, d_x
+
+def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type[Node]]:
+    """The node classes ``<name>Backward0`` and ``<bwd_name>BackwardBackward0``."""
+    fwd = type(f"{name}Backward0", (_ActBackward,), {"__slots__": ()})
+    bwd = type(f"{bwd_name or name}BackwardBackward0", (_ActBackwardBackward,),
+               {"__slots__": ()})
+    return fwd, bwd
+
+def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
+    """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool
+    ``deriv`` (a piecewise-linear ``f``) is where the gradient passes: torch's kernels select
+    (``cond ? g : 0``), so an inf or nan ``g`` where it does not pass gives 0 (see note
+    "Select, don't multiply" in ``ops/elementwise.py``); a ``scale`` multiplies what passes."""
+    ga, xa = g._array, x._array
+    if (act.rule is not None and ga.dtype is xa.dtype and ga.dtype in _F32_F64
+            and ga.shape == xa.shape and ga.ndim):
+        out = act.rule(ga, xa)
+    elif act.blocked is not None:
+        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale),
+                          xp.asarray(act.blocked(xa)))
+    elif (d := act.deriv(xa)).__class__ is tuple:  # (where it passes, the derivative there)
+        out = select_grad(xp.asarray(ga * d[1].astype(ga.dtype, copy=False)), ~d[0])
+    elif d.dtype.kind == "b":
+        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale), ~d)
+    else:
+        out = xp.asarray(ga * d.astype(ga.dtype, copy=False))
+    if not needs_grad(g, x):
+        return _make(out)
+    node = act.bwd()
+    node.act = act
+    res = record(node, (g, x), out)
+    node.save(g, x)
+    return res
+
+def _act(input: Tensor, out: Any, act: _Act) -> Tensor:
+    """The output array ``out`` of the activation ``act`` of ``input``, recorded."""
+    if not needs_grad(input):
+        return _make(out)
+    node = act.fwd()
+    node.act = act
+    res = record(node, (input,), out)
+    node.save(input)
+    return res
+
+_ACT_KERNELS = {"HardsigmoidBackward0": "hardsigmoid"}
+
+_HARDTANH_NODES = _act_nodes("Hardtanh")
+
+_THRESHOLD_NODES = _act_nodes("Threshold")
+
+_HARDSHRINK_NODES = _act_nodes("Hardshrink")
+
+_SOFTSHRINK_NODES = _act_nodes("Softshrink")
+
+_HARDSIGMOID_NODES = _act_nodes("Hardsigmoid")
+
+_HARDSWISH_NODES = _act_nodes("Hardswish")
+
+_ELU_NODES = _act_nodes("Elu")
+
+_RRELU_NODES = _act_nodes("RreluWithNoise")
+
+_CELU_NODES = _act_nodes("Celu", "Elu")
+
+class MishBackward0(Node):
+    """``mish`` (torch's node); its rule is torch's ``infinitely_differentiable_mish_backward``
+    in gradsum ops: ``g * (tsp + x * sigmoid(x) * (1 - tsp**2))``, ``tsp = tanh(softplus(x))``
+    (so the gradient's ``grad_fn`` is a ``MulBackward0``, as torch's under ``create_graph``)."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        if not _grad_state.enabled:  # (nothing to record: the same operations on arrays)
+            (xa,) = self.saved_arrays()
+            ga = g._array
+            if ga.dtype is xa.dtype and xa.dtype in _F32_F64 and ga.shape == xa.shape and (
+                    xa.ndim):
+                tsp = _softplus_array(xa, 1.0, 20.0)
+                xp.tanh(tsp, out=tsp)
+                inner = _sigmoid_array(xa)
+                inner *= xa
+                one_m = tsp * tsp
+                xp.subtract(1.0, one_m, out=one_m)
+                inner *= one_m
+                inner += tsp
+                inner *= ga
+                return _make(inner)
+        (x,) = self.saved()
+        tsp = F.tanh(F.softplus(x))
+        inner = F.mul(F.mul(x, F.sigmoid(x)), F.rsub(F.mul(tsp, tsp), 1.0))
+        return F.mul(g, F.add(tsp, inner))
+
+class GluBackward0(Node):
+    """``glu`` (torch's node): its rule is :func:`_glu_backward`."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        (x,) = self.saved()
+        return _glu_backward(g, x, self.dim)
+
+class GluBackwardBackward0(Node):
+    """The rule of :func:`_glu_backward` (inputs ``g, x``), with ``s = sigmoid(b)``,
+    ``s' = s (1 - s)`` and the incoming gradient's halves ``ga, gb``: ``g`` gets
+    ``ga s + gb a s'``, ``a`` gets ``gb g s'`` and ``b`` gets
+    ``ga g s' + gb g a s' (1 - 2 s)`` (torch's ``glu_double_backward``)."""
+
+    __slots__ = ("dim",)
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        g, x = self.saved()
+        d = self.dim
+        h = x.shape[d] // 2
+        a, b = F.narrow(x, d, 0, h), F.narrow(x, d, h, h)
+        ga, gb = F.narrow(gg, d, 0, h), F.narrow(gg, d, h, h)
+        s = F.sigmoid(b)
+        ds = F.mul(s, F.rsub(s, 1.0))
+        d_g = d_x = None
+        if self.needs(0):
+            d_g = F.add(F.mul(ga, s), F.mul(F.mul(gb, a), ds))
+        if self.needs(1):
+            gds = F.mul(g, ds)
+            d_a = F.mul(gb, gds)
+            d_b = F.add(F.mul(ga, gds),
+                          F.mul(F.mul(F.mul(gb, a), gds), F.rsub(F.mul(s, 2.0), 1.0)))
+            d_x = F.cat([d_a, d_b], d)
+        return d_g, d_x
+
+def _glu_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
+    """torch's ``glu_backward(g, x, dim)``: ``cat(g s, g a s (1 - s))`` along ``dim`` for the
+    halves ``a, b`` of ``x`` and ``s = sigmoid(b)``, one op recorded with ``g, x`` as inputs."""
+    xa, gaa = x._array, g._array
+    h = xa.shape[dim] // 2
+    a, b = xp.split(xa, [h], axis=dim)
+    with xp.errstate(over="ignore"):
+        s = 1.0 / (1.0 + xp.exp(-b))
+    gs = gaa * s
+    out = xp.asarray(xp.concatenate([gs, gs * a * (1 - s)], axis=dim), dtype=xa.dtype)
+    if not needs_grad(g, x):
+        return _make(out)
+    node = GluBackwardBackward0()
+    node.dim = dim
+    res = record(node, (g, x), out)
+    node.save(g, x)
     return res

@@ -784,3 +784,100 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     node.dim, node.in_shape = d, input._array.shape
     node.start = start + input._array.shape[d] if start < 0 else start
     return record(node, (input,), out)
+
+
+# -- pixel_shuffle, pixel_unshuffle, channel_shuffle (nn.functional's; one node each) -------
+def _lead(input: Tensor, name: str) -> None:
+    if input.ndim < 3:
+        raise RuntimeError(
+            f"{name} expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+
+# pixel_shuffle, pixel_unshuffle and channel_shuffle are one node each, as torch's kernels
+# (not the reshape-permute-reshape they amount to): the backward of each is its inverse
+# permutation, itself differentiable.
+class PixelShuffleBackward0(Node):
+    __slots__ = ("arg",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        return pixel_unshuffle(g, self.arg)
+
+class PixelUnshuffleBackward0(PixelShuffleBackward0):
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return pixel_shuffle(g, self.arg)
+
+class ChannelShuffleBackward0(PixelShuffleBackward0):
+    """``arg``: C // groups, the groups of the inverse shuffle."""
+
+    __slots__ = ()
+
+    def backward(self, g: Tensor) -> Tensor:
+        return channel_shuffle(g, self.arg)
+
+def _shuffled(input: Tensor, out: Any, cls: type[PixelShuffleBackward0], arg: int) -> Tensor:
+    """``out`` (a permutation of ``input``'s elements) as a new tensor, recorded as ``cls``."""
+    if xp.may_share_memory(out, input._array):  # (a factor of 1: torch still copies)
+        out = out.copy()
+    if not needs_grad(input):
+        return _make(out)
+    node = cls()
+    node.arg = arg
+    return record(node, (input,), out)
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
+    _lead(input, "pixel_shuffle")
+    r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
+    n = len(b)
+    x = input._array.reshape((*b, c // (r * r), r, r, h, w))
+    x = x.transpose((*range(n), n, n + 3, n + 1, n + 4, n + 2))
+    return _shuffled(input, x.reshape((*b, c // (r * r), h * r, w * r)),
+                     PixelShuffleBackward0, r)
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)`` (pixel_shuffle's inverse)."""
+    _lead(input, "pixel_unshuffle")
+    r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *b, c, h, w = input.shape
+    if h % r or w % r:
+        dim, size = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(
+            f"pixel_unshuffle expects {dim} to be divisible by downscale_factor, but "
+            f"input.size({-2 if dim == 'height' else -1})={size} is not divisible by {r}"
+        )
+    n = len(b)
+    x = input._array.reshape((*b, c, h // r, r, w // r, r))
+    x = x.transpose((*range(n), n, n + 2, n + 4, n + 1, n + 3))
+    return _shuffled(input, x.reshape((*b, c * r * r, h // r, w // r)),
+                     PixelUnshuffleBackward0, r)
+
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``(N, C, *)``: the channels, viewed as ``(groups, C // groups)``, transposed."""
+    if input.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.ndim} dimension(s)"
+        )
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    x = input._array.reshape((n, g, c // g, *rest)).swapaxes(1, 2)
+    return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
