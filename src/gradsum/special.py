@@ -2,7 +2,7 @@
 
 Most are the gradsum ops of the same meaning (``expit`` is ``sigmoid``, ``gammaln`` is
 ``lgamma``, ``psi`` is ``digamma``, ``multigammaln`` is ``mvlgamma``, ``gammainc`` is
-``igamma``); the rest live in :mod:`gradsum.ops.special2`. ``airy_ai`` is not provided (see
+``igamma``); the rest live in :mod:`gradsum.ops.special`. ``airy_ai`` is not provided (see
 the module's tests for the list of torch names left out and why).
 
 Example:

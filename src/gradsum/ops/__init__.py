@@ -1102,7 +1102,7 @@ for _name, _fn in {
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 
 
-# -- ops/more.py: Tensor methods (torch.Tensor has no einsum, cdist, tensordot or *_indices) ----
+# -- cumulative, diagonal, roll/rot90 and add*mm methods (no einsum, cdist, tensordot, *_indices)
 for _name, _fn in {
     "cumprod": cumprod, "roll": roll, "diagonal": diagonal, "diag": diag,
     "diag_embed": diag_embed, "trace": trace, "movedim": movedim, "moveaxis": movedim,
@@ -1138,7 +1138,7 @@ for _name, _method in {
     setattr(Tensor, _name, getattr(Tensor, _method))
 
 
-# == ops/selection.py (median ... scatter_reduce): imports and Tensor methods =====================
+# == median ... scatter_reduce (sorting, reduction, indexing): imports and Tensor methods ==========
 from gradsum.ops.indexing.gather_scatter import (
     scatter_reduce,
     take,
@@ -1176,9 +1176,9 @@ for _name, _fn in {
     setattr(Tensor, _name, _fn)
 Tensor.scatter_reduce_ = _op_inplace("scatter_reduce_", scatter_reduce, registered=False)
 _ = (meshgrid, searchsorted, bucketize, std_mean, var_mean)
-# == end ops/selection.py =========================================================================
+# == end median ... scatter_reduce =================================================================
 
-# == ops/special.py and ops/decomp.py (special functions, linalg decompositions) ===============
+# == special functions, linalg decompositions ===================================================
 from gradsum.ops.arithmetic import (
     fmod,
 )
@@ -1261,9 +1261,9 @@ for _name, _fn in {
 }.items():
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 _ = (LinAlgError,)
-# == end ops/special.py and ops/decomp.py =======================================================
+# == end special functions, linalg decompositions ===============================================
 
-# -- ops/compose.py ---------------------------------------------------------------------------
+# -- torch's composites (broadcast/stack/split helpers, clamp_min/max, fmax/fmin, scatters) ---
 # torch's everyday top-level functions (tile, *stack, tensor_split, nansum, fmax, dist, ...):
 # imports, the existing composites torch also has at top level, and the Tensor methods. The
 # new logit/clamp_min/clamp_max have torch's own nodes and replace the composite methods.
@@ -1359,9 +1359,9 @@ Tensor.subtract_ = Tensor.sub_
 Tensor.negative_ = Tensor.neg_
 _ = (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack,
      combinations, dstack, hstack, isin, vstack)
-# -- end ops/compose.py -----------------------------------------------------------------------
+# -- end composites ----------------------------------------------------------------------------
 
-# == ops/methods.py (torch.Tensor's remaining methods: acosh ... unfold, put, cov) ==============
+# == torch.Tensor's remaining methods: acosh ... unfold, put, cov ===============================
 from gradsum._creation import bernoulli as _creation_bernoulli
 from gradsum._creation import multinomial as _creation_multinomial
 from gradsum.ops.activation import (
@@ -1484,9 +1484,9 @@ for _name in ("data_ptr", "storage_offset", "get_device", "is_pinned", "is_share
     setattr(Tensor, _name, getattr(_views, _name))
 for _name in ("solve", "lstsq", "eig", "symeig"):
     setattr(Tensor, _name, _solvers._removed(_name))
-# == end ops/methods.py ===========================================================================
+# == end remaining methods ========================================================================
 
-# == ops/special2.py (torch.special's remaining functions; igamma/igammac and in-place aliases) ==
+# == torch.special's remaining functions: igamma/igammac and in-place aliases ====================
 from gradsum.ops.special.gamma import (
     igamma,
     igammac,
@@ -1504,9 +1504,9 @@ sinc_ = Tensor.sinc_
 erfc_ = Tensor.erfc_
 logit_ = Tensor.logit_
 xlogy_ = Tensor.xlogy_
-# == end ops/special2.py ==========================================================================
+# == end igamma/igammac ===========================================================================
 
-# == ops/linalg2.py (triangular/LU solves, lstsq, cond, ..., index_reduce) =======================
+# == triangular/LU solves, lstsq, cond, ..., index_reduce ========================================
 from gradsum.ops.indexing.index import (
     index_reduce,
 )
@@ -1530,4 +1530,4 @@ for _name, _fn in {
     setattr(Tensor, _name, _fn)
 Tensor.index_reduce_ = _op_inplace("index_reduce_", index_reduce, registered=False)
 _ = (chain_matmul, lu_unpack)
-# == end ops/linalg2.py ===========================================================================
+# == end triangular/LU solves =====================================================================

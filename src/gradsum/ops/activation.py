@@ -959,7 +959,7 @@ def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
     """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool
     ``deriv`` (a piecewise-linear ``f``) is where the gradient passes: torch's kernels select
     (``cond ? g : 0``), so an inf or nan ``g`` where it does not pass gives 0 (see note
-    "Select, don't multiply" in ``ops/elementwise.py``); a ``scale`` multiplies what passes."""
+    "Select, don't multiply" in ``ops/arithmetic.py``); a ``scale`` multiplies what passes."""
     ga, xa = g._array, x._array
     if (act.rule is not None and ga.dtype is xa.dtype and ga.dtype in _F32_F64
             and ga.shape == xa.shape and ga.ndim):

@@ -42,7 +42,7 @@ class LinalgCholeskyExBackward0(Node):
     __slots__ = ("upper",)
 
     def backward(self, g: Tensor) -> Tensor:
-        from gradsum.ops.linalg.solvers import solve_triangular  # (linalg2 imports this module)
+        from gradsum.ops.linalg.solvers import solve_triangular
 
         # torch's cholesky_backward, op for op (Murray 2016): the product with the whole
         # gradient before tril (an inf above the diagonal meets L's zeros: nan, as in

@@ -36,7 +36,7 @@ def _lu_solve_diag(a: Any, d: Any, perturb: bool) -> Any:
     LAPACK's substitution order, which decides inf vs nan), with the LU of ``A^T`` for a
     contiguous ``A`` (torch factors ``A.mT`` then) and an adjoint solve otherwise; for det,
     a zero pivot is replaced by eps (torch's perturbation for singular inputs)."""
-    from gradsum.ops.linalg._base import _getrf, _getrs  # (linalg2 imports this module)
+    from gradsum.ops.linalg._base import _getrf, _getrs
 
     if a.size == 0:
         return xp.zeros_like(a)

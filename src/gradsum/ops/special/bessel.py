@@ -41,7 +41,7 @@ from gradsum.ops.special.erf import (
 def _i0_array(x: Any) -> Any:
     """I0 in float64 as NumPy's ``i0`` computes it (Cephes' Chebyshev series, ``exp(|x|)``
     times the series; the same values), with the series beyond 8 on those elements only: in
-    ``special2`` (late import, as :func:`_i1_array`)."""
+    :func:`_i1_array` below."""
 
     return _i_exp(xp.abs(_f64(x)), _I0_A, _I0_B, False)
 
