@@ -1628,3 +1628,11 @@ def positive(input: Tensor) -> Tensor:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported. Convert the "
                            "tensor to an integer dtype first.")
     return input
+
+
+# -- square (bound as Tensor methods in gradsum.ops) -----------------------------------------------
+# -- a few everyday composites (built from primitives above; torch names) ---------------------
+@register("square")
+def square(a: Tensor) -> Tensor:
+    """``a ** 2`` (torch records it as ``PowBackward0`` too)."""
+    return pow(a, 2)

@@ -1149,3 +1149,47 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
         (2, 2)
     """
     return resize_(self, the_template._array.shape)
+
+
+# -- masked_fill_ and fill_diagonal_ (bound as Tensor methods in gradsum.ops) ----------------------
+@register("masked_fill_")
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In-place :func:`masked_fill`."""
+    from gradsum.ops import inplace
+
+    inplace._check_leaf(self, "masked_fill_")
+    if inplace._recording(self, value):
+        return inplace.apply_inplace(
+            self, "masked_fill_", lambda old: F.masked_fill(old, mask, value), value
+        )
+    res = F.masked_fill(self.detach(), mask, value)
+    inplace._write(self, res._array, "masked_fill_")
+    return self
+
+def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal in place (of a matrix, or of a tensor with equal sizes); with
+    ``wrap``, a tall matrix's diagonal restarts after each ``N + 1`` rows, as torch's.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).fill_diagonal_(5).tolist()
+        [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    if isinstance(fill_value, Tensor):
+        if fill_value._array.ndim != 0 or fill_value.requires_grad:
+            raise TypeError("fill_diagonal_(): argument 'fill_value' (position 1) must be "
+                            "Number, not Tensor. Pass fill_value.item().")
+        fill_value = fill_value.item()
+    shp = a._array.shape
+    if len(shp) < 2:
+        raise RuntimeError(f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
+                           "a matrix, or copy_ for a vector.")
+    if len(shp) > 2 and len(set(shp)) != 1:
+        raise RuntimeError(f"all dimensions of input must be of equal length (got shape "
+                           f"{tuple(shp)})")
+    mask = xp.zeros(shp, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=wrap)
+    masked_fill_(a, Tensor._make(mask), fill_value)
+    if wrap and len(shp) == 2 and shp[0] > shp[1] + 1:
+        a._vc[0] += 1  # (torch fills the wrapped part in a second write)
+    return a

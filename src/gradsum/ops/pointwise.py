@@ -1622,3 +1622,18 @@ def angle(input: Tensor) -> Tensor:
     res = record(node, (input,), out)
     node.save(input)
     return res
+
+
+# -- type_as and sgn (bound as Tensor methods in gradsum.ops) --------------------------------------
+def type_as(a: Tensor, other: Tensor) -> Tensor:
+    return a.to(other.dtype)
+
+def sgn(a: Tensor) -> Tensor:
+    """:func:`sign` (gradsum's tensors are real).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([-2.0, 0.0, 3.0]).sgn().tolist()
+        [-1.0, 0.0, 1.0]
+    """
+    return sign(a)

@@ -22,6 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
+from gradsum.ops import _core
 from gradsum.ops._core import (
     _make,
     needs_grad,
@@ -881,3 +882,48 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
                            f"and {g} groups.")
     x = input._array.reshape((n, g, c // g, *rest)).swapaxes(1, 2)
     return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
+
+
+# -- repeat (bound as Tensor methods in gradsum.ops) -----------------------------------------------
+class RepeatBackward0(Node):
+    """Sum the gradient over the tiles: view it as (r0, s0, r1, s1, ...) and sum the r's."""
+
+    __slots__ = ("in_shape", "reps")
+
+    def backward(self, g: Tensor) -> Tensor:
+        padded = (1,) * (len(self.reps) - len(self.in_shape)) + tuple(self.in_shape)
+        inter: list[int] = []
+        for r, s in zip(self.reps, padded):
+            inter += [r, s]
+        tiles = F.reshape(g, tuple(inter))
+        return F.reshape(F.sum(tiles, tuple(range(0, len(inter), 2))), self.in_shape)
+
+@register("repeat")
+def repeat(a: Tensor, *sizes: Any) -> Tensor:
+    """Tile ``a`` ``sizes`` times along each dimension (a copy, like torch's).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 2]).repeat(2).tolist()
+        [1, 2, 1, 2]
+    """
+    if not sizes:
+        raise TypeError(
+            "repeat(): argument 'repeats' is required: pass the number of copies per "
+            "dimension, e.g. t.repeat(2, 1)."
+        )
+    reps = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    reps = tuple(int(r) for r in reps)
+    if len(reps) < a.ndim:
+        raise RuntimeError(
+            f"Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            f"of tensor: repeat{reps} for a tensor of shape {tuple(a.shape)}. Pass one count "
+            "per dimension."
+        )
+    x = a._array.reshape((1,) * (len(reps) - a.ndim) + tuple(a.shape))
+    out = xp.tile(x, reps) if reps else x.copy()
+    if not _core.needs_grad(a):
+        return _core._make(out)
+    node = RepeatBackward0()
+    node.reps, node.in_shape = reps, a.shape
+    return _core.record(node, (a,), out)

@@ -1483,3 +1483,25 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None =
                         density=density)
     return histogram_result(_make(xp.asarray(h, dtype=x.dtype)),
                             _make(xp.asarray(e, dtype=x.dtype)))
+
+
+# -- sum_to_size (bound as Tensor methods in gradsum.ops) ------------------------------------------
+def sum_to_size(a: Tensor, *size: Any) -> Tensor:
+    """Sum ``a`` down to ``size``, which must broadcast to ``a.shape`` (``a`` itself when the
+    shapes are equal).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.ones(2, 3).sum_to_size(1, 3).tolist()
+        [[2.0, 2.0, 2.0]]
+    """
+    shape = tuple(int(s) for s in (size[0] if len(size) == 1 and isinstance(
+        size[0], (tuple, list)) else size))
+    xs = a._array.shape
+    if len(shape) > len(xs) or builtins.any(
+            s != 1 and s != xs[len(xs) - len(shape) + i] for i, s in enumerate(shape)):
+        raise RuntimeError(
+            f"size {{{list(shape)}}} is not expandable to size {{{list(xs)}}}. Each size must "
+            "be 1 or match the tensor's size at that (right-aligned) dimension."
+        )
+    return sum_to(a, shape)

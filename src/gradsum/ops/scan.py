@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import gradsum.ops as F
@@ -361,3 +362,51 @@ def cummax(input: Tensor, dim: int) -> Any:
 def cummin(input: Tensor, dim: int) -> Any:
     """``(values, indices)`` of the running minimum along ``dim`` (see :func:`cummax`)."""
     return _cum_extreme(input, dim, False)
+
+
+# -- diff (bound as Tensor methods in gradsum.ops) -------------------------------------------------
+def _slab(nd: int, d: int, s: slice) -> tuple[Any, ...]:
+    return (slice(None),) * d + (s,) + (slice(None),) * (nd - d - 1)
+
+def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
+         append: Tensor | None = None) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after
+    concatenating ``prepend`` and ``append`` along ``dim``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 4, 9, 16]).diff().tolist()
+        [3, 5, 7]
+        >>> gradsum.tensor([1, 4, 9, 16]).diff(n=2, prepend=gradsum.tensor([0])).tolist()
+        [2, 2, 2]
+    """
+    nd = a._array.ndim
+    if nd == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional (got a 0-d "
+                           "tensor). Reshape it to (1,) first.")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}. Pass n >= 0.")
+    d = wrap_dim(dim, nd)
+    for other in (prepend, append):
+        if other is None:
+            continue
+        if other.ndim != nd:
+            raise RuntimeError(
+                "diff expects prepend or append to be the same dimension as input: input "
+                f"has {nd}, got {other.ndim}. Reshape it (prepend.reshape(...))."
+            )
+        if builtins.any(other.shape[i] != a.shape[i] for i in range(nd) if i != d):
+            raise RuntimeError(
+                "diff expects the shape of tensor to prepend or append to match that of input "
+                f"except along the differencing dimension; input {tuple(a.shape)}, got "
+                f"{tuple(other.shape)} (dim {d})"
+            )
+    parts = [t for t in (prepend, a, append) if t is not None]
+    out = F.cat(parts, d) if len(parts) > 1 else a
+    if n == 0:
+        return out.clone() if out is a else out
+    hi, lo = _slab(nd, d, slice(1, None)), _slab(nd, d, slice(None, -1))
+    for _ in range(n):
+        x, y = F.getitem(out, hi), F.getitem(out, lo)
+        out = F.logical_xor(x, y) if out._array.dtype.kind == "b" else F.sub(x, y)
+    return out

@@ -750,3 +750,75 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
     if accumulate:
         return _index_put_accumulate(input, key, values)
     return F.index_put(input, key, values)
+
+
+# -- scatter (bound as Tensor methods in gradsum.ops) ----------------------------------------------
+def _index_error_name(arr: Any) -> str:
+    return D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
+
+def _index_of(index: Any, name: str) -> Any:
+    """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
+                        f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
+    return index._array
+
+def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
+            reduce: str | None = None) -> Tensor:
+    """``a`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (for ``dim=0``, and so on),
+    or the number ``value`` at those positions (the reverse of :func:`gather`).
+
+    Example:
+        >>> import gradsum
+        >>> idx = gradsum.tensor([[1, 0, 1]])
+        >>> gradsum.zeros(2, 3).scatter(0, idx, gradsum.tensor([[7.0, 8.0, 9.0]])).tolist()
+        [[0.0, 8.0, 0.0], [7.0, 0.0, 9.0]]
+        >>> gradsum.zeros(2, 3).scatter(0, idx, 5).tolist()
+        [[0.0, 5.0, 0.0], [5.0, 0.0, 5.0]]
+    """
+    if reduce is not None:
+        raise NotImplementedError(
+            f"scatter(reduce={reduce!r}) is not supported by gradsum. Use scatter_add for "
+            "'add' (or scatter_reduce in torch)."
+        )
+    if src is None:
+        src = value
+    x = a._array
+    idx = _index_of(index, "scatter")
+    if idx.dtype not in (xp.int64, xp.int32):
+        raise RuntimeError(f"scatter(): Expected dtype int32/int64 for index, got "
+                           f"{_index_error_name(idx)}. Convert it with .long().")
+    is_src = isinstance(src, Tensor)
+    if is_src and src._array.dtype != x.dtype:
+        raise RuntimeError(
+            f"scatter(): Expected self.dtype to be equal to src.dtype (self "
+            f"{_index_error_name(x)}, src {_index_error_name(src._array)}). Convert src."
+        )
+    d = wrap_dim(dim, x.ndim)
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor "
+                           f"(index {idx.ndim}, self {x.ndim})")
+    if is_src and idx.ndim != src._array.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor "
+                           f"(index {idx.ndim}, src {src._array.ndim})")
+    if builtins.any(i != d and idx.shape[i] > x.shape[i] for i in range(x.ndim)) or (
+            is_src and builtins.any(n > m for n, m in zip(idx.shape, src._array.shape))):
+        tail = f" and to be no larger size than src {list(src.shape)}" if is_src else ""
+        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
+                           f"{list(x.shape)} apart from dimension {d}{tail}")
+    size = x.shape[d] if x.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
+                           f"with size {size} (negative indices are not wrapped)")
+    if idx.size == 0:
+        return a.clone()
+    if x.ndim == 0:
+        a1, idx, d = F.reshape(a, (1,)), idx.reshape(1), 0
+        src = F.reshape(src, (1,)) if is_src else src
+    else:
+        a1 = a
+    if is_src and src.shape != idx.shape:
+        src = F.getitem(src, tuple(slice(0, n) for n in idx.shape))
+    out = F.index_put(a1, _along(idx.astype(xp.int64, copy=False), d), src)
+    return out if x.ndim else F.reshape(out, ())
