@@ -121,7 +121,7 @@ op("outer", _t("outer"), lambda rng: [
 
 
 
-# tensor ops of ops/more.py -------------------------------------------------------------------
+# einsum, tensordot, kron, cdist and the add*mm family (ops/blas) ----------------------------
 def _t_cdist(x1: Any, x2: Any, p: float = 2.0) -> Any:
     """torch.cdist's values and errors with a twice-differentiable gradient: torch's own
     CdistBackward0 has no double backward (tests/test_more_ops.py compares its first gradient,

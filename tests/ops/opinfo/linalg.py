@@ -246,10 +246,10 @@ _lop("linalg.matrix_rank", _gl("matrix_rank"), _tl("matrix_rank"), lambda rng: [
     Sample((np.diag([1.0, 1e-3, 0.0]),), {"atol": 1e-2}),
     Sample((np.diag([1.0, 1e-3, 0.0]),), {"rtol": 1e-4}),
 ], differentiable=False)
-_SV = lambda rng, *s: opdb_special_svd(rng, *s)
+_SV = lambda rng, *s: _sv_input(rng, *s)
 
 
-def opdb_special_svd(rng: np.random.Generator, *shape: int) -> np.ndarray:
+def _sv_input(rng: np.random.Generator, *shape: int) -> np.ndarray:
     """Matrices with well-separated singular values."""
     m, n = shape[-2:]
     k = min(m, n)

@@ -78,7 +78,7 @@ op("clamp", _t("clamp"), _clamp_samples, aliases=("clip",), no_gradgrad="piecewi
 op("clone", _t("clone"), _unary_samples(rnd))
 
 
-# more elementwise math (ops/extra.py) --------------------------------------------------------
+# exp2, expm1, log2, log10, tan and the inverse trig/hyperbolic functions ---------------------
 def within(rng: np.random.Generator, *shape: int) -> np.ndarray:
     """Values in [-0.9, 0.9]: inside asin/acos's domain, away from tan's poles."""
     return np.asarray(rng.uniform(-0.9, 0.9, shape))
