@@ -54,7 +54,6 @@ from gradsum.nn._pool import (
     max_pool2d,
 )
 from gradsum.ops import inplace as _inplace
-from gradsum.ops import views as _inplace_views
 from gradsum.ops import views as _shape_views
 from gradsum.ops._core import _make, index_range, needs_grad, record
 from gradsum.ops.activation import (
@@ -176,7 +175,7 @@ def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> 
 
 def _run_inplace(x: Tensor, name: str, fn: Any) -> Tensor:
     """``x`` becomes ``fn(x)`` in place (recorded like gradsum's own in-place ops)."""
-    _inplace_views._check_leaf(x, name)
+    _inplace._check_leaf(x, name)
     if _inplace._recording(x):
         return _inplace.apply_inplace(x, name, fn, pure=True)  # (deterministic)
     res = fn(x.detach())

@@ -990,7 +990,7 @@ for _name, _fn in {
     setattr(Tensor, _name, _op_inplace(_name, _fn, registered=False))
 for _name, _pos, _kw in [("index_add_", 2, "source"), ("scatter_add_", 2, "src"),
                          ("put_", 1, "source"), ("index_put_", 1, "values")]:
-    setattr(Tensor, _name, _views._no_overlap(_name, getattr(Tensor, _name), _pos, _kw))
+    setattr(Tensor, _name, _inplace._no_overlap(_name, getattr(Tensor, _name), _pos, _kw))
 for _name, _fn in {
     "gcd_": gcd, "lcm_": lcm, "ldexp_": ldexp, "bitwise_left_shift_": bitwise_left_shift,
     "bitwise_right_shift_": bitwise_right_shift,

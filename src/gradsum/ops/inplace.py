@@ -71,8 +71,6 @@ from gradsum.ops.views import (
     TBackward0,
     TransposeBackward0,
     UnsqueezeBackward0,
-    _check_leaf,
-    _check_overlap,
 )
 
 
@@ -122,6 +120,59 @@ def _target(self: Tensor, name: str) -> Any:
         "unsupported operation: more than one element of the written-to tensor refers to a "
         f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
         "before performing the operation."
+    )
+
+
+def _check_leaf(self: Tensor, name: str) -> None:
+    if not _state.enabled:
+        return
+    mv = self._multi_view
+    if mv is not None:
+        if len(mv) == 3:  # (an output of a custom Function that is a view: autograd.function)
+            raise RuntimeError(_messages.custom_view_inplace(name, mv[0], mv[1]))
+        raise RuntimeError(_messages.multi_view_inplace(name, *mv))
+    if self._grad_fn is None and self._requires_grad:
+        if self._nograd_view_version is None:
+            raise RuntimeError(_messages.leaf_inplace(name))
+        if self.requires_grad:  # (torch: such a view requires grad while its base does)
+            raise RuntimeError(_messages.nograd_view_inplace(name))
+    base = self._base
+    # torch: a view that requires grad, of a leaf (its base may have been detached in place
+    # since the view was made)
+    if base is not None and base._grad_fn is None and (
+            base._requires_grad or self._grad_fn is not None):
+        raise RuntimeError(_messages.view_of_leaf_inplace(name))
+
+def _dense(a: Any) -> bool:
+    """torch's ``is_non_overlapping_and_dense``: the elements tile one block of memory."""
+    expect = a.itemsize
+    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
+        if st != expect:
+            return False
+        expect *= n
+    return True
+
+def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> None:
+    """torch's ``assert_no_partial_overlap`` (``full_too``: ``assert_no_overlap``, as
+    index_put_'s) between the written array ``dst`` and an input ``src``: both dense (else
+    torch finds it too hard and lets it pass), their memory ranges intersect, and they are not
+    the very same elements with the same strides."""
+    if (src is dst and not full_too) or (src is not dst and src.base is None
+                                         and dst.base is None):  # (decided here: the
+        return                                                   # common case)
+    if not src.size or not dst.size or not (_dense(dst) and _dense(src)):
+        return
+    a0 = dst.__array_interface__["data"][0]
+    b0 = src.__array_interface__["data"][0]
+    a1, b1 = a0 + dst.nbytes, b0 + src.nbytes
+    if not (a0 < b1 and b0 < a1):
+        return
+    if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor "
+        f"refer to a single memory location ({name}). Please clone() the tensor before "
+        "performing the operation."
     )
 
 
@@ -1193,3 +1244,20 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     if wrap and len(shp) == 2 and shp[0] > shp[1] + 1:
         a._vc[0] += 1  # (torch fills the wrapped part in a second write)
     return a
+
+
+def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
+                ) -> Callable[..., Tensor]:
+    """``method`` after torch's ``assert_no_overlap`` between the tensor written and the
+    source operand (argument ``pos``, or keyword ``kw``): any shared element raises."""
+
+    def wrapped(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _check_leaf(self, name)  # (torch's order: the leaf check comes first)
+        src = kwargs.get(kw, args[pos] if len(args) > pos else None)
+        if isinstance(src, Tensor):
+            _check_overlap(self._array, src._array, name, full_too=True)
+        return method(self, *args, **kwargs)
+
+    wrapped.__name__ = name
+    wrapped.__doc__ = method.__doc__
+    return wrapped

@@ -16,8 +16,7 @@ from typing import Any
 
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
-from gradsum.ops.inplace import _write
-from gradsum.ops.views import _check_leaf
+from gradsum.ops.inplace import _check_leaf, _write
 
 #: fills torch implements for floating dtypes only: its kernel name (None: its own message)
 _FLOAT_ONLY_FILLS = {"normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds",

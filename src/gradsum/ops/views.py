@@ -556,61 +556,6 @@ def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
                         UnbindBackward0, d)
 
 
-def _check_leaf(self: Tensor, name: str) -> None:
-    if not _state.enabled:
-        return
-    mv = self._multi_view
-    if mv is not None:
-        if len(mv) == 3:  # (an output of a custom Function that is a view: autograd.function)
-            raise RuntimeError(_messages.custom_view_inplace(name, mv[0], mv[1]))
-        raise RuntimeError(_messages.multi_view_inplace(name, *mv))
-    if self._grad_fn is None and self._requires_grad:
-        if self._nograd_view_version is None:
-            raise RuntimeError(_messages.leaf_inplace(name))
-        if self.requires_grad:  # (torch: such a view requires grad while its base does)
-            raise RuntimeError(_messages.nograd_view_inplace(name))
-    base = self._base
-    # torch: a view that requires grad, of a leaf (its base may have been detached in place
-    # since the view was made)
-    if base is not None and base._grad_fn is None and (
-            base._requires_grad or self._grad_fn is not None):
-        raise RuntimeError(_messages.view_of_leaf_inplace(name))
-
-
-def _dense(a: Any) -> bool:
-    """torch's ``is_non_overlapping_and_dense``: the elements tile one block of memory."""
-    expect = a.itemsize
-    for st, n in sorted((st, n) for n, st in zip(a.shape, a.strides) if n != 1):
-        if st != expect:
-            return False
-        expect *= n
-    return True
-
-
-def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> None:
-    """torch's ``assert_no_partial_overlap`` (``full_too``: ``assert_no_overlap``, as
-    index_put_'s) between the written array ``dst`` and an input ``src``: both dense (else
-    torch finds it too hard and lets it pass), their memory ranges intersect, and they are not
-    the very same elements with the same strides."""
-    if (src is dst and not full_too) or (src is not dst and src.base is None
-                                         and dst.base is None):  # (decided here: the
-        return                                                   # common case)
-    if not src.size or not dst.size or not (_dense(dst) and _dense(src)):
-        return
-    a0 = dst.__array_interface__["data"][0]
-    b0 = src.__array_interface__["data"][0]
-    a1, b1 = a0 + dst.nbytes, b0 + src.nbytes
-    if not (a0 < b1 and b0 < a1):
-        return
-    if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
-        return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to tensor "
-        f"refer to a single memory location ({name}). Please clone() the tensor before "
-        "performing the operation."
-    )
-
-
 def _dims_arg(v: Any) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple of ints."""
     if isinstance(v, (int, xp.integer)):
@@ -760,7 +705,6 @@ def broadcast_shapes(*shapes: Any) -> Size:
                     f"broadcastable to {result}"
                 )
     return Size(result)
-
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
@@ -1221,23 +1165,6 @@ def is_pinned(self: Tensor, device: Any = None) -> bool:
 def is_shared(self: Tensor) -> bool:
     """Whether the tensor lives in shared memory: never, in gradsum."""
     return False
-
-
-def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
-                ) -> Callable[..., Tensor]:
-    """``method`` after torch's ``assert_no_overlap`` between the tensor written and the
-    source operand (argument ``pos``, or keyword ``kw``): any shared element raises."""
-
-    def wrapped(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        _check_leaf(self, name)  # (torch's order: the leaf check comes first)
-        src = kwargs.get(kw, args[pos] if len(args) > pos else None)
-        if isinstance(src, Tensor):
-            _check_overlap(self._array, src._array, name, full_too=True)
-        return method(self, *args, **kwargs)
-
-    wrapped.__name__ = name
-    wrapped.__doc__ = method.__doc__
-    return wrapped
 
 
 # -- as_strided (a view of the storage with explicit sizes, strides and offset) -------------------
