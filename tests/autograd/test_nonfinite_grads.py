@@ -33,7 +33,7 @@ import torch.nn.functional as TF  # noqa: E402
 
 import gradsum  # noqa: E402
 import gradsum.nn.functional as GF  # noqa: E402
-from opdb import (  # noqa: E402
+from ops.opinfo import (  # noqa: E402
     OPINFOS,
     Fixed,
     NoGrad,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops.elementwise import select, select_const, select_grad
+from gradsum.ops.arithmetic import select, select_const, select_grad
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops.shape import add_rows_at
+from gradsum.ops.indexing.subscript import add_rows_at
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
@@ -118,7 +118,7 @@ def test_log_softmax_matches_torch_with_an_all_minus_inf_row():
 def test_bias_gradient_column_sums_match_torch(shape, lead, dtype):
     """``sum_to`` over leading dims (a broadcast bias's gradient) is a BLAS vector-matrix
     product on contiguous floats: torch's values to rounding, the shape and dtype exact."""
-    from gradsum.ops.shape import _sum_leading
+    from gradsum.ops.reduction import _sum_leading
 
     rng = np.random.default_rng(sum(shape))
     g = rng.standard_normal(shape).astype(dtype)
@@ -142,7 +142,7 @@ def test_bias_gradient_column_sums_match_torch(shape, lead, dtype):
 def test_row_max_is_numpys_max(shape):
     """softmax/log_softmax take the row max with ``maximum.reduceat`` on contiguous rows:
     the very values of ``max(axis=-1, keepdims=True)``, nan and -inf rows included."""
-    from gradsum.ops.linalg import _max_along
+    from gradsum.ops.activation import _max_along
 
     rng = np.random.default_rng(len(shape))
     x = rng.standard_normal(shape).astype(np.float32)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops import special
+from gradsum.ops import pointwise as special
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")

@@ -169,7 +169,7 @@ def test_lerp_array_weight_picks_operands_then_fuses_once(dtype: Any) -> None:
     """An array weight on both sides of 0.5 (nan, +-inf and 1 too), broadcast and in chunks:
     NumPy's where and the ops layer's select on the bits pick the same operands, and the one
     fused pass gives torch's bits (its kernel takes the nearer end per element)."""
-    from gradsum.ops.elementwise import select
+    from gradsum.ops.arithmetic import select
 
     rng = np.random.default_rng(6)
     n = 2 * _fma.CHUNK + 77

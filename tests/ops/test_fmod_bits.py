@@ -4,7 +4,7 @@ fallback), bit for bit: signed zeros, nan, inf, subnormals, huge and tiny ratios
 import numpy as np
 import pytest
 
-from gradsum.ops.elementwise import _fmod, _remainder, _remainder_fmod
+from gradsum.ops.arithmetic import _fmod, _remainder, _remainder_fmod
 
 _SP = np.array([0, -0.0, 1, -1, 2, -2, 3, 1.5, -1.5, np.inf, -np.inf, np.nan, 1e-45, -1e-45,
                 3.4e38, -3.4e38, 1e-38, 7, -7], np.float32)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops.elementwise import _gelu_grad
+from gradsum.ops.activation import _gelu_grad
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")

@@ -10,7 +10,7 @@ import pytest
 
 import gradsum
 from gradsum.ops import _scipy_special
-from gradsum.ops.linalg2 import _getrf, _lapack_getrf
+from gradsum.ops.linalg._base import _getrf, _lapack_getrf
 
 scipy = pytest.importorskip("scipy", reason="the SciPy LU path needs scipy (the special extra)")
 

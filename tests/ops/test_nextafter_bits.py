@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops.special import _nextafter
+from gradsum.ops.pointwise import _nextafter
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")

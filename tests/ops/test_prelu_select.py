@@ -1,4 +1,4 @@
-"""prelu's forward and backward select on the bits (``ops.elementwise.select`` /
+"""prelu's forward and backward select on the bits (``ops.arithmetic.select`` /
 ``select_grad``, not NumPy's ``where``): torch's bits for the output and the input's
 gradient at nan, inf, signed zeros and subnormals, with a single and a per-channel weight,
 and the weight's gradient against torch's."""

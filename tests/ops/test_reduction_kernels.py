@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import gradsum
-from gradsum.ops import reduction, selection
+from gradsum.ops import reduction
+from gradsum.ops import sorting as selection
+from gradsum.ops.indexing import gather_scatter
 
 torch = pytest.importorskip("torch", reason="the kernels are compared with torch's")
 
@@ -91,9 +93,9 @@ def _scatter_case(reduce: str, include_self: bool, lib: Any, d: int) -> tuple[An
 def test_scatter_reduce_flat_positions(reduce: str, include_self: bool, d: int,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # flat positions (2,700 indices >= 1) against the tuple of broadcast indices, bit for bit
-    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1)
+    monkeypatch.setattr(gather_scatter, "_FLAT_INDEX_MIN", 1)
     fast = _scatter_case(reduce, include_self, gradsum, d)
-    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1 << 40)
+    monkeypatch.setattr(gather_scatter, "_FLAT_INDEX_MIN", 1 << 40)
     slow = _scatter_case(reduce, include_self, gradsum, d)
     ref = _scatter_case(reduce, include_self, torch, d)
     for f, s, r in zip(fast, slow, ref):
@@ -124,9 +126,9 @@ def _index_reduce_case(reduce: str, include_self: bool, lib: Any, d: int) -> tup
 @pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
 def test_index_reduce_flat_positions(reduce: str, include_self: bool, d: int,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1)
+    monkeypatch.setattr(gather_scatter, "_FLAT_INDEX_MIN", 1)
     fast = _index_reduce_case(reduce, include_self, gradsum, d)
-    monkeypatch.setattr(selection, "_FLAT_INDEX_MIN", 1 << 40)
+    monkeypatch.setattr(gather_scatter, "_FLAT_INDEX_MIN", 1 << 40)
     slow = _index_reduce_case(reduce, include_self, gradsum, d)
     ref = _index_reduce_case(reduce, include_self, torch, d)
     for f, s, r in zip(fast, slow, ref):

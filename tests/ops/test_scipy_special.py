@@ -19,8 +19,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch (the reference oracle) is not installed")
 
 import gradsum  # noqa: E402
-import test_ops as _ops  # noqa: E402
 from gradsum.ops import _scipy_special  # noqa: E402
+from ops import test_ops as _ops  # noqa: E402
 
 HAS_SCIPY = importlib.util.find_spec("scipy") is not None
 needs_scipy = pytest.mark.skipif(not HAS_SCIPY, reason="scipy is not installed")

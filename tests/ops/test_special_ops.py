@@ -16,7 +16,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from gradsum.ops import special as S  # noqa: E402
+from gradsum.ops.special import bessel as S  # noqa: E402
 
 _RNG = np.random.default_rng(20240613)
 _WIDE = np.concatenate([
