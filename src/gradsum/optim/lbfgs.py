@@ -24,13 +24,8 @@ from typing import Any, ClassVar
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
-from gradsum.optim.optimizer import (
-    Optimizer,
-    _add_scaled_,
-    _bump,
-    _check_hyper,
-    _closure_errstate,
-)
+from gradsum.optim._kernels import _add_scaled_
+from gradsum.optim.optimizer import Optimizer, _bump, _check_hyper, _closure_errstate
 
 # Scalars in the algorithm are Python numbers or 0-d tensors, as in torch (a dot product is a
 # 0-d tensor, a loss a float), so the state holds the same kinds of values as torch's.
