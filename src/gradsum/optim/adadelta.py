@@ -24,9 +24,7 @@ from gradsum.optim.optimizer import (
     Optimizer,
     _check_differentiable,
     _check_hyper,
-    _scalar,
-    _step_tensor,
-    _zeros_like,
+    _scalars,
 )
 
 
@@ -58,6 +56,7 @@ class Adadelta(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
     }
     _TENSOR_STEP = True
+    _ROLES = ("square_avg", "acc_delta")
 
     def __init__(self, params: Any, lr: float | Tensor = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
@@ -75,17 +74,8 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    _ROLES = ("square_avg", "acc_delta")
-
-    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
-        state["step"] = _step_tensor()
-        state["square_avg"] = _zeros_like(p)
-        state["acc_delta"] = _zeros_like(p)
-
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
-        lr = _scalar(group["lr"])
-        rho, eps = _scalar(group["rho"]), _scalar(group["eps"])
-        wd = _scalar(group["weight_decay"])
+        lr, rho, eps, wd = _scalars(group, "lr", "rho", "eps", "weight_decay")
         self._init_group(group, params)
         return lr, rho, eps, wd, group["maximize"]
 

@@ -24,6 +24,7 @@ from gradsum.optim.optimizer import (
     _check_hyper,
     _lr_value,
     _scalar,
+    _scalars,
     _step_tensor,
 )
 
@@ -85,10 +86,9 @@ class Adagrad(Optimizer):
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
         # (numbers or one-element tensors, like torch)
-        wd, lr_decay = _scalar(group["weight_decay"]), _scalar(group["lr_decay"])
-        eps, maximize = _scalar(group["eps"]), group["maximize"]
+        wd, lr_decay, eps = _scalars(group, "weight_decay", "lr_decay", "eps")
         self._init_group(group, params)
-        return lr, wd, lr_decay, eps, maximize
+        return lr, wd, lr_decay, eps, group["maximize"]
 
     def _update(self, options: Any, step: float, pa: Any, ga: Any, s: Any) -> None:
         # torch's operations in its order

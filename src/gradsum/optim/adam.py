@@ -29,7 +29,6 @@ from gradsum.optim._kernels import (
 )
 from gradsum.optim.optimizer import (
     Optimizer,
-    _check_betas,
     _check_differentiable,
     _check_hyper,
     _lr_value,
@@ -74,9 +73,8 @@ class Adam(Optimizer):
             raise ValueError(
                 "lr as a Tensor is not supported for capturable=False and foreach=True"
             )
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)  # (betas[1] of a 1-tuple: IndexError, like torch)
-        _check_hyper(lr, weight_decay=weight_decay)
+        # (betas[1] of a 1-tuple: IndexError, like torch)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not (all(isinstance(b, float) for b in betas[:2])
                 or all(isinstance(b, Tensor) for b in betas[:2])):
             raise ValueError(

@@ -29,8 +29,8 @@ from gradsum.optim.optimizer import (
     _count_step,
     _entry_arrays,
     _lr_value,
-    _scalar,
     _scalar_state,
+    _scalars,
     _step_tensor,
     _zeros_like,
 )
@@ -96,8 +96,7 @@ class ASGD(Optimizer):
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        lambd, alpha = _scalar(group["lambd"]), _scalar(group["alpha"])
-        t0, wd = _scalar(group["t0"]), _scalar(group["weight_decay"])
+        lambd, alpha, t0, wd = _scalars(group, "lambd", "alpha", "t0", "weight_decay")
         self._init_group(group, params)
         return lr, lambd, alpha, t0, wd, group["maximize"]
 

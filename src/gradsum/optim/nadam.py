@@ -24,14 +24,14 @@ from gradsum.optim._kernels import _adam_moments, _addcdiv_, _as, _bias_correcti
 from gradsum.optim.optimizer import (
     Optimizer,
     _bump,
-    _check_betas,
     _check_differentiable,
     _check_hyper,
     _count_step,
     _entry_arrays,
     _lr_value,
-    _scalar,
+    _pair,
     _scalar_state,
+    _scalars,
     _step_tensor,
     _zeros_like,
 )
@@ -77,9 +77,8 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)
-        _check_hyper(lr, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay,
+                     momentum_decay=momentum_decay)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
@@ -105,10 +104,8 @@ class NAdam(Optimizer):
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
-        momentum_decay = _scalar(group["momentum_decay"])
+        beta1, beta2 = _pair(group["betas"])
+        eps, wd, momentum_decay = _scalars(group, "eps", "weight_decay", "momentum_decay")
         decoupled = group["decoupled_weight_decay"]
         self._init_group(group, params)
         return lr, beta1, beta2, eps, wd, momentum_decay, decoupled, group["maximize"]

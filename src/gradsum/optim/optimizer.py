@@ -440,7 +440,12 @@ class Optimizer:
             self._check_group(group)
 
     def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
-        """Fill the empty ``state`` of parameter ``p`` (at its first gradient)."""
+        """Fill the empty ``state`` of parameter ``p`` (at its first gradient); by default
+        ``step`` (a 0-d tensor, :func:`_step_tensor`) and zeros like ``p`` for each of
+        :attr:`_ROLES`, in that order."""
+        state["step"] = _step_tensor(group.get("fused"))
+        for role in self._ROLES:
+            state[role] = _zeros_like(p)
 
     def _check_group(self, group: dict[str, Any]) -> None:
         """torch's checks of a group that has parameters to update, after their state exists:
@@ -683,7 +688,8 @@ class Optimizer:
 
 def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     """torch's argument checks: a one-element ``lr`` and non-negative options, in order, each
-    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...").
+    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...");
+    ``betas`` in that order is checked by :func:`_check_betas`.
 
     ``nan_ok``: the test is ``value < 0`` (torch's SGD), which lets nan through, instead of
     ``not 0 <= value`` (the other optimizers), which refuses it.
@@ -693,9 +699,24 @@ def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     if (lr < 0.0) if nan_ok else not lr >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
     for name, value in nonnegative.items():
+        if name == "betas":
+            _check_betas(value)
+            continue
         if (value < 0.0) if nan_ok else not value >= 0.0:
             label = "epsilon" if name == "eps" else name
             raise ValueError(f"Invalid {label} value: {value}")
+
+
+def _pair(value: Any) -> tuple[float, float]:
+    """A pair option (``betas``) unpacked, as torch's ``beta1, beta2 = group["betas"]`` (a
+    tuple of another length raises ValueError), then each as a Python float (:func:`_scalar`)."""
+    first, second = value
+    return _scalar(first), _scalar(second)
+
+
+def _scalars(group: dict[str, Any], *names: str) -> tuple[float, ...]:
+    """The group's options ``names``, in order, each as a Python float (:func:`_scalar`)."""
+    return tuple(_scalar(group[name]) for name in names)
 
 
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:

@@ -23,13 +23,11 @@ from gradsum._tensor import Tensor
 from gradsum.optim._kernels import _adam_moments, _as, _bias_correction, _denom
 from gradsum.optim.optimizer import (
     Optimizer,
-    _check_betas,
     _check_differentiable,
     _check_hyper,
     _lr_value,
-    _scalar,
-    _step_tensor,
-    _zeros_like,
+    _pair,
+    _scalars,
 )
 
 
@@ -68,15 +66,14 @@ class RAdam(Optimizer):
     }
     _TENSOR_STEP = True
     _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
+    _ROLES = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)
-        _check_hyper(lr, weight_decay=weight_decay)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "maximize": maximize, "foreach": foreach, "capturable": capturable,
@@ -86,18 +83,10 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    _ROLES = ("exp_avg", "exp_avg_sq")
-
-    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
-        state["step"] = _step_tensor()
-        state["exp_avg"] = _zeros_like(p)
-        state["exp_avg_sq"] = _zeros_like(p)
-
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        beta1, beta2 = _pair(group["betas"])
+        eps, wd = _scalars(group, "eps", "weight_decay")
         decoupled = group["decoupled_weight_decay"]
         self._init_group(group, params)
         return lr, beta1, beta2, eps, wd, decoupled, group["maximize"]

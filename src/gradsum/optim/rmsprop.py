@@ -32,6 +32,7 @@ from gradsum.optim.optimizer import (
     _check_differentiable,
     _check_hyper,
     _scalar,
+    _scalars,
     _step_tensor,
     _zeros_like,
 )
@@ -81,9 +82,8 @@ class RMSprop(Optimizer):
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         # (numbers or one-element tensors, like torch)
-        lr = _scalar(group["lr"])
-        alpha, eps = _scalar(group["alpha"]), _scalar(group["eps"])
-        wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
+        lr, alpha, eps, wd, momentum = _scalars(group, "lr", "alpha", "eps", "weight_decay",
+                                                "momentum")
         centered, maximize = group["centered"], group["maximize"]
         self._init_group(group, params)
         return lr, alpha, eps, wd, momentum, centered, maximize

@@ -28,7 +28,7 @@ from gradsum.optim.optimizer import (
     _bump,
     _check_differentiable,
     _check_hyper,
-    _scalar,
+    _scalars,
 )
 
 
@@ -69,9 +69,8 @@ class SGD(Optimizer):
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         # (numbers or one-element tensors, like torch; no _init_group: the buffers are made
         # by the first update, and without momentum SGD keeps no state at all)
-        return (_scalar(group["lr"]), _scalar(group["weight_decay"]),
-                _scalar(group["momentum"]), _scalar(group["dampening"]), group["nesterov"],
-                group["maximize"])
+        return (*_scalars(group, "lr", "weight_decay", "momentum", "dampening"),
+                group["nesterov"], group["maximize"])
 
     def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
         momentum = options[2]
