@@ -64,6 +64,7 @@ class ASGD(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
     }
     _TENSOR_STEP = True
+    _SCALAR_STATE = ("eta", "mu")
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
@@ -77,16 +78,6 @@ class ASGD(Optimizer):
         }
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for p in group["params"]:
-                p_state = self.state.get(p)
-                if p_state:
-                    for key in ("eta", "mu"):
-                        if not isinstance(p_state[key], Tensor):
-                            p_state[key] = _scalar_state(float(p_state[key]))
 
     def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
         state["step"] = _step_tensor()

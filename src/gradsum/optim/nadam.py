@@ -69,6 +69,7 @@ class NAdam(Optimizer):
         "decoupled_weight_decay": False,
     }
     _TENSOR_STEP = True
+    _SCALAR_STATE = ("mu_product",)
     _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
@@ -87,14 +88,6 @@ class NAdam(Optimizer):
         }
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for p in group["params"]:
-                p_state = self.state.get(p)
-                if p_state and not isinstance(p_state["mu_product"], Tensor):
-                    p_state["mu_product"] = _scalar_state(float(p_state["mu_product"]))
 
     def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
         state["step"] = _step_tensor()

@@ -250,6 +250,9 @@ class Optimizer:
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {}
     #: Whether ``state['step']`` is a 0-d tensor: a number there (old state dicts) becomes one.
     _TENSOR_STEP: bool = False
+    #: The other 0-d tensors of a parameter's state (NAdam's ``mu_product``, ASGD's ``eta``
+    #: and ``mu``): numbers there (old state dicts) become tensors too (:func:`_scalar_state`).
+    _SCALAR_STATE: ClassVar[tuple[str, ...]] = ()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -264,11 +267,16 @@ class Optimizer:
             if self._TENSOR_STEP:
                 for p in group["params"]:
                     p_state = self.state.get(p)
-                    if p_state and not isinstance(p_state["step"], Tensor):
+                    if not p_state:
+                        continue
+                    if not isinstance(p_state["step"], Tensor):
                         # (torch: float32 for a fused group, else the default dtype's)
                         step = _step_tensor(group.get("fused"))
                         step._array[...] = float(p_state["step"])
                         p_state["step"] = step
+                    for key in self._SCALAR_STATE:
+                        if not isinstance(p_state[key], Tensor):
+                            p_state[key] = _scalar_state(float(p_state[key]))
 
     def __repr__(self) -> str:
         s = type(self).__name__ + " ("
