@@ -5,6 +5,14 @@ skipped entirely (no state, no decay, no step count); a zero gradient is a real 
 Updates are written into the parameters' own buffers under ``no_grad``, so a Parameter and
 its buffer keep their identity.
 
+The step pattern: every algorithm's ``step`` is :meth:`Optimizer._update_group` over each
+group (torch's ``step``: the group's options, ``_init_group``, the single-tensor update). An
+algorithm's file holds only its own parts: defaults and checks, ``_init_state``, ``_options``
+(the numbers it reads from a group) and ``_update`` (its formula, written with the kernels of
+:mod:`gradsum.optim._kernels`); the walk, the lazy state, the step counter, the version
+counts and the batching of small parameters (:func:`_batches`) are here, once. LBFGS, whose
+step is a loop of closure calls, has a ``step`` of its own.
+
 Example:
     >>> import gradsum
     >>> from gradsum import nn, optim
@@ -396,11 +404,7 @@ class Optimizer:
                 self._update_group(group)
         return loss
 
-    # -- the step pattern ----------------------------------------------------------------------
-    # Every algorithm's step is this one walk over a group (torch's ``step``: read the group's
-    # options, ``_init_group``, then the single-tensor update); an algorithm's file holds only
-    # what is its own: its defaults and checks, its state (``_init_state``), the numbers it
-    # reads from a group (``_options``) and its update formula (``_update``).
+    # -- the step pattern (see the module's docstring) -----------------------------------------
 
     #: Whether the update is elementwise: its entries then run through :func:`_batches` (a
     #: group's small parameters concatenated, a large one block by block). Otherwise
@@ -413,7 +417,7 @@ class Optimizer:
 
     def _update_group(self, group: dict[str, Any]) -> None:
         """Update the parameters of ``group`` that have a gradient (the others are skipped:
-        SEMANTICS 3), in four steps: the group's numbers and the missing state
+        SEMANTICS 3), in three steps: the group's numbers and the missing state
         (:meth:`_options`, which calls :meth:`_init_group` where torch's step makes it), one
         ``(key, arrays)`` entry per parameter (:meth:`_entries`: its step counted, its writes
         counted in the version counters), and :meth:`_update` over the pieces of the entries
