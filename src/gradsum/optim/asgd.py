@@ -91,18 +91,21 @@ class ASGD(Optimizer):
         self._init_group(group, params)
         return lr, lambd, alpha, t0, wd, group["maximize"]
 
-    def _entry(self, p: Tensor, state: dict[str, Any],
-               options: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The key: the parameter's ``eta`` and ``mu`` as the step begins; then both are
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The key of a parameter: its ``eta`` and ``mu`` as the step begins; then both are
         advanced to the next step's values."""
         lr, lambd, alpha, t0, _, _ = options
-        step = _count_step(state)
-        eta_t, mu_t = state["eta"], state["mu"]
-        key = (float(eta_t._array), float(mu_t._array))
-        eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
-        mu_t._array[...] = 1 / max(1, step - t0)
-        _bump(eta_t, mu_t)
-        return key, _entry_arrays(p, state, ("ax",))
+        entries = []
+        for p in params:
+            state = self.state[p]
+            step = _count_step(state)
+            eta_t, mu_t = state["eta"], state["mu"]
+            key = (float(eta_t._array), float(mu_t._array))
+            eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
+            mu_t._array[...] = 1 / max(1, step - t0)
+            _bump(eta_t, mu_t)
+            entries.append((key, _entry_arrays(p, state, ("ax",))))
+        return entries
 
     def _update(self, options: Any, key: Any, pa: Any, ga: Any, ax: Any) -> None:
         # torch's operations in its order

@@ -103,24 +103,27 @@ class NAdam(Optimizer):
         self._init_group(group, params)
         return lr, beta1, beta2, eps, wd, momentum_decay, decoupled, group["maximize"]
 
-    def _entry(self, p: Tensor, state: dict[str, Any],
-               options: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The key: this step's bias correction and the two step sizes, which depend on the
-        parameter's ``mu_product`` (updated here, in the state's own dtype like torch's)."""
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The key of a parameter: this step's bias correction and the two step sizes, which
+        depend on its ``mu_product`` (updated here, in the state's own dtype like torch's)."""
         lr, beta1, beta2, _, _, momentum_decay, _, _ = options
-        step = _count_step(state)
-        mu_product_t = state["mu_product"]
-        bias_correction2 = _bias_correction(beta2, step)
-        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
-        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-        mu_product_t._array *= mu
-        mu_product = float(mu_product_t._array)
-        mu_product_next = mu_product * mu_next
-        grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
-        avg_value = (-lr * mu_next) / (1.0 - mu_product_next)
-        _bump(mu_product_t)
-        return ((bias_correction2, grad_value, avg_value),
-                _entry_arrays(p, state, ("exp_avg", "exp_avg_sq")))
+        entries = []
+        for p in params:
+            state = self.state[p]
+            step = _count_step(state)
+            mu_product_t = state["mu_product"]
+            bias_correction2 = _bias_correction(beta2, step)
+            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+            mu_product_t._array *= mu
+            mu_product = float(mu_product_t._array)
+            mu_product_next = mu_product * mu_next
+            grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
+            avg_value = (-lr * mu_next) / (1.0 - mu_product_next)
+            _bump(mu_product_t)
+            entries.append(((bias_correction2, grad_value, avg_value),
+                            _entry_arrays(p, state, ("exp_avg", "exp_avg_sq"))))
+        return entries
 
     def _update(self, options: Any, key: Any, pa: Any, ga: Any, m: Any, v: Any) -> None:
         # torch's operations in its order

@@ -431,7 +431,7 @@ class Optimizer:
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         """The numbers the update of ``group`` uses (numbers or one-element tensors in the
-        group, as torch's kernels take them), passed back to :meth:`_entry` and
+        group, as torch's kernels take them), passed back to :meth:`_entries` and
         :meth:`_update`; it makes the group's missing state by calling
         ``self._init_group(group, params)`` at the point where torch's step does (most
         optimizers read every option first; an option tuple is unpacked before, like torch's
@@ -470,21 +470,18 @@ class Optimizer:
         return self._ROLES
 
     def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
-        """One :meth:`_entry` per parameter, in order."""
+        """One ``(key, arrays)`` entry per parameter, in order: by default ``state['step']``
+        counted and the key its new value (what the update's numbers depend on besides the
+        group's options: parameters of the same key and dtype may be updated together), the
+        arrays those of ``p``, its gradient and the state tensors :meth:`_roles` names, each
+        of them but the gradient counted as written (:func:`_entry_arrays`)."""
+        roles = self._roles(options)
         state = self.state
-        return [self._entry(p, state[p], options) for p in params]
-
-    def _entry(self, p: Tensor, state: dict[str, Any], options: Any) -> tuple[Any, tuple[Any, ...]]:
-        """``(key, arrays)`` for one parameter: ``state['step']`` counted, the key its new
-        value (what the update's numbers depend on besides the group's options: parameters
-        of the same key and dtype may be updated together), the arrays those of ``p``, its
-        gradient and the state tensors :meth:`_roles` names, each of them but the gradient
-        counted as written."""
-        return _count_step(state), _entry_arrays(p, state, self._roles(options))
+        return [(_count_step(state[p]), _entry_arrays(p, state[p], roles)) for p in params]
 
     def _update(self, options: Any, key: Any, *arrays: Any) -> None:
         """The algorithm's update formula on one piece: ``arrays`` are (pieces of) the
-        arrays of :meth:`_entry`, written in place."""
+        arrays of :meth:`_entries`, written in place."""
         raise NotImplementedError(f"{type(self).__name__} implements no _update()")
 
     def _scratch(self, slot: int, like: Any) -> Any:
@@ -753,9 +750,13 @@ def _count_step(state: dict[str, Any]) -> float:
 def _entry_arrays(p: Tensor, state: dict[str, Any], roles: Sequence[str]) -> tuple[Any, ...]:
     """The arrays of ``p``, its gradient and its state tensors ``roles``, in that order, the
     parameter's and the state's writes counted (:func:`_bump`)."""
-    tensors = [state[r] for r in roles]
-    _bump(p, *tensors)
-    return (p._array, p.grad._array, *(t._array for t in tensors))  # type: ignore[union-attr]
+    p._vc[0] += 1
+    arrays = [p._array, p.grad._array]  # type: ignore[union-attr]
+    for role in roles:
+        t = state[role]
+        t._vc[0] += 1
+        arrays.append(t._array)
+    return tuple(arrays)
 
 
 #: the arrays of an entry an update writes: all but the gradient (index 1)
