@@ -121,6 +121,13 @@ def _closure_errstate() -> Any:
     return xp.errstate(**(_caller_errstate.get() or xp.geterr()))
 
 
+def _run_closure(closure: Callable[[], Any]) -> Any:
+    """``closure()`` as every optimizer calls it: grad mode on, under the floating-point
+    settings of ``step``'s caller (:func:`_closure_errstate`)."""
+    with enable_grad(), _closure_errstate():
+        return closure()
+
+
 def _call(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return step(*args, **kwargs)
 
@@ -521,10 +528,7 @@ class Optimizer:
         an integer or bool parameter with a gradient before any parameter is updated: torch
         raises partway through the update, gradsum leaves every parameter and the state as
         they were (a failed call changes nothing)."""
-        loss = None
-        if closure is not None:
-            with enable_grad(), _closure_errstate():
-                loss = closure()
+        loss = None if closure is None else _run_closure(closure)
         bad = _integral_param_error(self)
         if bad is not None:
             raise bad
