@@ -90,8 +90,8 @@ class RMSprop(Optimizer):
 
     def _roles(self, options: Any) -> tuple[str, ...]:
         momentum, centered = options[4], options[5]
-        return ("square_avg", *(("grad_avg",) if centered else ()),
-                *(("momentum_buffer",) if momentum > 0 else ()))
+        roles = ("square_avg", "grad_avg") if centered else ("square_avg",)
+        return (*roles, "momentum_buffer") if momentum > 0 else roles
 
     def _update(self, options: Any, step: float, pa: Any, ga: Any, sq: Any, *rest: Any) -> None:
         # torch's operations in its order
