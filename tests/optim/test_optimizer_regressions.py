@@ -115,9 +115,9 @@ def test_adam_tensor_betas_stay_tensors() -> None:
 # One kernel is not IEEE arithmetic on every CPU: torch's ``sqrt`` is MKL's vector math
 # (vsSqrt/vdSqrt), which on some processors (an AMD EPYC, in every ATEN_CPU_CAPABILITY) is one
 # unit in the last place off for about 17% of float32 and 1% of float64 inputs. gradsum keeps
-# IEEE's square root (optimizer._sqrt). Where torch's is not IEEE's, the bitwise tests of the
+# IEEE's square root (optim._kernels._sqrt). Where torch's is not IEEE's, the bitwise tests of the
 # optimizers that take square roots (Adam, AdamW, RMSprop, Adagrad, NAdam, RAdam, Adadelta)
-# substitute torch's own sqrt kernel for optimizer._sqrt, which checks every other operation
+# substitute torch's own sqrt kernel for optim._kernels._sqrt, which checks every other operation
 # bit for bit; test_updates_with_gradsums_own_sqrt_agree_with_torch checks the real thing
 # within a tolerance there.
 
@@ -172,7 +172,7 @@ def _torch_sqrt(x: Any, out: Any = None) -> Any:
 
 
 def _use_torchs_sqrt(monkeypatch: pytest.MonkeyPatch) -> None:
-    """gradsum's optimizers take their square roots with torch's kernel (optimizer._sqrt, and
+    """gradsum's optimizers take their square roots with torch's kernel (optim._kernels._sqrt, and
     the name imported by each optimizer module)."""
     import importlib
     import pkgutil

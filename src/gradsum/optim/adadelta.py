@@ -19,23 +19,12 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _add_scaled_, _as, _ema_sq_, _grad_block, _sqrt
 from gradsum.optim.optimizer import (
     Optimizer,
-    _add_scaled_,
-    _addcmul_,
-    _as,
-    _batches,
-    _bump,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_block,
-    _params_with_grad,
-    _scalar,
-    _sqrt,
-    _step_tensor,
-    _work,
-    _zeros_like,
+    _scalars,
 )
 
 
@@ -67,6 +56,7 @@ class Adadelta(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
     }
     _TENSOR_STEP = True
+    _ROLES = ("square_avg", "acc_delta")
 
     def __init__(self, params: Any, lr: float | Tensor = 1.0, rho: float = 0.9,
                  eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
@@ -84,38 +74,21 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
-        lr = _scalar(group["lr"])
-        rho, eps = _scalar(group["rho"]), _scalar(group["eps"])
-        wd = _scalar(group["weight_decay"])
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _zeros_like(p)
-                state["acc_delta"] = _zeros_like(p)
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
-        entries = []
-        for p in params:
-            state = self.state[p]
-            state["step"]._array += 1
-            _bump(p, state["step"], state["square_avg"], state["acc_delta"])
-            entries.append((None, (p._array, p.grad._array,  # type: ignore[union-attr]
-                                   state["square_avg"]._array, state["acc_delta"]._array)))
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for _, (pa, ga, sq, acc) in _batches(entries, (0, 2, 3)):
-            ga = _grad_block(ga, pa, wd, maximize)
-            xp.multiply(sq, _as(sq, rho), out=sq)
-            _addcmul_(sq, ga, ga, 1 - rho)
-            std = xp.add(sq, _as(sq, eps), out=_work(self, 0, sq))
-            _sqrt(std, out=std)
-            delta = xp.add(acc, _as(acc, eps), out=_work(self, 1, sq))
-            _sqrt(delta, out=delta)
-            delta /= std
-            delta *= ga
-            xp.multiply(acc, _as(acc, rho), out=acc)
-            _addcmul_(acc, delta, delta, 1 - rho)
-            _add_scaled_(pa, delta, -lr)
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        lr, rho, eps, wd = _scalars(group, "lr", "rho", "eps", "weight_decay")
+        self._init_group(group, params)
+        return lr, rho, eps, wd, group["maximize"]
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, sq: Any, acc: Any) -> None:
+        # torch's operations in its order
+        lr, rho, eps, wd, maximize = options
+        ga = _grad_block(ga, pa, wd, maximize)
+        _ema_sq_(sq, ga, rho)
+        std = xp.add(sq, _as(sq, eps), out=self._scratch(0, sq))
+        _sqrt(std, out=std)
+        delta = xp.add(acc, _as(acc, eps), out=self._scratch(1, sq))
+        _sqrt(delta, out=delta)
+        delta /= std
+        delta *= ga
+        _ema_sq_(acc, delta, rho)
+        _add_scaled_(pa, delta, -lr)

@@ -21,13 +21,11 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _add_scaled_, _grad_block, _lerp_, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
-    _add_scaled_,
     _bump,
-    _decay_,
-    _grad_array,
-    _lerp_,
+    _count_step,
     _lr_value,
     _params_with_grad,
     _step_tensor,
@@ -88,6 +86,7 @@ class Adafactor(Optimizer):
 
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {"foreach": None}
     _TENSOR_STEP = True
+    _ELEMENTWISE = False  # (norms and means over each parameter)
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
@@ -122,72 +121,74 @@ class Adafactor(Optimizer):
         first = _params_with_grad(group)[0]
         return TypeError if group["eps"][0] is None and first is p else RuntimeError
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        state["step"] = _step_tensor()
+        g = p.grad._array  # type: ignore[union-attr]
+        if g.ndim > 1:
+            state["row_var"] = Tensor._make(xp.zeros((*g.shape[:-1], 1), g.dtype))
+            state["col_var"] = Tensor._make(
+                xp.zeros((*g.shape[:-2], 1, g.shape[-1]), g.dtype))
+        else:
+            state["variance"] = Tensor._make(xp.zeros_like(g))
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         eps1, eps2 = group["eps"]  # (unpacked first: a 3-tuple raises ValueError, as torch)
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                g = p.grad._array  # type: ignore[union-attr]
-                if g.ndim > 1:
-                    state["row_var"] = Tensor._make(xp.zeros((*g.shape[:-1], 1), g.dtype))
-                    state["col_var"] = Tensor._make(
-                        xp.zeros((*g.shape[:-2], 1, g.shape[-1]), g.dtype))
-                else:
-                    state["variance"] = Tensor._make(xp.zeros_like(g))
+        self._init_group(group, params)
         if not params:
-            return
-        lr = _lr_value(group["lr"])
-        beta2_decay, d = float(group["beta2_decay"]), float(group["d"])
-        weight_decay = float(group["weight_decay"])
-        for p in params:
-            state = self.state[p]
-            g = _grad_array(p, group["maximize"])
-            if eps1 is None:  # (torch sets it once, from the first parameter's dtype)
-                eps1 = float(xp.finfo(p._array.dtype).eps)
-            step_t = state["step"]
-            step_t._array += 1
-            step = float(step_t._array)
-            beta2_complement = step**beta2_decay
-            inv_sqrt_step = 1 / (step**0.5)
-            rho = inv_sqrt_step if inv_sqrt_step < lr else lr  # (python's min(lr, ...))
-            alpha = max(eps2, _norm(p._array) / (p._array.size**0.5)) * rho
-            if weight_decay != 0:
-                _decay_(p._array, 1 - lr * weight_decay)
-            if g.ndim > 1:
-                if "row_var" not in state or "col_var" not in state:
-                    raise AssertionError(
-                        "row_var and col_var should be defined when grad is multidimensional"
-                    )
-                row_var, col_var = state["row_var"]._array, state["col_var"]._array
-                gg = g * g
-                # (torch: norm(g, dim).square() / size: the same sums, through a square root)
-                row_mean = xp.sqrt(xp.sum(gg, axis=-1, keepdims=True))
-                row_mean *= row_mean
-                row_mean /= g.shape[-1]
-                _lerp_(row_var, row_mean, beta2_complement)
-                col_mean = xp.sqrt(xp.sum(gg, axis=-2, keepdims=True))
-                col_mean *= col_mean
-                col_mean /= g.shape[-2]
-                _lerp_(col_var, col_mean, beta2_complement)
-                var_estimate = xp.matmul(row_var, col_var)
-                var_estimate /= xp.maximum(xp.mean(row_var, axis=-2, keepdims=True), eps1)
-                _bump(state["row_var"], state["col_var"])
-            else:
-                if "variance" not in state:
-                    raise AssertionError("variance should be defined when grad is a vector")
-                variance = state["variance"]._array
-                _lerp_(variance, g * g, beta2_complement)
-                var_estimate = variance.copy()
-                _bump(state["variance"])
-            update = xp.asarray(xp.maximum(var_estimate, eps1 * eps1))
-            xp.sqrt(update, out=update)
-            xp.divide(1, update, out=update)  # (torch's rsqrt: 1 / sqrt)
-            update *= g
-            denom = max(1.0, _norm(update) / ((update.size**0.5) * d))
-            _add_scaled_(p._array, update, -alpha / denom)
-            _bump(p, step_t)
+            return None
+        if eps1 is None:  # (torch sets it once, from the first parameter's dtype)
+            eps1 = float(xp.finfo(params[0]._array.dtype).eps)
+        return (_lr_value(group["lr"]), float(group["beta2_decay"]), float(group["d"]),
+                float(group["weight_decay"]), eps1, eps2, group["maximize"])
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        # (each parameter whole, its step counted by its own update)
+        return [(p, (p._array, p.grad._array)) for p in params]  # type: ignore[union-attr]
+
+    def _update(self, options: Any, p: Tensor, pa: Any, ga: Any) -> None:
+        lr, beta2_decay, d, weight_decay, eps1, eps2, maximize = options
+        state = self.state[p]
+        g = _grad_block(ga, pa, 0, maximize)
+        step = _count_step(state)
+        beta2_complement = step**beta2_decay
+        inv_sqrt_step = 1 / (step**0.5)
+        rho = inv_sqrt_step if inv_sqrt_step < lr else lr  # (python's min(lr, ...))
+        alpha = max(eps2, _norm(pa) / (pa.size**0.5)) * rho
+        if weight_decay != 0:
+            _mul_(pa, 1 - lr * weight_decay)
+        if g.ndim > 1:
+            if "row_var" not in state or "col_var" not in state:
+                raise AssertionError(
+                    "row_var and col_var should be defined when grad is multidimensional"
+                )
+            row_var, col_var = state["row_var"]._array, state["col_var"]._array
+            gg = g * g
+            # (torch: norm(g, dim).square() / size: the same sums, through a square root)
+            row_mean = xp.sqrt(xp.sum(gg, axis=-1, keepdims=True))
+            row_mean *= row_mean
+            row_mean /= g.shape[-1]
+            _lerp_(row_var, row_mean, beta2_complement)
+            col_mean = xp.sqrt(xp.sum(gg, axis=-2, keepdims=True))
+            col_mean *= col_mean
+            col_mean /= g.shape[-2]
+            _lerp_(col_var, col_mean, beta2_complement)
+            var_estimate = xp.matmul(row_var, col_var)
+            var_estimate /= xp.maximum(xp.mean(row_var, axis=-2, keepdims=True), eps1)
+            _bump(state["row_var"], state["col_var"])
+        else:
+            if "variance" not in state:
+                raise AssertionError("variance should be defined when grad is a vector")
+            variance = state["variance"]._array
+            _lerp_(variance, g * g, beta2_complement)
+            var_estimate = variance.copy()
+            _bump(state["variance"])
+        update = xp.asarray(xp.maximum(var_estimate, eps1 * eps1))
+        xp.sqrt(update, out=update)
+        xp.divide(1, update, out=update)  # (torch's rsqrt: 1 / sqrt)
+        update *= g
+        denom = max(1.0, _norm(update) / ((update.size**0.5) * d))
+        _add_scaled_(pa, update, -alpha / denom)
+        _bump(p)
 
 
 __all__ = ["Adafactor"]

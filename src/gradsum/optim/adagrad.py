@@ -11,29 +11,21 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._dtype import bool_
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.grad_mode import no_grad  # noqa: F401 (recorded public surface)
+from gradsum.optim._kernels import _addcdiv_, _addcmul_, _denom, _grad_block
 from gradsum.optim.optimizer import (
     Optimizer,
-    _addcdiv_,
-    _addcmul_,
-    _as,
-    _batches,
-    _bump,
     _check_differentiable,
     _check_hyper,
-    _grad_block,
     _lr_value,
-    _params_with_grad,
     _scalar,
-    _sqrt,
+    _scalars,
     _step_tensor,
-    _work,
 )
 
 
@@ -54,6 +46,7 @@ class Adagrad(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "fused": None,
     }
     _TENSOR_STEP = True
+    _ROLES = ("sum",)
 
     def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
         """torch's type for an integer or bool parameter: its ``addcmul`` has no bool kernel
@@ -78,10 +71,11 @@ class Adagrad(Optimizer):
         _check_differentiable(differentiable, fused, foreach)
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(p, group)
+                self._init_state(self.state[p], p, group)
 
-    def _init_state(self, p: Tensor, group: dict[str, Any]) -> None:
-        state = self.state[p]
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        """(At construction, for every parameter; at the first gradient of one added by
+        add_param_group.)"""
         state["step"] = _step_tensor(group.get("fused"))
         # torch fills from the constructor's value (self.defaults), even for a param group
         # that sets its own initial_accumulator_value
@@ -89,31 +83,18 @@ class Adagrad(Optimizer):
             xp.full_like(p._array, _scalar(self.defaults["initial_accumulator_value"]))
         )
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-                # (numbers or one-element tensors, like torch)
-                wd, lr_decay = _scalar(group["weight_decay"]), _scalar(group["lr_decay"])
-                eps, maximize = _scalar(group["eps"]), group["maximize"]
-                entries = []
-                for p in _params_with_grad(group):
-                    state = self.state[p]
-                    if len(state) == 0:  # a parameter added by add_param_group
-                        self._init_state(p, group)
-                    step_t = state["step"]
-                    step_t._array += 1
-                    _bump(p, step_t, state["sum"])
-                    entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
-                                                           state["sum"]._array)))
-                # torch's operations in its order, over cache-sized pieces (see _batches)
-                for step, (pa, ga, s) in _batches(entries, (0, 2)):
-                    clr = lr / (1 + (step - 1) * lr_decay)
-                    ga = _grad_block(ga, pa, wd, maximize)
-                    _addcmul_(s, ga, ga, 1)
-                    std = _sqrt(s, out=_work(self, 0, s))
-                    std += _as(std, eps)
-                    _addcdiv_(pa, ga, std, -clr, _work(self, 1, s))
-        return loss
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
+        # (numbers or one-element tensors, like torch)
+        wd, lr_decay, eps = _scalars(group, "weight_decay", "lr_decay", "eps")
+        self._init_group(group, params)
+        return lr, wd, lr_decay, eps, group["maximize"]
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, s: Any) -> None:
+        # torch's operations in its order
+        lr, wd, lr_decay, eps, maximize = options
+        clr = lr / (1 + (step - 1) * lr_decay)
+        ga = _grad_block(ga, pa, wd, maximize)
+        _addcmul_(s, ga, ga, 1)
+        std = _denom(s, eps, self._scratch(0, s))
+        _addcdiv_(pa, ga, std, -clr, self._scratch(1, s))

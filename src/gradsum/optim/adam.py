@@ -19,24 +19,21 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.optim.optimizer import (
-    Optimizer,
+from gradsum.optim._kernels import (
     _adam_moments,
     _addcdiv_,
-    _as,
-    _batches,
-    _bump,
-    _check_capturable,
+    _bias_correction,
+    _denom,
+    _rdiv,
+    _sqrt_scalar,
+)
+from gradsum.optim.optimizer import (
+    Optimizer,
     _check_differentiable,
     _check_hyper,
     _lr_value,
-    _params_with_grad,
-    _rdiv,
     _scalar,
-    _sqrt,
-    _sqrt_scalar,
     _step_tensor,
-    _work,
     _zeros_like,
 )
 
@@ -76,11 +73,8 @@ class Adam(Optimizer):
             raise ValueError(
                 "lr as a Tensor is not supported for capturable=False and foreach=True"
             )
-        _check_hyper(lr, eps=eps)
-        for i in range(2):  # (betas[1] of a 1-tuple: IndexError, like torch)
-            if not 0.0 <= betas[i] < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-        _check_hyper(lr, weight_decay=weight_decay)
+        # (betas[1] of a 1-tuple: IndexError, like torch)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not (all(isinstance(b, float) for b in betas[:2])
                 or all(isinstance(b, Tensor) for b in betas[:2])):
             raise ValueError(
@@ -108,58 +102,50 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable, fused, foreach)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
         amsgrad = group["amsgrad"]
-        decoupled = group.get("decoupled_weight_decay", False)
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor(group.get("fused"))
-                state["exp_avg"] = _zeros_like(p)
-                state["exp_avg_sq"] = _zeros_like(p)
-                if amsgrad:
-                    state["max_exp_avg_sq"] = _zeros_like(p)
-        if params:
-            if (group.get("foreach") and isinstance(group["lr"], Tensor)
-                    and not group.get("capturable", False)):
-                raise RuntimeError(
-                    "lr as a Tensor is not supported for capturable=False and foreach=True: "
-                    "set the group's lr to a float, or its foreach to None"
-                )
-            _check_capturable(group)
+        state["step"] = _step_tensor(group.get("fused"))
+        state["exp_avg"] = _zeros_like(p)
+        state["exp_avg_sq"] = _zeros_like(p)
+        if amsgrad:
+            state["max_exp_avg_sq"] = _zeros_like(p)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        if (group.get("foreach") and isinstance(group["lr"], Tensor)
+                and not group.get("capturable", False)):
+            raise RuntimeError(
+                "lr as a Tensor is not supported for capturable=False and foreach=True: "
+                "set the group's lr to a float, or its foreach to None"
+            )
+        super()._check_group(group)
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
+        self._init_group(group, params)
         lr = _lr_value(group["lr"])  # (after torch's _init_group checks, like its update)
         # (tensors stay 0-d tensors in torch's arithmetic: NumPy scalars of their dtype here)
         beta1, beta2 = _lr_value(beta1), _lr_value(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
-        maximize = group["maximize"]
-        entries = []
-        for p in params:
-            state = self.state[p]
-            step_t = state["step"]
-            step_t._array += 1
-            arrays = (p._array, p.grad._array, state["exp_avg"]._array,  # type: ignore[union-attr]
-                      state["exp_avg_sq"]._array)
-            if amsgrad:
-                arrays += (state["max_exp_avg_sq"]._array,)
-                _bump(state["max_exp_avg_sq"])
-            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
-            entries.append((float(step_t._array), arrays))
-        # torch's operations, in its order, through scratch buffers, over cache-sized pieces
-        # (see _batches)
-        for step, (pa, ga, m, v, *vmax) in _batches(entries, (0, 2, 3, 4)):
-            bias_correction1 = 1 - beta1**step
-            bias_correction2 = 1 - beta2**step
-            step_size = _rdiv(lr, bias_correction1)
-            bias_correction2_sqrt = _sqrt_scalar(bias_correction2)
-            _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-            if amsgrad:
-                xp.maximum(vmax[0], v, out=vmax[0])
-            denom = _sqrt(vmax[0] if amsgrad else v, out=_work(self, 0, m))
-            denom /= _as(denom, bias_correction2_sqrt)  # sqrt(v_hat) / bc2_sqrt + eps
-            denom += _as(denom, eps)
-            _addcdiv_(pa, m, denom, -step_size, _work(self, 1, m))
+        return (lr, beta1, beta2, _scalar(group["eps"]), _scalar(group["weight_decay"]),
+                group["amsgrad"], group.get("decoupled_weight_decay", False),
+                group["maximize"])
+
+    def _roles(self, options: Any) -> tuple[str, ...]:
+        if options[5]:  # (amsgrad)
+            return ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+        return ("exp_avg", "exp_avg_sq")
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, m: Any, v: Any,
+                *vmax: Any) -> None:
+        # torch's operations, in its order, through scratch buffers
+        lr, beta1, beta2, eps, wd, amsgrad, decoupled, maximize = options
+        step_size = _rdiv(lr, _bias_correction(beta1, step))
+        bias_correction2_sqrt = _sqrt_scalar(_bias_correction(beta2, step))
+        _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+        if amsgrad:
+            xp.maximum(vmax[0], v, out=vmax[0])
+        v_hat = vmax[0] if amsgrad else v
+        denom = _denom(v_hat, eps, self._scratch(0, m), bias_correction2_sqrt)
+        _addcdiv_(pa, m, denom, -step_size, self._scratch(1, m))
 
 
 class AdamW(Adam):

@@ -19,24 +19,14 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _addcdiv_, _as, _bias_correction, _grad_block, _lerp_, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
-    _addcdiv_,
-    _as,
-    _batches,
-    _bump,
-    _check_betas,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_block,
-    _lerp_,
     _lr_value,
-    _params_with_grad,
-    _scalar,
-    _step_tensor,
-    _work,
-    _zeros_like,
+    _pair,
+    _scalars,
 )
 
 
@@ -66,15 +56,14 @@ class Adamax(Optimizer):
     }
     _TENSOR_STEP = True
     _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
+    _ROLES = ("exp_avg", "exp_inf")
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, foreach: bool | None = None, *,
                  maximize: bool = False, differentiable: bool = False,
                  capturable: bool = False) -> None:
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)
-        _check_hyper(lr, weight_decay=weight_decay)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
@@ -83,37 +72,21 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_like(p)
-                state["exp_inf"] = _zeros_like(p)
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
-        entries = []
-        for p in params:
-            state = self.state[p]
-            step_t = state["step"]
-            step_t._array += 1
-            _bump(p, step_t, state["exp_avg"], state["exp_inf"])
-            entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
-                                                   state["exp_avg"]._array,
-                                                   state["exp_inf"]._array)))
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for step, (pa, ga, m, u) in _batches(entries, (0, 2, 3)):
-            clr = lr / (1 - beta1**step)
-            ga = _grad_block(ga, pa, wd, maximize)
-            _lerp_(m, ga, 1 - beta1)
-            xp.multiply(u, _as(u, beta2), out=u)
-            t = xp.abs(ga, out=_work(self, 0, u))
-            t += _as(t, eps)
-            xp.maximum(u, t, out=u)  # torch.maximum(u.mul_(beta2), |g| + eps, out=u)
-            _addcdiv_(pa, m, u, -clr, _work(self, 1, u))
+        beta1, beta2 = _pair(group["betas"])
+        eps, wd = _scalars(group, "eps", "weight_decay")
+        self._init_group(group, params)
+        return lr, beta1, beta2, eps, wd, group["maximize"]
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, m: Any, u: Any) -> None:
+        # torch's operations in its order
+        lr, beta1, beta2, eps, wd, maximize = options
+        clr = lr / _bias_correction(beta1, step)
+        ga = _grad_block(ga, pa, wd, maximize)
+        _lerp_(m, ga, 1 - beta1)
+        _mul_(u, beta2)
+        t = xp.abs(ga, out=self._scratch(0, u))
+        t += _as(t, eps)
+        xp.maximum(u, t, out=u)  # torch.maximum(u.mul_(beta2), |g| + eps, out=u)
+        _addcdiv_(pa, m, u, -clr, self._scratch(1, u))

@@ -20,23 +20,18 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _add_scaled_, _as, _grad_block, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
-    _add_scaled_,
-    _as,
-    _batches,
     _bump,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _decay_,
-    _grad_block,
+    _count_step,
+    _entry_arrays,
     _lr_value,
-    _params_with_grad,
-    _scalar,
     _scalar_state,
+    _scalars,
     _step_tensor,
-    _work,
     _zeros_like,
 )
 
@@ -69,6 +64,7 @@ class ASGD(Optimizer):
         "foreach": None, "maximize": False, "differentiable": False, "capturable": False,
     }
     _TENSOR_STEP = True
+    _SCALAR_STATE = ("eta", "mu")
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
@@ -83,50 +79,44 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for p in group["params"]:
-                p_state = self.state.get(p)
-                if p_state:
-                    for key in ("eta", "mu"):
-                        if not isinstance(p_state[key], Tensor):
-                            p_state[key] = _scalar_state(float(p_state[key]))
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        state["step"] = _step_tensor()
+        state["eta"] = _scalar_state(_lr_value(group["lr"]))
+        state["mu"] = _scalar_state(1.0)
+        state["ax"] = _zeros_like(p)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        lambd, alpha = _scalar(group["lambd"]), _scalar(group["alpha"])
-        t0, wd = _scalar(group["t0"]), _scalar(group["weight_decay"])
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["eta"] = _scalar_state(lr)
-                state["mu"] = _scalar_state(1.0)
-                state["ax"] = _zeros_like(p)
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
+        lambd, alpha, t0, wd = _scalars(group, "lambd", "alpha", "t0", "weight_decay")
+        self._init_group(group, params)
+        return lr, lambd, alpha, t0, wd, group["maximize"]
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The key of a parameter: its ``eta`` and ``mu`` as the step begins; then both are
+        advanced to the next step's values."""
+        lr, lambd, alpha, t0, _, _ = options
         entries = []
         for p in params:
             state = self.state[p]
-            step_t, eta_t, mu_t = state["step"], state["eta"], state["mu"]
-            step_t._array += 1
-            entries.append(((float(eta_t._array), float(mu_t._array)),
-                            (p._array, p.grad._array, state["ax"]._array)))  # type: ignore[union-attr]
-            step = float(step_t._array)
+            step = _count_step(state)
+            eta_t, mu_t = state["eta"], state["mu"]
+            key = (float(eta_t._array), float(mu_t._array))
             eta_t._array[...] = lr / ((1 + lambd * lr * step) ** alpha)
             mu_t._array[...] = 1 / max(1, step - t0)
-            _bump(p, step_t, eta_t, mu_t, state["ax"])
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for (eta, mu), (pa, ga, ax) in _batches(entries, (0, 2)):
-            ga = _grad_block(ga, pa, wd, maximize)
-            _decay_(pa, 1 - lambd * eta)  # param.mul_(1 - lambd * eta)
-            _add_scaled_(pa, ga, -eta)  # param.add_(grad, alpha=-eta)
-            if mu != 1:  # ax.add_(param.sub(ax).mul_(mu))
-                d = xp.subtract(pa, ax, out=_work(self, 0, ax))
-                d *= _as(d, mu)
-                ax += d
-            else:
-                ax[...] = pa
+            _bump(eta_t, mu_t)
+            entries.append((key, _entry_arrays(p, state, ("ax",))))
+        return entries
+
+    def _update(self, options: Any, key: Any, pa: Any, ga: Any, ax: Any) -> None:
+        # torch's operations in its order
+        _, lambd, _, _, wd, maximize = options
+        eta, mu = key
+        ga = _grad_block(ga, pa, wd, maximize)
+        _mul_(pa, 1 - lambd * eta)  # param.mul_(1 - lambd * eta)
+        _add_scaled_(pa, ga, -eta)  # param.add_(grad, alpha=-eta)
+        if mu != 1:  # ax.add_(param.sub(ax).mul_(mu))
+            d = xp.subtract(pa, ax, out=self._scratch(0, ax))
+            d *= _as(d, mu)
+            ax += d
+        else:
+            ax[...] = pa

@@ -18,19 +18,15 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import enable_grad, no_grad
-from gradsum.optim.optimizer import (
-    Optimizer,
-    _add_scaled_,
-    _bump,
-    _check_hyper,
-    _closure_errstate,
-)
+from gradsum.autograd.grad_mode import enable_grad, no_grad  # noqa: F401 (enable_grad: surface)
+from gradsum.optim._kernels import _add_scaled_
+from gradsum.optim.optimizer import Optimizer, _bump, _check_hyper, _run_closure
 
 # Scalars in the algorithm are Python numbers or 0-d tensors, as in torch (a dot product is a
 # 0-d tensor, a loss a float), so the state holds the same kinds of values as torch's.
@@ -249,10 +245,7 @@ class LBFGS(Optimizer):
                 f"Expected exactly one param_group, but got {len(self.param_groups)}"
             )
 
-        def evaluate() -> Any:
-            with enable_grad(), _closure_errstate():
-                return closure()
-
+        evaluate = functools.partial(_run_closure, closure)
         group = self.param_groups[0]
         lr = group["lr"]
         lr = lr.reshape(()) if isinstance(lr, Tensor) else lr  # (torch's _to_scalar)

@@ -412,6 +412,28 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
+def _check_schedulers(name: str, schedulers: Sequence[LRScheduler], optimizer: Optimizer,
+                      plateau_hint: str = "") -> None:
+    """torch's checks of the schedulers SequentialLR and ChainedScheduler (``name``) run:
+    each has an ``optimizer``, none is a ReduceLROnPlateau (``plateau_hint`` ends that
+    error's text), all share ``optimizer``."""
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(s, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{i} in the given schedulers sequence.{plateau_hint}"
+            )
+        if optimizer != s.optimizer:  # (torch: !=, identity for optimizers)
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
+                f"different from {type(optimizer).__name__}."
+            )
+
+
 class SequentialLR(LRScheduler):
     """Run ``schedulers`` one after another, switching at each of the ``milestones``
     (the next scheduler restarts from its epoch 0 there)."""
@@ -421,22 +443,8 @@ class SequentialLR(LRScheduler):
         name = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
-        for i, s in enumerate(schedulers):
-            if not hasattr(s, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at index "
-                    f"{i} in the given schedulers sequence. Step the ReduceLROnPlateau scheduler "
-                    "yourself, with its metric."
-                )
-            if optimizer is not s.optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
-                    f"different from {type(optimizer).__name__}."
-                )
+        _check_schedulers(name, schedulers, optimizer,
+                          " Step the ReduceLROnPlateau scheduler yourself, with its metric.")
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more "
@@ -623,21 +631,7 @@ class ChainedScheduler(LRScheduler):
                 f"{name} expects at least one scheduler to be chained, but got no scheduler."
             )
         optimizer = optimizer or schedulers[0].optimizer
-        for i, s in enumerate(schedulers):
-            if not hasattr(s, "optimizer"):
-                raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
-            if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at "
-                    f"index {i} in the given schedulers sequence."
-                )
-            if optimizer != s.optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
-                    f"different from {type(optimizer).__name__}."
-                )
+        _check_schedulers(name, schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self._last_lr = _group_values(schedulers[-1].optimizer, "lr")

@@ -30,18 +30,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-from gradsum import _fma
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.optim.optimizer import (
-    Optimizer,
-    _add_scaled_,
-    _bump,
-    _decay_,
-    _lerp_,
-    _lr_value,
-    _params_with_grad,
-)
+from gradsum.optim._kernels import _add_scaled_, _lerp, _lerp_, _mul_
+from gradsum.optim.optimizer import Optimizer, _bump, _lr_value, _zeros_like
 
 # Keller Jordan's constants (https://kellerjordan.github.io/posts/muon/), torch's defaults
 EPS = 1e-7
@@ -134,6 +126,7 @@ class Muon(Optimizer):
     """
 
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {}
+    _ELEMENTWISE = False  # (matrix products over each parameter)
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3, weight_decay: float = 0.1,
                  momentum: float = 0.95, nesterov: bool = True,
@@ -170,32 +163,38 @@ class Muon(Optimizer):
     def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
         return NotImplementedError  # (torch: the momentum's lerp on an integer tensor)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
-        params = _params_with_grad(group)
+    def _init_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         for p in params:  # (all the group's state first, like torch's _init_group)
             state = self.state[p]
             if "momentum_buffer" not in state:
-                state["momentum_buffer"] = Tensor._make(
-                    xp.zeros_like(p.grad._array))  # type: ignore[union-attr]
+                state["momentum_buffer"] = _zeros_like(p.grad)  # type: ignore[arg-type]
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        self._init_group(group, params)
         if not params:
-            return
-        lr = _lr_value(group["lr"])
-        weight_decay, momentum = float(group["weight_decay"]), float(group["momentum"])
-        for p in params:
-            g = p.grad._array  # type: ignore[union-attr]
-            if g.ndim != 2:
-                raise ValueError("Param gradient must be a 2D matrix")
-            buf_t = self.state[p]["momentum_buffer"]
-            _lerp_(buf_t._array, g, 1 - momentum)  # buf.lerp_(grad, 1 - momentum)
-            _bump(buf_t)
-            buf = buf_t._array
-            update = _fma.lerp(g, buf, momentum) if group["nesterov"] else buf
-            ortho = _zeropower_via_newtonschulz(update, group["ns_coefficients"],
-                                                group["ns_steps"], group["eps"])
-            adjusted_lr = _adjust_lr(lr, group["adjust_lr_fn"], tuple(p.shape))
-            _decay_(p._array, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay)
-            _add_scaled_(p._array, ortho, -adjusted_lr)  # param.add_(update, alpha=-lr')
-            _bump(p)
+            return None
+        return (_lr_value(group["lr"]), float(group["weight_decay"]), float(group["momentum"]),
+                group["nesterov"], group["ns_coefficients"], group["ns_steps"], group["eps"],
+                group["adjust_lr_fn"])
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        return [(p, (p._array, p.grad._array)) for p in params]  # type: ignore[union-attr]
+
+    def _update(self, options: Any, p: Tensor, pa: Any, g: Any) -> None:
+        lr, weight_decay, momentum, nesterov, ns_coefficients, ns_steps, eps, adjust_lr_fn = (
+            options)
+        if g.ndim != 2:
+            raise ValueError("Param gradient must be a 2D matrix")
+        buf_t = self.state[p]["momentum_buffer"]
+        _lerp_(buf_t._array, g, 1 - momentum)  # buf.lerp_(grad, 1 - momentum)
+        _bump(buf_t)
+        buf = buf_t._array
+        update = _lerp(g, buf, momentum) if nesterov else buf
+        ortho = _zeropower_via_newtonschulz(update, ns_coefficients, ns_steps, eps)
+        adjusted_lr = _adjust_lr(lr, adjust_lr_fn, tuple(p.shape))
+        _mul_(pa, 1 - lr * weight_decay)  # param.mul_(1 - lr * weight_decay)
+        _add_scaled_(pa, ortho, -adjusted_lr)  # param.add_(update, alpha=-lr')
+        _bump(p)
 
 
 __all__ = ["Muon"]

@@ -20,24 +20,19 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _adam_moments, _addcdiv_, _as, _bias_correction, _denom
 from gradsum.optim.optimizer import (
     Optimizer,
-    _adam_moments,
-    _addcdiv_,
-    _as,
-    _batches,
     _bump,
-    _check_betas,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
+    _count_step,
+    _entry_arrays,
     _lr_value,
-    _params_with_grad,
-    _scalar,
+    _pair,
     _scalar_state,
-    _sqrt,
+    _scalars,
     _step_tensor,
-    _work,
     _zeros_like,
 )
 
@@ -74,6 +69,7 @@ class NAdam(Optimizer):
         "decoupled_weight_decay": False,
     }
     _TENSOR_STEP = True
+    _SCALAR_STATE = ("mu_product",)
     _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
 
     def __init__(self, params: Any, lr: float | Tensor = 2e-3,
@@ -82,9 +78,8 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False) -> None:
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)
-        _check_hyper(lr, weight_decay=weight_decay, momentum_decay=momentum_decay)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay,
+                     momentum_decay=momentum_decay)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
@@ -94,57 +89,49 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for p in group["params"]:
-                p_state = self.state.get(p)
-                if p_state and not isinstance(p_state["mu_product"], Tensor):
-                    p_state["mu_product"] = _scalar_state(float(p_state["mu_product"]))
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        state["step"] = _step_tensor()
+        state["mu_product"] = _scalar_state(1.0)
+        state["exp_avg"] = _zeros_like(p)
+        state["exp_avg_sq"] = _zeros_like(p)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
-        momentum_decay = _scalar(group["momentum_decay"])
+        beta1, beta2 = _pair(group["betas"])
+        eps, wd, momentum_decay = _scalars(group, "eps", "weight_decay", "momentum_decay")
         decoupled = group["decoupled_weight_decay"]
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["mu_product"] = _scalar_state(1.0)
-                state["exp_avg"] = _zeros_like(p)
-                state["exp_avg_sq"] = _zeros_like(p)
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
+        self._init_group(group, params)
+        return lr, beta1, beta2, eps, wd, momentum_decay, decoupled, group["maximize"]
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        """The key of a parameter: this step's bias correction and the two step sizes, which
+        depend on its ``mu_product`` (updated here, in the state's own dtype like torch's)."""
+        lr, beta1, beta2, _, _, momentum_decay, _, _ = options
         entries = []
         for p in params:
             state = self.state[p]
-            step_t, mu_product_t = state["step"], state["mu_product"]
-            step_t._array += 1
-            step = float(step_t._array)
-            bias_correction2 = 1 - beta2**step
+            step = _count_step(state)
+            mu_product_t = state["mu_product"]
+            bias_correction2 = _bias_correction(beta2, step)
             mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
             mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
-            mu_product_t._array *= mu  # (in the state's own dtype, like torch)
+            mu_product_t._array *= mu
             mu_product = float(mu_product_t._array)
             mu_product_next = mu_product * mu_next
             grad_value = -lr * (1.0 - mu) / (1.0 - mu_product)
             avg_value = (-lr * mu_next) / (1.0 - mu_product_next)
-            _bump(p, step_t, mu_product_t, state["exp_avg"], state["exp_avg_sq"])
+            _bump(mu_product_t)
             entries.append(((bias_correction2, grad_value, avg_value),
-                            (p._array, p.grad._array,  # type: ignore[union-attr]
-                             state["exp_avg"]._array, state["exp_avg_sq"]._array)))
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for (bias_correction2, grad_value, avg_value), (pa, ga, m, v) in _batches(
-                entries, (0, 2, 3)):
-            ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-            denom = xp.divide(v, _as(v, bias_correction2), out=_work(self, 0, v))
-            _sqrt(denom, out=denom)
-            denom += _as(denom, eps)
-            u = _work(self, 1, v)
-            _addcdiv_(pa, ga, denom, grad_value, u)
-            _addcdiv_(pa, m, denom, avg_value, u)
+                            _entry_arrays(p, state, ("exp_avg", "exp_avg_sq"))))
+        return entries
+
+    def _update(self, options: Any, key: Any, pa: Any, ga: Any, m: Any, v: Any) -> None:
+        # torch's operations in its order
+        lr, beta1, beta2, eps, wd, _, decoupled, maximize = options
+        bias_correction2, grad_value, avg_value = key
+        ga = _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+        denom = xp.divide(v, _as(v, bias_correction2), out=self._scratch(0, v))
+        _denom(denom, eps, denom)  # sqrt(v / bias_correction2) + eps
+        u = self._scratch(1, v)
+        _addcdiv_(pa, ga, denom, grad_value, u)
+        _addcdiv_(pa, m, denom, avg_value, u)

@@ -5,6 +5,14 @@ skipped entirely (no state, no decay, no step count); a zero gradient is a real 
 Updates are written into the parameters' own buffers under ``no_grad``, so a Parameter and
 its buffer keep their identity.
 
+The step pattern: every algorithm's ``step`` is :meth:`Optimizer._update_group` over each
+group (torch's ``step``: the group's options, ``_init_group``, the single-tensor update). An
+algorithm's file holds only its own parts: defaults and checks, ``_init_state``, ``_options``
+(the numbers it reads from a group) and ``_update`` (its formula, written with the kernels of
+:mod:`gradsum.optim._kernels`); the walk, the lazy state, the step counter, the version
+counts and the batching of small parameters (:func:`_batches`) are here, once. LBFGS, whose
+step is a loop of closure calls, has a ``step`` of its own.
+
 Example:
     >>> import gradsum
     >>> from gradsum import nn, optim
@@ -30,7 +38,6 @@ from contextvars import ContextVar
 from itertools import chain
 from typing import Any, ClassVar
 
-from gradsum import _fma
 from gradsum._backend import silenced, xp
 from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
@@ -112,6 +119,13 @@ def _closure_errstate() -> Any:
     """A context restoring the floating-point warning settings of ``step``'s caller, for the
     closure (``step`` itself runs with them off)."""
     return xp.errstate(**(_caller_errstate.get() or xp.geterr()))
+
+
+def _run_closure(closure: Callable[[], Any]) -> Any:
+    """``closure()`` as every optimizer calls it: grad mode on, under the floating-point
+    settings of ``step``'s caller (:func:`_closure_errstate`)."""
+    with enable_grad(), _closure_errstate():
+        return closure()
 
 
 def _call(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -251,6 +265,9 @@ class Optimizer:
     _GROUP_DEFAULTS: ClassVar[dict[str, Any]] = {}
     #: Whether ``state['step']`` is a 0-d tensor: a number there (old state dicts) becomes one.
     _TENSOR_STEP: bool = False
+    #: The other 0-d tensors of a parameter's state (NAdam's ``mu_product``, ASGD's ``eta``
+    #: and ``mu``): numbers there (old state dicts) become tensors too (:func:`_scalar_state`).
+    _SCALAR_STATE: ClassVar[tuple[str, ...]] = ()
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -265,11 +282,16 @@ class Optimizer:
             if self._TENSOR_STEP:
                 for p in group["params"]:
                     p_state = self.state.get(p)
-                    if p_state and not isinstance(p_state["step"], Tensor):
+                    if not p_state:
+                        continue
+                    if not isinstance(p_state["step"], Tensor):
                         # (torch: float32 for a fused group, else the default dtype's)
                         step = _step_tensor(group.get("fused"))
                         step._array[...] = float(p_state["step"])
                         p_state["step"] = step
+                    for key in self._SCALAR_STATE:
+                        if not isinstance(p_state[key], Tensor):
+                            p_state[key] = _scalar_state(float(p_state[key]))
 
     def __repr__(self) -> str:
         s = type(self).__name__ + " ("
@@ -364,20 +386,128 @@ class Optimizer:
         """Clear the gradients of every optimized parameter: ``p.grad = None`` (default), or
         with ``set_to_none=False`` detach a grad that carries a graph, then zero it in place
         (the same tensor object)."""
-        from gradsum.nn.modules.module import _clear_grad
-
+        # (torch's Optimizer.zero_grad, through Tensor's public API: the same rule as
+        # Module.zero_grad's, SEMANTICS 2; optim does not reach into nn's internals)
         for group in self.param_groups:
             for p in group["params"]:
-                _clear_grad(p, set_to_none)
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient (each group through the
-        subclass's ``_update_group``, under ``no_grad``); returns the closure's loss."""
+        """One update of every parameter that has a gradient (each group through
+        :meth:`_update_group`, under ``no_grad``); returns the closure's loss."""
         loss = self._closure_loss(closure)
         with no_grad():
             for group in self.param_groups:
                 self._update_group(group)
         return loss
+
+    # -- the step pattern (see the module's docstring) -----------------------------------------
+
+    #: Whether the update is elementwise: its entries then run through :func:`_batches` (a
+    #: group's small parameters concatenated, a large one block by block). Otherwise
+    #: (Adafactor's norms and means, Muon's matrix products) each entry is updated whole,
+    #: parameter by parameter, in the group's order.
+    _ELEMENTWISE: ClassVar[bool] = True
+    #: The state tensors an entry holds after the parameter and its gradient, in the order
+    #: :meth:`_update` receives them (see :meth:`_roles`).
+    _ROLES: ClassVar[tuple[str, ...]] = ()
+
+    def _update_group(self, group: dict[str, Any]) -> None:
+        """Update the parameters of ``group`` that have a gradient (the others are skipped:
+        SEMANTICS 3), in three steps: the group's numbers and the missing state
+        (:meth:`_options`, which calls :meth:`_init_group` where torch's step makes it), one
+        ``(key, arrays)`` entry per parameter (:meth:`_entries`: its step counted, its writes
+        counted in the version counters), and :meth:`_update` over the pieces of the entries
+        (:func:`_batches`, or each entry whole where the update is not elementwise)."""
+        params = _params_with_grad(group)
+        options = self._options(group, params)
+        entries = self._entries(params, options)
+        pieces = _batches(entries, _WRITES) if self._ELEMENTWISE else entries
+        for key, arrays in pieces:
+            self._update(options, key, *arrays)
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        """The numbers the update of ``group`` uses (numbers or one-element tensors in the
+        group, as torch's kernels take them), passed back to :meth:`_entries` and
+        :meth:`_update`; it makes the group's missing state by calling
+        ``self._init_group(group, params)`` at the point where torch's step does (most
+        optimizers read every option first; an option tuple is unpacked before, like torch's
+        ``beta1, beta2 = group["betas"]``)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} implements neither step() nor _options() and _update()"
+        )
+
+    def _init_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
+        """torch's ``_init_group``: the state of every parameter in ``params`` whose state is
+        empty (:meth:`_init_state`), all before any update, then the group's device checks
+        (``capturable``, for the optimizers that take it)."""
+        for p in params:
+            state = self.state[p]
+            if len(state) == 0:
+                self._init_state(state, p, group)
+        if params:
+            self._check_group(group)
+
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        """Fill the empty ``state`` of parameter ``p`` (at its first gradient); by default
+        ``step`` (a 0-d tensor, :func:`_step_tensor`) and zeros like ``p`` for each of
+        :attr:`_ROLES`, in that order."""
+        state["step"] = _step_tensor(group.get("fused"))
+        for role in self._ROLES:
+            state[role] = _zeros_like(p)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """torch's checks of a group that has parameters to update, after their state exists:
+        a ``capturable`` step refused on gradsum's CPU tensors."""
+        if "capturable" in self.defaults:
+            _check_capturable(group)
+
+    def _roles(self, options: Any) -> tuple[str, ...]:
+        """The state tensors an entry holds, by name (default :attr:`_ROLES`)."""
+        return self._ROLES
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        """One ``(key, arrays)`` entry per parameter, in order: by default ``state['step']``
+        counted and the key its new value (what the update's numbers depend on besides the
+        group's options: parameters of the same key and dtype may be updated together), the
+        arrays those of ``p``, its gradient and the state tensors :meth:`_roles` names, each
+        of them but the gradient counted as written (:func:`_entry_arrays`)."""
+        roles = self._roles(options)
+        state = self.state
+        return [(_count_step(state[p]), _entry_arrays(p, state[p], roles)) for p in params]
+
+    def _update(self, options: Any, key: Any, *arrays: Any) -> None:
+        """The algorithm's update formula on one piece: ``arrays`` are (pieces of) the
+        arrays of :meth:`_entries`, written in place."""
+        raise NotImplementedError(f"{type(self).__name__} implements no _update()")
+
+    def _scratch(self, slot: int, like: Any) -> Any:
+        """A scratch array shaped like ``like`` for ``out=`` arithmetic in ``step``.
+
+        Large buffers are cached on the optimizer (one per slot and dtype, grown to the largest
+        parameter) because a fresh multi-megabyte temporary page-faults on every step. They hold
+        no state: they are not in ``state``/``state_dict`` nor pickled, and are overwritten
+        freely.
+        """
+        n = like.size
+        if n < _WORK_MIN:
+            return xp.empty(like.shape, dtype=like.dtype)
+        work = self.__dict__.setdefault("_work", {})
+        key = (slot, like.dtype)
+        buf = work.get(key)
+        if buf is None or buf.size < n:
+            buf = work[key] = xp.empty(n, dtype=like.dtype)
+        return buf[:n].reshape(like.shape)
 
     #: The exception torch's step raises on an integer parameter when no weight decay applies
     #: first (optimizers whose first update kernel is ``lerp`` raise ``NotImplementedError``).
@@ -393,21 +523,12 @@ class Optimizer:
             return RuntimeError
         return self._INTEGRAL_ERROR
 
-    def _update_group(self, group: dict[str, Any]) -> None:
-        """Update the parameters of one group (subclasses implement it, or ``step``)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} implements neither step() nor _update_group()"
-        )
-
     def _closure_loss(self, closure: Callable[[], Any] | None) -> Any:
         """Run the closure (grad mode on, the caller's floating-point settings), then refuse
         an integer or bool parameter with a gradient before any parameter is updated: torch
         raises partway through the update, gradsum leaves every parameter and the state as
         they were (a failed call changes nothing)."""
-        loss = None
-        if closure is not None:
-            with enable_grad(), _closure_errstate():
-                loss = closure()
+        loss = None if closure is None else _run_closure(closure)
         bad = _integral_param_error(self)
         if bad is not None:
             raise bad
@@ -580,7 +701,8 @@ class Optimizer:
 
 def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     """torch's argument checks: a one-element ``lr`` and non-negative options, in order, each
-    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...").
+    with torch's ValueError text ("Invalid learning rate: -1", "Invalid epsilon value: ...");
+    ``betas`` in that order is checked by :func:`_check_betas`.
 
     ``nan_ok``: the test is ``value < 0`` (torch's SGD), which lets nan through, instead of
     ``not 0 <= value`` (the other optimizers), which refuses it.
@@ -590,19 +712,29 @@ def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     if (lr < 0.0) if nan_ok else not lr >= 0.0:
         raise ValueError(f"Invalid learning rate: {lr}")
     for name, value in nonnegative.items():
+        if name == "betas":
+            _check_betas(value)
+            continue
         if (value < 0.0) if nan_ok else not value >= 0.0:
             label = "epsilon" if name == "eps" else name
             raise ValueError(f"Invalid {label} value: {value}")
 
 
+def _pair(value: Any) -> tuple[float, float]:
+    """A pair option (``betas``) unpacked, as torch's ``beta1, beta2 = group["betas"]`` (a
+    tuple of another length raises ValueError), then each as a Python float (:func:`_scalar`)."""
+    first, second = value
+    return _scalar(first), _scalar(second)
+
+
+def _scalars(group: dict[str, Any], *names: str) -> tuple[float, ...]:
+    """The group's options ``names``, in order, each as a Python float (:func:`_scalar`)."""
+    return tuple(_scalar(group[name]) for name in names)
+
+
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
     """The group's parameters that have a gradient (the others are skipped: SEMANTICS 3)."""
     return [p for p in group["params"] if p.grad is not None]
-
-
-def _grad_array(p: Tensor, maximize: bool) -> Any:
-    g = p.grad._array  # type: ignore[union-attr]
-    return -g if maximize else g
 
 
 def _bump(*tensors: Tensor) -> None:
@@ -611,25 +743,31 @@ def _bump(*tensors: Tensor) -> None:
         t._vc[0] += 1
 
 
+def _count_step(state: dict[str, Any]) -> float:
+    """``state['step'] += 1`` (a 0-d tensor, its write counted); the new count."""
+    step_t = state["step"]
+    step_t._array += 1
+    step_t._vc[0] += 1
+    return float(step_t._array)
+
+
+def _entry_arrays(p: Tensor, state: dict[str, Any], roles: Sequence[str]) -> tuple[Any, ...]:
+    """The arrays of ``p``, its gradient and its state tensors ``roles``, in that order, the
+    parameter's and the state's writes counted (:func:`_bump`)."""
+    p._vc[0] += 1
+    arrays = [p._array, p.grad._array]  # type: ignore[union-attr]
+    for role in roles:
+        t = state[role]
+        t._vc[0] += 1
+        arrays.append(t._array)
+    return tuple(arrays)
+
+
+#: the arrays of an entry an update writes: all but the gradient (index 1)
+_WRITES = (0, 2, 3, 4)
+
+
 _WORK_MIN = 1 << 15  # elements: below this a fresh temporary is as cheap as a cached one
-
-
-def _work(opt: Optimizer, slot: int, like: Any) -> Any:
-    """A scratch array shaped like ``like`` for ``out=`` arithmetic in ``step``.
-
-    Large buffers are cached on the optimizer (one per slot and dtype, grown to the largest
-    parameter) because a fresh multi-megabyte temporary page-faults on every step. They hold
-    no state: they are not in ``state``/``state_dict`` nor pickled, and are overwritten freely.
-    """
-    n = like.size
-    if n < _WORK_MIN:
-        return xp.empty(like.shape, dtype=like.dtype)
-    work = opt.__dict__.setdefault("_work", {})
-    key = (slot, like.dtype)
-    buf = work.get(key)
-    if buf is None or buf.size < n:
-        buf = work[key] = xp.empty(n, dtype=like.dtype)
-    return buf[:n].reshape(like.shape)
 
 
 #: elements per block of a blocked update (see :func:`_blocks`): 512 KiB of float32 per array.
@@ -764,145 +902,6 @@ def _check_betas(betas: Any) -> None:
     for i in range(2):
         if not 0.0 <= betas[i] < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
-
-
-# -- the elementwise kernels of torch's single-tensor updates ------------------------------------
-# Every optimizer's update is written with these, over the pieces _batches gives (a large
-# parameter block by block, a group's small ones concatenated), in torch's
-# order of operations, so that each element of the parameter and of the state gets the bits of
-# torch's ``foreach=False`` update on its vectorised (AVX2/AVX-512) CPU kernels: there
-# ``add_(y, alpha=a)``, ``addcmul_`` and ``lerp_`` round once (a fused multiply-add, emulated
-# by gradsum._fma), ``addcdiv_`` is ``x + (value * t1) / t2`` rounded at each operation, and
-# ``mul_``, ``div_``, ``reciprocal`` and a plain ``add_`` are single IEEE operations (and
-# ``sqrt`` is IEEE's where torch's MKL kernel is: see _sqrt). A number
-# applied to an array is first taken in the array's dtype, as torch converts a Python scalar
-# (or a 0-d tensor of another float dtype) to the tensor's.
-
-
-def _as(a: Any, v: Any) -> Any:
-    """The number ``v`` (a Python number or a NumPy scalar) in the dtype of array ``a``."""
-    return a.dtype.type(v)
-
-
-def _fma_to(out: Any, a: Any, x: Any, y: Any) -> Any:
-    """``out[...] = gradsum._fma.fma(a, x, y)`` (``out`` may be ``x`` or ``y``); returns ``out``.
-    (_fma keeps its float64 temporaries in scratch arrays of its own.)"""
-    out[...] = _fma.fma(a, x, y)
-    return out
-
-
-def _add_scaled_(dest: Any, update: Any, alpha: Any) -> None:
-    """torch's ``dest.add_(update, alpha=alpha)``: ``fma(alpha, update, dest)``, rounded once,
-    ``alpha`` in ``dest``'s dtype. With ``alpha`` 1 or -1 the product is exact and the plain
-    sum is that once-rounded result (and far cheaper: such sums often land on the ties that
-    send the emulated FMA down its slow path)."""
-    if alpha == 1:
-        dest += update
-    elif alpha == -1:
-        dest -= update
-    else:
-        _fma_to(dest, alpha, update, dest)
-
-
-def _add_scaled(x: Any, other: Any, alpha: Any) -> Any:
-    """torch's ``x.add(other, alpha=alpha)``: a new array (fused)."""
-    return _fma.fma(alpha, other, x)
-
-
-def _lerp_(m: Any, end: Any, weight: Any) -> None:
-    """torch's ``m.lerp_(end, weight)``: fused, from the nearer end (``fma(w, end - m, m)``
-    where ``|w| < 0.5``, else ``fma(w - 1, end - m, end)``), ``weight`` in ``m``'s dtype."""
-    m[...] = _fma.lerp(m, end, weight)
-
-
-def _addcmul_to(out: Any, x: Any, t1: Any, t2: Any, value: Any) -> Any:
-    """``out[...] =`` torch's ``x.addcmul(t1, t2, value=value)``: ``fma(value * t1, t2, x)``
-    (the scaled factor rounded, then one fused step); ``out`` may be ``x``. Returns ``out``."""
-    out[...] = _fma.addcmul(x, value, t1, t2)
-    return out
-
-
-def _addcmul_(dest: Any, t1: Any, t2: Any, value: Any) -> None:
-    """torch's ``dest.addcmul_(t1, t2, value=value)``."""
-    _addcmul_to(dest, dest, t1, t2, value)
-
-
-def _addcdiv_(dest: Any, t1: Any, t2: Any, value: Any, t: Any = None) -> None:
-    """torch's ``dest.addcdiv_(t1, t2, value=value)``: ``dest + (value * t1) / t2``, each
-    operation rounded (not fused in any of torch's kernels); ``t``: a scratch array shaped like
-    ``dest`` (else a temporary)."""
-    u = xp.multiply(t1, _as(dest, value), out=t)
-    dest += xp.divide(u, t2, out=u)
-
-
-def _grad_block(ga: Any, pa: Any, wd: Any, maximize: bool) -> Any:
-    """The gradient torch's updates use: negated with ``maximize``, then
-    ``grad.add(param, alpha=weight_decay)`` (fused) when ``wd != 0``. A new array unless it is
-    ``ga`` itself (neither applies); computed per block, so a large parameter's negated or
-    decayed gradient is never a fresh full-size temporary."""
-    if maximize:
-        ga = xp.negative(ga)
-    if wd != 0:
-        ga = _fma.fma(wd, pa, ga)
-    return ga
-
-
-def _decay_(pa: Any, factor: Any) -> None:
-    """torch's ``param.mul_(factor)`` (decoupled weight decay ``1 - lr * wd``)."""
-    xp.multiply(pa, _as(pa, factor), out=pa)
-
-
-def _one_minus(a: Any, beta: Any) -> Any:
-    """``1 - beta`` as torch computes the lerp weight of Adam's first moment: in Python for a
-    number, in ``a``'s dtype for a tensor (torch casts a tensor ``beta1`` to the parameter's
-    dtype first)."""
-    return 1 - _as(a, beta) if isinstance(beta, xp.generic) else 1 - beta
-
-
-def _adam_moments(pa: Any, ga: Any, m: Any, v: Any, beta1: Any, beta2: Any, lr: Any,
-                  wd: float, decoupled: bool, maximize: bool = False) -> Any:
-    """Weight decay (``decoupled``: ``param.mul_(1 - lr * wd)``, else the gradient becomes
-    ``grad.add(param, alpha=wd)``), then Adam's moments in place, as Adam, NAdam and RAdam
-    update them: ``m.lerp_(g, 1 - beta1)``, ``v.mul_(beta2).addcmul_(g, g, value=1 - beta2)``.
-    Returns the gradient used (negated first with ``maximize``)."""
-    if decoupled:
-        if wd != 0:
-            _decay_(pa, 1 - lr * wd)
-        ga = _grad_block(ga, pa, 0, maximize)
-    else:
-        ga = _grad_block(ga, pa, wd, maximize)
-    _lerp_(m, ga, _one_minus(m, beta1))
-    xp.multiply(v, _as(v, beta2), out=v)
-    _addcmul_(v, ga, ga, 1 - beta2)
-    return ga
-
-
-def _rdiv(num: Any, den: Any) -> Any:
-    """``num / den`` as torch computes it: in Python for two numbers, as a tensor's division
-    when either is a NumPy scalar (a 0-d tensor hyper-parameter), and a number over a tensor
-    as torch's ``Tensor.__rtruediv__``: ``den.reciprocal() * num``."""
-    if isinstance(den, xp.generic) and not isinstance(num, xp.generic):
-        one = den.dtype.type(1)
-        return (one / den) * den.dtype.type(num)
-    return num / den
-
-
-def _sqrt(x: Any, out: Any = None) -> Any:
-    """torch's ``x.sqrt()`` of the updates: IEEE's correctly rounded square root.
-
-    torch computes ``sqrt`` with MKL's vector math (``vsSqrt``/``vdSqrt``, high accuracy),
-    which is the IEEE result on some CPUs but not on all: on an AMD EPYC (Zen 4) it is one
-    unit in the last place off for about 17% of float32 and 1% of float64 inputs, in every
-    ``ATEN_CPU_CAPABILITY``. Those bits are MKL's undocumented algorithm, so gradsum keeps
-    IEEE's; the optimizers' tests substitute torch's own kernel here to check every other
-    operation bit for bit on such CPUs (tests/test_diff_optim.py)."""
-    return xp.sqrt(x, out=out)
-
-
-def _sqrt_scalar(v: Any) -> Any:
-    """``v ** 0.5`` as torch computes it: Python's power for a number, ``sqrt`` for a tensor
-    (torch's ``pow`` with exponent 0.5 is its ``sqrt`` kernel)."""
-    return _sqrt(v)[()] if isinstance(v, xp.generic) else v**0.5
 
 
 def _scalar_state(value: float, fused: bool | None = None) -> Tensor:

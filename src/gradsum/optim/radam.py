@@ -20,23 +20,14 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _adam_moments, _as, _bias_correction, _denom
 from gradsum.optim.optimizer import (
     Optimizer,
-    _adam_moments,
-    _as,
-    _batches,
-    _bump,
-    _check_betas,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
     _lr_value,
-    _params_with_grad,
-    _scalar,
-    _sqrt,
-    _step_tensor,
-    _work,
-    _zeros_like,
+    _pair,
+    _scalars,
 )
 
 
@@ -75,15 +66,14 @@ class RAdam(Optimizer):
     }
     _TENSOR_STEP = True
     _INTEGRAL_ERROR = NotImplementedError  # (torch: lerp on an integer tensor)
+    _ROLES = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params: Any, lr: float | Tensor = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
                  foreach: bool | None = None, maximize: bool = False,
                  capturable: bool = False, differentiable: bool = False) -> None:
-        _check_hyper(lr, eps=eps)
-        _check_betas(betas)
-        _check_hyper(lr, weight_decay=weight_decay)
+        _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = {
             "lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
             "maximize": maximize, "foreach": foreach, "capturable": capturable,
@@ -93,50 +83,33 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = group["betas"]  # (unpacked: a 3-tuple raises ValueError, as torch)
-        beta1, beta2 = _scalar(beta1), _scalar(beta2)
-        eps, wd = _scalar(group["eps"]), _scalar(group["weight_decay"])
+        beta1, beta2 = _pair(group["betas"])
+        eps, wd = _scalars(group, "eps", "weight_decay")
         decoupled = group["decoupled_weight_decay"]
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _zeros_like(p)
-                state["exp_avg_sq"] = _zeros_like(p)
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
-        entries = []
-        for p in params:
-            state = self.state[p]
-            step_t = state["step"]
-            step_t._array += 1
-            _bump(p, step_t, state["exp_avg"], state["exp_avg_sq"])
-            entries.append((float(step_t._array), (p._array, p.grad._array,  # type: ignore[union-attr]
-                                                   state["exp_avg"]._array,
-                                                   state["exp_avg_sq"]._array)))
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for step, (pa, ga, m, v) in _batches(entries, (0, 2, 3)):
-            bias_correction1 = 1 - beta1**step
-            bias_correction2 = 1 - beta2**step
-            rho_inf = 2 / (1 - beta2) - 1
-            rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
-            _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
-            # bias_corrected_exp_avg * lr (* adaptive_lr * rect); p.add_(..., alpha=-1)
-            u = xp.divide(m, _as(m, bias_correction1), out=_work(self, 0, m))
-            u *= _as(u, lr)
-            if rect is not None:
-                # adaptive_lr = bias_correction2**0.5 / (sqrt(v) + eps): a number over a
-                # tensor, which torch computes as reciprocal(...) * number
-                t = _sqrt(v, out=_work(self, 1, m))
-                t += _as(t, eps)
-                xp.reciprocal(t, out=t)
-                t *= _as(t, bias_correction2**0.5)
-                u *= t
-                u *= _as(u, rect)
-            pa -= u
+        self._init_group(group, params)
+        return lr, beta1, beta2, eps, wd, decoupled, group["maximize"]
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, m: Any, v: Any) -> None:
+        # torch's operations in its order
+        lr, beta1, beta2, eps, wd, decoupled, maximize = options
+        bias_correction1 = _bias_correction(beta1, step)
+        bias_correction2 = _bias_correction(beta2, step)
+        rho_inf = 2 / (1 - beta2) - 1
+        rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rho_t > 5.0 else None
+        _adam_moments(pa, ga, m, v, beta1, beta2, lr, wd, decoupled, maximize)
+        # bias_corrected_exp_avg * lr (* adaptive_lr * rect); p.add_(..., alpha=-1)
+        u = xp.divide(m, _as(m, bias_correction1), out=self._scratch(0, m))
+        u *= _as(u, lr)
+        if rect is not None:
+            # adaptive_lr = bias_correction2**0.5 / (sqrt(v) + eps): a number over a
+            # tensor, which torch computes as reciprocal(...) * number
+            t = _denom(v, eps, self._scratch(1, m))
+            xp.reciprocal(t, out=t)
+            t *= _as(t, bias_correction2**0.5)
+            u *= t
+            u *= _as(u, rect)
+        pa -= u

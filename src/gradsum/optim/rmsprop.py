@@ -13,31 +13,27 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
-from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
-from gradsum.optim.optimizer import (
-    Optimizer,
+from gradsum.autograd.grad_mode import no_grad  # noqa: F401 (recorded public surface)
+from gradsum.optim._kernels import (
     _add_scaled_,
     _addcdiv_,
-    _addcmul_,
     _addcmul_to,
-    _as,
-    _batches,
-    _bump,
-    _check_capturable,
-    _check_differentiable,
-    _check_hyper,
+    _denom,
+    _ema_sq_,
     _grad_block,
     _lerp_,
-    _params_with_grad,
+    _mul_,
+)
+from gradsum.optim.optimizer import (
+    Optimizer,
+    _check_differentiable,
+    _check_hyper,
     _scalar,
-    _sqrt,
+    _scalars,
     _step_tensor,
-    _work,
     _zeros_like,
 )
 
@@ -76,62 +72,45 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _scalar(group["lr"])
-                # (numbers or one-element tensors, like torch)
-                alpha, eps = _scalar(group["alpha"]), _scalar(group["eps"])
-                wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
-                centered, maximize = group["centered"], group["maximize"]
-                params = _params_with_grad(group)
-                for p in params:  # (all the group's state first, like torch's _init_group)
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _step_tensor()
-                        state["square_avg"] = _zeros_like(p)
-                        if momentum > 0:
-                            state["momentum_buffer"] = _zeros_like(p)
-                        if centered:
-                            state["grad_avg"] = _zeros_like(p)
-                if params:
-                    _check_capturable(group)
-                entries = []
-                for p in params:
-                    state = self.state[p]
-                    state["step"]._array += 1
-                    written = [state["step"], state["square_avg"]]
-                    arrays = [p._array, p.grad._array, state["square_avg"]._array]  # type: ignore[union-attr]
-                    if centered:
-                        arrays.append(state["grad_avg"]._array)
-                        written.append(state["grad_avg"])
-                    if momentum > 0:
-                        arrays.append(state["momentum_buffer"]._array)
-                        written.append(state["momentum_buffer"])
-                    _bump(p, *written)
-                    entries.append((None, tuple(arrays)))
-                # torch's operations in its order, over cache-sized pieces (see _batches)
-                for _, (pa, ga, sq, *rest) in _batches(entries, (0, 2, 3, 4)):
-                    ga = _grad_block(ga, pa, wd, maximize)
-                    xp.multiply(sq, _as(sq, alpha), out=sq)
-                    _addcmul_(sq, ga, ga, 1 - alpha)
-                    avg = _work(self, 0, sq)
-                    if centered:
-                        gavg = rest[0]
-                        _lerp_(gavg, ga, 1 - alpha)
-                        # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                        _addcmul_to(avg, sq, gavg, gavg, -1)
-                        _sqrt(avg, out=avg)
-                    else:
-                        _sqrt(sq, out=avg)
-                    avg += _as(avg, eps)
-                    if momentum > 0:  # buf.mul_(momentum).addcdiv_(g, avg)
-                        buf = rest[-1]
-                        xp.multiply(buf, _as(buf, momentum), out=buf)
-                        _addcdiv_(buf, ga, avg, 1, _work(self, 1, sq))
-                        _add_scaled_(pa, buf, -lr)
-                    else:
-                        _addcdiv_(pa, ga, avg, -lr, _work(self, 1, sq))
-        return loss
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        state["step"] = _step_tensor()
+        state["square_avg"] = _zeros_like(p)
+        if _scalar(group["momentum"]) > 0:
+            state["momentum_buffer"] = _zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = _zeros_like(p)
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        # (numbers or one-element tensors, like torch)
+        lr, alpha, eps, wd, momentum = _scalars(group, "lr", "alpha", "eps", "weight_decay",
+                                                "momentum")
+        centered, maximize = group["centered"], group["maximize"]
+        self._init_group(group, params)
+        return lr, alpha, eps, wd, momentum, centered, maximize
+
+    def _roles(self, options: Any) -> tuple[str, ...]:
+        momentum, centered = options[4], options[5]
+        roles = ("square_avg", "grad_avg") if centered else ("square_avg",)
+        return (*roles, "momentum_buffer") if momentum > 0 else roles
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, sq: Any, *rest: Any) -> None:
+        # torch's operations in its order
+        lr, alpha, eps, wd, momentum, centered, maximize = options
+        ga = _grad_block(ga, pa, wd, maximize)
+        _ema_sq_(sq, ga, alpha)
+        avg = self._scratch(0, sq)
+        if centered:
+            gavg = rest[0]
+            _lerp_(gavg, ga, 1 - alpha)
+            # square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_().add_(eps)
+            _addcmul_to(avg, sq, gavg, gavg, -1)
+            _denom(avg, eps, avg)
+        else:
+            _denom(sq, eps, avg)  # square_avg.sqrt().add_(eps)
+        if momentum > 0:  # buf.mul_(momentum).addcdiv_(g, avg)
+            buf = rest[-1]
+            _mul_(buf, momentum)
+            _addcdiv_(buf, ga, avg, 1, self._scratch(1, sq))
+            _add_scaled_(pa, buf, -lr)
+        else:
+            _addcdiv_(pa, ga, avg, -lr, self._scratch(1, sq))

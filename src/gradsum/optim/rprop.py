@@ -21,15 +21,11 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim._kernels import _grad_block
 from gradsum.optim.optimizer import (
     Optimizer,
-    _batches,
-    _bump,
-    _check_capturable,
     _check_differentiable,
     _check_hyper,
-    _grad_block,
-    _params_with_grad,
     _scalar,
     _step_tensor,
     _zeros_like,
@@ -85,40 +81,35 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable)
 
-    def _update_group(self, group: dict[str, Any]) -> None:
+    _ROLES = ("prev", "step_size")
+
+    def _init_state(self, state: dict[str, Any], p: Tensor, group: dict[str, Any]) -> None:
+        state["step"] = _step_tensor()
+        state["prev"] = _zeros_like(p)
+        state["step_size"] = Tensor._make(
+            xp.full_like(p.grad._array, _scalar(group["lr"]))  # type: ignore[union-attr]
+        )
+
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
         etaminus, etaplus = group["etas"]  # (unpacked, as torch: other lengths raise)
         step_size_min, step_size_max = group["step_sizes"]
         etaminus, etaplus = _scalar(etaminus), _scalar(etaplus)
         step_size_min, step_size_max = _scalar(step_size_min), _scalar(step_size_max)
-        params = _params_with_grad(group)
-        for p in params:  # (all the group's state first, like torch's _init_group)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["prev"] = _zeros_like(p)
-                state["step_size"] = Tensor._make(
-                    xp.full_like(p.grad._array, _scalar(group["lr"]))  # type: ignore[union-attr]
-                )
-        if params:
-            _check_capturable(group)
-        maximize = group["maximize"]
-        entries = []
-        for p in params:
-            state = self.state[p]
-            state["step"]._array += 1
-            _bump(p, state["step"], state["prev"], state["step_size"])
-            entries.append((None, (p._array, p.grad._array,  # type: ignore[union-attr]
-                                   state["prev"]._array, state["step_size"]._array)))
-        # torch's operations in its order, over cache-sized pieces (see _batches)
-        for _, (pa, ga, prev, step_size) in _batches(entries, (0, 2, 3)):
-            ga = _grad_block(ga, pa, 0, maximize)
-            sign = _sign(ga * prev)
-            negative = sign < 0
-            factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
-                                                           xp.where(sign == 0, 1.0, sign)))
-            step_size *= factor.astype(step_size.dtype, copy=False)
-            xp.clip(step_size, step_size_min, step_size_max, out=step_size)
-            ga = xp.where(negative, xp.zeros_like(ga), ga)
-            pa -= _sign(ga) * step_size  # (addcmul_(sign, step_size, value=-1): exact
-            # product, one rounding)
-            prev[...] = ga
+        self._init_group(group, params)
+        return etaminus, etaplus, step_size_min, step_size_max, group["maximize"]
+
+    def _update(self, options: Any, step: float, pa: Any, ga: Any, prev: Any,
+                step_size: Any) -> None:
+        # torch's operations in its order
+        etaminus, etaplus, step_size_min, step_size_max, maximize = options
+        ga = _grad_block(ga, pa, 0, maximize)
+        sign = _sign(ga * prev)
+        negative = sign < 0
+        factor = xp.where(sign > 0, etaplus, xp.where(negative, etaminus,
+                                                       xp.where(sign == 0, 1.0, sign)))
+        step_size *= factor.astype(step_size.dtype, copy=False)
+        xp.clip(step_size, step_size_min, step_size_max, out=step_size)
+        ga = xp.where(negative, xp.zeros_like(ga), ga)
+        pa -= _sign(ga) * step_size  # (addcmul_(sign, step_size, value=-1): exact
+        # product, one rounding)
+        prev[...] = ga

@@ -17,24 +17,18 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import no_grad
+from gradsum.autograd.grad_mode import no_grad  # noqa: F401 (recorded public surface)
+from gradsum.optim._kernels import _add_scaled, _add_scaled_, _grad_block, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
-    _add_scaled,
-    _add_scaled_,
-    _as,
-    _batches,
     _bump,
     _check_differentiable,
     _check_hyper,
-    _grad_block,
-    _params_with_grad,
-    _scalar,
+    _scalars,
 )
 
 
@@ -72,47 +66,46 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
         _check_differentiable(differentiable, fused, foreach)
 
-    def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient; returns the closure's loss."""
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _scalar(group["lr"])
-                # (numbers or one-element tensors, like torch)
-                wd, momentum = _scalar(group["weight_decay"]), _scalar(group["momentum"])
-                dampening, nesterov = _scalar(group["dampening"]), group["nesterov"]
-                maximize = group["maximize"]
-                entries = []
-                params = _params_with_grad(group)
-                # (the buffers as the step begins, as torch's _init_group reads them: a
-                # parameter listed twice gets a fresh buffer at each listing on its first step)
-                bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
-                for i, p in enumerate(params):
-                    arrays: tuple[Any, ...] = (p._array, p.grad._array)  # type: ignore[union-attr]
-                    first = None
-                    if momentum != 0:
-                        state = self.state[p]
-                        buf = bufs[i]
-                        first = buf is None
-                        if first:  # (the first step's buffer: the gradient itself, cloned)
-                            buf = Tensor._make(xp.empty(p._array.shape, p._array.dtype))
-                            state["momentum_buffer"] = buf
-                        else:
-                            _bump(buf)
-                        arrays += (buf._array,)
-                    _bump(p)
-                    entries.append((first, arrays))
-                # torch's operations in its order, over cache-sized pieces (see _batches)
-                for first, (pa, ga, *b) in _batches(entries, (0, 2)):
-                    ga = _grad_block(ga, pa, wd, maximize)
-                    if b:
-                        bb = b[0]
-                        if first:
-                            bb[...] = ga
-                        else:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                            xp.multiply(bb, _as(bb, momentum), out=bb)
-                            _add_scaled_(bb, ga, 1 - dampening)
-                        # g = g.add(buf, alpha=momentum) if nesterov else buf
-                        ga = _add_scaled(ga, bb, momentum) if nesterov else bb
-                    _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)
-        return loss
+    def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
+        # (numbers or one-element tensors, like torch; no _init_group: the buffers are made
+        # by the first update, and without momentum SGD keeps no state at all)
+        return (*_scalars(group, "lr", "weight_decay", "momentum", "dampening"),
+                group["nesterov"], group["maximize"])
+
+    def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+        momentum = options[2]
+        entries = []
+        # (the buffers as the step begins, as torch's _init_group reads them: a
+        # parameter listed twice gets a fresh buffer at each listing on its first step)
+        bufs = [self.state[p].get("momentum_buffer") for p in params] if momentum else []
+        for i, p in enumerate(params):
+            arrays: tuple[Any, ...] = (p._array, p.grad._array)  # type: ignore[union-attr]
+            first = None
+            if momentum != 0:
+                state = self.state[p]
+                buf = bufs[i]
+                first = buf is None
+                if first:  # (the first step's buffer: the gradient itself, cloned)
+                    buf = Tensor._make(xp.empty(p._array.shape, p._array.dtype))
+                    state["momentum_buffer"] = buf
+                else:
+                    _bump(buf)
+                arrays += (buf._array,)
+            _bump(p)
+            entries.append((first, arrays))
+        return entries
+
+    def _update(self, options: Any, first: bool | None, pa: Any, ga: Any, *b: Any) -> None:
+        # torch's operations in its order
+        lr, wd, momentum, dampening, nesterov, maximize = options
+        ga = _grad_block(ga, pa, wd, maximize)
+        if b:
+            bb = b[0]
+            if first:
+                bb[...] = ga
+            else:  # buf.mul_(momentum).add_(g, alpha=1 - dampening)
+                _mul_(bb, momentum)
+                _add_scaled_(bb, ga, 1 - dampening)
+            # g = g.add(buf, alpha=momentum) if nesterov else buf
+            ga = _add_scaled(ga, bb, momentum) if nesterov else bb
+        _add_scaled_(pa, ga, -lr)  # p.add_(g, alpha=-lr)

@@ -34,8 +34,8 @@ from gradsum._creation import tensor
 from gradsum._dtype import long
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
-from gradsum.nn.modules.batchnorm import _BatchNorm
-from gradsum.nn.modules.module import Module
+from gradsum.nn import Module
+from gradsum.nn.modules.batchnorm import _BatchNorm  # (torch.nn.modules.batchnorm._BatchNorm)
 from gradsum.optim.lr_scheduler import LRScheduler, _format_param
 from gradsum.optim.optimizer import Optimizer
 
