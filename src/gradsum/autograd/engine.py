@@ -33,17 +33,14 @@ from gradsum.autograd.graph import (
     GradientEdge,
     Node,
     _accumulate_grad,
+    _add_to_buffer,
     _is_owned,
+    _mark_shared,
     _Shared,
     _sink,
     grad_accumulator,
 )
-from gradsum.autograd.hooks import (
-    changed_shape_pair,
-    run_node_post_hooks,
-    run_node_pre_hooks,
-    run_tensor_hooks,
-)
+from gradsum.autograd.hooks import run_node_post_hooks, run_node_pre_hooks, run_tensor_hooks
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -156,33 +153,6 @@ _NO_TARGETS: frozenset[Node] = frozenset()
 _PLAIN: tuple[Any, ...] = ({}, [], None, _NO_TARGETS, None, True)
 
 
-def _open_walk(task: tuple[Any, ...], create_graph: bool) -> tuple[bool, bool]:
-    """Enter the execution of a backward: grad mode set to ``create_graph``, the cyclic
-    collector paused, ``task`` registered in ``_tasks``; returns what :func:`_close_walk`
-    restores.
-
-    The walk allocates many short-lived objects that reference counting frees; Python's
-    cyclic collector would otherwise keep traversing them (and the whole heap, with torch or
-    a big model loaded), which costs up to a fifth of a small backward. Paused for the walk
-    only (and left alone if the caller had disabled it)."""
-    prev_mode = _state.enabled
-    _state.enabled = create_graph
-    gc_was_enabled = _gc_isenabled()
-    if gc_was_enabled:
-        _gc_disable()
-    _tasks.append(task)  # type: ignore[arg-type]
-    return prev_mode, gc_was_enabled
-
-
-def _close_walk(opened: tuple[bool, bool]) -> None:
-    _tasks.pop()
-    prev_mode, gc_was_enabled = opened
-    if gc_was_enabled:
-        _gc_enable()
-    _state.enabled = prev_mode
-
-
-
 def run_backward(
     roots: Sequence[Tensor],
     grad_roots: Sequence[Tensor],
@@ -207,11 +177,18 @@ def run_backward(
     if inputs is None:
         # The fast path: every reachable node runs. Count dependencies and validate in one
         # sweep (SEMANTICS 8: a failing backward writes nothing).
-        stack = []
-        for node, _ in root_edges:
-            if node is not None and node not in deps:
-                deps[node] = 0
-                stack.append(node)
+        node = root_edges[0][0] if len(root_edges) == 1 else None
+        if node is not None:
+            # (a list display of one: as the stack of a chain's sweep, which holds one node
+            # at a time, it never reallocates; an appended-to list does twice per node)
+            stack = [node]
+            deps[node] = 0
+        else:
+            stack = []
+            for node, _ in root_edges:
+                if node is not None and node not in deps:
+                    deps[node] = 0
+                    stack.append(node)
         _count_all(stack, deps, retain_graph)
         task = (next(_task_ids), deps, None, _NO_TARGETS, True)
     else:
@@ -240,17 +217,12 @@ def run_backward(
     shared: _Shared = {}  # gradients whose buffer someone else may hold (see graph._Shared)
     tick = itertools.count().__next__
     heap: list[tuple[float, int, Node]] = []
-    first = first_grads = None  # a single root runs first, without the heap
-    if len(root_edges) == 1:
-        first, nr = root_edges[0]
-        if first is not None:
-            g = grad_roots[0]
-            shared[id(g)] = g._vc
-            if first.num_outputs == 1:
-                first_grads = [g]
-            else:
-                buffers[first] = [None] * first.num_outputs
-                buffers[first][nr] = g
+    first = first_grads = None
+    node = root_edges[0][0] if len(root_edges) == 1 else None
+    if node is not None and node.num_outputs == 1:  # (a single root runs first, no heap)
+        first, g = node, grad_roots[0]
+        shared[id(g)] = g._vc
+        first_grads = [g]
     else:
         for (node, nr), g in zip(root_edges, grad_roots):
             if node is None:
@@ -271,7 +243,16 @@ def run_backward(
         for obs in observers:
             obs.begin(roots, inputs, accumulate)
     failed: BaseException | None = None
-    opened = _open_walk(task, create_graph)
+    # The walk runs in grad mode ``create_graph``, registered in ``_tasks``, with the cyclic
+    # collector paused: the walk allocates many short-lived objects that reference counting
+    # frees, and the collector would keep traversing them (and the whole heap, with torch or
+    # a big model loaded), up to a fifth of a small backward (left alone if it was off).
+    prev_mode = _state.enabled
+    _state.enabled = create_graph
+    gc_was_enabled = _gc_isenabled()
+    if gc_was_enabled:
+        _gc_disable()
+    _tasks.append(task)  # type: ignore[arg-type]
     # (note "Anomaly mode costs nothing when off" in anomaly_mode: one test per backward)
     apply = _apply if not _anomaly[0] else functools.partial(apply_checked, _apply)
     try:
@@ -281,7 +262,10 @@ def run_backward(
         failed = e
         raise
     finally:
-        _close_walk(opened)
+        _tasks.pop()
+        if gc_was_enabled:
+            _gc_enable()
+        _state.enabled = prev_mode
         if observers:
             for obs in reversed(observers):
                 obs.end(failed)
@@ -550,71 +534,6 @@ def will_engine_execute_node(node: Node) -> bool:
     if needed is None:
         return node in deps
     return node in needed or node in target_nodes
-
-
-def _mark_shared(user: bool, outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
-                 shared: _Shared) -> None:
-    """A gradient handed to several inputs, or passed through unchanged where user code saw
-    it (``user``: a Function's backward, :attr:`Node._user_backward`, or the node's hooks),
-    has a shared buffer: record it so that nobody takes it over or adds into it in place."""
-    if not user:
-        grads = []  # (a built-in pass-through: the gradient stays as owned as it came)
-    n = len(outs)
-    if n == 1 or n == 2:  # (the same marks as the loop below, without its set)
-        o0 = outs[0]
-        if o0 is not None:
-            for x in grads:
-                if o0 is x:
-                    shared[id(o0)] = o0._vc
-                    break
-        if n == 2:
-            o1 = outs[1]
-            if o1 is not None:
-                if o1 is o0:
-                    shared[id(o1)] = o1._vc
-                else:
-                    for x in grads:
-                        if o1 is x:
-                            shared[id(o1)] = o1._vc
-                            break
-        return
-    seen_ids: set[int] = set()
-    for o in outs:
-        if o is not None:
-            if id(o) in seen_ids:
-                shared[id(o)] = o._vc
-            else:
-                for x in grads:
-                    if o is x:
-                        shared[id(o)] = o._vc
-            seen_ids.add(id(o))
-
-
-def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,
-                   g: Tensor, create_graph: bool, shared: _Shared) -> None:
-    """Sum ``g`` into the input buffer of ``child`` (in place only into an owned buffer)."""
-    buf = buffers.get(child)
-    if buf is None:
-        buf = buffers[child] = [None] * child.num_outputs
-    old = buf[cnr]
-    if old is None:
-        buf[cnr] = g
-    elif create_graph:
-        if old._array.shape != g._array.shape and child._hooks is not None:
-            old, g = changed_shape_pair(child, cnr, old, g)
-        buf[cnr] = old + g
-    elif _is_owned(old, shared) and old._array.shape == g._array.shape:
-        old._array += g._array
-    elif (_is_owned(g, shared) and old._array.shape == g._array.shape
-          and old._array.dtype == g._array.dtype):
-        g._array += old._array  # (addition commutes: the same bits as old + g)
-        buf[cnr] = g
-    else:
-        if old._array.shape != g._array.shape and child._hooks is not None:
-            old, g = changed_shape_pair(child, cnr, old, g)
-        buf[cnr] = old + g
-
-
 
 
 def implicit_seed(o: Tensor) -> Tensor:

@@ -31,6 +31,7 @@ from gradsum._backend import xp
 from gradsum._blas import owns_buffer as _owns_buffer
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.hooks import changed_shape_pair as _changed_shape_pair
 from gradsum.autograd.hooks import checked_hook_result as _checked_hook_result
 from gradsum.autograd.hooks import checked_node_hook_result as _checked_node_hook_result
 from gradsum.autograd.saved import SavedTensor, ViewOutputSaved, hooks_active, pack_saved
@@ -470,6 +471,71 @@ def _is_owned(g: Tensor, shared: _Shared) -> bool:
         return a.flags.writeable and _owns_buffer(a)
     flags = a.flags
     return flags.writeable and flags.owndata
+
+
+def _mark_shared(user: bool, outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
+                 shared: _Shared) -> None:
+    """A gradient handed to several inputs, or passed through unchanged where user code saw
+    it (``user``: a Function's backward, :attr:`Node._user_backward`, or the node's hooks),
+    has a shared buffer: record it so that nobody takes it over or adds into it in place."""
+    if not user:
+        grads = []  # (a built-in pass-through: the gradient stays as owned as it came)
+    n = len(outs)
+    if n == 1 or n == 2:  # (the same marks as the loop below, without its set)
+        o0 = outs[0]
+        if o0 is not None:
+            for x in grads:
+                if o0 is x:
+                    shared[id(o0)] = o0._vc
+                    break
+        if n == 2:
+            o1 = outs[1]
+            if o1 is not None:
+                if o1 is o0:
+                    shared[id(o1)] = o1._vc
+                else:
+                    for x in grads:
+                        if o1 is x:
+                            shared[id(o1)] = o1._vc
+                            break
+        return
+    seen_ids: set[int] = set()
+    for o in outs:
+        if o is not None:
+            if id(o) in seen_ids:
+                shared[id(o)] = o._vc
+            else:
+                for x in grads:
+                    if o is x:
+                        shared[id(o)] = o._vc
+            seen_ids.add(id(o))
+
+
+def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,
+                   g: Tensor, create_graph: bool, shared: _Shared) -> None:
+    """Sum ``g`` into the input buffer of ``child`` (in place only into an owned buffer)."""
+    buf = buffers.get(child)
+    if buf is None:
+        buf = buffers[child] = [None] * child.num_outputs
+    old = buf[cnr]
+    if old is None:
+        buf[cnr] = g
+    elif create_graph:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
+        buf[cnr] = old + g
+    elif _is_owned(old, shared) and old._array.shape == g._array.shape:
+        old._array += g._array
+    elif (_is_owned(g, shared) and old._array.shape == g._array.shape
+          and old._array.dtype == g._array.dtype):
+        g._array += old._array  # (addition commutes: the same bits as old + g)
+        buf[cnr] = g
+    else:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
+        buf[cnr] = old + g
+
+
 
 
 def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
