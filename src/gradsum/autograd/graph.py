@@ -33,7 +33,8 @@ from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.hooks import changed_shape_pair as _changed_shape_pair
 from gradsum.autograd.hooks import checked_hook_result as _checked_hook_result
-from gradsum.autograd.hooks import checked_node_hook_result as _checked_node_hook_result
+from gradsum.autograd.hooks import run_node_post_hooks as _run_node_post_hooks
+from gradsum.autograd.hooks import run_node_pre_hooks as _run_node_pre_hooks
 from gradsum.autograd.saved import SavedTensor, ViewOutputSaved, hooks_active, pack_saved
 
 if TYPE_CHECKING:
@@ -562,10 +563,7 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
         return  # (only captured: autograd.grad runs no sink)
     nh = node._hooks
     if nh is not None and nh.pre:
-        for hook in list(nh.pre):
-            r = hook((g,))
-            if r is not None:
-                g = _checked_node_hook_result(hook, (g,), r, shared)[0]
+        g = _run_node_pre_hooks(nh, [g], shared)[0]
     if g is not None and var._requires_grad:
         if nh is not None and nh.shapes and g._array.shape != var._array.shape:
             g = _into_changed_leaf(var, g)
@@ -577,10 +575,7 @@ def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int]
     elif var._post_acc_hooks:  # (no gradient, or detach_() after the graph was built:
         run_post_acc_hooks(var)  # torch's sink skips the update, not the hooks)
     if nh is not None and nh.post:
-        for hook in list(nh.post):
-            r = hook((), (g,))
-            if r is not None:
-                _checked_node_hook_result(hook, (), r, shared)
+        _run_node_post_hooks(nh, (), [g], shared)
 
 
 def _into_changed_leaf(var: Tensor, g: Tensor) -> Tensor:
