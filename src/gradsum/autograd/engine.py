@@ -38,7 +38,7 @@ from gradsum.autograd.graph import (
     _mark_shared,
     _Shared,
     _sink,
-    grad_accumulator,
+    _target_of,
 )
 from gradsum.autograd.hooks import run_node_post_hooks, run_node_pre_hooks, run_tensor_hooks
 
@@ -59,21 +59,6 @@ _heappop = heapq.heappop
 #: :func:`will_engine_execute_node` (multi-grad hooks). One append and one pop per backward.
 _tasks: list[tuple[int, dict[Node, int], set[Node] | None, set[Node], bool]] = []
 _task_ids = itertools.count()
-
-
-def _target_of(t: Tensor) -> tuple[Node | None, int]:
-    """The (node, slot) where the gradient of ``t`` arrives, or (None, 0) if none can."""
-    if t.__class__ is GradientEdge:  # (autograd.graph.get_gradient_edge)
-        return t.node, t.output_nr
-    if t._grad_fn is not None:
-        return t._grad_fn, t._output_nr
-    if t._requires_grad:
-        if t._nograd_view_version is not None:  # (a view made in no_grad mode: no sink)
-            t._check_nograd_view()  # (torch refuses one whose base changed since)
-            return None, 0
-        return grad_accumulator(t), 0
-    return None, 0
-
 
 
 def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:

@@ -614,6 +614,21 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     return acc
 
 
+def _target_of(t: Tensor) -> tuple[Node | None, int]:
+    """The (node, slot) where the gradient of ``t`` arrives in a backward (its ``grad_fn`` or
+    its sink), or (None, 0) if none can."""
+    if t.__class__ is GradientEdge:  # (autograd.graph.get_gradient_edge)
+        return t.node, t.output_nr
+    if t._grad_fn is not None:
+        return t._grad_fn, t._output_nr
+    if t._requires_grad:
+        if t._nograd_view_version is not None:  # (a view made in no_grad mode: no sink)
+            t._check_nograd_view()  # (torch refuses one whose base changed since)
+            return None, 0
+        return grad_accumulator(t), 0
+    return None, 0
+
+
 # torch.autograd.graph's public utilities (defined apart to keep this hot module small)
 from gradsum.autograd._graph_utils import (  # noqa: E402
     GradientEdge,
