@@ -156,72 +156,34 @@ def run_backward(
     every reachable node runs, so the dependencies are counted and the nodes validated in one
     sweep (:func:`_count_all`) and :func:`_execute` skips the bookkeeping of ``inputs=``.
     """
-    root_edges = [_target_of(t) for t in roots] if len(roots) != 1 else [_target_of(roots[0])]
-    deps: dict[Node, int] = {}
-    select = None  # under ``inputs=``: what the walk runs and captures (see _execute)
-    if inputs is None:
-        # The fast path: every reachable node runs. Count dependencies and validate in one
-        # sweep (SEMANTICS 8: a failing backward writes nothing).
-        node = root_edges[0][0] if len(root_edges) == 1 else None
-        if node is not None:
-            # (a list display of one: as the stack of a chain's sweep, which holds one node
-            # at a time, it never reallocates; an appended-to list does twice per node)
-            stack = [node]
-            deps[node] = 0
-        else:
-            stack = []
-            for node, _ in root_edges:
-                if node is not None and node not in deps:
-                    deps[node] = 0
-                    stack.append(node)
-        _count_all(stack, deps, retain_graph)
+    root = roots[0] if len(roots) == 1 and inputs is None else None
+    node = root._grad_fn if root is not None and root.__class__ is not GradientEdge else None
+    if node is not None and node.num_outputs == 1:
+        # The fast path, ``loss.backward()``: one root with a history, every reachable node
+        # runs. Count dependencies and validate in one sweep (SEMANTICS 8: a failing backward
+        # writes nothing); the root runs first, with its seed, no heap to fill. (``[node]``:
+        # a list display of one, as the stack of a chain's sweep, which holds one node at a
+        # time, never reallocates; an appended-to list does twice per node: 2% of a chain.)
+        deps = {node: 0}
+        _count_all([node], deps, retain_graph)
         task = (next(_task_ids), deps, None, _NO_TARGETS, True)
+        g = grad_roots[0]
+        heap: list[tuple[float, int, Node]] = []
+        buffers: dict[Node, list[Tensor | None]] = {}
+        shared: _Shared = {id(g): g._vc}  # gradients whose buffer someone else may hold
+        first, first_grads, select = node, [g], None
+        tick = itertools.count().__next__
     else:
-        # (node, slot) -> the index of that input in ``inputs`` (the first one: an input
-        # named twice gets the same gradient, copied at the end of run_backward)
-        targets: dict[tuple[Node, int], int] = {}
-        target_nodes: set[Node] = set()
-        for i, t in enumerate(inputs):
-            node, nr = _target_of(t)
-            if node is not None:
-                targets.setdefault((node, nr), i)
-                target_nodes.add(node)
-        needed = _count_needed(root_edges, deps, target_nodes, accumulate)
-        if accumulate:
-            # torch's backward(inputs=) calls retain_grad() on every input (after the checks
-            # above, so a refused call changes nothing): a named non-leaf gets its .grad from
-            # the retain hook, out of place, in this backward and in every later one.
-            for t in inputs:
-                if t.__class__ is not GradientEdge and t._grad_fn is not None:
-                    t.retain_grad()
-        captured: list[Tensor | None] = [None] * len(inputs)
-        select = (targets, captured, needed, target_nodes, needed | target_nodes, accumulate)
-        task = (next(_task_ids), deps, needed, target_nodes, accumulate)
-
-    buffers: dict[Node, list[Tensor | None]] = {}
-    shared: _Shared = {}  # gradients whose buffer someone else may hold (see graph._Shared)
-    tick = itertools.count().__next__
-    heap: list[tuple[float, int, Node]] = []
-    first = first_grads = None
-    node = root_edges[0][0] if len(root_edges) == 1 else None
-    if node is not None and node.num_outputs == 1:  # (a single root runs first, no heap)
-        first, g = node, grad_roots[0]
-        shared[id(g)] = g._vc
-        first_grads = [g]
-    else:
-        for (node, nr), g in zip(root_edges, grad_roots):
-            if node is None:
-                continue
-            shared[id(g)] = g._vc
-            buf = buffers.get(node)
-            if buf is None:
-                buf = buffers[node] = [None] * node.num_outputs
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
+        deps, task, select, buffers, shared = _plan(roots, grad_roots, retain_graph, inputs,
+                                                    accumulate)
         # Ties in the heap (the leaves' sinks share one priority) run first-ready-first: the
         # order of .grad updates and post-accumulate hooks is the same on every run.
+        tick = itertools.count().__next__
+        heap = []
         for node in buffers:
             if deps.get(node, 0) == 0:
                 _heappush(heap, (-node._seq, tick(), node))
+        first = first_grads = None
 
     observers = list(backward_observers) if backward_observers else None
     if observers:
@@ -256,12 +218,63 @@ def run_backward(
                 obs.end(failed)
     if select is None:
         return []
+    targets, captured = select[0], select[1]
     if len(targets) < len(inputs):  # type: ignore[arg-type]
         for i, t in enumerate(inputs):  # type: ignore[arg-type]  # (inputs named more than
             node, nr = _target_of(t)  # once share the capture)
             if node is not None and targets.get((node, nr), i) != i:
                 captured[i] = captured[targets[(node, nr)]]
     return captured
+
+
+def _plan(roots: Sequence[Tensor], grad_roots: Sequence[Tensor], retain_graph: bool,
+          inputs: Sequence[Tensor] | None, accumulate: bool) -> tuple[Any, ...]:
+    """What :func:`run_backward` runs, besides its fast path: the dependency counts of the
+    nodes that will run (each validated before anything runs, SEMANTICS 8), the task entry,
+    ``select`` (see :func:`_execute`), the seeds summed into input buffers, the shared set."""
+    root_edges = [_target_of(t) for t in roots]
+    deps: dict[Node, int] = {}
+    select = None
+    if inputs is None:
+        stack = []
+        for node, _ in root_edges:
+            if node is not None and node not in deps:
+                deps[node] = 0
+                stack.append(node)
+        _count_all(stack, deps, retain_graph)
+        task = (next(_task_ids), deps, None, _NO_TARGETS, True)
+    else:
+        # (node, slot) -> the index of that input in ``inputs`` (the first one: an input
+        # named twice gets the same gradient, copied at the end of run_backward)
+        targets: dict[tuple[Node, int], int] = {}
+        target_nodes: set[Node] = set()
+        for i, t in enumerate(inputs):
+            node, nr = _target_of(t)
+            if node is not None:
+                targets.setdefault((node, nr), i)
+                target_nodes.add(node)
+        needed = _count_needed(root_edges, deps, target_nodes, accumulate)
+        if accumulate:
+            # torch's backward(inputs=) calls retain_grad() on every input (after the checks
+            # above, so a refused call changes nothing): a named non-leaf gets its .grad from
+            # the retain hook, out of place, in this backward and in every later one.
+            for t in inputs:
+                if t.__class__ is not GradientEdge and t._grad_fn is not None:
+                    t.retain_grad()
+        captured: list[Tensor | None] = [None] * len(inputs)
+        select = (targets, captured, needed, target_nodes, needed | target_nodes, accumulate)
+        task = (next(_task_ids), deps, needed, target_nodes, accumulate)
+    buffers: dict[Node, list[Tensor | None]] = {}
+    shared: _Shared = {}  # gradients whose buffer someone else may hold (see graph._Shared)
+    for (node, nr), g in zip(root_edges, grad_roots):
+        if node is None:
+            continue
+        shared[id(g)] = g._vc
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    return deps, task, select, buffers, shared
 
 
 def _count_needed(root_edges: list[tuple[Node | None, int]], deps: dict[Node, int],
