@@ -100,7 +100,9 @@ def _module_names(mod: types.ModuleType) -> list[str]:
 
 
 def _class_names(cls: type) -> list[str]:
-    return sorted(n for n in dir(cls) if not n.startswith("_") or n.startswith("__"))
+    # (``__slotnames__``: copyreg's cache, set on a class the first time one is pickled)
+    return sorted(n for n in dir(cls) if (not n.startswith("_") or n.startswith("__"))
+                  and n != "__slotnames__")
 
 
 def _grad_fn_names() -> dict[str, list[list[list[str | None]]]]:

@@ -26,8 +26,8 @@ from gradsum import _backend, _device, _memory_format
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
-from gradsum.autograd.engine import backward_plain, implicit_seed
-from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.engine import implicit_seed, run_backward
+from gradsum.autograd.graph import _set_grad
 
 if TYPE_CHECKING:
     from gradsum.autograd.graph import Node, RemovableHandle
@@ -421,11 +421,11 @@ class Tensor:
                 )
             if value._array.dtype != self._array.dtype:
                 raise RuntimeError(_messages.grad_assign_dtype(value.dtype.name, self.dtype.name))
-        self._grad = value
+        _set_grad(self, value)  # (the sink writes every .grad: autograd.graph)
 
     @grad.deleter
     def grad(self) -> None:
-        self._grad = None
+        _set_grad(self, None)
 
     @property
     def _version(self) -> int:
@@ -519,13 +519,6 @@ class Tensor:
         """True for a non-leaf on which :meth:`retain_grad` was called."""
         return self._retains_grad
 
-    def _accumulate_retained(self, g: Tensor) -> None:
-        # retain_grad keeps a copy and accumulates out of place (as torch's retains_grad hook).
-        if self._grad is None:
-            self._grad = g.clone() if _state.enabled else g.detach().clone()
-        else:
-            self._grad = self._grad + g
-
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """Run ``hook(grad)`` when the gradient of this tensor is computed; a returned tensor
         replaces the gradient. On a leaf it runs once per backward, before accumulation.
@@ -599,7 +592,7 @@ class Tensor:
                 and self._array.dtype.kind == "f"):
             # ``loss.backward()``, the call of every training step: its checks hold (a
             # floating scalar with a graph), so straight to the engine
-            backward_plain(self, implicit_seed(self), bool(retain_graph))
+            run_backward((self,), (implicit_seed(self),), bool(retain_graph), False)
             return
         from gradsum.autograd import backward
 
@@ -766,7 +759,7 @@ class Tensor:
                   "_nograd_views"):
             new.__dict__.pop(k, None)
         if self._grad is not None:
-            new._grad = self._grad.__deepcopy__(memo)
+            _set_grad(new, self._grad.__deepcopy__(memo))
         memo[id(self)] = new
         return new
 

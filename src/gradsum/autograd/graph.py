@@ -4,8 +4,11 @@ A :class:`Node` is created by an op when any input requires grad. It holds the e
 nodes that produced its inputs (``next_functions``), the tensors its rule needs (saved through
 :mod:`gradsum.autograd.saved`, versioned, released after backward), and tensor hooks.
 
-:class:`AccumulateGrad` is the sink of a leaf. It is the only code in gradsum that writes a
-leaf's ``.grad`` during backward; see the note "Taking over a gradient buffer" below.
+:class:`AccumulateGrad` is the sink of a leaf, and this module the only code in gradsum that
+writes ``.grad``: :func:`_accumulate_grad` adds a gradient in (a leaf's sink, retain_grad, DDP),
+:func:`_set_grad` replaces it (the ``.grad`` setter, ``copy.deepcopy``, the toolkit restoring
+a snapshot). See the note "Taking over a gradient buffer" below; a test
+(``tests/test_grad_single_writer.py``) fails if any other module assigns ``._grad``.
 
 Example:
     >>> import gradsum
@@ -24,8 +27,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from gradsum._backend import xp
+from gradsum._blas import owns_buffer as _owns_buffer
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.hooks import changed_shape_pair as _changed_shape_pair
+from gradsum.autograd.hooks import checked_hook_result as _checked_hook_result
+from gradsum.autograd.hooks import run_node_post_hooks as _run_node_post_hooks
+from gradsum.autograd.hooks import run_node_pre_hooks as _run_node_pre_hooks
 from gradsum.autograd.saved import SavedTensor, ViewOutputSaved, hooks_active, pack_saved
 
 if TYPE_CHECKING:
@@ -345,39 +354,68 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def accumulate(self, grad: Tensor, owned: bool, create_graph: bool) -> None:
-        var = self.variable
-        if accumulate_observers:
-            for obs in list(accumulate_observers):
-                obs(var, grad)
+        """Add ``grad`` into ``.grad`` of this sink's leaf (:func:`_accumulate_grad`)."""
+        _accumulate_grad(self.variable, grad, owned, create_graph)
+
+
+def _accumulate_grad(var: Tensor, grad: Tensor, owned: bool = False,
+                     create_graph: bool = False, retained: bool = False) -> None:
+    """Add ``grad`` into ``var.grad``: the one function through which a backward (a leaf's
+    sink, a non-leaf's retain_grad, DDP's reducer) changes a ``.grad``.
+
+    For a leaf, note "Taking over a gradient buffer" (:class:`AccumulateGrad`): ``owned`` says
+    that nothing else references the buffer of ``grad``; under ``create_graph`` the sum is
+    recorded out of place. ``retained``: a non-leaf's ``.grad`` kept by retain_grad, which
+    keeps a copy and accumulates out of place (as torch's retains_grad hook), recorded when
+    grad mode is on (in a backward: under ``create_graph``); no observers, no hooks.
+    """
+    if retained:
         old = var._grad
         if old is None:
-            if create_graph:
-                # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
-                var._grad = _copy_recorded(grad)
-            elif owned and grad._grad_fn is None:
-                var._grad = grad
-            else:
-                var._grad = grad.detach().clone()
-        elif create_graph:
-            prev = _state.enabled
-            _state.enabled = True
-            try:
-                var._grad = old + grad
-            finally:
-                _state.enabled = prev
+            var._grad = grad.clone() if _state.enabled else grad.detach().clone()
         else:
-            arr = old._array
-            if arr.flags.writeable:
-                arr += grad._array
-                old._vc[0] += 1
-            elif _overlaps(arr):
-                # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
-                # tensor (several elements share memory); the .grad stays as it was.
-                raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
-            else:  # a read-only .grad that does not overlap (from a read-only array): replace
-                var._grad = old.detach() + grad.detach()
-        if var._post_acc_hooks:
-            run_post_acc_hooks(var)
+            var._grad = old + grad
+        return
+    if accumulate_observers:
+        for obs in list(accumulate_observers):
+            obs(var, grad)
+    old = var._grad
+    if old is None:
+        if create_graph:
+            # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
+            var._grad = _copy_recorded(grad)
+        elif owned and grad._grad_fn is None:
+            var._grad = grad
+        else:
+            var._grad = grad.detach().clone()
+    elif create_graph:
+        prev = _state.enabled
+        _state.enabled = True
+        try:
+            var._grad = old + grad
+        finally:
+            _state.enabled = prev
+    else:
+        arr = old._array
+        if arr.flags.writeable:
+            arr += grad._array
+            old._vc[0] += 1
+        elif _overlaps(arr):
+            # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
+            # tensor (several elements share memory); the .grad stays as it was.
+            raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
+        else:  # a read-only .grad that does not overlap (from a read-only array): replace
+            var._grad = old.detach() + grad.detach()
+    if var._post_acc_hooks:
+        run_post_acc_hooks(var)
+
+
+def _set_grad(var: Tensor, value: Tensor | None) -> None:
+    """Make ``value`` the ``.grad`` of ``var`` (None clears it), as it is: the user's own
+    write (the ``.grad`` setter, checked there), a copy's (``copy.deepcopy``), a buffer DDP's
+    reducer averaged into, a toolkit restoring what it saved. Nothing is added, no hook
+    runs."""
+    var._grad = value
 
 
 def _copy_recorded(grad: Tensor) -> Tensor:
@@ -417,6 +455,148 @@ def _post_acc_hook_returned(hook: Any, r: Any) -> None:
     raise RuntimeError(_messages.post_acc_hook_result(name))
 
 
+#: The gradients of a backward whose buffer someone else may hold (passed through a node
+#: unchanged, given to several inputs, returned by a hook, a seed): ``id(t) -> t._vc``. The
+#: version counter (a tensor's for its lifetime, kept alive by this dict) tells ``t`` from a
+#: later tensor that reuses the id of a dead one (which would look shared and be copied).
+_Shared = dict[int, Any]
+
+
+def _is_owned(g: Tensor, shared: _Shared) -> bool:
+    # See AccumulateGrad, note "Taking over a gradient buffer": a gradient may be taken over
+    # (or added into in place) only if no one else can hold its buffer.
+    if shared.get(id(g)) is g._vc:
+        return False
+    a = g._array
+    if a.base is not None:  # (a huge-page-aligned product is a view of its own buffer)
+        return a.flags.writeable and _owns_buffer(a)
+    flags = a.flags
+    return flags.writeable and flags.owndata
+
+
+def _mark_shared(user: bool, outs: tuple[Tensor | None, ...], grads: list[Tensor | None],
+                 shared: _Shared) -> None:
+    """A gradient handed to several inputs, or passed through unchanged where user code saw
+    it (``user``: a Function's backward, :attr:`Node._user_backward`, or the node's hooks),
+    has a shared buffer: record it so that nobody takes it over or adds into it in place."""
+    if not user:
+        grads = []  # (a built-in pass-through: the gradient stays as owned as it came)
+    n = len(outs)
+    if n == 1 or n == 2:  # (the same marks as the loop below, without its set)
+        o0 = outs[0]
+        if o0 is not None:
+            for x in grads:
+                if o0 is x:
+                    shared[id(o0)] = o0._vc
+                    break
+        if n == 2:
+            o1 = outs[1]
+            if o1 is not None:
+                if o1 is o0:
+                    shared[id(o1)] = o1._vc
+                else:
+                    for x in grads:
+                        if o1 is x:
+                            shared[id(o1)] = o1._vc
+                            break
+        return
+    seen_ids: set[int] = set()
+    for o in outs:
+        if o is not None:
+            if id(o) in seen_ids:
+                shared[id(o)] = o._vc
+            else:
+                for x in grads:
+                    if o is x:
+                        shared[id(o)] = o._vc
+            seen_ids.add(id(o))
+
+
+def _add_to_buffer(buffers: dict[Node, list[Tensor | None]], child: Node, cnr: int,
+                   g: Tensor, create_graph: bool, shared: _Shared) -> None:
+    """Sum ``g`` into the input buffer of ``child`` (in place only into an owned buffer)."""
+    buf = buffers.get(child)
+    if buf is None:
+        buf = buffers[child] = [None] * child.num_outputs
+    old = buf[cnr]
+    if old is None:
+        buf[cnr] = g
+    elif create_graph:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
+        buf[cnr] = old + g
+    elif _is_owned(old, shared) and old._array.shape == g._array.shape:
+        old._array += g._array
+    elif (_is_owned(g, shared) and old._array.shape == g._array.shape
+          and old._array.dtype == g._array.dtype):
+        g._array += old._array  # (addition commutes: the same bits as old + g)
+        buf[cnr] = g
+    else:
+        if old._array.shape != g._array.shape and child._hooks is not None:
+            old, g = _changed_shape_pair(child, cnr, old, g)
+        buf[cnr] = old + g
+
+
+
+
+def _sink(node: AccumulateGrad, g: Tensor | None, targets: dict[tuple[Node, int], int],
+          captured: list[Tensor | None], needed: set[Node] | None, accumulate: bool,
+          create_graph: bool, shared: _Shared) -> None:
+    """A leaf's gradient arrives: leaf hooks, then capture (grad) and/or accumulate with the
+    sink's own pre/post hooks. As in torch, the hooks run with None when the gradient is
+    None (the node runs all the same)."""
+    var = node.variable
+    hooks = var._hooks
+    if hooks:
+        for hook in list(hooks):
+            r = hook(g)
+            if r is not None:
+                g = _checked_hook_result(hook, g, r)
+                shared[id(g)] = g._vc
+    if g is not None and g._array.dtype != var._array.dtype:
+        g = g.to(var.dtype)
+    if targets:
+        idx = targets.get((node, 0))
+        if idx is not None:
+            captured[idx] = g
+    if not (node in needed if needed is not None else accumulate):
+        return  # (only captured: autograd.grad runs no sink)
+    nh = node._hooks
+    if nh is not None and nh.pre:
+        g = _run_node_pre_hooks(nh, [g], shared)[0]
+    if g is not None and var._requires_grad:
+        if nh is not None and nh.shapes and g._array.shape != var._array.shape:
+            g = _into_changed_leaf(var, g)
+        _accumulate_grad(var, g, _is_owned(g, shared), create_graph)
+    elif g is not None and var._grad_fn is not None:
+        # torch's AccumulateGrad refuses a leaf that an in-place op gave a history since
+        # (after detach_() or requires_grad_(False)); its .grad stays as it was
+        raise RuntimeError(_messages.leaf_moved_into_interior(var, var._grad_fn.name()))
+    elif var._post_acc_hooks:  # (no gradient, or detach_() after the graph was built:
+        run_post_acc_hooks(var)  # torch's sink skips the update, not the hooks)
+    if nh is not None and nh.post:
+        _run_node_post_hooks(nh, (), [g], shared)
+
+
+def _into_changed_leaf(var: Tensor, g: Tensor) -> Tensor:
+    """The gradient for a leaf whose shape changed in place under no_grad since its sink was
+    made: torch copies it into a new ``.grad`` of the leaf's shape, or adds it into the
+    existing ``.grad`` in place, broadcasting either way (and refusing what does not)."""
+    old = var._grad
+    want = var._array.shape if old is None else old._array.shape
+    try:
+        shape = xp.broadcast_shapes(want, g._array.shape)
+    except ValueError:
+        shape = None
+    if shape != want:
+        from gradsum.ops._core import broadcast_error
+
+        raise broadcast_error(var if old is None else old, g)
+    if old is not None:
+        return g
+    return g.expand(*want).clone()
+
+
 def grad_accumulator(t: Tensor) -> AccumulateGrad:
     """The (unique) sink of leaf ``t``; created on first use, held weakly by the tensor."""
     ref = t._acc_ref
@@ -432,6 +612,21 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
         acc.variable = t
         t._acc_ref = _weakref(acc)
     return acc
+
+
+def _target_of(t: Tensor) -> tuple[Node | None, int]:
+    """The (node, slot) where the gradient of ``t`` arrives in a backward (its ``grad_fn`` or
+    its sink), or (None, 0) if none can."""
+    if t.__class__ is GradientEdge:  # (autograd.graph.get_gradient_edge)
+        return t.node, t.output_nr
+    if t._grad_fn is not None:
+        return t._grad_fn, t._output_nr
+    if t._requires_grad:
+        if t._nograd_view_version is not None:  # (a view made in no_grad mode: no sink)
+            t._check_nograd_view()  # (torch refuses one whose base changed since)
+            return None, 0
+        return grad_accumulator(t), 0
+    return None, 0
 
 
 # torch.autograd.graph's public utilities (defined apart to keep this hot module small)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import xp
+from gradsum.autograd.graph import _set_grad
 from gradsum.toolkit._hub import named_params
 
 if TYPE_CHECKING:
@@ -314,12 +315,12 @@ def check_accumulation(
     saved = [(p, p._grad) for _, p in pairs]
     try:
         for _, p in pairs:
-            p._grad = None
+            _set_grad(p, None)
         x, y = batch
         loss_fn(model(x), y).backward()
         full = [None if p._grad is None else p._grad._array.copy() for _, p in pairs]
         for _, p in pairs:
-            p._grad = None
+            _set_grad(p, None)
         if accumulate is not None:
             accumulate(model, batch, n_micro)
         else:
@@ -328,7 +329,7 @@ def check_accumulation(
         micro = [None if p._grad is None else p._grad._array.copy() for _, p in pairs]
     finally:
         for p, g in saved:
-            p._grad = g
+            _set_grad(p, g)
     worst = 0.0
     bad: list[str] = []
     for (name, _), f, m in zip(pairs, full, micro):

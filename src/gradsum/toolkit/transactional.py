@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from gradsum.autograd.graph import AccumulateGrad
+from gradsum.autograd.graph import AccumulateGrad, _set_grad
 from gradsum.toolkit._hub import HUB, iter_nodes, node_retains
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def take_snapshot(
 def restore_snapshot(snap: _Snapshot) -> None:
     """Put every recorded ``.grad`` (object, contents, version) and saved tensor back."""
     for t, g, arr, ver in snap.grads:
-        t._grad = g
+        _set_grad(t, g)
         if g is not None:
             if g._array.flags.writeable:
                 g._array[...] = arr

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 from gradsum._backend import xp
 from gradsum._blas import ALIGNED_BYTES, aligned_empty, owns_buffer
 from gradsum.autograd import engine
+from gradsum.autograd.graph import _set_grad
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -472,7 +473,7 @@ class Reducer:
         elif staged == _IN_PLACE:
             g._vc[0] += 1
         else:
-            p._grad = Tensor._make(g)  # the fresh zero buffer, now the average
+            _set_grad(p, Tensor._make(g))  # the fresh zero buffer, now the average
 
     def _copy_out(self, i: int, p: Tensor) -> None:
         from gradsum._tensor import Tensor
@@ -480,11 +481,11 @@ class Reducer:
         view = self.views[i]
         g = p._grad
         if g is None:  # unused here, used elsewhere: the average (others' share) lands here
-            p._grad = Tensor._make(view if self.as_view else view.copy())
+            _set_grad(p, Tensor._make(view if self.as_view else view.copy()))
         elif g._array is view:
             g._vc[0] += 1
         elif self.as_view and g is not self._had[i] and g._grad_fn is None:
-            p._grad = Tensor._make(view)  # fresh this backward: nobody else holds it
+            _set_grad(p, Tensor._make(view))  # fresh this backward: nobody else holds it
         else:
             g._array[...] = view  # keep the .grad object (and its buffer) the user holds
             g._vc[0] += 1
