@@ -1,4 +1,4 @@
-"""Op-speed sweep: every entry of the op table (tests/opdb.py), gradsum vs torch.
+"""Op-speed sweep: every entry of the op table (tests/ops/opinfo), gradsum vs torch.
 
 For each entry of ``OPINFOS`` (and a few nn.functional workloads that the table does not hold:
 layer norm, cross-entropy, convolutions, ...), forward + backward (the backward of every

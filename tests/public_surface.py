@@ -11,7 +11,7 @@
   not start with a single ``_`` (dunders are kept: ``Tensor.__add__`` is surface), recorded
   once per class; ``aliases``: the other public names of the same class object;
 - ``ops``: the names of the op registry :data:`gradsum.ops.OPS`;
-- ``grad_fn``: for every entry of the op table (``tests/opdb.py``), by the op's name, the
+- ``grad_fn``: for every entry of the op table (``tests/ops/opinfo``), by the op's name, the
   ``grad_fn.name()`` of each output of each sample, in float64 with grad on.
 
 ``python tests/public_surface.py --record`` writes it to ``tests/data/public_surface.json``;

@@ -3,7 +3,7 @@
 Where torch's backward *selects* (``where``/``masked_fill``/``threshold_backward``: an inf or
 nan gradient where the op passes none gives 0) gradsum must select too, and where torch
 *multiplies* by a zero derivative (``abs``: ``grad * sgn(x)``, so inf at ``x == 0`` gives nan)
-gradsum must multiply. Every differentiable entry of the op table (``opdb.py``) and the
+gradsum must multiply. Every differentiable entry of the op table (``tests/ops/opinfo``) and the
 activations, losses and pools of ``nn.functional`` run side by side with torch on
 
 - input variants: the table's sample, the sample with kinks (zeros, ties between elements and

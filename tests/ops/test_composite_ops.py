@@ -1,4 +1,5 @@
-"""Side-by-side checks of ``ops/compose.py`` that the op table cannot express: views and
+"""Side-by-side checks of the composite ops (tile, *stack, tensor_split, nansum, ...) that
+the op table cannot express: views and
 identity of results, the non-differentiable helpers (broadcast_shapes, isin, unravel_index,
 logspace, scalar_tensor, the predicates), the alias names, Tensor methods and in-place forms,
 gradients at ties and nan (fmax/fmin, nansum, nanmean, clamp_min), and error messages."""

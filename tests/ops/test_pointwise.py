@@ -1,4 +1,4 @@
-"""Side-by-side checks of the ops in ``ops/extra.py`` that the op table cannot express:
+"""Side-by-side checks of pointwise and arithmetic ops that the op table cannot express:
 in-place methods, gradients at special points and the Tensor-method spellings."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Side-by-side checks of ``ops/selection.py`` that the op table cannot express: torch's tie
+"""Side-by-side checks of the sorting and selection ops (ops/sorting.py and friends) that
+the op table cannot express: torch's tie
 rules for median/nanmedian/kthvalue/mode on many random rows, the named-tuple return types,
 the non-differentiable outputs whose backward raises (unique, bincount with weights), and
 gradients through ties and multi-output nodes."""

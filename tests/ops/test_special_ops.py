@@ -1,4 +1,4 @@
-"""Extra tests of ops/special.py and ops/decomp.py beyond the op table: special-function
+"""Tests of ops/special/ and ops/linalg/ beyond the op table: special-function
 accuracy sweeps against torch in float64 (wide ranges, negative non-integers, poles and signs),
 LinAlgError, named-tuple returns, grad_fn names the table cannot compare (gauge-fixed
 eigen/singular vectors), Tensor methods and in-place forms, torch's gradients at singular

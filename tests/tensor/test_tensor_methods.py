@@ -1,4 +1,4 @@
-"""Side-by-side tests (gradsum vs torch) of the Tensor methods of ``ops/methods.py``:
+"""Side-by-side tests (gradsum vs torch) of the Tensor methods bound in ``ops/__init__.py``:
 in-place identity and versions, views, errors, dtypes, integer/bool and empty inputs."""
 
 from __future__ import annotations

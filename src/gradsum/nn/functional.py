@@ -2092,7 +2092,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     return y if bias is None else ops.add(y, bias)
 
 
-# -- nn/_extra functional (dropout variants, rms_norm, local_response_norm) --
+# -- dropout variants, rms_norm, local_response_norm --
 # torch's composite kernels, written in differentiable ops (so every order of derivative works
 # and the output's grad_fn is torch's: MulBackward0 / AddBackward0 / DivBackward0 /
 # SqueezeBackward1). The random masks come from gradsum's generator.
@@ -2372,7 +2372,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         total = ops.add(total, _shape_views.narrow(padded, 1, j, channels))
     div = ops.pow(ops.add(ops.mul(ops.div(total, size), alpha), k), beta)
     return ops.div(input, div)
-# -- end nn/_extra functional --
+# -- end of dropout variants, rms_norm, local_response_norm --
 
 
 # -- conv/pool functional --

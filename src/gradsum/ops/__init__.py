@@ -580,7 +580,7 @@ for _name, _fn in {"square": square, "argsort": argsort, "sort": sort, "topk": t
 
 
 # -- Tensor methods composed from the ops above: no node of their own, so they are not in OPS;
-# their gradients are their parts' (tests/test_diff_methods.py checks them against torch) ------
+# their gradients are their parts' (tests/tensor/test_composed_methods.py checks them) --
 def clamp_min(a: Tensor, min: Any) -> Tensor:
     """:func:`clamp` with a lower bound only (a number or a tensor).
 

@@ -124,7 +124,7 @@ op("outer", _t("outer"), lambda rng: [
 # einsum, tensordot, kron, cdist and the add*mm family (ops/blas) ----------------------------
 def _t_cdist(x1: Any, x2: Any, p: float = 2.0) -> Any:
     """torch.cdist's values and errors with a twice-differentiable gradient: torch's own
-    CdistBackward0 has no double backward (tests/test_more_ops.py compares its first gradient,
+    CdistBackward0 has no double backward (tests/ops/test_cdist.py compares its first gradient,
     including at zero distance, and its grad_fn name)."""
     torch.cdist(x1.detach(), x2.detach(), p)  # (raises torch's errors)
     return torch.linalg.vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
@@ -183,7 +183,7 @@ op("cdist", _t_cdist, lambda rng: [
     Sample((rnd(rng, 3, 2), NoGrad(rnd(rng, 2, 2)))), Sample((rnd(rng, 0, 2), rnd(rng, 2, 2))),
 ], grad_fn="CdistBackward0",
    grad_fn_note="the reference is a twice-differentiable composite (torch's CdistBackward0 "
-                "has no double backward); test_more_ops.py checks the name against torch",
+                "has no double backward); tests/ops/test_cdist.py checks the name against torch",
    errors=lambda rng: [
        ErrorCase((rnd(rng, 3), rnd(rng, 3))), ErrorCase((rnd(rng, 3, 4), rnd(rng, 2, 5))),
        ErrorCase((rnd(rng, 3, 2), rnd(rng, 3, 2), -1.0)),

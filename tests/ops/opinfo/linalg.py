@@ -200,7 +200,7 @@ def _lu_LU(lib: str) -> Any:
 
 
 _lop("linalg.lu", _lu_LU("g"), _lu_LU("t"), _lu_samples,
-     notes="L and U here (P does not require grad: compared in test_linalg2.py)")
+     notes="L and U here (P does not require grad: compared in tests/ops/test_linalg.py)")
 _lop("linalg.lu_solve", _gl("lu_solve"), _tl("lu_solve"), lambda rng: [
     Sample((*_lu_pair(rng, 3, 3), rnd(rng, 3, 2))),
     Sample((*_lu_pair(rng, 3, 3), rnd(rng, 3, 2)), {"adjoint": True}),
@@ -214,7 +214,7 @@ op("lu_unpack", lambda *a: _t("lu_unpack")(*a)[1:], lambda rng: [
     Sample((rnd(rng, 3, 5), Fixed(np.array([1, 3, 3], dtype=np.int32)))),
     Sample(_lu_pair(rng, 3, 3) + (False,), forward_only=True),
     Sample(_lu_pair(rng, 3, 3) + (True, False)),
-], notes="L and U here (P in test_linalg2.py)")
+], notes="L and U here (P in tests/ops/test_linalg.py)")
 OPINFOS[-1].op = lambda *a: gradsum.lu_unpack(*a)[1:]
 
 # -- lstsq, rank, cond, eigvalsh ---------------------------------------------------------------
@@ -234,7 +234,7 @@ _lop("linalg.lstsq", _lstsq("g"), _lstsq("t"), lambda rng: [
     Sample((rnd(rng, 2, 5, 3), rnd(rng, 2, 5)), {"driver": "gelsd"}),
     Sample((rnd(rng, 2, 4), rnd(rng, 2, 2)), {"driver": "gelsd"}),
     Sample((rnd(rng, 5, 3), rnd(rng, 5, 1)), {"driver": "gels"}),
-], rtol32=1e-4, atol32=1e-4, notes="singular_values in test_linalg2.py",
+], rtol32=1e-4, atol32=1e-4, notes="singular_values in tests/ops/test_linalg.py",
    errors=lambda rng: [
     ErrorCase((rnd(rng, 5, 3), rnd(rng, 5, 2)), {"driver": "xyz"}),
     ErrorCase((rnd(rng, 5, 3), rnd(rng, 4, 2))),
@@ -268,7 +268,7 @@ _lop("linalg.cond", _gl("cond"), _tl("cond"), lambda rng: [
       for p in ("fro", float("inf"), -float("inf"), 1, -1)],
     Sample((np.array([[1.0, 2.0], [2.0, 4.0]]), 1), forward_only=True),
 ], notes="'fro'/±1/±inf: torch's composite fills the inverse in place, so its backward "
-         "raises (checked in test_linalg2.py)", errors=lambda rng: [
+         "raises (checked in tests/ops/test_linalg.py)", errors=lambda rng: [
     ErrorCase((rnd(rng, 2, 3), 1)), ErrorCase((rnd(rng, 3, 3), 3))])
 _lop("linalg.eigvalsh", _sym(_gl("eigvalsh")), _sym(_tl("eigvalsh")), lambda rng: [
     Sample((_eig_input(rng, 3, 3),)), Sample((_eig_input(rng, 2, 4, 4), "U")),
@@ -333,7 +333,7 @@ OPINFOS[-1].op = _on_tri(gradsum.cholesky_solve, 1)
 op("cholesky_inverse", _on_tri(_t("cholesky_inverse"), 0), lambda rng: [
     Sample((_chol(rng, 3, 3),)), Sample((_cholT(rng, 2, 3, 3), True)),
 ], errors=lambda rng: [ErrorCase((rnd(rng, 2, 3),))],
-   notes="a zero on the diagonal raises LinAlgError: checked in test_linalg2.py")
+   notes="a zero on the diagonal raises LinAlgError: checked in tests/ops/test_linalg.py")
 OPINFOS[-1].op = _on_tri(gradsum.cholesky_inverse, 0)
 op("renorm", _t("renorm"), lambda rng: [
     Sample((rnd(rng, 3, 4), 2, 0, 1.0)), Sample((rnd(rng, 3, 4), 1, 1, 1.5)),
