@@ -439,8 +439,8 @@ from gradsum._process_settings import (
 from gradsum import compiler, onnx  # torch.compile runs eagerly; torch.onnx is importable
 from gradsum.compiler import compile
 
-__version__ = "0.1.0"  # the only place the version is written (pyproject.toml reads it)
-from gradsum import version  # torch.version: cuda/hip None, as torch's CPU build (after it)
+from gradsum import version  # torch.version: cuda/hip None, as torch's CPU build
+from gradsum.version import __version__
 
 # (as torch's: the public names but the submodules, so that ``from gradsum import *`` does not
 # shadow a script's own ``random``, ``version`` or ``testing``)

@@ -26,7 +26,6 @@ from gradsum import _backend, _device, _memory_format
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
-from gradsum.autograd.engine import implicit_seed, run_backward
 from gradsum.autograd.graph import _set_grad
 
 if TYPE_CHECKING:
@@ -94,6 +93,18 @@ class Size(tuple):  # type: ignore[type-arg]
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (tuple, (tuple(self),))
+
+
+#: the engine module, loaded on the first backward (a layer above Tensor: docs/ARCHITECTURE.md)
+_engine: Any = None
+
+
+def _load_engine() -> Any:
+    global _engine
+    from gradsum.autograd import engine
+
+    _engine = engine
+    return engine
 
 
 class Tensor:
@@ -592,7 +603,9 @@ class Tensor:
                 and self._array.dtype.kind == "f"):
             # ``loss.backward()``, the call of every training step: its checks hold (a
             # floating scalar with a graph), so straight to the engine
-            run_backward((self,), (implicit_seed(self),), bool(retain_graph), False)
+            engine = _engine or _load_engine()
+            engine.run_backward((self,), (engine.implicit_seed(self),), bool(retain_graph),
+                                False)
             return
         from gradsum.autograd import backward
 

@@ -279,9 +279,10 @@ def tensor_repr(t: Tensor) -> str:
         tensor([], size=(0, 3), dtype=gradsum.int64)
     """
     from gradsum._tensor import Tensor
-    from gradsum.nn.parameter import Parameter
-
-    plain = type(t) is Tensor or type(t) is Parameter
+    cls = type(t)
+    # (nn.Parameter prints as a plain tensor, its subclasses wrapped: torch's rule; the class
+    # says so itself, so printing needs nothing from nn)
+    plain = cls is Tensor or vars(cls).get("_repr_as_tensor", False)
     prefix = "tensor(" if plain else f"{type(t).__name__}("
     indent = len(prefix)
     arr = t._array
@@ -305,6 +306,7 @@ def tensor_repr(t: Tensor) -> str:
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     text = _add_suffixes(prefix + body, suffixes, indent)
-    if isinstance(t, Parameter) and not plain:
-        text = f"Parameter({text})"
+    wrapper = getattr(cls, "_repr_wrapper", None)
+    if wrapper is not None and not plain:
+        text = f"{wrapper}({text})"
     return text

@@ -10,7 +10,8 @@ Example:
 
 from __future__ import annotations
 
-from gradsum import __version__  # (written once, in gradsum/__init__.py)
+#: the only place the version is written (pyproject.toml reads it without importing)
+__version__ = "0.1.0"
 
 __all__ = ["__version__", "cuda", "debug", "git_version", "hip", "rocm", "xpu"]
 

@@ -28,9 +28,10 @@ PROJECT = PYPROJECT["project"]
 def test_version_is_written_once():
     assert "version" not in PROJECT and PROJECT["dynamic"] == ["version"]
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
-        "attr": "gradsum.__version__"}
-    init = (ROOT / "src" / "gradsum" / "__init__.py").read_text()
-    assert len(re.findall(r"^__version__ = ", init, re.M)) == 1
+        "attr": "gradsum.version.__version__"}
+    written = [p for p in (ROOT / "src" / "gradsum").rglob("*.py")
+               if re.search(r"^__version__ = ", p.read_text(), re.M)]
+    assert written == [ROOT / "src" / "gradsum" / "version.py"]
     assert re.fullmatch(r"\d+\.\d+\.\d+", gradsum.__version__)
 
 

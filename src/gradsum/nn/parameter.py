@@ -30,6 +30,11 @@ class Parameter(Tensor):
         requires_grad: whether the parameter requires gradient.
     """
 
+    #: how gradsum._tensor_str prints it: as a plain tensor (this class only: the attribute
+    #: is read from the class's own namespace), a subclass wrapped in ``Parameter(...)``
+    _repr_as_tensor = True
+    _repr_wrapper = "Parameter"
+
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
             from gradsum._dtype import get_default_dtype
