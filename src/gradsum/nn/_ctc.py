@@ -31,6 +31,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 from gradsum.ops._core import _make
 from gradsum.ops.loss import _ctc_loss_raw
 
@@ -59,8 +60,7 @@ def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
         out = []
         for name, t in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
             if t._array.dtype.kind not in "iu":
-                raise RuntimeError(f"{name} must be integral (got {t.dtype}): pass an integer "
-                                   "tensor, e.g. lengths.long()")
+                raise RuntimeError(_messages.integral_pass_integer_tensor_e(name, t))
             out.append(t._array.reshape(-1).astype(xp.int64))
         return out[0], out[1]
     seqs = (input_lengths, target_lengths)
@@ -74,11 +74,12 @@ def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
 
 def _reduction(reduction: str) -> str:
     if reduction == "elementwise_mean":  # (torch's _Reduction.get_enum)
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                      "instead.", UserWarning, stacklevel=3)
+        warnings.warn(
+            _messages.reduction_elementwise_mean_deprecated_please(), UserWarning, stacklevel=3
+        )
         return "mean"
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(_messages.invalid_reduction(reduction))
     return reduction
 
 
@@ -105,11 +106,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     il, tl = _lengths(input_lengths, target_lengths)
     dt = log_probs._array.dtype
     if dt.kind not in "fV" or dt.itemsize < 4:
-        from gradsum.nn.functional import _torch_name
 
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
-                                  f"'{_torch_name(log_probs.dtype)}': ctc_loss takes float32 or "
-                                  "float64 log_probs, convert them with .float()")
+        raise NotImplementedError(_messages.ctc_loss_cpu_implemented_ctc(log_probs))
     batched = log_probs.ndim == 3
     lp = log_probs if batched else ops.unsqueeze(log_probs, 1)
     res = _ctc_loss_raw(lp, targets, il, tl, blank, zero_infinity)

@@ -443,3 +443,832 @@ def module_forward_hook_always_call(e: Any) -> str:
         "module forward hook with ``always_call=True`` raised an exception "
         f"that was silenced as another error was raised in forward: {e}"
     )
+
+
+# -- argument checks shared by F functions -----------------------------------------------------
+
+
+def size_average_reduce_args_deprecated() -> str:
+    return (
+        "size_average and reduce args will be deprecated, please use reduction='mean' (or "
+        "'sum'/'none') instead."
+    )
+
+
+def not_differentiable_pass_detached(fn: Any, arg: Any, end: Any) -> str:
+    return (
+        f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
+        f"This input cannot have requires_grad True{end} (pass {arg}.detach() instead)"
+    )
+
+
+def expects_tensor_2_dimensions_self(weight: Any) -> str:
+    return (
+        f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
+        "takes a weight of shape (out_features, in_features) or (in_features,)"
+    )
+
+
+def mat2_matrix_1_d_tensor() -> str:
+    return (
+        "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
+        "(out_features, in_features)"
+    )
+
+
+def linear_bias_broadcast_shape(out_shape: Any, full: Any, bias: Any) -> str:
+    return (
+        f"output with shape {list(out_shape)} doesn't match the broadcast shape "
+        f"{list(full) if full is not None else list(bias.shape)}: linear's bias of shape "
+        f"{list(bias.shape)} must broadcast to the output's shape"
+    )
+
+
+def implicit_dimension_choice_been_deprecated(name: Any) -> str:
+    return (
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument."
+    )
+
+
+def expected_single_integer_or_pair(name: Any, v: Any) -> str:
+    return f"expected {name} to be a single integer or a pair, got {v}"
+
+
+def not_differentiable(fn: Any, arg: Any) -> str:
+    return (
+        f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
+        "This input cannot have requires_grad True."
+    )
+
+
+def expects_input_at_least_3(name: Any, input: Any) -> str:
+    return (
+        f"{name} expects input to have at least 3 dimensions, but got input with "
+        f"{input.ndim} dimension(s)"
+    )
+
+
+# -- linear, distances and other F functions ---------------------------------------------------
+
+
+def can_infer_total_number_classes() -> str:
+    return "Can not infer total number of classes from empty tensor: pass num_classes"
+
+
+def expected_common_dtype_floating_point(dt: Any) -> str:
+    return (
+        f"expected common dtype to be floating point, yet common dtype is {torch_name(dt)}"
+        ": convert the inputs with .float()"
+    )
+
+
+def size_tensor_match_size_tensor_b_cosine(x1: Any, x2: Any) -> str:
+    return (
+        f"The size of tensor a ({x1.shape[-1] if x1.ndim else 1}) must match the size of "
+        f"tensor b ({x2.shape[-1] if x2.ndim else 1}): cosine_similarity broadcasts "
+        f"x1 {list(x1.shape)} and x2 {list(x2.shape)}"
+    )
+
+
+def bilinear_weight_three_dimensional_d(weight: Any) -> str:
+    return (
+        f"bilinear(): weight must be three-dimensional, but got "
+        f"{weight.ndim}-D weight"
+    )
+
+
+def bilinear_input_batch_dimensions_do(input1: Any, input2: Any) -> str:
+    return (
+        "bilinear(): input batch dimensions do not match: got "
+        f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+    )
+
+
+def bilinear_input_sizes_do_match(input1: Any, input2: Any, weight: Any) -> str:
+    return (
+        f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
+        f"weight's {weight.shape[1]} and {weight.shape[2]}"
+    )
+
+
+def pdist_only_supports_2d_tensors(input: Any) -> str:
+    return (
+        f"pdist only supports 2D tensors, got: {input.dim()}D. Pass an "
+        "(N, M) matrix of N row vectors."
+    )
+
+
+def pdist_only_supports_floating_point(input: Any) -> str:
+    return (
+        f"pdist only supports floating-point dtypes (got {input.dtype}). "
+        "Convert with .float()."
+    )
+
+
+def pdist_only_supports_non_negative(p: Any) -> str:
+    return f"pdist only supports non-negative p values (got p={p})"
+
+
+def features_inferred_from_input_equal(input: Any, module: Any) -> str:
+    return (
+        f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+        f"in_features from self.weight: {module.weight.shape[-1]}"
+    )
+
+
+# -- activations -------------------------------------------------------------------------------
+
+
+def eps_parameter_deprecated_no_effect() -> str:
+    return "`eps` parameter is deprecated and has no effect."
+
+
+def max_val_greater_min_val(module: Any) -> str:
+    return f"max_val ({module.max_val}) must be greater than min_val ({module.min_val})"
+
+
+def softmax2d_expected_input_3d_or(input: Any) -> str:
+    return f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead"
+
+
+# -- losses ------------------------------------------------------------------------------------
+
+
+def integral_pass_integer_tensor_e(name: Any, t: Any) -> str:
+    return (
+        f"{name} must be integral (got {t.dtype}): pass an integer "
+        "tensor, e.g. lengths.long()"
+    )
+
+
+def reduction_elementwise_mean_deprecated_please() -> str:
+    return (
+        "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+        "instead."
+    )
+
+
+def invalid_reduction(reduction: Any) -> str:
+    return f"{reduction} is not a valid value for reduction"
+
+
+def ctc_loss_cpu_implemented_ctc(log_probs: Any) -> str:
+    return (
+        f"\"ctc_loss_cpu\" not implemented for "
+        f"'{torch_name(log_probs.dtype)}': ctc_loss takes float32 or "
+        "float64 log_probs, convert them with .float()"
+    )
+
+
+def mse_cpu_implemented_mse_loss(dt: Any) -> str:
+    return (
+        f"\"mse_cpu\" not implemented for '{torch_name(dt)}': mse_loss takes floating "
+        "point tensors, convert them with .float()"
+    )
+
+
+def target_size_broadcast_warning(target: Any, input: Any) -> str:
+    return (
+        f"Using a target size ({size_str(target.shape)}) that is different to the input "
+        f"size ({size_str(input.shape)}). This will likely lead to incorrect results due "
+        "to broadcasting. Please ensure they have the same size."
+    )
+
+
+def weight_tensor_defined_either_all(prefix: Any, c: Any, weight: Any) -> str:
+    return (
+        f"{prefix}weight tensor should be defined either for all {c} classes or no classes "
+        f"but got weight tensor of shape: {list(weight.shape)}"
+    )
+
+
+def expected_1_or_more_dimensions(nd: Any) -> str:
+    return f"Expected 1 or more dimensions (got {nd})"
+
+
+def nll_batch_size_mismatch(x: Any, t: Any) -> str:
+    return (
+        f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
+        f"({t.shape[0]})."
+    )
+
+
+def expected_target_dtype_long_or(target: Any) -> str:
+    return (
+        f"expected target dtype to be Long or Byte, but got {torch_name(target.dtype)}: "
+        "class indices must be int64 (use probabilities of the input's shape for soft "
+        "targets)"
+    )
+
+
+def nll_multi_target(t: Any) -> str:
+    return (
+        "0D or 1D target tensor expected, multi-target not supported: got a target of "
+        f"shape {list(t.shape)} for a 1D input"
+    )
+
+
+def expected_1d_input_1d_target_size(t: Any) -> str:
+    return f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}"
+
+
+def nll_batch_size_mismatch_0d(n: Any, t: Any) -> str:
+    return (
+        f"Expected input batch_size ({n}) to match target batch_size "
+        f"({t.shape[0] if t.ndim else 0})."
+    )
+
+
+def expected_target_size(expected: Any, t: Any) -> str:
+    return f"Expected target size {list(expected)}, got {list(t.shape)}"
+
+
+def implemented_nll_loss_takes_floating(frame: Any, input: Any) -> str:
+    return (
+        f"\"{frame}\" not implemented for '{torch_name(input.dtype)}': nll_loss takes "
+        "floating-point log-probabilities, convert them with .float()"
+    )
+
+
+def expected_scalar_type_long_found() -> str:
+    return (
+        "expected scalar type Long but found Byte: targets of inputs with more than 2 dims "
+        "must be int64"
+    )
+
+
+def expected_scalar_type_found_class(input: Any, weight: Any) -> str:
+    return (
+        f"expected scalar type {torch_name(input.dtype)} but found "
+        f"{torch_name(weight.dtype)}: the class weight must have the input's dtype"
+    )
+
+
+def target_out_bounds(t: Any, bad: Any) -> str:
+    return f"Target {int(t[bad].reshape(-1)[0])} is out of bounds."
+
+
+def dimension_out_range_expected_range_1() -> str:
+    return (
+        "Dimension out of range (expected to be in range of [-1, 0], but got 1): "
+        "cross_entropy needs an input with a class dimension, (C,) or (N, C, ...)"
+    )
+
+
+def label_smoothing_between_0_0(label_smoothing: Any) -> str:
+    return f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+
+
+def label_smoothing_1d_input_0d_target() -> str:
+    return (
+        "output with shape [] doesn't match the broadcast shape [1]: with "
+        "label_smoothing, give a 1D input a 0-d target"
+    )
+
+
+def expected_floating_point_type_target(target: Any) -> str:
+    return (
+        "Expected floating point type for target with class probabilities, got "
+        f"{target.dtype.name}"
+    )
+
+
+def ignore_index_supported_floating_point() -> str:
+    return "ignore_index is not supported for floating point target"
+
+
+def dimension_specified_1_tensor_no() -> str:
+    return (
+        "Dimension specified as 1 but tensor has no dimensions: cross_entropy needs an "
+        "input with a class dimension, (C,) or (N, C, ...)"
+    )
+
+
+def shape_broadcastable_input_shape_give(arg: Any, weight: Any, shape: Any) -> str:
+    return (
+        f"{arg} of shape {list(weight.shape)} is not broadcastable to the input's shape "
+        f"{list(shape)}: give it the input's shape, or one that broadcasts to it"
+    )
+
+
+def loss_weight_broadcast_shape(shape: Any, full: Any, arg: Any, weight: Any) -> str:
+    return (
+        f"output with shape {list(shape)} doesn't match the broadcast shape {list(full)}: "
+        f"{arg} of shape {list(weight.shape)} must broadcast to the input's shape"
+    )
+
+
+def bce_target_size_deprecated(target: Any, input: Any) -> str:
+    return (
+        f"Using a target size ({size_str(target.shape)}) that is different to the input "
+        f"size ({size_str(input.shape)}) is deprecated. Please ensure they have the same "
+        "size."
+    )
+
+
+def found_dtype_expected_binary_cross(target: Any, input: Any) -> str:
+    return (
+        f"Found dtype {torch_name(target.dtype)} but expected {torch_name(input.dtype)}: "
+        "binary_cross_entropy needs a target of the input's dtype"
+    )
+
+
+def binary_cross_entropy_implemented_takes(input: Any) -> str:
+    return (
+        f"\"binary_cross_entropy\" not implemented for '{torch_name(input.dtype)}': it "
+        "takes floating point probabilities, convert them with .float()"
+    )
+
+
+def all_elements_input_between_0() -> str:
+    return (
+        "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
+        "probabilities; for logits use binary_cross_entropy_with_logits)"
+    )
+
+
+def all_elements_target_between_0() -> str:
+    return (
+        "all elements of target should be between 0 and 1 (binary_cross_entropy takes "
+        "target probabilities)"
+    )
+
+
+def target_size_same_input_size(target: Any, input: Any) -> str:
+    return (
+        f"Target size ({size_str(target.shape)}) must be the same as input size "
+        f"({size_str(input.shape)})"
+    )
+
+
+def subtraction_operator_bool_tensor_supported() -> str:
+    return (
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+        "trying to invert a mask, use the `~` or `logical_not()` operator instead. "
+        "(binary_cross_entropy_with_logits computes 1 - target: give a float target)"
+    )
+
+
+def result_type_can_cast_desired(input: Any, target: Any) -> str:
+    return (
+        f"result type {torch_name(input.dtype)} can't be cast to the desired output type "
+        f"{torch_name(target.dtype)}: binary_cross_entropy_with_logits needs a float target"
+    )
+
+
+def implemented_convert_tensors_float(kernel: Any, dt: Any) -> str:
+    return (
+        f"\"{kernel}\" not implemented for '{torch_name(dt)}': convert the tensors with "
+        ".float()"
+    )
+
+
+def smooth_l1_loss_does_support(beta: Any) -> str:
+    return f"smooth_l1_loss does not support negative values for beta (got beta={beta})."
+
+
+def huber_loss_does_support_non(delta: Any) -> str:
+    return f"huber_loss does not support non-positive values for delta (got delta={delta})."
+
+
+def weights_input_same_size_weight(weight: Any, input: Any) -> str:
+    return (
+        f"Weights and input must have the same size. (weight {list(weight.shape)}, "
+        f"input {list(input.shape)})"
+    )
+
+
+def reduction_mean_divides_total_loss() -> str:
+    return (
+        "reduction: 'mean' divides the total loss by both the batch size and the "
+        "support size.'batchmean' divides only by the batch size, and aligns with the "
+        "KL div math definition.'mean' will be changed to behave the same as "
+        "'batchmean' in the next major release."
+    )
+
+
+def margin_ranking_loss_all_input(input1: Any, input2: Any, target: Any) -> str:
+    return (
+        "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+        f"input1: {size_str(input1.shape)}, input2: {size_str(input2.shape)}, target: "
+        f"{size_str(target.shape)} "
+    )
+
+
+def cosine_embedding_multi_target(target: Any) -> str:
+    return (
+        "0D or 1D target tensor expected, multi-target not supported (got a target of shape "
+        f"{list(target.shape)})"
+    )
+
+
+def target_1d_expects_2d_inputs(input1: Any, input2: Any) -> str:
+    return (
+        "1D target tensor expects 2D input tensors, but found inputs with sizes "
+        f"{list(input1.shape)} and {list(input2.shape)}."
+    )
+
+
+def target_0d_expects_1d_inputs(input1: Any, input2: Any) -> str:
+    return (
+        "0D target tensor expects 1D input tensors, but found inputs with sizes "
+        f"{list(input1.shape)} and {list(input2.shape)}."
+    )
+
+
+def var_negative_entry_entries() -> str:
+    return "var has negative entry/entries"
+
+
+def var_incorrect_size_var_input(var: Any, input: Any) -> str:
+    return (
+        f"var is of incorrect size (var {list(var.shape)}, input {list(input.shape)}: "
+        "give it the input's shape, the input's shape without the last dim, or one "
+        "size-1 dim where the input's differs)"
+    )
+
+
+def margin_greater_0(margin: Any) -> str:
+    return f"margin must be greater than 0, got {margin}"
+
+
+def triplet_dims_mismatch(anchor: Any, positive: Any, negative: Any) -> str:
+    return (
+        "The anchor, positive, and negative tensors are expected to have the same number "
+        f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+        f"negative {negative.ndim}D inputs"
+    )
+
+
+def expected_non_empty_vector_or(input: Any, fn: Any) -> str:
+    return (
+        f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+        f"{list(input.shape)} ({fn} takes (C,) or (N, C) inputs)"
+    )
+
+
+def only_p_1_p_2() -> str:
+    return "only p == 1 and p == 2 supported"
+
+
+def weight_one_dimensional() -> str:
+    return "weight must be one-dimensional"
+
+
+def inconsistent_target_size_expected(n: Any, target: Any) -> str:
+    return f"inconsistent target size, expected {n} but got {list(target.shape)}"
+
+
+def target_out_range_targets_0(c: Any) -> str:
+    return f"target out of range: targets must be in [0, {c - 1}]"
+
+
+def inconsistent_weight_size_expected(c: Any, weight: Any) -> str:
+    return f"inconsistent weight size, expected {c} but got {list(weight.shape)}"
+
+
+def inconsistent_target_size_input_size(target: Any, input: Any) -> str:
+    return (
+        f"inconsistent target size: {list(target.shape)} for input of size: "
+        f"{list(input.shape)}"
+    )
+
+
+def target_out_range_targets_0_or(c: Any) -> str:
+    return f"target out of range: targets must be in [0, {c - 1}] or -1"
+
+
+def reduction_not_valid(reduction: Any) -> str:
+    return reduction + " is not valid"
+
+
+def triplet_distance_dims_mismatch(a_dim: Any, p_dim: Any, n_dim: Any) -> str:
+    return (
+        "The anchor, positive, and negative tensors are expected to have the same number "
+        f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+        f"{n_dim}D inputs"
+    )
+
+
+def cutoffs_sequence_length_larger_0() -> str:
+    return "cutoffs should be a sequence of length larger than 0"
+
+
+def cutoffs_sequence_unique_positive_integers() -> str:
+    return (
+        "cutoffs should be a sequence of unique, positive integers sorted "
+        "in an increasing order, where each value is between 1 and "
+        "n_classes-1"
+    )
+
+
+def input_target_same_size_batch() -> str:
+    return (
+        "Input and target should have the same size in the batch "
+        "dimension."
+    )
+
+
+def adaptive_target_1d_expects_2d_input(input_: Any) -> str:
+    return (
+        "1D target tensor expects 2D input tensors, but found inputs "
+        f"with size {input_.size()}"
+    )
+
+
+def adaptive_target_0d_expects_1d_input(input_: Any) -> str:
+    return (
+        "0D target tensor expects 1D input tensors, but found inputs "
+        f"with size {input_.size()}"
+    )
+
+
+def adaptive_multi_target() -> str:
+    return "0D or 1D target tensor expected, multi-target not supported"
+
+
+def target_values_0_values_range(module: Any, target: Any) -> str:
+    return (
+        f"Target values should be in [0, {module.n_classes - 1}], but "
+        f"values in range [{target.min().item()}, "
+        f"{target.max().item()}] were found. "
+    )
+
+
+def tripletmarginloss_expected_margin_greater_0(margin: Any) -> str:
+    return f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+
+
+def multimarginloss_expected_weight_none_or(weight: Any) -> str:
+    return (
+        f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D "
+        "instead"
+    )
+
+
+def nllloss2d_been_deprecated_please_use() -> str:
+    return (
+        "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+        "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
+        "more details."
+    )
+
+
+def triplet_distance_module_margin(margin: Any) -> str:
+    return (
+        "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+        f"{margin} instead"
+    )
+
+
+# -- conv, pool and pad ------------------------------------------------------------------------
+
+
+def using_padding_same_even_kernel() -> str:
+    return (
+        "Using padding='same' with even kernel lengths and odd dilation may require a "
+        "zero-padded copy of the input be created"
+    )
+
+
+def input_error_only_3d_or(input: Any) -> str:
+    return (
+        f"Input Error: Only 3D or 4D input Tensors are supported (got "
+        f"{input.ndim}D)"
+    )
+
+
+def input_error_only_unbatched_2d(input: Any) -> str:
+    return (
+        f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
+        f"supported (got {input.ndim}D)"
+    )
+
+
+def expected_size_input_dimension_1(cols: Any, kh: Any, kw: Any) -> str:
+    return (
+        f"Expected size of input's dimension 1 to be divisible by the product of "
+        f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size=({kh}, {kw})"
+    )
+
+
+def given_output_size_kernel_size(h: Any, w: Any, kh: Any, kw: Any, geo: Any, cols: Any) -> str:
+    return (
+        f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), expected size of input's "
+        f"dimension 2 to match the calculated number of sliding blocks "
+        f"{geo.out_hw[0]} * {geo.out_hw[1]} = {geo.out_hw[0] * geo.out_hw[1]}, but got "
+        f"input.size(2)={cols.shape[2]}."
+    )
+
+
+# -- normalization -----------------------------------------------------------------------------
+
+
+def layer_norm_argument_normalized_shape(normalized_shape: Any) -> str:
+    return (
+        "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+        f"int: pass ({normalized_shape},)"
+    )
+
+
+def layer_norm_not_floating(input: Any) -> str:
+    return (
+        f"\"LayerNormKernelImpl\" not implemented for '{torch_name(input.dtype)}': "
+        "convert the input with .float()"
+    )
+
+
+def layer_norm_input_shape(ns: Any, input: Any) -> str:
+    return (
+        f"Given normalized_shape={list(ns)}, expected input with shape "
+        f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
+    )
+
+
+def rms_norm_argument_normalized_shape(normalized_shape: Any) -> str:
+    return (
+        "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
+        f"int: pass ({normalized_shape},)"
+    )
+
+
+def rms_norm_input_shape(ns: Any, input: Any) -> str:
+    return (
+        f"Given normalized_shape={list(ns)}, expected input with shape "
+        f"[*{', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
+    )
+
+
+def expected_weight_same_shape_normalized(weight: Any, ns: Any) -> str:
+    return (
+        "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+        f"{list(weight.shape)} and normalized_shape = {list(ns)}"
+    )
+
+
+def rms_norm_implemented_convert_input(input: Any) -> str:
+    return (
+        f"\"rms_norm\" not implemented for '{torch_name(input.dtype)}': convert the "
+        "input with .float()"
+    )
+
+
+def mismatch_dtype_between_input_weight(input: Any, weight: Any) -> str:
+    return (
+        "Mismatch dtype between input and weight: input dtype = "
+        f"{torch_name(input.dtype).lower()}, weight dtype = "
+        f"{torch_name(weight.dtype).lower()}, Cannot dispatch to fused implementation."
+    )
+
+
+def expected_3d_or_higher_dimensionality(dim: Any) -> str:
+    return (
+        f"Expected 3D or higher dimensionality                          input (got {dim} "
+        "dimensions)"
+    )
+
+
+# -- dropout -----------------------------------------------------------------------------------
+
+
+def dropout_probability(p: Any) -> str:
+    return f"dropout probability has to be between 0 and 1, but got {p}"
+
+
+def dropout_argument_train_position_3(training: Any) -> str:
+    return (
+        f"dropout(): argument 'train' (position 3) must be bool, not "
+        f"{type(training).__name__}: pass training=True or training=False"
+    )
+
+
+def result_type_float_can_cast(input: Any) -> str:
+    return (
+        f"result type Float can't be cast to the desired output type "
+        f"{torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
+        "(convert with .float())"
+    )
+
+
+def feature_dropout_requires_at_least(arr: Any) -> str:
+    return (
+        "Feature dropout requires at least 2 dimensions in the input (got a "
+        f"{arr.ndim}-D input of shape {list(arr.shape)}): give it a channel dimension"
+    )
+
+
+def dropout1d_expected_2d_or_3d(inp_dim: Any) -> str:
+    return (
+        f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. Note that "
+        "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+        "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+        "inputs)."
+    )
+
+
+def dropout2d_received_d_input_dropout2d(inp_dim: Any) -> str:
+    return (
+        f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated and "
+        "will result in an error in a future release. To retain the behavior and silence "
+        "this warning, please use dropout instead. Note that dropout2d exists to provide "
+        "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+        "and an optional batch dimension (i.e. 3D or 4D inputs)."
+    )
+
+
+def dropout2d_received_3d_input_dropout2d() -> str:
+    return (
+        "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+        "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+        "the channel dim. This behavior will change in a future release to interpret the "
+        "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+        "channel-wise dropout behavior, please switch to using dropout1d instead."
+    )
+
+
+def dropout3d_received_d_input_dropout3d(inp_dim: Any) -> str:
+    return (
+        f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated and "
+        "will result in an error in a future release. To retain the behavior and silence "
+        "this warning, please use dropout instead. Note that dropout3d exists to provide "
+        "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
+        "and an optional batch dimension (i.e. 4D or 5D inputs)."
+    )
+
+
+# -- embedding ---------------------------------------------------------------------------------
+
+
+def no_sparse_embedding() -> str:
+    return "gradsum has no sparse gradients: use embedding(..., sparse=False)"
+
+
+def embedding_padding_idx_out_of_range(padding_idx: Any, n: Any) -> str:
+    return (
+        f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
+        f"{n} embeddings"
+    )
+
+
+def weight_2_d_weight_shape(weight: Any) -> str:
+    return f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}"
+
+
+def embedding_indices_dtype(name: Any) -> str:
+    return (
+        "Expected tensor for argument #1 'indices' to have one of the following scalar "
+        f"types: Long, Int; but got {name} instead (while checking arguments for embedding)"
+    )
+
+
+def index_out_range_self_embedding(n: Any, idx: Any) -> str:
+    return (
+        f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
+        f"[{int(idx.min())}, {int(idx.max())}]"
+    )
+
+
+# -- interpolate, grid_sample and affine_grid --------------------------------------------------
+
+
+def nn_functional_upsample_deprecated_use() -> str:
+    return (
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+        "instead."
+    )
+
+
+def nn_functional_upsample_nearest_deprecated() -> str:
+    return (
+        "`nn.functional.upsample_nearest` is deprecated. Use "
+        "`nn.functional.interpolate` instead."
+    )
+
+
+def nn_functional_upsample_bilinear_deprecated() -> str:
+    return (
+        "`nn.functional.upsample_bilinear` is deprecated. Use "
+        "`nn.functional.interpolate` instead."
+    )
+
+
+# -- transformer and attention -----------------------------------------------------------------
+
+
+def support_mismatched_key_padding_mask() -> str:
+    return (
+        "Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
+        "same type for both instead."
+    )
+
+
+def embed_dim_num_heads_greater(embed_dim: Any, num_heads: Any) -> str:
+    return (
+        f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+        f"num_heads={num_heads} instead"
+    )
+
+
+def embed_dim_not_divisible_by_num_heads() -> str:
+    return "embed_dim must be divisible by num_heads"
