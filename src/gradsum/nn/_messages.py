@@ -1062,6 +1062,69 @@ def given_output_size_kernel_size(h: Any, w: Any, kh: Any, kw: Any, geo: Any, co
     )
 
 
+def groups_positive_integer() -> str:
+    return "groups must be a positive integer"
+
+
+def channels_divisible_by_groups() -> str:
+    return "in_channels must be divisible by groups"
+
+
+def out_channels_divisible_by_groups() -> str:
+    return "out_channels must be divisible by groups"
+
+
+def invalid_padding_string_one_valid(padding: Any) -> str:
+    return f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
+
+
+def padding_same_supported_strided_convolutions() -> str:
+    return "padding='same' is not supported for strided convolutions"
+
+
+def only_zeros_padding_mode_supported(module: Any) -> str:
+    return f'Only "zeros" padding mode is supported for {type(module).__name__}'
+
+
+def convtranspose_d_d_input_output(nd: Any, input: Any, lead: Any, size: Any) -> str:
+    return (
+        f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
+        f"{lead + nd} elements (got {len(size)})"
+    )
+
+
+def requested_output_size_valid_sizes(size: Any, lo: Any, hi: Any, input: Any, lead: Any) -> str:
+    return (
+        f"requested an output size of {size}, but valid sizes range from {lo} to "
+        f"{hi} (for an input of {list(input.shape[lead:])})"
+    )
+
+
+def conv_transpose_d_argument_padding(module: Any) -> str:
+    return (
+        f"conv_transpose{module._nd}d(): argument 'padding' must be tuple of ints, not "
+        "str"
+    )
+
+
+def expected_d_or_d_input(lo: Any, hi: Any, input: Any) -> str:
+    return f"expected {lo}D or {hi}D input (got {input.ndim}D input)"
+
+
+def padding_mode_not_one_of(modes: Any, padding_mode: Any) -> str:
+    return (
+        f"padding_mode must be one of {modes}, but got "
+        f"padding_mode='{padding_mode}'"
+    )
+
+
+def conv_input_dims(no_batch: Any, module: Any, size: Any) -> str:
+    return (
+        f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
+        f"{type(module).__name__}, but got input of size: {size}"
+    )
+
+
 # -- normalization -----------------------------------------------------------------------------
 
 
@@ -1127,6 +1190,57 @@ def expected_3d_or_higher_dimensionality(dim: Any) -> str:
         f"Expected 3D or higher dimensionality                          input (got {dim} "
         "dimensions)"
     )
+
+
+def expected_2d_or_3d_input(input: Any) -> str:
+    return f"expected 2D or 3D input (got {input.ndim}D input)"
+
+
+def expected_4d_input_d_input(input: Any) -> str:
+    return f"expected 4D input (got {input.ndim}D input)"
+
+
+def expected_5d_input_d_input(input: Any) -> str:
+    return f"expected 5D input (got {input.ndim}D input)"
+
+
+def expected_at_least_2d_input(input: Any) -> str:
+    return f"expected at least 2D input (got {input.ndim}D input)"
+
+
+def syncbatchnorm_number_input_channels_non() -> str:
+    return "SyncBatchNorm number of input channels should be non-zero"
+
+
+def syncbatchnorm_expected_input_tensor_gpu() -> str:
+    return "SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone"
+
+
+def expected_input_size_at_dim(feature_dim: Any, module: Any, input: Any) -> str:
+    return (
+        f"expected input's size at dim={feature_dim} to match num_features "
+        f"({module.num_features}), but got: {input.shape[feature_dim]}."
+    )
+
+
+def input_size_at_dim_does(feature_dim: Any) -> str:
+    return (
+        f"input's size at dim={feature_dim} does not match num_features. You can "
+        "silence this warning by not passing in num_features, which is not used "
+        "because affine=False"
+    )
+
+
+def expected_3d_or_4d_input(input: Any) -> str:
+    return f"expected 3D or 4D input (got {input.ndim}D input)"
+
+
+def expected_4d_or_5d_input(input: Any) -> str:
+    return f"expected 4D or 5D input (got {input.ndim}D input)"
+
+
+def num_channels_divisible_by_num(num_channels: Any, num_groups: Any) -> str:
+    return f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
 
 
 # -- dropout -----------------------------------------------------------------------------------
@@ -1200,6 +1314,117 @@ def dropout3d_received_d_input_dropout3d(inp_dim: Any) -> str:
 # -- embedding ---------------------------------------------------------------------------------
 
 
+def offsets_0_0_i_e(off: Any) -> str:
+    return (
+        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+        f"start from position 0. However, got {int(off[0])}"
+    )
+
+
+def offsets_1_can_greater_input(n: Any, off: Any) -> str:
+    return (
+        f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] "
+        f"of {int(off[-1])}"
+    )
+
+
+def embedding_bag_offsets_non_decreasing(off: Any) -> str:
+    return f"embedding_bag: offsets must be non-decreasing, got {off.tolist()}"
+
+
+def argument_order_nn_functional_embedding() -> str:
+    return (
+        "Argument order of nn.functional.embedding_bag was changed. Usage "
+        "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+        "`embedding_bag(input, weight, ...)`."
+    )
+
+
+def embedding_bag_if_per_sample(per_sample_weights: Any, input: Any) -> str:
+    return (
+        f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
+        f"None, then it must have the same shape as the input ({tuple(input.shape)})"
+    )
+
+
+def weight_2d_tensor_tensor_dimension(weight: Any) -> str:
+    return f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}"
+
+
+def if_input_2d_then_offsets(offsets: Any) -> str:
+    return (
+        "if input is 2D, then offsets has to be None, as input is treated is a "
+        "mini-batch of fixed length sequences. However, found offsets of type "
+        f"{type(offsets)}"
+    )
+
+
+def offsets_1d_tensor_none() -> str:
+    return "offsets has to be a 1D Tensor but got None"
+
+
+def offsets_1d_tensor() -> str:
+    return "offsets has to be a 1D Tensor"
+
+
+def input_1d_or_2d_tensor(input: Any) -> str:
+    return f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+
+
+def max_mode_does_support_scaling() -> str:
+    return "max mode does not support scaling the gradient by the frequency"
+
+
+def max_mode_does_support_sparse() -> str:
+    return "max mode does not support sparse weights"
+
+
+def mode_one_sum_mean_or() -> str:
+    return "mode has to be one of sum, mean or max"
+
+
+def embedding_bag_indices_dtype(input: Any) -> str:
+    return (
+        "Expected tensor for argument #1 'indices' to have one of the following scalar "
+        f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
+        "embedding_bag)"
+    )
+
+
+def embedding_bag_per_sample_weights(mode: Any) -> str:
+    return (
+        "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+        f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+        "GitHub."
+    )
+
+
+def no_sparse_embedding_bag() -> str:
+    return "gradsum has no sparse gradients: use embedding_bag(..., sparse=False)"
+
+
+def expected_tensor_argument_1_weight(weight: Any, per_sample_weights: Any) -> str:
+    return (
+        "Expected tensor for argument #1 'weight' to have the same type as tensor for "
+        f"argument #1 'per_sample_weights'; but type {weight.type()} does not equal "
+        f"{per_sample_weights.type()} (while checking arguments for embedding_bag)"
+    )
+
+
+def padding_idx_within_number_embeddings(n_emb: Any, padding_idx: Any) -> str:
+    return (
+        "padding_idx must be within the number of embeddings, "
+        f"-{n_emb} through {n_emb - 1}, but got {padding_idx}"
+    )
+
+
+def index_input_takes_value_which(i: Any, v: Any, n_emb: Any) -> str:
+    return (
+        f"Index {i} of input takes value {v} which is not in the valid range "
+        f"[0, {n_emb})"
+    )
+
+
 def no_sparse_embedding() -> str:
     return "gradsum has no sparse gradients: use embedding(..., sparse=False)"
 
@@ -1229,7 +1454,127 @@ def index_out_range_self_embedding(n: Any, idx: Any) -> str:
     )
 
 
+def embedding_weight_shape(_weight: Any, num_embeddings: Any, embedding_dim: Any) -> str:
+    return (
+        "Shape of weight does not match num_embeddings and embedding_dim: got "
+        f"{list(_weight.shape)}, expected [{num_embeddings}, {embedding_dim}]"
+    )
+
+
+def embedding_pretrained_not_2d(embeddings: Any) -> str:
+    return (
+        "Embeddings parameter is expected to be 2-dimensional, got shape "
+        f"{tuple(embeddings.shape)}"
+    )
+
+
+def padding_idx_within_num_embeddings() -> str:
+    return "padding_idx must be within num_embeddings"
+
+
+def embedding_bag_weight_shape() -> str:
+    return "Shape of weight does not match num_embeddings and embedding_dim"
+
+
+def embedding_bag_pretrained_not_2d() -> str:
+    return "Embeddings parameter is expected to be 2-dimensional"
+
+
 # -- interpolate, grid_sample and affine_grid --------------------------------------------------
+
+
+def default_grid_sample_affine_grid() -> str:
+    return (
+        "Default grid_sample and affine_grid behavior has changed to align_corners=False "
+        "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+        "See the documentation of grid_sample for details."
+    )
+
+
+def expected_theta_floating_point_type(theta: Any) -> str:
+    return f"Expected theta to have floating point type, but got {theta.dtype}"
+
+
+def expected_batch_2d_affine_matrices(size: Any, theta: Any) -> str:
+    return (
+        f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+        f"{size}. Got {tuple(theta.shape)}."
+    )
+
+
+def expected_batch_3d_affine_matrices(size: Any, theta: Any) -> str:
+    return (
+        f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+        f"{size}. Got {tuple(theta.shape)}."
+    )
+
+
+def affine_grid_only_supports_4d(size: Any) -> str:
+    return (
+        "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+        f"respectively. Got size {size}."
+    )
+
+
+def since_version_1_3_0() -> str:
+    return (
+        "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+        "align_corners=True. This is not an intended use case of affine_grid. See the "
+        "documentation of affine_grid for details."
+    )
+
+
+def expected_non_zero_positive_output(size: Any) -> str:
+    return f"Expected non-zero, positive output size. Got {size}"
+
+
+def nn_functional_grid_sample_expected_mode(mode: Any) -> str:
+    return (
+        "nn.functional.grid_sample(): expected mode to be 'bilinear', "
+        f"'nearest' or 'bicubic', but got: '{mode}'"
+    )
+
+
+def nn_functional_grid_sample_expected_padding(padding_mode: Any) -> str:
+    return (
+        "nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+        f"'border', or 'reflection', but got: '{padding_mode}'"
+    )
+
+
+def grid_sampler_expected_grid_input(in_shape: Any, grid_shape: Any) -> str:
+    return (
+        "grid_sampler(): expected grid and input to have same batch size, "
+        f"but got input with sizes {in_shape} and grid with sizes "
+        f"{grid_shape}"
+    )
+
+
+def grid_sampler_expected_grid_size(input: Any, grid_shape: Any) -> str:
+    return (
+        f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
+        f"last dimension, but got grid with sizes {grid_shape}"
+    )
+
+
+def grid_sampler_expected_input_non(in_shape: Any, i: Any) -> str:
+    return (
+        "grid_sampler(): expected input to have non-empty spatial "
+        f"dimensions, but input has sizes {in_shape} with dimension "
+        f"{i} being empty"
+    )
+
+
+def grid_sampler_expected_d_input(input: Any, in_shape: Any, grid_shape: Any) -> str:
+    return (
+        f"grid_sampler(): expected {input.dim()}D input and grid with same "
+        f"number of dimensions, but got input with sizes {in_shape} and "
+        f"grid with sizes {grid_shape}"
+    )
+
+
+def grid_sampler_bicubic_interpolation_only() -> str:
+    return "grid_sampler(): bicubic interpolation only supports 4D input"
 
 
 def nn_functional_upsample_deprecated_use() -> str:
@@ -1250,6 +1595,20 @@ def nn_functional_upsample_bilinear_deprecated() -> str:
     return (
         "`nn.functional.upsample_bilinear` is deprecated. Use "
         "`nn.functional.interpolate` instead."
+    )
+
+
+def grid_sampler_not_floating(dims: Any, dtype_name: Any) -> str:
+    return (
+        f'"grid_sampler_{dims}d_cpu" not implemented for '
+        f"'{dtype_name}'"
+    )
+
+
+def grid_sampler_dtype_mismatch(input_name: Any, grid_name: Any) -> str:
+    return (
+        f"expected scalar type {input_name} but found "
+        f"{grid_name}"
     )
 
 

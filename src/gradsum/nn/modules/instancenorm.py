@@ -17,6 +17,7 @@ from typing import Any
 
 from gradsum import _device
 from gradsum import _dtype as D
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.batchnorm import _LazyNormBase, _local_version, _NormBase
 
@@ -74,14 +75,9 @@ class _InstanceNorm(_NormBase):
         feature_dim = input.ndim - self._get_no_batch_dim()
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
-                raise ValueError(
-                    f"expected input's size at dim={feature_dim} to match num_features "
-                    f"({self.num_features}), but got: {input.shape[feature_dim]}."
-                )
+                raise ValueError(_messages.expected_input_size_at_dim(feature_dim, self, input))
             warnings.warn(
-                f"input's size at dim={feature_dim} does not match num_features. You can "
-                "silence this warning by not passing in num_features, which is not used "
-                "because affine=False",
+                _messages.input_size_at_dim_does(feature_dim),
                 stacklevel=2,
             )
         if input.ndim == self._get_no_batch_dim():
@@ -109,7 +105,7 @@ class InstanceNorm1d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_2d_or_3d_input(input))
 
 
 class InstanceNorm2d(_InstanceNorm):
@@ -128,7 +124,7 @@ class InstanceNorm2d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_3d_or_4d_input(input))
 
 
 class InstanceNorm3d(_InstanceNorm):
@@ -146,7 +142,7 @@ class InstanceNorm3d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (4, 5):
-            raise ValueError(f"expected 4D or 5D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_4d_or_5d_input(input))
 
 
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
