@@ -1612,13 +1612,354 @@ def grid_sampler_dtype_mismatch(input_name: Any, grid_name: Any) -> str:
     )
 
 
+# -- rnn ---------------------------------------------------------------------------------------
+
+
+def expected_gradsum_packedsequence_pack_sequences(name: Any, input: Any) -> str:
+    return (
+        f"{name}: expected a gradsum PackedSequence, got {type(input).__module__}."
+        f"{type(input).__name__}: pack the sequences with "
+        "gradsum.nn.utils.rnn.pack_padded_sequence / pack_sequence"
+    )
+
+
+def expected_input_tensor(name: Any, input: Any) -> str:
+    return f"{name}: expected input to be a Tensor, got {type(input).__name__}"
+
+
+def input_inconsistent_input_size_expected(input: Any, module: Any) -> str:
+    return (
+        f"input has inconsistent input_size: got {input.shape[1]} expected "
+        f"{module.input_size}"
+    )
+
+
+def rnn_cell_dtype_mismatch(input: Any, w_dt: Any) -> str:
+    return (
+        f"mat1 and mat2 must have the same dtype, but got {torch_name(input.dtype)} "
+        f"and {torch_name(w_dt)}: convert the input with .to({w_dt}) or the cell "
+        f"with .to({input.dtype})"
+    )
+
+
+def input_batch_size_doesn_match(input: Any, k: Any, hx: Any) -> str:
+    return (
+        f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size "
+        f"{hx.shape[0]}"
+    )
+
+
+def hidden_inconsistent_hidden_size_expected(k: Any, got: Any, module: Any) -> str:
+    return (
+        f"hidden{k} has inconsistent hidden_size: got {got}, expected "
+        f"{module.hidden_size}"
+    )
+
+
+def expected_input_1d_or_2d(name: Any, input: Any) -> str:
+    return f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead"
+
+
+def expected_1d_or_2d_d(name: Any, what: Any, value: Any) -> str:
+    return f"{name}: Expected {what} to be 1D or 2D, got {value.dim()}D instead"
+
+
+def unknown_nonlinearity(module: Any) -> str:
+    return f"Unknown nonlinearity: {module.nonlinearity}"
+
+
+def dropout_number_range_0_1(dropout: Any) -> str:
+    return (
+        "dropout should be a number in range [0, 1] representing the probability of "
+        f"an element being zeroed (got {dropout!r})"
+    )
+
+
+def dropout_option_adds_dropout_after(dropout: Any, num_layers: Any) -> str:
+    return (
+        "dropout option adds dropout after all but last recurrent layer, so non-zero "
+        "dropout expects num_layers greater than 1, but got "
+        f"dropout={dropout} and num_layers={num_layers}"
+    )
+
+
+def bias_type_bool(bias: Any) -> str:
+    return f"bias should be of type bool, got: {type(bias).__name__}"
+
+
+def batch_first_type_bool(batch_first: Any) -> str:
+    return f"batch_first should be of type bool, got: {type(batch_first).__name__}"
+
+
+def input_size_type_int(input_size: Any) -> str:
+    return f"input_size should be of type int, got: {type(input_size).__name__}"
+
+
+def input_size_greater_zero(input_size: Any) -> str:
+    return f"input_size must be greater than zero (got {input_size})"
+
+
+def hidden_size_type_int(hidden_size: Any) -> str:
+    return f"hidden_size should be of type int, got: {type(hidden_size).__name__}"
+
+
+def hidden_size_greater_zero(hidden_size: Any) -> str:
+    return f"hidden_size must be greater than zero (got {hidden_size})"
+
+
+def num_layers_greater_zero(num_layers: Any) -> str:
+    return f"num_layers must be greater than zero (got {num_layers})"
+
+
+def proj_size_positive_integer_or(proj_size: Any) -> str:
+    return (
+        "proj_size should be a positive integer or zero to disable projections "
+        f"(got {proj_size})"
+    )
+
+
+def proj_size_smaller_hidden_size(proj_size: Any, hidden_size: Any) -> str:
+    return (
+        f"proj_size has to be smaller than hidden_size (got proj_size={proj_size}, "
+        f"hidden_size={hidden_size})"
+    )
+
+
+def unrecognized_rnn_mode(mode: Any) -> str:
+    return "Unrecognized RNN mode: " + mode
+
+
+def rnn_input_dtype_does_match(input: Any, w_dt: Any) -> str:
+    return (
+        f"RNN input dtype ({input.dtype}) does not match weight dtype ({w_dt}). "
+        f"Convert input: input.to({w_dt}), or convert model: model.to({input.dtype})"
+    )
+
+
+def input_dimensions(expected_input_dim: Any, input: Any) -> str:
+    return f"input must have {expected_input_dim} dimensions, got {input.dim()}"
+
+
+def input_size_1_equal_input(module: Any, input: Any) -> str:
+    return (
+        "input.size(-1) must be equal to input_size. Expected "
+        f"{module.input_size}, got {input.shape[-1]}"
+    )
+
+
+def expected_sequence_length_larger_0(input: Any) -> str:
+    return (
+        "Expected sequence length to be larger than 0 in RNN (got an input with "
+        f"shape {tuple(input.shape)})"
+    )
+
+
+def rnn_module_dtype_mismatch(data: Any, w_dt: Any) -> str:
+    return (
+        f"mat1 and mat2 must have the same dtype, but got {torch_name(data.dtype)} "
+        f"and {torch_name(w_dt)}: convert the input with .to({w_dt}) or the module "
+        f"with .to({data.dtype})"
+    )
+
+
+def expected_input_2d_or_3d(name: Any, input: Any, dims_msg: Any) -> str:
+    return (
+        f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+        + dims_msg
+    )
+
+
+def unbatched_2_d_input_hx(hx: Any) -> str:
+    return (
+        "For unbatched 2-D input, hx should also be 2-D but got "
+        f"{hx.dim()}-D tensor"
+    )
+
+
+def batched_3_d_input_hx(hx: Any) -> str:
+    return f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
+
+
+def proj_size_argument_only_supported() -> str:
+    return "proj_size argument is only supported for LSTM, not RNN or GRU"
+
+
+def unknown_nonlinearity_select_from_tanh(module: Any) -> str:
+    return f"Unknown nonlinearity '{module.nonlinearity}'. Select from 'tanh' or 'relu'."
+
+
+def input_hx_cx_also_d(kind: Any, want: Any, hx: Any) -> str:
+    return (
+        f"For {kind} input, hx and cx should also be {want}-D but got "
+        f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
+    )
+
+
 # -- transformer and attention -----------------------------------------------------------------
+
+
+def expected_attn_mask_dtype_bool(mask: Any, dtype: Any) -> str:
+    return (
+        "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+        f"attn_mask.dtype: {mask.dtype.name} and query.dtype: {dtype.name} instead."
+    )
+
+
+def scaled_dot_product_attention_query(query: Any, key: Any, value: Any) -> str:
+    return (
+        "scaled_dot_product_attention: query, key and value must be at least 2-D, got "
+        f"{query.ndim}-D, {key.ndim}-D and {value.ndim}-D"
+    )
+
+
+def number_heads_key_value_divide(hq: Any, hk: Any, hv: Any) -> str:
+    return (
+        "Number of heads in key and value must divide the number of heads in query, "
+        f"got {hq} query heads, {hk} key heads and {hv} value heads"
+    )
+
+
+def scaled_dot_product_attention_explicit() -> str:
+    return (
+        "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+        "is_causal=True: pass a mask that includes the causal triangle instead"
+    )
+
+
+def no_viable_backend_scaled_dot() -> str:
+    return (
+        "No viable backend for scaled_dot_product_attention was found. This is likely "
+        "due to turning off both the math kernel and the fused kernels: enable the "
+        "math kernel (e.g. sdpa_kernel([SDPBackend.MATH, ...]))."
+    )
+
+
+def no_available_kernel_aborting_execution() -> str:
+    return (
+        "No available kernel.  Aborting execution. The flash kernel, the only one enabled, "
+        "does not take these inputs (it needs 4-D query/key/value and no dropout): enable "
+        "the math kernel too (sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]))."
+    )
+
+
+def only_bool_floating_types_supported(name: Any) -> str:
+    return f"only bool and floating types of {name} are supported"
+
+
+def batched_3_d_query_expected_key_value(key: Any, value: Any) -> str:
+    return (
+        "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+        f"{key.ndim}-D and {value.ndim}-D tensors respectively"
+    )
+
+
+def batched_3_d_query_expected_key_padding(kpm: Any) -> str:
+    return (
+        "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
+        f"but found {kpm.ndim}-D tensor instead"
+    )
+
+
+def batched_3_d_query_expected_attn(attn_mask: Any) -> str:
+    return (
+        "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+        f"found {attn_mask.ndim}-D tensor instead"
+    )
+
+
+def unbatched_2_d_query_expected_key_value(key: Any, value: Any) -> str:
+    return (
+        "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+        f"{key.ndim}-D and {value.ndim}-D tensors respectively"
+    )
+
+
+def unbatched_2_d_query_expected_key_padding(kpm: Any) -> str:
+    return (
+        "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+        f"but found {kpm.ndim}-D tensor instead"
+    )
+
+
+def unbatched_2_d_query_expected_attn(attn_mask: Any) -> str:
+    return (
+        "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+        f"but found {attn_mask.ndim}-D tensor instead"
+    )
+
+
+def expected_attn_mask_shape(expected: Any, attn_mask: Any) -> str:
+    return (
+        f"Expected `attn_mask` shape to be {expected} but got "
+        f"{tuple(attn_mask.shape)}"
+    )
+
+
+def query_unbatched_2d_or_batched(query: Any) -> str:
+    return (
+        f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
+        "tensor"
+    )
 
 
 def support_mismatched_key_padding_mask() -> str:
     return (
         "Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
         "same type for both instead."
+    )
+
+
+def need_attn_mask_if_specifying() -> str:
+    return (
+        "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+        "module method `generate_square_subsequent_mask` to create this mask."
+    )
+
+
+def expecting_embedding_dimension(embed_dim_to_check: Any, embed_dim: Any) -> str:
+    return f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+
+
+def embed_dim_divisible_by_num_heads(embed_dim: Any, num_heads: Any) -> str:
+    return f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
+
+
+def key_sequence_batch_dims_do(key: Any, value: Any) -> str:
+    return (
+        f"key's sequence and batch dims {tuple(key.shape[:2])} do not match value's "
+        f"{tuple(value.shape[:2])}"
+    )
+
+
+def key_shape_does_match_value(key: Any, value: Any) -> str:
+    return f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}"
+
+
+def shape_2d_attn_mask(attn_mask: Any, tgt_len: Any, src_len: Any) -> str:
+    return (
+        f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
+        f"{(tgt_len, src_len)}."
+    )
+
+
+def shape_3d_attn_mask(attn_mask: Any, bsz: Any, num_heads: Any, tgt_len: Any, src_len: Any) -> str:
+    return (
+        f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
+        f"{(bsz * num_heads, tgt_len, src_len)}."
+    )
+
+
+def expecting_key_padding_mask_shape(bsz: Any, src_len: Any, key_padding_mask: Any) -> str:
+    return (
+        f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+        f"{tuple(key_padding_mask.shape)}"
+    )
+
+
+def backend_instance_sdpbackend_or_list(backends: Any) -> str:
+    return (
+        "Backend must be an instance of SDPBackend or a list of "
+        f"SDPBackend instances, got {type(backends).__name__}"
     )
 
 
@@ -1631,3 +1972,75 @@ def embed_dim_num_heads_greater(embed_dim: Any, num_heads: Any) -> str:
 
 def embed_dim_not_divisible_by_num_heads() -> str:
     return "embed_dim must be divisible by num_heads"
+
+
+def activation_relu_gelu(activation: Any) -> str:
+    return f"activation should be relu/gelu, not {activation}"
+
+
+def input_none_or_dtype_none() -> str:
+    return "input to _none_or_dtype() must be None or gradsum.Tensor"
+
+
+def support_mismatched_deprecated_use_same(mask_name: Any, other_name: Any) -> str:
+    return (
+        f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+        "same type for both instead."
+    )
+
+
+def mask_type_1_mask_shape(n: Any, length: Any, key_padding_mask: Any) -> str:
+    return (
+        "For mask_type == 1 mask shape should be (B, L): "
+        f"expected src_key_padding_mask of shape {(n, length)}, got "
+        f"{tuple(key_padding_mask.shape)}"
+    )
+
+
+def attn_mask_heads_mismatch(am: Any, heads: Any) -> str:
+    return (
+        f"The size of tensor a ({am.shape[1]}) must match the size of tensor b "
+        f"({heads}) at non-singleton dimension 1"
+    )
+
+
+def mask_type_2_mask_shape(n: Any, heads: Any, length: Any) -> str:
+    return (
+        "For mask_type == 2 mask shape should match input shape: "
+        f"expected a src_mask of shape {(n * heads, length, length)}"
+    )
+
+
+def enable_nested_tensor_true_self(why_not: Any) -> str:
+    return (
+        f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+        f"because {why_not}"
+    )
+
+
+def mask_size_match_input_size(keep: Any, n: Any, s: Any) -> str:
+    return (
+        f"Mask size should match input size: src_key_padding_mask has shape "
+        f"{tuple(keep.shape)}, expected {(n, s)}"
+    )
+
+
+def transformer_batch_mismatch(src: Any, tgt: Any) -> str:
+    return (
+        "the batch number of src and tgt must be equal: src has "
+        f"{src.shape[1]} and tgt {tgt.shape[1]} along dim 1 (batch_first=False)"
+    )
+
+
+def transformer_batch_mismatch_batch_first(src: Any, tgt: Any) -> str:
+    return (
+        "the batch number of src and tgt must be equal: src has "
+        f"{src.shape[0]} and tgt {tgt.shape[0]} along dim 0 (batch_first=True)"
+    )
+
+
+def feature_number_src_tgt_equal(src: Any, tgt: Any, module: Any) -> str:
+    return (
+        "the feature number of src and tgt must be equal to d_model: got "
+        f"{src.shape[-1]} and {tgt.shape[-1]} features, d_model={module.d_model}"
+    )
