@@ -41,17 +41,7 @@ __all__ = ["ctc_loss"]
 # -- arguments ---------------------------------------------------------------------------------
 def _signature_error(input_lengths: Any, target_lengths: Any) -> TypeError:
     """torch's overload-resolution error: lengths are both tensors or both int sequences."""
-    def kind(v: Any) -> str:
-        return type(v).__name__
-    return TypeError(
-        f"ctc_loss() received an invalid combination of arguments - got (Tensor, Tensor, "
-        f"{kind(input_lengths)}, {kind(target_lengths)}, int, int, bool), but expected one of:"
-        "\n * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
-        "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
-        "zero_infinity = False)\n * (Tensor log_probs, Tensor targets, Tensor input_lengths, "
-        "Tensor target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
-        "zero_infinity = False)\nPass both lengths as integer tensors or both as tuples of ints."
-    )
+    return TypeError(_messages.ctc_loss_invalid_arguments(input_lengths, target_lengths))
 
 
 def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:

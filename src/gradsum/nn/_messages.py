@@ -287,6 +287,34 @@ def input_dimension_at_least(out_size: Any) -> str:
     return f"Input dimension should be at least {len(out_size) + 1}"
 
 
+def sequential_insert_not_module(module_class: Any) -> str:
+    return f"module should be of type: {module_class}"
+
+
+def state_dict_value_not_tensor(key: Any, value: Any) -> str:
+    return (
+        f'While copying the parameter named "{key}", expected gradsum Tensor or '
+        f"Tensor-like object from checkpoint but received {type(value)}"
+    )
+
+
+def state_dict_size_mismatch(key: Any, value: Any, target: Any) -> str:
+    return (
+        f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
+        f"from checkpoint, the shape in current model is {tuple(target.shape)}."
+    )
+
+
+def state_dict_unexpected_keys(unexpected: Any) -> str:
+    return "Unexpected key(s) in state_dict: {}. ".format(
+        ", ".join(f'"{k}"' for k in unexpected))
+
+
+def state_dict_missing_keys(missing: Any) -> str:
+    return "Missing key(s) in state_dict: {}. ".format(
+        ", ".join(f'"{k}"' for k in missing))
+
+
 # -- parameters and buffers --------------------------------------------------------------------
 
 
@@ -1022,6 +1050,21 @@ def triplet_distance_module_margin(margin: Any) -> str:
     )
 
 
+def ctc_loss_invalid_arguments(input_lengths: Any, target_lengths: Any) -> str:
+    """torch's overload-resolution error: lengths are both tensors or both int sequences."""
+    def kind(v: Any) -> str:
+        return type(v).__name__
+    return (
+        f"ctc_loss() received an invalid combination of arguments - got (Tensor, Tensor, "
+        f"{kind(input_lengths)}, {kind(target_lengths)}, int, int, bool), but expected one of:"
+        "\n * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+        "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
+        "zero_infinity = False)\n * (Tensor log_probs, Tensor targets, Tensor input_lengths, "
+        "Tensor target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
+        "zero_infinity = False)\nPass both lengths as integer tensors or both as tuples of ints."
+    )
+
+
 # -- conv, pool and pad ------------------------------------------------------------------------
 
 
@@ -1241,6 +1284,18 @@ def expected_4d_or_5d_input(input: Any) -> str:
 
 def num_channels_divisible_by_num(num_channels: Any, num_groups: Any) -> str:
     return f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+
+
+def unexpected_running_stats(keys: Any, klass: Any) -> str:
+    return (
+        "Unexpected running stats buffer(s) {names} for {klass} with "
+        "track_running_stats=False. If state_dict is a checkpoint saved before "
+        "0.4.0, this may be expected because {klass} does not track running stats "
+        "by default since 0.4.0. Please remove these keys from state_dict. If the "
+        "running stats are actually needed, instead set track_running_stats=True "
+        "in {klass} to enable them. See the documentation of {klass} for "
+        "details.".format(names=" and ".join(f'"{k}"' for k in keys), klass=klass)
+    )
 
 
 # -- dropout -----------------------------------------------------------------------------------
@@ -2044,3 +2099,599 @@ def feature_number_src_tgt_equal(src: Any, tgt: Any, module: Any) -> str:
         "the feature number of src and tgt must be equal to d_model: got "
         f"{src.shape[-1]} and {tgt.shape[-1]} features, d_model={module.d_model}"
     )
+
+
+def transformer_mask_shape_invalid(shape: Any, size: Any) -> str:
+    return (
+        f"shape '{list(shape)}' is invalid for input of size {size}: the mask does not fit the "
+        "input; pass a (L, L) or (N * nhead, L, L) src_mask and an (N, L) src_key_padding_mask"
+    )
+
+
+# -- parallel ----------------------------------------------------------------------------------
+
+
+def ddp_both_buffer_flags() -> str:
+    return (
+        "Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
+        "`broadcast_buffers` is deprecated and its value is ignored when "
+        "`forward_sync_buffers` is provided."
+    )
+
+
+def ddp_broadcast_buffers_deprecated() -> str:
+    return (
+        "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
+        "IMPORTANT: unlike `broadcast_buffers=False`, `forward_sync_buffers=False` "
+        "still syncs buffers at init. If you rely on buffers NOT being synced at init "
+        "(e.g. rank-local buffers), keep using `broadcast_buffers=False`."
+    )
+
+
+def delay_all_reduce_named_params() -> str:
+    return (
+        "delay_all_reduce_named_params and param_to_hook_all_reduce need to be set at "
+        "the same time."
+    )
+
+
+def ddp_option_not_supported(name: Any) -> str:
+    return (
+        f"DistributedDataParallel({name}=...) is not supported by gradsum: it "
+        f"would change what the replicas compute. Leave {name}=None."
+    )
+
+
+def ddp_module_without_named_parameters(module: Any) -> str:
+    return (
+        f"'{type(module).__name__}' object has no attribute 'named_parameters': "
+        f"DistributedDataParallel wraps a gradsum.nn.Module, got "
+        f"{type(module).__name__}"
+    )
+
+
+def ddp_no_parameter_requires_grad(module: Any) -> str:
+    return (
+        "DistributedDataParallel is not needed when a module doesn't have any parameter "
+        f"that requires a gradient ({type(module).__name__} has "
+        f"{len(list(module.parameters()))} parameter(s), none requiring grad). Wrap a "
+        "module with trainable parameters, or call the module directly."
+    )
+
+
+def ddp_device_ids_one_element(device_ids: Any) -> str:
+    return (
+        f"device_ids can only be None or contain a single element (got {device_ids}); "
+        "gradsum modules are on the CPU: leave device_ids None."
+    )
+
+
+def ddp_device_ids_single_device(device_ids: Any, output_device: Any) -> str:
+    return (
+        "DistributedDataParallel device_ids and output_device arguments only work with "
+        "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+        f"{device_ids}, output_device {output_device}, and module parameters on cpu. "
+        "gradsum runs on the CPU: leave both None."
+    )
+
+
+def ddp_check_reduction_deprecated() -> str:
+    return (
+        "The `check_reduction` argument in `DistributedDataParallel` module is "
+        "deprecated. Please avoid using it."
+    )
+
+
+def ddp_cannot_be_pickled() -> str:
+    return "DistributedDataParallel cannot be pickled; save ddp.module instead"
+
+
+def ddp_model_count_mismatch(r: Any, n_other: Any, kind: Any, n_ref: Any) -> str:
+    return (
+        f"DDP expects same model across all ranks, but Rank {r} has "
+        f"{n_other} {kind}, while rank 0 has inconsistent "
+        f"{n_ref} {kind}"
+    )
+
+
+def ddp_model_differs(r: Any) -> str:
+    return f"DDP expects same model across all ranks, but rank {r} differs"
+
+
+def ddp_model_mismatch(head: Any, difference: Any, rank: Any) -> str:
+    return (
+        f"{head}: {difference} (this is rank "
+        f"{rank}). Build the same model on every rank before wrapping it."
+    )
+
+
+# -- utils -------------------------------------------------------------------------------------
+
+
+def foreach_norm_cannot_compute_infinity() -> str:
+    return (
+        "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
+        "operation does not have an identity: give the empty parameter no .grad (None) "
+        "or use a finite norm_type"
+    )
+
+
+def total_norm_order_gradients_from(norm_type: Any) -> str:
+    return (
+        f"The total norm of order {norm_type} for gradients from `parameters` is "
+        "non-finite, so it cannot be clipped. To disable this error and scale the "
+        "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+    )
+
+
+def parameters_empty_generator_no_gradient() -> str:
+    return "`parameters` is an empty generator, no gradient clipping will occur."
+
+
+def clip_grad_norm_deprecated() -> str:
+    return (
+        "`gradsum.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`gradsum.nn.utils.clip_grad_norm_`."
+    )
+
+
+def expected_gradsum_tensor(vec: Any) -> str:
+    return f"expected gradsum.Tensor, but got: {type(vec).__name__}"
+
+
+def fusion_only_for_eval() -> str:
+    return "Fusion only for eval!"
+
+
+def fuse_bn_without_running_stats() -> str:
+    return "bn.running_mean and bn.running_var must not be None"
+
+
+def fuse_linear_out_features_bn(linear: Any, bn: Any) -> str:
+    return (
+        "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
+        f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
+    )
+
+
+def householder_parametrization_does_support_complex() -> str:
+    return "The householder parametrization does not support complex tensors."
+
+
+def expected_matrix_or_batch_matrices_shape(module: Any, Q: Any) -> str:
+    return (
+        f"Expected a matrix or batch of matrices of shape {module.shape}. Got a tensor "
+        f"of shape {tuple(Q.shape)}."
+    )
+
+
+def possible_assign_matrix_exponential_or() -> str:
+    return (
+        "It is not possible to assign to the matrix exponential or the Cayley "
+        "parametrizations when use_trivialization=False."
+    )
+
+
+def module_no_parameter_or_buffer(module: Any, name: Any) -> str:
+    return f"Module '{module}' has no parameter or buffer with name '{name}'"
+
+
+def expected_matrix_or_batch_matrices_tensor(weight: Any) -> str:
+    return f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+
+
+def orthogonal_map_one_matrix_exp(orthogonal_map: Any) -> str:
+    return (
+        'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+        f"Got: {orthogonal_map}"
+    )
+
+
+def dimension_out_range_expected_range(ndim: Any, dim: Any) -> str:
+    return (
+        "Dimension out of range (expected to be in range of "
+        f"[-{ndim}, {ndim - 1}] but got {dim})"
+    )
+
+
+def expected_n_power_iterations_positive(n_power_iterations: Any) -> str:
+    return (
+        "Expected n_power_iterations to be positive, but got "
+        f"n_power_iterations={n_power_iterations}"
+    )
+
+
+def parametrizationlist_requires_one_or_more() -> str:
+    return "ParametrizationList requires one or more modules."
+
+
+def right_inverse_not_tensors(new: Any) -> str:
+    return (
+        "'right_inverse' must return a Tensor or a Sequence of tensors (list, "
+        f"tuple...). Got {type(new).__name__}"
+    )
+
+
+def when_right_inverse_outputs_one(original: Any, new: Any) -> str:
+    return (
+        "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
+        f"original.dtype: {original.dtype}\n"
+        f"right_inverse(original).dtype: {new.dtype}"
+    )
+
+
+def right_inverse_bad_element(i: Any, originali: Any) -> str:
+    return (
+        "'right_inverse' must return a Tensor or a Sequence of tensors "
+        f"(list, tuple...). Got element {i} of the sequence with type "
+        f"{type(originali).__name__}."
+    )
+
+
+def parametrization_return_tensor(Z: Any) -> str:
+    return (
+        f"A parametrization must return a tensor. Got "
+        f"{type(Z).__name__}."
+    )
+
+
+def parametrization_changes_dtype(original_dtype: Any, Z: Any) -> str:
+    return (
+        "Registering a parametrization may not change the dtype of the tensor, "
+        "unless `unsafe` flag is enabled.\n"
+        f"unparametrized dtype: {original_dtype}\n"
+        f"parametrized dtype: {Z.dtype}"
+    )
+
+
+def parametrization_changes_shape(original_shape: Any, Z: Any) -> str:
+    return (
+        "Registering a parametrization may not change the shape of the tensor, "
+        "unless `unsafe` flag is enabled.\n"
+        f"unparametrized shape: {original_shape}\n"
+        f"parametrized shape: {tuple(Z.shape)}"
+    )
+
+
+def parametrization_does_implement_right_inverse(module: Any) -> str:
+    return (
+        f"parametrization {type(module).__name__} does not implement "
+        "right_inverse."
+    )
+
+
+def right_inverse_return_tensor(value: Any) -> str:
+    return f"`right_inverse` should return a tensor. Got {type(value).__name__}"
+
+
+def right_inverse_dtype_mismatch(value: Any, module: Any) -> str:
+    return (
+        f"The tensor returned by `right_inverse` has dtype {value.dtype} "
+        f"while `original` has dtype {module.original.dtype}"
+    )
+
+
+def right_inverse_return_sequence_tensors(value: Any) -> str:
+    return (
+        "'right_inverse' must return a sequence of tensors. "
+        f"Got {type(value).__name__}."
+    )
+
+
+def right_inverse_wrong_length(module: Any, value: Any) -> str:
+    return (
+        "'right_inverse' must return a sequence of tensors of length "
+        f"{module.ntensors}. Got a sequence of length {len(value)}."
+    )
+
+
+def right_inverse_return_sequence_tensors_or(i: Any, tensor: Any) -> str:
+    return (
+        "'right_inverse' must return a sequence of tensors or "
+        f"reference-type opaques. Got element {i} of type "
+        f"{type(tensor).__name__}."
+    )
+
+
+def right_inverse_dtype_mismatch_at(i: Any, tensor: Any, original_i: Any) -> str:
+    return (
+        f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} "
+        f"while `original{i}` has dtype {original_i.dtype}"
+    )
+
+
+def serialization_parametrized_modules_only_supported() -> str:
+    return (
+        "Serialization of parametrized modules is only supported through state_dict(). "
+        "See:\nhttps://pytorch.org/tutorials/beginner/saving_loading_models.html"
+        "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
+    )
+
+
+def module_already_attribute_named(tensor_name: Any) -> str:
+    return f"Module already has an attribute named '{tensor_name}'"
+
+
+def parametrization_output_changes_dtype(tensor_name: Any, Y: Any, X: Any) -> str:
+    return (
+        "Registering a parametrization may not change the dtype of the tensor, "
+        "unless the `unsafe` flag is enabled.\n"
+        f"module.{tensor_name}.dtype: {Y.dtype}\n"
+        f"parametrization(module.{tensor_name}).dtype: {X.dtype}"
+    )
+
+
+def parametrization_output_changes_shape(tensor_name: Any, Y: Any, X: Any) -> str:
+    return (
+        "Registering a parametrization may not change the shape of the tensor, "
+        "unless the `unsafe` flag is enabled.\n"
+        f"module.{tensor_name}.shape: {tuple(Y.shape)}\n"
+        f"parametrization(module.{tensor_name}).shape: {tuple(X.shape)}"
+    )
+
+
+def parametrization_right_inverse_return_tensor(Z: Any) -> str:
+    return (
+        "parametrization.right_inverse must return a tensor. Got: "
+        f"{type(Z).__name__}"
+    )
+
+
+def right_inverse_changes_dtype(tensor_name: Any, Y: Any, Z: Any) -> str:
+    return (
+        "The tensor returned by parametrization.right_inverse must have "
+        f"the same dtype as module.{tensor_name}, unless the `unsafe` "
+        f"flag is enabled.\nmodule.{tensor_name}.dtype: {Y.dtype}\n"
+        f"returned dtype: {Z.dtype}"
+    )
+
+
+def right_inverse_changes_shape(tensor_name: Any, Y: Any, Z: Any) -> str:
+    return (
+        "The tensor returned by parametrization.right_inverse must have "
+        f"the same shape as module.{tensor_name}, unless the `unsafe` "
+        f"flag is enabled.\nmodule.{tensor_name}.shape: "
+        f"{tuple(Y.shape)}\nreturned shape: {tuple(Z.shape)}"
+    )
+
+
+def module_does_parameter_buffer_or(module: Any, tensor_name: Any) -> str:
+    return (
+        f"Module '{module}' does not have a parameter, a buffer, or a parametrized "
+        f"element with name '{tensor_name}'"
+    )
+
+
+def module_does_parametrization(module: Any, tensor_name: Any) -> str:
+    return f"Module {module} does not have a parametrization on {tensor_name}"
+
+
+def cannot_leave_unparametrized_leave_parametrized() -> str:
+    return (
+        "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
+        "parametrized in terms of a sequence of tensors."
+    )
+
+
+def expected_data_list_or_tuple() -> str:
+    return "Expected data to be a list or tuple of length 2"
+
+
+def cannot_pack_empty_tensors() -> str:
+    return "Cannot pack empty tensors."
+
+
+def expected_len_lengths_equal_batch(lens: Any, batch_size: Any) -> str:
+    return (
+        f"Expected `len(lengths)` to be equal to batch_size, but got {len(lens)} "
+        f"(batch_size={batch_size})"
+    )
+
+
+def length_all_samples_greater_0() -> str:
+    return (
+        "Length of all samples has to be greater than 0, but found an element in "
+        "'lengths' that is <= 0"
+    )
+
+
+def lengths_array_sorted_decreasing_order() -> str:
+    return (
+        "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+        "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+        "pack_sequence to sidestep this requirement if you do not need ONNX "
+        "exportability."
+    )
+
+
+def expected_longest_length_at_most(lens: Any, input: Any) -> str:
+    return (
+        f"Expected the longest length ({lens[0]}) to be at most the padded sequence "
+        f"length {input.shape[0]}: pass lengths that fit the input"
+    )
+
+
+def expected_total_length_at_least(total_length: Any, max_seq_length: Any) -> str:
+    return (
+        "Expected total_length to be at least the length of the longest sequence in "
+        f"input, but got total_length={total_length} and max sequence length being "
+        f"{max_seq_length}"
+    )
+
+
+def pad_sequence_expected_iterable_input(sequences: Any) -> str:
+    return (
+        "pad_sequence: Expected iterable for input sequences, but got arg of type: "
+        f"{type(sequences)}"
+    )
+
+
+def expected_padding_side_one_left(padding_side: Any) -> str:
+    return f"Expected padding_side to be one of left or right, but got {padding_side}."
+
+
+def received_empty_list_sequences() -> str:
+    return "received an empty list of sequences"
+
+
+def arrayref_invalid_slice_n_1() -> str:
+    return "ArrayRef: invalid slice, N = 1; size = 0"
+
+
+def size_mismatch_at_dim(a: Any, b: Any, shape: Any, k: Any) -> str:
+    return (
+        f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
+        f"non-singleton dimension {len(shape) - k}"
+    )
+
+
+def cannot_register_two_spectral_norm(name: Any) -> str:
+    return f"Cannot register two spectral_norm hooks on the same parameter {name}"
+
+
+def spectralnorm_cannot_applied_parameter_none(name: Any) -> str:
+    return f"`SpectralNorm` cannot be applied as parameter `{name}` is None"
+
+
+def spectral_norm_found(name: Any, module: Any) -> str:
+    return f"spectral_norm of '{name}' not found in {module}"
+
+
+def functional_call_multiple_values_keys(tied_names: Any) -> str:
+    return (
+        f"functional_call got multiple values for keys {sorted(tied_names)}, which "
+        "are tied. Consider using tie_weights=False"
+    )
+
+
+def submodule_instance_gradsum_nn_module(name: Any, sub: Any) -> str:
+    return f"submodule `{name}`: {sub} is not an instance of gradsum.nn.Module"
+
+
+def instance_gradsum_tensor(tensor: Any) -> str:
+    return f"{tensor} is not an instance of gradsum.Tensor"
+
+
+def tensor_name_can_empty_string() -> str:
+    return 'tensor name can\'t be empty string ""'
+
+
+def attribute_instance_gradsum_tensor(attr: Any, orig: Any) -> str:
+    return f"attribute `{attr}`: {orig} is not an instance of gradsum.Tensor"
+
+
+def reparametrize_errors(module: Any, error_msgs: Any) -> str:
+    return (
+        "Error(s) in reparametrizing for {}:\n\t{}".format(
+        module._get_name(), "\n\t".join(error_msgs))
+    )
+
+
+def stateless_functional_call_deprecated() -> str:
+    return (
+        "`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will "
+        "be removed in a future version of PyTorch. Please use `torch.func.functional_call` "
+        "instead which is a drop-in replacement."
+    )
+
+
+def weight_norm_deprecated() -> str:
+    return (
+        "`torch.nn.utils.weight_norm` is deprecated in favor of "
+        "`torch.nn.utils.parametrizations.weight_norm`."
+    )
+
+
+def cannot_register_two_weight_norm(name: Any) -> str:
+    return f"Cannot register two weight_norm hooks on the same parameter {name}"
+
+
+def weight_norm_found(name: Any, module: Any) -> str:
+    return f"weight_norm of '{name}' not found in {module}"
+
+
+def pack_lengths_not_1d(lengths: Any, type_name: Any) -> str:
+    return (
+        "'lengths' argument should be a 1D CPU int64 tensor, but got "
+        f"{lengths.dim()}D cpu {type_name} tensor"
+    )
+
+
+def packed_dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
+    return (
+        f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+        f"got {dim})"
+    )
+
+
+def functional_call_unexpected_keys(unexpected: Any) -> str:
+    return f"Unexpected key(s): {', '.join(map(repr, unexpected))}."
+
+
+def functional_call_missing_keys(missing: Any) -> str:
+    return f"Missing key(s): {', '.join(map(repr, missing))}."
+
+
+# -- init --------------------------------------------------------------------------------------
+
+
+def negative_slope_valid_number(param: Any) -> str:
+    return f"negative_slope {param} not a valid number"
+
+
+def unsupported_nonlinearity(nonlinearity: Any) -> str:
+    return f"Unsupported nonlinearity {nonlinearity}"
+
+
+def fan_in_fan_out_fewer_than_2_dims() -> str:
+    return "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+
+
+def mode_supported_please_use_one(mode: Any, valid: Any) -> str:
+    return f"Mode {mode} not supported, please use one of {valid}"
+
+
+def trunc_normal_not_floating(tensor: Any) -> str:
+    return (
+        f"\"normal_kernel_cpu\" not implemented for '{torch_name(tensor.dtype)}': "
+        "trunc_normal_ fills floating-point tensors only"
+    )
+
+
+def mean_more_2_std_from() -> str:
+    return (
+        "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
+        "values may be incorrect."
+    )
+
+
+def initializing_zero_element_tensors_no() -> str:
+    return "Initializing zero-element tensors is a no-op"
+
+
+def only_tensors_2_dimensions_supported() -> str:
+    return "Only tensors with 2 dimensions are supported"
+
+
+def only_tensors_3_4_or() -> str:
+    return "Only tensors with 3, 4, or 5 dimensions are supported"
+
+
+def dim_0_divisible_by_groups() -> str:
+    return "dim 0 must be divisible by groups"
+
+
+def only_tensors_2_or_more() -> str:
+    return "Only tensors with 2 or more dimensions are supported"
+
+
+def init_function_deprecated(old_name: Any, new_name: Any) -> str:
+    return f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`."
+
+
+def expected_module(module_cls: Any) -> str:
+    return f"Expected a Module; got {module_cls}"
+
+
+def module_support_device_arg_skip() -> str:
+    return "Module must support a 'device' arg to skip initialization"

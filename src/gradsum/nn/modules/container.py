@@ -139,7 +139,7 @@ class Sequential(_Module):
     def insert(self, index: int, module: Module) -> Sequential:
         """Insert ``module`` before position ``index``."""
         if not isinstance(module, _Module):
-            raise AssertionError(f"module should be of type: {_Module}")
+            raise AssertionError(_messages.sequential_insert_not_module(_Module))
         n = len(self._modules)
         if not -n <= index <= n:
             raise IndexError(_messages.sequential_index_out_range(index))

@@ -58,15 +58,7 @@ class _InstanceNorm(_NormBase):
                     if prefix + n in state_dict]
             if keys:
                 klass = type(self).__name__
-                errors.append(
-                    "Unexpected running stats buffer(s) {names} for {klass} with "
-                    "track_running_stats=False. If state_dict is a checkpoint saved before "
-                    "0.4.0, this may be expected because {klass} does not track running stats "
-                    "by default since 0.4.0. Please remove these keys from state_dict. If the "
-                    "running stats are actually needed, instead set track_running_stats=True "
-                    "in {klass} to enable them. See the documentation of {klass} for "
-                    "details.".format(names=" and ".join(f'"{k}"' for k in keys), klass=klass)
-                )
+                errors.append(_messages.unexpected_running_stats(keys, klass))
                 state_dict = {k: v for k, v in state_dict.items() if k not in keys}
         super()._plan_load(state_dict, prefix, missing, unexpected, errors, actions)
 

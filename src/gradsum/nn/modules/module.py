@@ -1116,18 +1116,12 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, _Tensor):
-                errors.append(
-                    f'While copying the parameter named "{key}", expected gradsum Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(value)}"
-                )
+                errors.append(_messages.state_dict_value_not_tensor(key, value))
                 continue
             if target.ndim == 0 and tuple(value.shape) == (1,):  # torch 0.3's 1-element form
                 value = value[0]
             if tuple(value.shape) != tuple(target.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
-                    f"from checkpoint, the shape in current model is {tuple(target.shape)}."
-                )
+                errors.append(_messages.state_dict_size_mismatch(key, value, target))
                 continue
             actions.append((self, name, target, value))
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
@@ -1191,11 +1185,9 @@ class Module:
         visit(self, state_dict, "")
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(0, _messages.state_dict_unexpected_keys(unexpected))
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(0, _messages.state_dict_missing_keys(missing))
         if errors:
             raise RuntimeError(_messages.load_state_dict_errors(self, errors))
         with _no_grad():

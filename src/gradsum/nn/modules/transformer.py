@@ -154,10 +154,7 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None,
 
 
 def _view_error(shape: tuple[int, ...], size: int) -> RuntimeError:
-    return RuntimeError(
-        f"shape '{list(shape)}' is invalid for input of size {size}: the mask does not fit the "
-        "input; pass a (L, L) or (N * nhead, L, L) src_mask and an (N, L) src_key_padding_mask"
-    )
+    return RuntimeError(_messages.transformer_mask_shape_invalid(shape, size))
 
 
 def _needs_grad(tensors: tuple[Tensor | None, ...]) -> bool:
