@@ -50,11 +50,11 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     size = list(size)
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(_messages.expected_batch_2d_affine_matrices(size, theta))
+            raise ValueError(_messages.affine_theta_shape(2, size, theta))
         spatial = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(_messages.expected_batch_3d_affine_matrices(size, theta))
+            raise ValueError(_messages.affine_theta_shape(3, size, theta))
         spatial = size[-3:]
     else:
         raise NotImplementedError(  # (torch's type: sizes of other lengths have no grid)

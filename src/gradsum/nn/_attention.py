@@ -233,11 +233,11 @@ def multi_head_attention_forward(
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(_messages.shape_2d_attn_mask(attn_mask, tgt_len, src_len))
+                raise RuntimeError(_messages.attn_mask_shape(2, attn_mask, (tgt_len, src_len)))
             attn_mask = ops.unsqueeze(attn_mask, 0)
         elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
             raise RuntimeError(
-                _messages.shape_3d_attn_mask(attn_mask, bsz, num_heads, tgt_len, src_len)
+                _messages.attn_mask_shape(3, attn_mask, (bsz * num_heads, tgt_len, src_len))
             )
     if bias_k is not None and bias_v is not None:
         k = ops.cat([k, ops.repeat(bias_k, (1, bsz, 1))])

@@ -675,10 +675,10 @@ def expected_1_or_more_dimensions(nd: Any) -> str:
     return f"Expected 1 or more dimensions (got {nd})"
 
 
-def nll_batch_size_mismatch(x: Any, t: Any) -> str:
+def batch_size_mismatch(input_batch: Any, target_batch: Any) -> str:
     return (
-        f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-        f"({t.shape[0]})."
+        f"Expected input batch_size ({input_batch}) to match target batch_size "
+        f"({target_batch})."
     )
 
 
@@ -699,13 +699,6 @@ def nll_multi_target(t: Any) -> str:
 
 def expected_1d_input_1d_target_size(t: Any) -> str:
     return f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}"
-
-
-def nll_batch_size_mismatch_0d(n: Any, t: Any) -> str:
-    return (
-        f"Expected input batch_size ({n}) to match target batch_size "
-        f"({t.shape[0] if t.ndim else 0})."
-    )
 
 
 def expected_target_size(expected: Any, t: Any) -> str:
@@ -891,17 +884,10 @@ def cosine_embedding_multi_target(target: Any) -> str:
     )
 
 
-def target_1d_expects_2d_inputs(input1: Any, input2: Any) -> str:
+def target_dims_expect_input_dims(target_dim: Any, input_dim: Any, input1: Any, input2: Any) -> str:
     return (
-        "1D target tensor expects 2D input tensors, but found inputs with sizes "
-        f"{list(input1.shape)} and {list(input2.shape)}."
-    )
-
-
-def target_0d_expects_1d_inputs(input1: Any, input2: Any) -> str:
-    return (
-        "0D target tensor expects 1D input tensors, but found inputs with sizes "
-        f"{list(input1.shape)} and {list(input2.shape)}."
+        f"{target_dim}D target tensor expects {input_dim}D input tensors, but found inputs with "
+        f"sizes {list(input1.shape)} and {list(input2.shape)}."
     )
 
 
@@ -921,11 +907,11 @@ def margin_greater_0(margin: Any) -> str:
     return f"margin must be greater than 0, got {margin}"
 
 
-def triplet_dims_mismatch(anchor: Any, positive: Any, negative: Any) -> str:
+def triplet_dims_mismatch(a_dim: Any, p_dim: Any, n_dim: Any) -> str:
     return (
         "The anchor, positive, and negative tensors are expected to have the same number "
-        f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
-        f"negative {negative.ndim}D inputs"
+        f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+        f"{n_dim}D inputs"
     )
 
 
@@ -971,14 +957,6 @@ def reduction_not_valid(reduction: Any) -> str:
     return reduction + " is not valid"
 
 
-def triplet_distance_dims_mismatch(a_dim: Any, p_dim: Any, n_dim: Any) -> str:
-    return (
-        "The anchor, positive, and negative tensors are expected to have the same number "
-        f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
-        f"{n_dim}D inputs"
-    )
-
-
 def cutoffs_sequence_length_larger_0() -> str:
     return "cutoffs should be a sequence of length larger than 0"
 
@@ -998,16 +976,9 @@ def input_target_same_size_batch() -> str:
     )
 
 
-def adaptive_target_1d_expects_2d_input(input_: Any) -> str:
+def adaptive_target_dims_expect_input_dims(target_dim: Any, input_dim: Any, input_: Any) -> str:
     return (
-        "1D target tensor expects 2D input tensors, but found inputs "
-        f"with size {input_.size()}"
-    )
-
-
-def adaptive_target_0d_expects_1d_input(input_: Any) -> str:
-    return (
-        "0D target tensor expects 1D input tensors, but found inputs "
+        f"{target_dim}D target tensor expects {input_dim}D input tensors, but found inputs "
         f"with size {input_.size()}"
     )
 
@@ -1150,7 +1121,7 @@ def conv_transpose_d_argument_padding(module: Any) -> str:
     )
 
 
-def expected_d_or_d_input(lo: Any, hi: Any, input: Any) -> str:
+def expected_lo_or_hi_dims_input(lo: Any, hi: Any, input: Any) -> str:
     return f"expected {lo}D or {hi}D input (got {input.ndim}D input)"
 
 
@@ -1235,16 +1206,8 @@ def expected_3d_or_higher_dimensionality(dim: Any) -> str:
     )
 
 
-def expected_2d_or_3d_input(input: Any) -> str:
-    return f"expected 2D or 3D input (got {input.ndim}D input)"
-
-
-def expected_4d_input_d_input(input: Any) -> str:
-    return f"expected 4D input (got {input.ndim}D input)"
-
-
-def expected_5d_input_d_input(input: Any) -> str:
-    return f"expected 5D input (got {input.ndim}D input)"
+def expected_dims_input(nd: Any, input: Any) -> str:
+    return f"expected {nd}D input (got {input.ndim}D input)"
 
 
 def expected_at_least_2d_input(input: Any) -> str:
@@ -1272,14 +1235,6 @@ def input_size_at_dim_does(feature_dim: Any) -> str:
         "silence this warning by not passing in num_features, which is not used "
         "because affine=False"
     )
-
-
-def expected_3d_or_4d_input(input: Any) -> str:
-    return f"expected 3D or 4D input (got {input.ndim}D input)"
-
-
-def expected_4d_or_5d_input(input: Any) -> str:
-    return f"expected 4D or 5D input (got {input.ndim}D input)"
 
 
 def num_channels_divisible_by_num(num_channels: Any, num_groups: Any) -> str:
@@ -1336,13 +1291,13 @@ def dropout1d_expected_2d_or_3d(inp_dim: Any) -> str:
     )
 
 
-def dropout2d_received_d_input_dropout2d(inp_dim: Any) -> str:
+def dropout_nd_deprecated_input(n: Any, inp_dim: Any) -> str:
     return (
-        f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated and "
+        f"dropout{n}d: Received a {inp_dim}-D input to dropout{n}d, which is deprecated and "
         "will result in an error in a future release. To retain the behavior and silence "
-        "this warning, please use dropout instead. Note that dropout2d exists to provide "
-        "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
-        "and an optional batch dimension (i.e. 3D or 4D inputs)."
+        f"this warning, please use dropout instead. Note that dropout{n}d exists to provide "
+        f"channel-wise dropout on inputs with {n} spatial dimensions, a channel dimension, "
+        f"and an optional batch dimension (i.e. {n + 1}D or {n + 2}D inputs)."
     )
 
 
@@ -1353,16 +1308,6 @@ def dropout2d_received_3d_input_dropout2d() -> str:
         "the channel dim. This behavior will change in a future release to interpret the "
         "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
         "channel-wise dropout behavior, please switch to using dropout1d instead."
-    )
-
-
-def dropout3d_received_d_input_dropout3d(inp_dim: Any) -> str:
-    return (
-        f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated and "
-        "will result in an error in a future release. To retain the behavior and silence "
-        "this warning, please use dropout instead. Note that dropout3d exists to provide "
-        "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
-        "and an optional batch dimension (i.e. 4D or 5D inputs)."
     )
 
 
@@ -1550,16 +1495,9 @@ def expected_theta_floating_point_type(theta: Any) -> str:
     return f"Expected theta to have floating point type, but got {theta.dtype}"
 
 
-def expected_batch_2d_affine_matrices(size: Any, theta: Any) -> str:
+def affine_theta_shape(d: Any, size: Any, theta: Any) -> str:
     return (
-        f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-        f"{size}. Got {tuple(theta.shape)}."
-    )
-
-
-def expected_batch_3d_affine_matrices(size: Any, theta: Any) -> str:
-    return (
-        f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+        f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size "
         f"{size}. Got {tuple(theta.shape)}."
     )
 
@@ -1990,17 +1928,10 @@ def key_shape_does_match_value(key: Any, value: Any) -> str:
     return f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}"
 
 
-def shape_2d_attn_mask(attn_mask: Any, tgt_len: Any, src_len: Any) -> str:
+def attn_mask_shape(d: Any, attn_mask: Any, expected: Any) -> str:
     return (
-        f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
-        f"{(tgt_len, src_len)}."
-    )
-
-
-def shape_3d_attn_mask(attn_mask: Any, bsz: Any, num_heads: Any, tgt_len: Any, src_len: Any) -> str:
-    return (
-        f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
-        f"{(bsz * num_heads, tgt_len, src_len)}."
+        f"The shape of the {d}D attn_mask is {tuple(attn_mask.shape)}, but should be "
+        f"{expected}."
     )
 
 

@@ -547,7 +547,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         raise ValueError(_messages.expected_1_or_more_dimensions(nd))
     t = target._array
     if nd != 1 and t.ndim and t.shape[0] != x.shape[0]:  # (torch checks this first)
-        raise ValueError(_messages.nll_batch_size_mismatch(x, t))
+        raise ValueError(_messages.batch_size_mismatch(x.shape[0], t.shape[0]))
     # torch's kernels take int64 (Long) targets, and uint8 (Byte) ones for inputs of <= 2 dims
     if t.dtype != xp.int64 and t.dtype != xp.uint8:
         raise RuntimeError(_messages.expected_target_dtype_long_or(target))
@@ -562,7 +562,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     shape = (1,) + x.shape if one_d else x.shape
     n, c = shape[0], shape[1]
     if t.ndim == 0 or t.shape[0] != n:
-        raise ValueError(_messages.nll_batch_size_mismatch_0d(n, t))
+        raise ValueError(_messages.batch_size_mismatch(n, t.shape[0] if t.ndim else 0))
     expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
         raise RuntimeError(_messages.expected_target_size(expected, t))
@@ -1806,9 +1806,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     if td not in (0, 1):
         raise RuntimeError(_messages.cosine_embedding_multi_target(target))
     if td == 1 and not (input1.ndim == 2 and input2.ndim == 2):
-        raise RuntimeError(_messages.target_1d_expects_2d_inputs(input1, input2))
+        raise RuntimeError(_messages.target_dims_expect_input_dims(1, 2, input1, input2))
     if td == 0 and not (input1.ndim == 1 and input2.ndim == 1):
-        raise RuntimeError(_messages.target_0d_expects_1d_inputs(input1, input2))
+        raise RuntimeError(_messages.target_dims_expect_input_dims(0, 1, input1, input2))
     prod_sum = ops.sum(ops.mul(input1, input2), td)
     mag1 = ops.add(ops.sum(ops.mul(input1, input1), td), 1e-12)
     mag2 = ops.add(ops.sum(ops.mul(input2, input2), td), 1e-12)
@@ -1894,7 +1894,9 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     if margin <= 0:
         raise ValueError(_messages.margin_greater_0(margin))
     if not anchor.ndim == positive.ndim == negative.ndim:
-        raise RuntimeError(_messages.triplet_dims_mismatch(anchor, positive, negative))
+        raise RuntimeError(
+            _messages.triplet_dims_mismatch(anchor.ndim, positive.ndim, negative.ndim)
+        )
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -2278,7 +2280,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     inp_dim = input.ndim
     if inp_dim not in (3, 4):
         warnings.warn(
-            _messages.dropout2d_received_d_input_dropout2d(inp_dim), UserWarning, stacklevel=2,
+            _messages.dropout_nd_deprecated_input(2, inp_dim), UserWarning, stacklevel=2,
         )
     if inp_dim == 3:
         warnings.warn(
@@ -2304,7 +2306,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     inp_dim = input.ndim
     if inp_dim not in (4, 5):
         warnings.warn(
-            _messages.dropout3d_received_d_input_dropout3d(inp_dim), UserWarning, stacklevel=2,
+            _messages.dropout_nd_deprecated_input(3, inp_dim), UserWarning, stacklevel=2,
         )
     return _feature_dropout(input, p, training, inplace, inp_dim != 5)
 
@@ -2580,7 +2582,7 @@ def triplet_margin_with_distance_loss(
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim and p_dim == n_dim):
         raise RuntimeError(
-            _messages.triplet_distance_dims_mismatch(a_dim, p_dim, n_dim))
+            _messages.triplet_dims_mismatch(a_dim, p_dim, n_dim))
     if distance_function is None:
         distance_function = pairwise_distance
     dist_pos = distance_function(anchor, positive)

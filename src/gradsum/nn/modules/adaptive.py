@@ -102,10 +102,10 @@ class AdaptiveLogSoftmaxWithLoss(_Module):
             if input_.size(0) != target_.size(0):
                 raise RuntimeError(_messages.input_target_same_size_batch())
             if input_.dim() != 2:
-                raise RuntimeError(_messages.adaptive_target_1d_expects_2d_input(input_))
+                raise RuntimeError(_messages.adaptive_target_dims_expect_input_dims(1, 2, input_))
         elif targ_dim == 0:
             if input_.dim() != 1:
-                raise RuntimeError(_messages.adaptive_target_0d_expects_1d_input(input_))
+                raise RuntimeError(_messages.adaptive_target_dims_expect_input_dims(0, 1, input_))
         else:
             raise RuntimeError(_messages.adaptive_multi_target())
         is_batched = targ_dim > 0

@@ -159,7 +159,7 @@ class BatchNorm1d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
-            raise ValueError(_messages.expected_2d_or_3d_input(input))
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(2, 3, input))
 
 
 class BatchNorm2d(_BatchNorm):
@@ -176,7 +176,7 @@ class BatchNorm2d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 4:
-            raise ValueError(_messages.expected_4d_input_d_input(input))
+            raise ValueError(_messages.expected_dims_input(4, input))
 
 
 class BatchNorm3d(_BatchNorm):
@@ -192,7 +192,7 @@ class BatchNorm3d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 5:
-            raise ValueError(_messages.expected_5d_input_d_input(input))
+            raise ValueError(_messages.expected_dims_input(5, input))
 
 
 class _LazyNormBase(_LazyModuleMixin, _NormBase):

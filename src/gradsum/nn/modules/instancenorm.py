@@ -97,7 +97,7 @@ class InstanceNorm1d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
-            raise ValueError(_messages.expected_2d_or_3d_input(input))
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(2, 3, input))
 
 
 class InstanceNorm2d(_InstanceNorm):
@@ -116,7 +116,7 @@ class InstanceNorm2d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (3, 4):
-            raise ValueError(_messages.expected_3d_or_4d_input(input))
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(3, 4, input))
 
 
 class InstanceNorm3d(_InstanceNorm):
@@ -134,7 +134,7 @@ class InstanceNorm3d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (4, 5):
-            raise ValueError(_messages.expected_4d_or_5d_input(input))
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(4, 5, input))
 
 
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):

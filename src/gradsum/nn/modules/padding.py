@@ -171,7 +171,7 @@ class _CircularPadNd(_IndexPadNd):
     def forward(self, input: Tensor) -> Tensor:
         lo, hi = self._n + 1, self._n + 2
         if input.ndim not in (lo, hi):
-            raise ValueError(_messages.expected_d_or_d_input(lo, hi, input))
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(lo, hi, input))
         return _F.pad(input, self.padding, "circular")
 
 
