@@ -192,7 +192,9 @@ def multi_head_attention_forward(
     src_len = key.shape[0]
     if (key_padding_mask is not None and attn_mask is not None
             and key_padding_mask.dtype != attn_mask.dtype):
-        warnings.warn(_messages.support_mismatched_key_padding_mask(), stacklevel=3)
+        warnings.warn(
+            _messages.mismatched_masks_deprecated("key_padding_mask", "attn_mask"), stacklevel=3
+        )
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
     if is_causal and attn_mask is None:
         raise RuntimeError(_messages.need_attn_mask_if_specifying())

@@ -276,10 +276,8 @@ def expected_state_dict_dict_like(state_dict: Any) -> str:
 
 
 def load_state_dict_errors(module: Any, errors: Any) -> str:
-    return (
-        "Error(s) in loading state_dict for {}:\n\t{}".format(
+    return "Error(s) in loading state_dict for {}:\n\t{}".format(
         type(module).__name__, "\n\t".join(errors)
-        )
     )
 
 
@@ -1149,9 +1147,9 @@ def layer_norm_argument_normalized_shape(normalized_shape: Any) -> str:
     )
 
 
-def layer_norm_not_floating(input: Any) -> str:
+def norm_kernel_not_floating(kernel: Any, input: Any) -> str:
     return (
-        f"\"LayerNormKernelImpl\" not implemented for '{torch_name(input.dtype)}': "
+        f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}': "
         "convert the input with .float()"
     )
 
@@ -1181,13 +1179,6 @@ def expected_weight_same_shape_normalized(weight: Any, ns: Any) -> str:
     return (
         "Expected weight to be of same shape as normalized_shape, but got weight of shape "
         f"{list(weight.shape)} and normalized_shape = {list(ns)}"
-    )
-
-
-def rms_norm_implemented_convert_input(input: Any) -> str:
-    return (
-        f"\"rms_norm\" not implemented for '{torch_name(input.dtype)}': convert the "
-        "input with .float()"
     )
 
 
@@ -1570,25 +1561,8 @@ def grid_sampler_bicubic_interpolation_only() -> str:
     return "grid_sampler(): bicubic interpolation only supports 4D input"
 
 
-def nn_functional_upsample_deprecated_use() -> str:
-    return (
-        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-        "instead."
-    )
-
-
-def nn_functional_upsample_nearest_deprecated() -> str:
-    return (
-        "`nn.functional.upsample_nearest` is deprecated. Use "
-        "`nn.functional.interpolate` instead."
-    )
-
-
-def nn_functional_upsample_bilinear_deprecated() -> str:
-    return (
-        "`nn.functional.upsample_bilinear` is deprecated. Use "
-        "`nn.functional.interpolate` instead."
-    )
+def upsample_deprecated(name: Any) -> str:
+    return f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead."
 
 
 def grid_sampler_not_floating(dims: Any, dtype_name: Any) -> str:
@@ -1676,32 +1650,12 @@ def dropout_option_adds_dropout_after(dropout: Any, num_layers: Any) -> str:
     )
 
 
-def bias_type_bool(bias: Any) -> str:
-    return f"bias should be of type bool, got: {type(bias).__name__}"
+def rnn_arg_type(name: Any, kind: Any, value: Any) -> str:
+    return f"{name} should be of type {kind}, got: {type(value).__name__}"
 
 
-def batch_first_type_bool(batch_first: Any) -> str:
-    return f"batch_first should be of type bool, got: {type(batch_first).__name__}"
-
-
-def input_size_type_int(input_size: Any) -> str:
-    return f"input_size should be of type int, got: {type(input_size).__name__}"
-
-
-def input_size_greater_zero(input_size: Any) -> str:
-    return f"input_size must be greater than zero (got {input_size})"
-
-
-def hidden_size_type_int(hidden_size: Any) -> str:
-    return f"hidden_size should be of type int, got: {type(hidden_size).__name__}"
-
-
-def hidden_size_greater_zero(hidden_size: Any) -> str:
-    return f"hidden_size must be greater than zero (got {hidden_size})"
-
-
-def num_layers_greater_zero(num_layers: Any) -> str:
-    return f"num_layers must be greater than zero (got {num_layers})"
+def rnn_arg_not_positive(name: Any, value: Any) -> str:
+    return f"{name} must be greater than zero (got {value})"
 
 
 def proj_size_positive_integer_or(proj_size: Any) -> str:
@@ -1895,9 +1849,9 @@ def query_unbatched_2d_or_batched(query: Any) -> str:
     )
 
 
-def support_mismatched_key_padding_mask() -> str:
+def mismatched_masks_deprecated(mask_name: Any, other_name: Any) -> str:
     return (
-        "Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
+        f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
         "same type for both instead."
     )
 
@@ -1966,13 +1920,6 @@ def activation_relu_gelu(activation: Any) -> str:
 
 def input_none_or_dtype_none() -> str:
     return "input to _none_or_dtype() must be None or gradsum.Tensor"
-
-
-def support_mismatched_deprecated_use_same(mask_name: Any, other_name: Any) -> str:
-    return (
-        f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-        "same type for both instead."
-    )
 
 
 def mask_type_1_mask_shape(n: Any, length: Any, key_padding_mask: Any) -> str:
@@ -2512,9 +2459,8 @@ def attribute_instance_gradsum_tensor(attr: Any, orig: Any) -> str:
 
 
 def reparametrize_errors(module: Any, error_msgs: Any) -> str:
-    return (
-        "Error(s) in reparametrizing for {}:\n\t{}".format(
-        module._get_name(), "\n\t".join(error_msgs))
+    return "Error(s) in reparametrizing for {}:\n\t{}".format(
+        module._get_name(), "\n\t".join(error_msgs)
     )
 
 

@@ -397,7 +397,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
     ns = tuple(normalized_shape)
     k = len(ns)
     if not input.is_floating_point():
-        raise NotImplementedError(_messages.layer_norm_not_floating(input))
+        raise NotImplementedError(_messages.norm_kernel_not_floating("LayerNormKernelImpl", input))
     if mixed_reduced(input, weight, bias):  # (torch's mixed type: in float32; raises)
         return layer_norm(ops.to_dtype(input, D.float32), normalized_shape, weight, bias,
                           eps).to(input.dtype)
@@ -2065,7 +2065,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
     """The deprecated alias of :func:`interpolate` (torch warns; so does gradsum)."""
-    warnings.warn(_messages.nn_functional_upsample_deprecated_use(), stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -2369,7 +2369,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(_messages.expected_weight_same_shape_normalized(weight, ns))
     if not input.is_floating_point():
-        raise NotImplementedError(_messages.rms_norm_implemented_convert_input(input))
+        raise NotImplementedError(_messages.norm_kernel_not_floating("rms_norm", input))
     if weight is not None and weight.dtype != input.dtype:
         warnings.warn(
             _messages.mismatch_dtype_between_input_weight(input, weight),
@@ -2648,14 +2648,14 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='nearest')``."""
-    warnings.warn(_messages.nn_functional_upsample_nearest_deprecated(), stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample_nearest"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)``."""
-    warnings.warn(_messages.nn_functional_upsample_bilinear_deprecated(), stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample_bilinear"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

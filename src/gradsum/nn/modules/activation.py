@@ -573,7 +573,9 @@ class MultiheadAttention(_Module):
         the weights), as torch's masked softmax does."""
         if key_padding_mask is not None and attn_mask is not None \
                 and key_padding_mask.dtype != attn_mask.dtype:
-            warnings.warn(_messages.support_mismatched_key_padding_mask(), stacklevel=3)
+            warnings.warn(
+                _messages.mismatched_masks_deprecated("key_padding_mask", "attn_mask"), stacklevel=3
+            )
         kpm = _attention._canonical_mask(key_padding_mask, "key_padding_mask", x.dtype)
         am = _attention._canonical_mask(attn_mask, "attn_mask", x.dtype)
         xa = x._array

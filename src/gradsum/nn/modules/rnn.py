@@ -286,19 +286,19 @@ class RNNBase(_Module):
                 stacklevel=3,
             )
         if not isinstance(bias, bool):
-            raise TypeError(_messages.bias_type_bool(bias))
+            raise TypeError(_messages.rnn_arg_type("bias", "bool", bias))
         if not isinstance(batch_first, bool):
-            raise TypeError(_messages.batch_first_type_bool(batch_first))
+            raise TypeError(_messages.rnn_arg_type("batch_first", "bool", batch_first))
         if not isinstance(input_size, int):
-            raise TypeError(_messages.input_size_type_int(input_size))
+            raise TypeError(_messages.rnn_arg_type("input_size", "int", input_size))
         if input_size <= 0:
-            raise ValueError(_messages.input_size_greater_zero(input_size))
+            raise ValueError(_messages.rnn_arg_not_positive("input_size", input_size))
         if not isinstance(hidden_size, int):
-            raise TypeError(_messages.hidden_size_type_int(hidden_size))
+            raise TypeError(_messages.rnn_arg_type("hidden_size", "int", hidden_size))
         if hidden_size <= 0:
-            raise ValueError(_messages.hidden_size_greater_zero(hidden_size))
+            raise ValueError(_messages.rnn_arg_not_positive("hidden_size", hidden_size))
         if num_layers <= 0:
-            raise ValueError(_messages.num_layers_greater_zero(num_layers))
+            raise ValueError(_messages.rnn_arg_not_positive("num_layers", num_layers))
         if proj_size < 0:
             raise ValueError(_messages.proj_size_positive_integer_or(proj_size))
         if proj_size >= hidden_size:

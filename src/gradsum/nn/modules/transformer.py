@@ -130,7 +130,7 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: D.dtype | N
         raise _F._ArgAssertionError(_messages.only_bool_floating_types_supported(mask_name))
     if check_other and other_type is not None and mask.dtype != other_type:
         warnings.warn(
-            _messages.support_mismatched_deprecated_use_same(mask_name, other_name), stacklevel=3
+            _messages.mismatched_masks_deprecated(mask_name, other_name), stacklevel=3
         )
     if mask.dtype == D.bool_:
         np_dtype = _creation.empty((0,), dtype=target_type)._array.dtype
