@@ -210,12 +210,12 @@ def multi_head_attention_forward(
         )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
-        raise F._ArgAssertionError(_messages.embed_dim_divisible_by_num_heads(embed_dim, num_heads))
+        raise F._ArgAssertionError(_messages.embed_dim_not_divisible(embed_dim, num_heads))
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise F._ArgAssertionError(_messages.key_sequence_batch_dims_do(key, value))
+            raise F._ArgAssertionError(_messages.key_value_dims_mismatch(key, value))
     elif tuple(key.shape) != tuple(value.shape):
-        raise F._ArgAssertionError(_messages.key_shape_does_match_value(key, value))
+        raise F._ArgAssertionError(_messages.key_value_shape_mismatch(key, value))
     # input projections
     if not use_separate_proj_weight:
         assert in_proj_weight is not None

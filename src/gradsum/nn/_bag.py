@@ -38,10 +38,10 @@ def _bags(n: int, offsets: Any, include_last_offset: bool) -> tuple[Any, Any]:
     if off.size:
         if off[0] != 0:
             raise RuntimeError(
-                _messages.offsets_0_0_i_e(off))
+                _messages.embedding_bag_first_offset_not_zero(off))
         if off[-1] > n:
             raise RuntimeError(
-                _messages.offsets_1_can_greater_input(n, off))
+                _messages.embedding_bag_last_offset_too_large(n, off))
         if (xp.diff(off) < 0).any():
             raise RuntimeError(
                 _messages.embedding_bag_offsets_non_decreasing(off))
@@ -91,7 +91,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             _messages.embedding_bag_if_per_sample(per_sample_weights, input))
     if weight.ndim != 2:
         raise ValueError(
-            _messages.weight_2d_tensor_tensor_dimension(weight))
+            _messages.embedding_bag_weight_not_2d(weight))
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(
@@ -113,9 +113,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             _messages.input_1d_or_2d_tensor(input))
     if mode == "max":
         if scale_grad_by_freq:
-            raise ValueError(_messages.max_mode_does_support_scaling())
+            raise ValueError(_messages.embedding_bag_max_no_scale_grad())
         if sparse:
-            raise ValueError(_messages.max_mode_does_support_sparse())
+            raise ValueError(_messages.embedding_bag_max_no_sparse())
     elif mode not in ("sum", "mean"):
         raise ValueError(_messages.mode_one_sum_mean_or())
     idx = input._array
@@ -143,7 +143,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     for i, v in enumerate(idx.reshape(-1).tolist()):
         if not 0 <= v < n_emb:
             raise RuntimeError(
-                _messages.index_input_takes_value_which(i, v, n_emb))
+                _messages.embedding_bag_index_out_of_range(i, v, n_emb))
     starts, ends = _bags(n, off_arr, include_last_offset)
     n_bags, dim = int(starts.size), weight.shape[1]
     flat = idx.reshape(-1).astype(xp.int64)

@@ -97,7 +97,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     dt = log_probs._array.dtype
     if dt.kind not in "fV" or dt.itemsize < 4:
 
-        raise NotImplementedError(_messages.ctc_loss_cpu_implemented_ctc(log_probs))
+        raise NotImplementedError(_messages.ctc_loss_not_floating(log_probs))
     batched = log_probs.ndim == 3
     lp = log_probs if batched else ops.unsqueeze(log_probs, 1)
     res = _ctc_loss_raw(lp, targets, il, tl, blank, zero_infinity)

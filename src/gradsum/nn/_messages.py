@@ -98,7 +98,7 @@ def parameterlist_extend_called_iterable(values: Any) -> str:
     )
 
 
-def parameterlist_called() -> str:
+def parameterlist_not_callable() -> str:
     return "ParameterList should not be called."
 
 
@@ -131,7 +131,7 @@ def parameterdict_update_sequence_element_length(j: Any, p: Any) -> str:
     )
 
 
-def parameterdict_called() -> str:
+def parameterdict_not_callable() -> str:
     return "ParameterDict should not be called."
 
 
@@ -156,25 +156,25 @@ def unflattened_size_tuple_ints_found_element(elem: Any, idx: Any) -> str:
     )
 
 
-def initialize_parameters_implemented(module: Any) -> str:
+def initialize_parameters_not_implemented(module: Any) -> str:
     return f"initialize_parameters is not implemented for {module.__class__.__name__}"
 
 
-def module_been_fully_initialized(module: Any) -> str:
+def module_not_fully_initialized(module: Any) -> str:
     return (
         f"module {module._get_name()} has not been fully "
         "initialized"
     )
 
 
-def modules_uninitialized_parameters_can_used() -> str:
+def uninitialized_parameters_with_data_parallel() -> str:
     return (
         "Modules with uninitialized parameters can't be used with `DataParallel`. "
         "Run a dummy forward pass to correctly initialize the modules"
     )
 
 
-def init_unexpected_arguments_module_init(module: Any, args: Any, kwargs: Any) -> str:
+def module_init_unexpected_arguments(module: Any, args: Any, kwargs: Any) -> str:
     return (
         f"{type(module).__name__}.__init__() got unexpected arguments {args} {kwargs}: "
         "Module.__init__ takes none"
@@ -185,7 +185,7 @@ def module_missing_required_forward_function(module: Any) -> str:
     return f'Module [{type(module).__name__}] is missing the required "forward" function'
 
 
-def module_subclass(module: Any) -> str:
+def not_a_module_subclass(module: Any) -> str:
     return f"{typename(module)} is not a Module subclass"
 
 
@@ -193,11 +193,11 @@ def module_name_string(name: Any) -> str:
     return f"module name should be a string. Got {typename(name)}"
 
 
-def module_name_can_contain(name: Any) -> str:
+def module_name_contains_dot(name: Any) -> str:
     return f'module name can\'t contain ".", got: {name}'
 
 
-def module_name_can_empty_string() -> str:
+def module_name_empty() -> str:
     return 'module name can\'t be empty string ""'
 
 
@@ -249,14 +249,14 @@ def nn_module_only_accepts_floating(dtype: Any) -> str:
     )
 
 
-def reached_code_path_module_get() -> str:
+def get_extra_state_not_overridden() -> str:
     return (
         "Reached a code path in Module.get_extra_state() that should never be called: "
         "override get_extra_state() (and set_extra_state()) in the subclass"
     )
 
 
-def reached_code_path_module_set() -> str:
+def set_extra_state_not_overridden() -> str:
     return (
         "Reached a code path in Module.set_extra_state() that should never be called: "
         "override set_extra_state() (and get_extra_state()) in the subclass"
@@ -324,11 +324,11 @@ def buffer_name_string(name: Any) -> str:
     return f"buffer name should be a string. Got {typename(name)}"
 
 
-def buffer_name_can_contain() -> str:
+def buffer_name_contains_dot() -> str:
     return 'buffer name can\'t contain "."'
 
 
-def buffer_name_can_empty_string() -> str:
+def buffer_name_empty() -> str:
     return 'buffer name can\'t be empty string ""'
 
 
@@ -351,11 +351,11 @@ def parameter_name_string(name: Any) -> str:
     return f"parameter name should be a string. Got {typename(name)}"
 
 
-def parameter_name_can_contain() -> str:
+def parameter_name_contains_dot() -> str:
     return 'parameter name can\'t contain "."'
 
 
-def parameter_name_can_empty_string() -> str:
+def parameter_name_empty() -> str:
     return 'parameter name can\'t be empty string ""'
 
 
@@ -411,7 +411,7 @@ def variable_data_tensor(value: Any) -> str:
     return f"Variable data has to be a tensor, but got {type(value).__name__}"
 
 
-def can_share_memory_uninitialized_parameter() -> str:
+def cannot_share_uninitialized() -> str:
     return (
         "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
         "initialize the parameters before calling `module.share_memory()`."
@@ -488,14 +488,14 @@ def not_differentiable_pass_detached(fn: Any, arg: Any, end: Any) -> str:
     )
 
 
-def expects_tensor_2_dimensions_self(weight: Any) -> str:
+def linear_weight_more_than_2d(weight: Any) -> str:
     return (
         f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
         "takes a weight of shape (out_features, in_features) or (in_features,)"
     )
 
 
-def mat2_matrix_1_d_tensor() -> str:
+def linear_1d_weight_with_bias() -> str:
     return (
         "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
         "(out_features, in_features)"
@@ -517,7 +517,7 @@ def implicit_dimension_choice_been_deprecated(name: Any) -> str:
     )
 
 
-def expected_single_integer_or_pair(name: Any, v: Any) -> str:
+def expected_int_or_pair(name: Any, v: Any) -> str:
     return f"expected {name} to be a single integer or a pair, got {v}"
 
 
@@ -538,7 +538,7 @@ def expects_input_at_least_3(name: Any, input: Any) -> str:
 # -- linear, distances and other F functions ---------------------------------------------------
 
 
-def can_infer_total_number_classes() -> str:
+def one_hot_cannot_infer_num_classes() -> str:
     return "Can not infer total number of classes from empty tensor: pass num_classes"
 
 
@@ -564,14 +564,14 @@ def bilinear_weight_three_dimensional_d(weight: Any) -> str:
     )
 
 
-def bilinear_input_batch_dimensions_do(input1: Any, input2: Any) -> str:
+def bilinear_batch_dims_mismatch(input1: Any, input2: Any) -> str:
     return (
         "bilinear(): input batch dimensions do not match: got "
         f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
     )
 
 
-def bilinear_input_sizes_do_match(input1: Any, input2: Any, weight: Any) -> str:
+def bilinear_input_sizes_mismatch(input1: Any, input2: Any, weight: Any) -> str:
     return (
         f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
         f"weight's {weight.shape[1]} and {weight.shape[2]}"
@@ -596,7 +596,7 @@ def pdist_only_supports_non_negative(p: Any) -> str:
     return f"pdist only supports non-negative p values (got p={p})"
 
 
-def features_inferred_from_input_equal(input: Any, module: Any) -> str:
+def in_features_mismatch(input: Any, module: Any) -> str:
     return (
         f"The in_features inferred from input: {input.shape[-1]} is not equal to "
         f"in_features from self.weight: {module.weight.shape[-1]}"
@@ -639,7 +639,7 @@ def invalid_reduction(reduction: Any) -> str:
     return f"{reduction} is not a valid value for reduction"
 
 
-def ctc_loss_cpu_implemented_ctc(log_probs: Any) -> str:
+def ctc_loss_not_floating(log_probs: Any) -> str:
     return (
         f"\"ctc_loss_cpu\" not implemented for "
         f"'{torch_name(log_probs.dtype)}': ctc_loss takes float32 or "
@@ -647,7 +647,7 @@ def ctc_loss_cpu_implemented_ctc(log_probs: Any) -> str:
     )
 
 
-def mse_cpu_implemented_mse_loss(dt: Any) -> str:
+def mse_loss_not_floating(dt: Any) -> str:
     return (
         f"\"mse_cpu\" not implemented for '{torch_name(dt)}': mse_loss takes floating "
         "point tensors, convert them with .float()"
@@ -703,7 +703,7 @@ def expected_target_size(expected: Any, t: Any) -> str:
     return f"Expected target size {list(expected)}, got {list(t.shape)}"
 
 
-def implemented_nll_loss_takes_floating(frame: Any, input: Any) -> str:
+def nll_loss_not_floating(frame: Any, input: Any) -> str:
     return (
         f"\"{frame}\" not implemented for '{torch_name(input.dtype)}': nll_loss takes "
         "floating-point log-probabilities, convert them with .float()"
@@ -753,7 +753,7 @@ def expected_floating_point_type_target(target: Any) -> str:
     )
 
 
-def ignore_index_supported_floating_point() -> str:
+def ignore_index_with_probabilities() -> str:
     return "ignore_index is not supported for floating point target"
 
 
@@ -764,7 +764,7 @@ def dimension_specified_1_tensor_no() -> str:
     )
 
 
-def shape_broadcastable_input_shape_give(arg: Any, weight: Any, shape: Any) -> str:
+def loss_weight_not_broadcastable(arg: Any, weight: Any, shape: Any) -> str:
     return (
         f"{arg} of shape {list(weight.shape)} is not broadcastable to the input's shape "
         f"{list(shape)}: give it the input's shape, or one that broadcasts to it"
@@ -793,7 +793,7 @@ def found_dtype_expected_binary_cross(target: Any, input: Any) -> str:
     )
 
 
-def binary_cross_entropy_implemented_takes(input: Any) -> str:
+def binary_cross_entropy_not_floating(input: Any) -> str:
     return (
         f"\"binary_cross_entropy\" not implemented for '{torch_name(input.dtype)}': it "
         "takes floating point probabilities, convert them with .float()"
@@ -821,7 +821,7 @@ def target_size_same_input_size(target: Any, input: Any) -> str:
     )
 
 
-def subtraction_operator_bool_tensor_supported() -> str:
+def bool_subtraction_not_supported() -> str:
     return (
         "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
         "trying to invert a mask, use the `~` or `logical_not()` operator instead. "
@@ -829,25 +829,25 @@ def subtraction_operator_bool_tensor_supported() -> str:
     )
 
 
-def result_type_can_cast_desired(input: Any, target: Any) -> str:
+def bce_with_logits_cannot_cast(input: Any, target: Any) -> str:
     return (
         f"result type {torch_name(input.dtype)} can't be cast to the desired output type "
         f"{torch_name(target.dtype)}: binary_cross_entropy_with_logits needs a float target"
     )
 
 
-def implemented_convert_tensors_float(kernel: Any, dt: Any) -> str:
+def kernel_not_floating(kernel: Any, dt: Any) -> str:
     return (
         f"\"{kernel}\" not implemented for '{torch_name(dt)}': convert the tensors with "
         ".float()"
     )
 
 
-def smooth_l1_loss_does_support(beta: Any) -> str:
+def smooth_l1_negative_beta(beta: Any) -> str:
     return f"smooth_l1_loss does not support negative values for beta (got beta={beta})."
 
 
-def huber_loss_does_support_non(delta: Any) -> str:
+def huber_non_positive_delta(delta: Any) -> str:
     return f"huber_loss does not support non-positive values for delta (got delta={delta})."
 
 
@@ -1090,7 +1090,7 @@ def invalid_padding_string_one_valid(padding: Any) -> str:
     return f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
 
 
-def padding_same_supported_strided_convolutions() -> str:
+def padding_same_with_stride() -> str:
     return "padding='same' is not supported for strided convolutions"
 
 
@@ -1220,7 +1220,7 @@ def expected_input_size_at_dim(feature_dim: Any, module: Any, input: Any) -> str
     )
 
 
-def input_size_at_dim_does(feature_dim: Any) -> str:
+def batch_norm_size_mismatch_warning(feature_dim: Any) -> str:
     return (
         f"input's size at dim={feature_dim} does not match num_features. You can "
         "silence this warning by not passing in num_features, which is not used "
@@ -1258,7 +1258,7 @@ def dropout_argument_train_position_3(training: Any) -> str:
     )
 
 
-def result_type_float_can_cast(input: Any) -> str:
+def dropout_cannot_cast_to_integer(input: Any) -> str:
     return (
         f"result type Float can't be cast to the desired output type "
         f"{torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
@@ -1305,14 +1305,14 @@ def dropout2d_received_3d_input_dropout2d() -> str:
 # -- embedding ---------------------------------------------------------------------------------
 
 
-def offsets_0_0_i_e(off: Any) -> str:
+def embedding_bag_first_offset_not_zero(off: Any) -> str:
     return (
         "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
         f"start from position 0. However, got {int(off[0])}"
     )
 
 
-def offsets_1_can_greater_input(n: Any, off: Any) -> str:
+def embedding_bag_last_offset_too_large(n: Any, off: Any) -> str:
     return (
         f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] "
         f"of {int(off[-1])}"
@@ -1338,7 +1338,7 @@ def embedding_bag_if_per_sample(per_sample_weights: Any, input: Any) -> str:
     )
 
 
-def weight_2d_tensor_tensor_dimension(weight: Any) -> str:
+def embedding_bag_weight_not_2d(weight: Any) -> str:
     return f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}"
 
 
@@ -1362,11 +1362,11 @@ def input_1d_or_2d_tensor(input: Any) -> str:
     return f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
 
 
-def max_mode_does_support_scaling() -> str:
+def embedding_bag_max_no_scale_grad() -> str:
     return "max mode does not support scaling the gradient by the frequency"
 
 
-def max_mode_does_support_sparse() -> str:
+def embedding_bag_max_no_sparse() -> str:
     return "max mode does not support sparse weights"
 
 
@@ -1409,7 +1409,7 @@ def padding_idx_within_number_embeddings(n_emb: Any, padding_idx: Any) -> str:
     )
 
 
-def index_input_takes_value_which(i: Any, v: Any, n_emb: Any) -> str:
+def embedding_bag_index_out_of_range(i: Any, v: Any, n_emb: Any) -> str:
     return (
         f"Index {i} of input takes value {v} which is not in the valid range "
         f"[0, {n_emb})"
@@ -1427,7 +1427,7 @@ def embedding_padding_idx_out_of_range(padding_idx: Any, n: Any) -> str:
     )
 
 
-def weight_2_d_weight_shape(weight: Any) -> str:
+def embedding_weight_not_2d(weight: Any) -> str:
     return f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}"
 
 
@@ -1609,7 +1609,7 @@ def rnn_cell_dtype_mismatch(input: Any, w_dt: Any) -> str:
     )
 
 
-def input_batch_size_doesn_match(input: Any, k: Any, hx: Any) -> str:
+def rnn_hidden_batch_mismatch(input: Any, k: Any, hx: Any) -> str:
     return (
         f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size "
         f"{hx.shape[0]}"
@@ -1676,7 +1676,7 @@ def unrecognized_rnn_mode(mode: Any) -> str:
     return "Unrecognized RNN mode: " + mode
 
 
-def rnn_input_dtype_does_match(input: Any, w_dt: Any) -> str:
+def rnn_input_dtype_mismatch(input: Any, w_dt: Any) -> str:
     return (
         f"RNN input dtype ({input.dtype}) does not match weight dtype ({w_dt}). "
         f"Convert input: input.to({w_dt}), or convert model: model.to({input.dtype})"
@@ -1867,18 +1867,18 @@ def expecting_embedding_dimension(embed_dim_to_check: Any, embed_dim: Any) -> st
     return f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
 
 
-def embed_dim_divisible_by_num_heads(embed_dim: Any, num_heads: Any) -> str:
+def embed_dim_not_divisible(embed_dim: Any, num_heads: Any) -> str:
     return f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
 
 
-def key_sequence_batch_dims_do(key: Any, value: Any) -> str:
+def key_value_dims_mismatch(key: Any, value: Any) -> str:
     return (
         f"key's sequence and batch dims {tuple(key.shape[:2])} do not match value's "
         f"{tuple(value.shape[:2])}"
     )
 
 
-def key_shape_does_match_value(key: Any, value: Any) -> str:
+def key_value_shape_mismatch(key: Any, value: Any) -> str:
     return f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}"
 
 
@@ -2132,7 +2132,7 @@ def fuse_linear_out_features_bn(linear: Any, bn: Any) -> str:
     )
 
 
-def householder_parametrization_does_support_complex() -> str:
+def householder_not_complex() -> str:
     return "The householder parametrization does not support complex tensors."
 
 
@@ -2143,7 +2143,7 @@ def expected_matrix_or_batch_matrices_shape(module: Any, Q: Any) -> str:
     )
 
 
-def possible_assign_matrix_exponential_or() -> str:
+def cannot_assign_orthogonal_map() -> str:
     return (
         "It is not possible to assign to the matrix exponential or the Cayley "
         "parametrizations when use_trivialization=False."
@@ -2231,7 +2231,7 @@ def parametrization_changes_shape(original_shape: Any, Z: Any) -> str:
     )
 
 
-def parametrization_does_implement_right_inverse(module: Any) -> str:
+def right_inverse_not_implemented(module: Any) -> str:
     return (
         f"parametrization {type(module).__name__} does not implement "
         "right_inverse."
@@ -2333,14 +2333,14 @@ def right_inverse_changes_shape(tensor_name: Any, Y: Any, Z: Any) -> str:
     )
 
 
-def module_does_parameter_buffer_or(module: Any, tensor_name: Any) -> str:
+def no_tensor_to_parametrize(module: Any, tensor_name: Any) -> str:
     return (
         f"Module '{module}' does not have a parameter, a buffer, or a parametrized "
         f"element with name '{tensor_name}'"
     )
 
 
-def module_does_parametrization(module: Any, tensor_name: Any) -> str:
+def no_parametrization_on(module: Any, tensor_name: Any) -> str:
     return f"Module {module} does not have a parametrization on {tensor_name}"
 
 
@@ -2431,7 +2431,7 @@ def spectralnorm_cannot_applied_parameter_none(name: Any) -> str:
     return f"`SpectralNorm` cannot be applied as parameter `{name}` is None"
 
 
-def spectral_norm_found(name: Any, module: Any) -> str:
+def spectral_norm_not_found(name: Any, module: Any) -> str:
     return f"spectral_norm of '{name}' not found in {module}"
 
 
@@ -2442,19 +2442,19 @@ def functional_call_multiple_values_keys(tied_names: Any) -> str:
     )
 
 
-def submodule_instance_gradsum_nn_module(name: Any, sub: Any) -> str:
+def submodule_not_a_module(name: Any, sub: Any) -> str:
     return f"submodule `{name}`: {sub} is not an instance of gradsum.nn.Module"
 
 
-def instance_gradsum_tensor(tensor: Any) -> str:
+def not_a_tensor(tensor: Any) -> str:
     return f"{tensor} is not an instance of gradsum.Tensor"
 
 
-def tensor_name_can_empty_string() -> str:
+def tensor_name_empty() -> str:
     return 'tensor name can\'t be empty string ""'
 
 
-def attribute_instance_gradsum_tensor(attr: Any, orig: Any) -> str:
+def attribute_not_a_tensor(attr: Any, orig: Any) -> str:
     return f"attribute `{attr}`: {orig} is not an instance of gradsum.Tensor"
 
 
@@ -2483,7 +2483,7 @@ def cannot_register_two_weight_norm(name: Any) -> str:
     return f"Cannot register two weight_norm hooks on the same parameter {name}"
 
 
-def weight_norm_found(name: Any, module: Any) -> str:
+def weight_norm_not_found(name: Any, module: Any) -> str:
     return f"weight_norm of '{name}' not found in {module}"
 
 
@@ -2512,7 +2512,7 @@ def functional_call_missing_keys(missing: Any) -> str:
 # -- init --------------------------------------------------------------------------------------
 
 
-def negative_slope_valid_number(param: Any) -> str:
+def negative_slope_not_a_number(param: Any) -> str:
     return f"negative_slope {param} not a valid number"
 
 
@@ -2524,7 +2524,7 @@ def fan_in_fan_out_fewer_than_2_dims() -> str:
     return "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
 
 
-def mode_supported_please_use_one(mode: Any, valid: Any) -> str:
+def unsupported_fan_mode(mode: Any, valid: Any) -> str:
     return f"Mode {mode} not supported, please use one of {valid}"
 
 

@@ -155,13 +155,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     """torch's errors for a weight of more than 2 dims and a bias that does not fit."""
     if weight.ndim > 2:
-        raise RuntimeError(_messages.expects_tensor_2_dimensions_self(weight))
+        raise RuntimeError(_messages.linear_weight_more_than_2d(weight))
     if (bias is not None and input.ndim >= 1 and weight.ndim >= 1
             and not (weight.ndim == 2 and bias.ndim == 1
                      and bias.shape[0] in (1, weight.shape[0]))):  # (the usual bias: fits)
         if weight.ndim == 1 and (input.ndim in (2, 3) or bias.ndim == 1):
             # (torch's fused addmm path: a 1-D weight is no matrix)
-            raise RuntimeError(_messages.mat2_matrix_1_d_tensor())
+            raise RuntimeError(_messages.linear_1d_weight_with_bias())
         out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
         try:
             full = _shape_broadcast(tuple(bias.shape), out_shape)
@@ -280,7 +280,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         [[1, 0, 0], [0, 0, 1]]
     """
     if num_classes == -1 and tensor.numel() == 0:  # (no largest index to count from)
-        raise RuntimeError(_messages.can_infer_total_number_classes())
+        raise RuntimeError(_messages.one_hot_cannot_infer_num_classes())
     return ops.one_hot(tensor, num_classes)
 
 
@@ -311,7 +311,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     if p != 1.0 and arr.dtype.kind in "biu":
         # torch scales the kept values by the float 1 / (1 - p), which an integer or bool
         # tensor cannot hold (p == 1 only zeros, which it can)
-        raise RuntimeError(_messages.result_type_float_can_cast(input))
+        raise RuntimeError(_messages.dropout_cannot_cast_to_integer(input))
     if p == 1.0:
         noise = xp.zeros(arr.shape, dtype=arr.dtype)
     else:
@@ -366,7 +366,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         if padding_idx < 0:
             padding_idx += n
     if weight.ndim != 2:
-        raise RuntimeError(_messages.weight_2_d_weight_shape(weight))
+        raise RuntimeError(_messages.embedding_weight_not_2d(weight))
     idx = input._array if isinstance(input, Tensor) else xp.asarray(input)
     if idx.dtype != xp.int64 and idx.dtype != xp.int32:
         name = input.dtype.name if isinstance(input, Tensor) else str(idx.dtype)
@@ -412,7 +412,7 @@ def _pair(v: Any, name: str) -> tuple[int, int]:
         if len(v) == 1:  # (torch's argument parser expands a 1-element list)
             return int(v[0]), int(v[0])
         if len(v) != 2:
-            raise RuntimeError(_messages.expected_single_integer_or_pair(name, v))
+            raise RuntimeError(_messages.expected_int_or_pair(name, v))
         return int(v[0]), int(v[1])
     return int(v), int(v)
 
@@ -501,7 +501,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     _warn_size(input, target)
     dt = _promote(input.dtype, target.dtype)
     if not dt.is_floating_point:  # (torch's mse kernel is defined for floating types only)
-        raise NotImplementedError(_messages.mse_cpu_implemented_mse_loss(dt))
+        raise NotImplementedError(_messages.mse_loss_not_floating(dt))
     with no_grad():
         d = ops.sub(input, target)
         loss = ops.mul(d, d)
@@ -568,7 +568,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         raise RuntimeError(_messages.expected_target_size(expected, t))
     if x.dtype.kind not in "fV":
         frame = "nll_loss2d_forward_out_frame" if nd > 2 else "nll_loss_out_frame"
-        raise NotImplementedError(_messages.implemented_nll_loss_takes_floating(frame, input))
+        raise NotImplementedError(_messages.nll_loss_not_floating(frame, input))
     if nd > 2 and t.dtype == xp.uint8:
         raise RuntimeError(_messages.expected_scalar_type_long_found())
     _class_weight_check(weight, c)
@@ -715,7 +715,7 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
     if not target.is_floating_point():
         raise RuntimeError(_messages.expected_floating_point_type_target(target))
     if ignore_index >= 0:
-        raise RuntimeError(_messages.ignore_index_supported_floating_point())
+        raise RuntimeError(_messages.ignore_index_with_probabilities())
     if input.ndim < 1:
         raise IndexError(_messages.dimension_specified_1_tensor_no())
     c = input.shape[class_dim]
@@ -747,7 +747,7 @@ def _check_weight_fits(weight: Tensor | None, input: Tensor, arg: str) -> None:
     except ValueError:
         full = None
     if full is None:
-        raise RuntimeError(_messages.shape_broadcastable_input_shape_give(arg, weight, shape))
+        raise RuntimeError(_messages.loss_weight_not_broadcastable(arg, weight, shape))
     if full != shape:
         raise RuntimeError(_messages.loss_weight_broadcast_shape(shape, full, arg, weight))
 
@@ -771,7 +771,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
     if target.dtype != input.dtype:
         raise RuntimeError(_messages.found_dtype_expected_binary_cross(target, input))
     if not input.is_floating_point():
-        raise NotImplementedError(_messages.binary_cross_entropy_implemented_takes(input))
+        raise NotImplementedError(_messages.binary_cross_entropy_not_floating(input))
     _check_no_grad(weight, "weight", "binary_cross_entropy")
     _check_weight_fits(weight, input, "weight")
     xa = input._array
@@ -815,8 +815,8 @@ def binary_cross_entropy_with_logits(
         raise ValueError(_messages.target_size_same_input_size(target, input))
     if not target.is_floating_point():
         if target.dtype.name == "bool":
-            raise RuntimeError(_messages.subtraction_operator_bool_tensor_supported())
-        raise RuntimeError(_messages.result_type_can_cast_desired(input, target))
+            raise RuntimeError(_messages.bool_subtraction_not_supported())
+        raise RuntimeError(_messages.bce_with_logits_cannot_cast(input, target))
     _check_no_grad(weight, "weight", "binary_cross_entropy_with_logits")
     _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
     _check_weight_fits(pos_weight, input, "pos_weight")
@@ -1662,7 +1662,7 @@ class NormBackward1(_reduction.LinalgVectorNormBackward0):
 def _abs_diff(input: Tensor, target: Tensor, kernel: str) -> Any:
     dt = _promote(input.dtype, target.dtype)
     if not dt.is_floating_point:
-        raise NotImplementedError(_messages.implemented_convert_tensors_float(kernel, dt))
+        raise NotImplementedError(_messages.kernel_not_floating(kernel, dt))
     with xp.errstate(invalid="ignore"):
         return xp.abs(input._array - target._array)
 
@@ -1684,7 +1684,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _warn_size(input, target)
     reduction = _resolve(size_average, reduce, reduction)
     if beta < 0:
-        raise RuntimeError(_messages.smooth_l1_loss_does_support(beta))
+        raise RuntimeError(_messages.smooth_l1_negative_beta(beta))
     if beta == 0.0:
         return _loss._reduce(ops.abs(ops.sub(input, target)), reduction)
     z = _abs_diff(input, target, "smooth_l1_cpu")
@@ -1704,7 +1704,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _warn_size(input, target)
     _check_reduction(reduction)
     if delta <= 0:
-        raise RuntimeError(_messages.huber_loss_does_support_non(delta))
+        raise RuntimeError(_messages.huber_non_positive_delta(delta))
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise ValueError(_messages.weights_input_same_size_weight(weight, input))
     z = _abs_diff(input, target, "huber_cpu")
@@ -2176,9 +2176,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     if weight.ndim != 3:
         raise RuntimeError(_messages.bilinear_weight_three_dimensional_d(weight))
     if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(_messages.bilinear_input_batch_dimensions_do(input1, input2))
+        raise RuntimeError(_messages.bilinear_batch_dims_mismatch(input1, input2))
     if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(_messages.bilinear_input_sizes_do_match(input1, input2, weight))
+        raise RuntimeError(_messages.bilinear_input_sizes_mismatch(input1, input2, weight))
     y = ops.einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else ops.add(y, bias)
 
@@ -2208,7 +2208,7 @@ def _dropout_kernel(input: Tensor, p: float, training: bool, inplace: bool, feat
         zero = _make(xp.zeros((), dtype=arr.dtype))
         return input.mul_(zero) if inplace else ops.mul(input, zero)
     if arr.dtype.kind in "biu":
-        raise RuntimeError(_messages.result_type_float_can_cast(input))
+        raise RuntimeError(_messages.dropout_cannot_cast_to_integer(input))
     if feature:
         if arr.ndim < 2:
             raise RuntimeError(_messages.feature_dropout_requires_at_least(arr))

@@ -56,7 +56,7 @@ def calculate_gain(nonlinearity: str, param: Any = None) -> float:
         elif not isinstance(param, bool) and isinstance(param, (int, float)):
             negative_slope = param
         else:
-            raise ValueError(_messages.negative_slope_valid_number(param))
+            raise ValueError(_messages.negative_slope_not_a_number(param))
         return math.sqrt(2.0 / (1 + negative_slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
@@ -77,7 +77,7 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()
     valid = ["fan_in", "fan_out"]
     if mode not in valid:
-        raise ValueError(_messages.mode_supported_please_use_one(mode, valid))
+        raise ValueError(_messages.unsupported_fan_mode(mode, valid))
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 

@@ -221,7 +221,7 @@ class UninitializedTensorMixin:
         return plain
 
     def share_memory_(self) -> Any:
-        raise RuntimeError(_messages.can_share_memory_uninitialized_parameter())
+        raise RuntimeError(_messages.cannot_share_uninitialized())
 
     def __copy__(self) -> Any:
         """A new uninitialized tensor of the same kind (what its ``__reduce_ex__`` rebuilds)."""

@@ -413,7 +413,7 @@ class ParameterList(_Module):
         return "\n".join(f"  ({k}): {_entry_repr(p, False)}" for k, p in enumerate(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(_messages.parameterlist_called())
+        raise RuntimeError(_messages.parameterlist_not_callable())
 
 
 class ParameterDict(_Module):
@@ -534,7 +534,7 @@ class ParameterDict(_Module):
         return "\n".join(f"  ({k}): {_entry_repr(p, True)}" for k, p in self.items())
 
     def __call__(self, input: Any) -> Any:
-        raise RuntimeError(_messages.parameterdict_called())
+        raise RuntimeError(_messages.parameterdict_not_callable())
 
     def __or__(self, other: ParameterDict) -> ParameterDict:
         copy = self.copy()

@@ -69,7 +69,7 @@ class _InstanceNorm(_NormBase):
             if self.affine:
                 raise ValueError(_messages.expected_input_size_at_dim(feature_dim, self, input))
             warnings.warn(
-                _messages.input_size_at_dim_does(feature_dim),
+                _messages.batch_norm_size_mismatch_warning(feature_dim),
                 stacklevel=2,
             )
         if input.ndim == self._get_no_batch_dim():

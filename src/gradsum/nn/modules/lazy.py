@@ -103,7 +103,7 @@ class LazyModuleMixin:
     def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
         """Infer the shapes from the input batch and materialize (overridden per class)."""
         raise NotImplementedError(
-            _messages.initialize_parameters_implemented(self))
+            _messages.initialize_parameters_not_implemented(self))
 
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer of this module is still uninitialized."""
@@ -115,14 +115,14 @@ class LazyModuleMixin:
         kwargs = kwargs or {}
         module.initialize_parameters(*args, **kwargs)
         if module.has_uninitialized_params():
-            raise RuntimeError(_messages.module_been_fully_initialized(self))
+            raise RuntimeError(_messages.module_not_fully_initialized(self))
         module._initialize_hook.remove()
         delattr(module, "_initialize_hook")
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
 
     def _replicate_for_data_parallel(self) -> Any:
-        raise RuntimeError(_messages.modules_uninitialized_parameters_can_used())
+        raise RuntimeError(_messages.uninitialized_parameters_with_data_parallel())
 
 
 def _size(shape: tuple[int, ...]) -> str:

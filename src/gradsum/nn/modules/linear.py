@@ -173,5 +173,5 @@ class LazyLinear(_LazyModuleMixin, Linear):
                 self.reset_parameters()
         if self.in_features == 0:
             if input.shape[-1] != self.weight.shape[-1]:
-                raise AssertionError(_messages.features_inferred_from_input_equal(input, self))
+                raise AssertionError(_messages.in_features_mismatch(input, self))
             self.in_features = input.shape[-1]

@@ -318,7 +318,7 @@ class Module:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
-            raise TypeError(_messages.init_unexpected_arguments_module_init(self, args, kwargs))
+            raise TypeError(_messages.module_init_unexpected_arguments(self, args, kwargs))
         sa = object.__setattr__
         sa(self, "training", True)
         sa(self, "_parameters", {})
@@ -544,9 +544,9 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(_messages.buffer_name_string(name))
         if "." in name:
-            raise KeyError(_messages.buffer_name_can_contain())
+            raise KeyError(_messages.buffer_name_contains_dot())
         if name == "":
-            raise KeyError(_messages.buffer_name_can_empty_string())
+            raise KeyError(_messages.buffer_name_empty())
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(_messages.attribute_already_exists(name))
         if tensor is not None and not isinstance(tensor, _Tensor):
@@ -564,9 +564,9 @@ class Module:
         if not isinstance(name, str):
             raise TypeError(_messages.parameter_name_string(name))
         if "." in name:
-            raise KeyError(_messages.parameter_name_can_contain())
+            raise KeyError(_messages.parameter_name_contains_dot())
         if name == "":
-            raise KeyError(_messages.parameter_name_can_empty_string())
+            raise KeyError(_messages.parameter_name_empty())
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(_messages.attribute_already_exists(name))
         if param is None:
@@ -581,15 +581,15 @@ class Module:
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a child module under ``name`` (same as attribute assignment)."""
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(_messages.module_subclass(module))
+            raise TypeError(_messages.not_a_module_subclass(module))
         if not isinstance(name, str):
             raise TypeError(_messages.module_name_string(name))
         if hasattr(self, name) and name not in self._modules:
             raise KeyError(_messages.attribute_already_exists(name))
         if "." in name:
-            raise KeyError(_messages.module_name_can_contain(name))
+            raise KeyError(_messages.module_name_contains_dot(name))
         if name == "":
-            raise KeyError(_messages.module_name_can_empty_string())
+            raise KeyError(_messages.module_name_empty())
         self._modules[name] = module
 
     register_module = add_module
@@ -1047,11 +1047,11 @@ class Module:
             >>> fresh[0].count
             3
         """
-        raise RuntimeError(_messages.reached_code_path_module_get())
+        raise RuntimeError(_messages.get_extra_state_not_overridden())
 
     def set_extra_state(self, state: Any) -> None:
         """Restore what :meth:`get_extra_state` returned (called by :meth:`load_state_dict`)."""
-        raise RuntimeError(_messages.reached_code_path_module_set())
+        raise RuntimeError(_messages.set_extra_state_not_overridden())
 
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
                             keep_vars: bool) -> None:

@@ -149,7 +149,7 @@ class RNNCellBase(_Module):
             raise RuntimeError(_messages.rnn_cell_dtype_mismatch(input, w_dt))
         for k, hx in enumerate(hxs):
             if hx.shape[0] != input.shape[0]:
-                raise RuntimeError(_messages.input_batch_size_doesn_match(input, k, hx))
+                raise RuntimeError(_messages.rnn_hidden_batch_mismatch(input, k, hx))
             if hx.ndim < 2 or hx.shape[1] != self.hidden_size:
                 got = hx.shape[1] if hx.ndim >= 2 else "none"
                 raise RuntimeError(_messages.hidden_inconsistent_hidden_size_expected(k, got, self))
@@ -366,7 +366,7 @@ class RNNBase(_Module):
     def check_input(self, input: Tensor, batch_sizes: Any = None) -> None:
         w_dt = self.weight_ih_l0.dtype
         if input.dtype != w_dt:
-            raise ValueError(_messages.rnn_input_dtype_does_match(input, w_dt))
+            raise ValueError(_messages.rnn_input_dtype_mismatch(input, w_dt))
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
             raise RuntimeError(_messages.input_dimensions(expected_input_dim, input))

@@ -112,7 +112,7 @@ class _Orthogonal(Module):
                  use_trivialization: bool = True) -> None:
         super().__init__()
         if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
-            raise ValueError(_messages.householder_parametrization_does_support_complex())
+            raise ValueError(_messages.householder_not_complex())
         self.shape = tuple(weight.shape)
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -159,7 +159,7 @@ class _Orthogonal(Module):
             n, k = k, n
         if not hasattr(self, "base"):
             if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
-                raise NotImplementedError(_messages.possible_assign_matrix_exponential_or())
+                raise NotImplementedError(_messages.cannot_assign_orthogonal_map())
             A, tau = _geqrf(Q)
             diag = A.diagonal(dim1=-2, dim2=-1)
             signs = ops.where(tau == 0.0, -diag.sign(), diag.sign())

@@ -156,9 +156,7 @@ class ParametrizationList(ModuleList):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
                 else:
-                    raise RuntimeError(
-                        _messages.parametrization_does_implement_right_inverse(module)
-                    )
+                    raise RuntimeError(_messages.right_inverse_not_implemented(module))
             if self.is_tensor:
                 if not isinstance(value, Tensor):
                     raise ValueError(_messages.right_inverse_return_tensor(value))
@@ -312,7 +310,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
-        raise ValueError(_messages.module_does_parameter_buffer_or(module, tensor_name))
+        raise ValueError(_messages.no_tensor_to_parametrize(module, tensor_name))
     return module
 
 
@@ -350,7 +348,7 @@ def remove_parametrizations(module: Module, tensor_name: str,
         (True, 'Parameter')
     """
     if not is_parametrized(module, tensor_name):
-        raise ValueError(_messages.module_does_parametrization(module, tensor_name))
+        raise ValueError(_messages.no_parametrization_on(module, tensor_name))
     parametrizations = module.parametrizations[tensor_name]
     if parametrizations.is_tensor:
         original = parametrizations.original

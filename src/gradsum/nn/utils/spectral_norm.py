@@ -150,4 +150,4 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
             module._forward_pre_hooks.remove(rec)
             module._refresh_hooked()
             return module
-    raise ValueError(_messages.spectral_norm_found(name, module))
+    raise ValueError(_messages.spectral_norm_not_found(name, module))

@@ -70,18 +70,18 @@ def _get_submodule(module: Module, name: str) -> Module:
     except AttributeError as ex:
         raise AttributeError(_messages.no_attribute(parent, attr)) from ex
     if not isinstance(sub, Module):
-        raise TypeError(_messages.submodule_instance_gradsum_nn_module(name, sub))
+        raise TypeError(_messages.submodule_not_a_module(name, sub))
     return sub
 
 
 def _swap_tensor(module: Module, name: str, tensor: Any) -> Any:
     """torch's ``_named_member_accessor.swap_tensor`` with ``allow_missing=True``."""
     if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
-        raise TypeError(_messages.instance_gradsum_tensor(tensor))
+        raise TypeError(_messages.not_a_tensor(tensor))
     prefix, _, attr = name.rpartition(".")
     module = _get_submodule(module, prefix)
     if attr == "":
-        raise KeyError(_messages.tensor_name_can_empty_string())
+        raise KeyError(_messages.tensor_name_empty())
     # (written straight into the stores, as torch: a plain tensor may stand in for a
     # Parameter for the duration of the call)
     for store in (module._parameters, module._buffers):
@@ -94,7 +94,7 @@ def _swap_tensor(module: Module, name: str, tensor: Any) -> Any:
             return orig
     orig = getattr(module, attr) if hasattr(module, attr) else _MISSING
     if orig is not _MISSING and orig is not None and not isinstance(orig, Tensor):
-        raise TypeError(_messages.attribute_instance_gradsum_tensor(attr, orig))
+        raise TypeError(_messages.attribute_not_a_tensor(attr, orig))
     if tensor is not _MISSING:
         setattr(module, attr, tensor)
     elif hasattr(module, attr):
