@@ -64,9 +64,7 @@ def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
 
 def _reduction(reduction: str) -> str:
     if reduction == "elementwise_mean":  # (torch's _Reduction.get_enum)
-        warnings.warn(
-            _messages.reduction_elementwise_mean_deprecated_please(), UserWarning, stacklevel=3
-        )
+        warnings.warn(_messages.elementwise_mean_deprecated(), UserWarning, stacklevel=3)
         return "mean"
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(_messages.invalid_reduction(reduction))

@@ -481,32 +481,37 @@ def size_average_reduce_args_deprecated() -> str:
     )
 
 
+def elementwise_mean_deprecated() -> str:
+    return (
+        "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
+        "instead."
+    )
+
+
+def invalid_reduction(reduction: Any) -> str:
+    return f"{reduction} is not a valid value for reduction"
+
+
+def reduction_not_valid(reduction: Any) -> str:
+    return reduction + " is not valid"
+
+
+def expected_lo_or_hi_dims_input(lo: Any, hi: Any, input: Any) -> str:
+    return f"expected {lo}D or {hi}D input (got {input.ndim}D input)"
+
+
+def expected_dims_input(nd: Any, input: Any) -> str:
+    return f"expected {nd}D input (got {input.ndim}D input)"
+
+
+def expected_at_least_2d_input(input: Any) -> str:
+    return f"expected at least 2D input (got {input.ndim}D input)"
+
+
 def not_differentiable_pass_detached(fn: Any, arg: Any, end: Any) -> str:
     return (
         f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
         f"This input cannot have requires_grad True{end} (pass {arg}.detach() instead)"
-    )
-
-
-def linear_weight_more_than_2d(weight: Any) -> str:
-    return (
-        f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
-        "takes a weight of shape (out_features, in_features) or (in_features,)"
-    )
-
-
-def linear_1d_weight_with_bias() -> str:
-    return (
-        "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
-        "(out_features, in_features)"
-    )
-
-
-def linear_bias_broadcast_shape(out_shape: Any, full: Any, bias: Any) -> str:
-    return (
-        f"output with shape {list(out_shape)} doesn't match the broadcast shape "
-        f"{list(full) if full is not None else list(bias.shape)}: linear's bias of shape "
-        f"{list(bias.shape)} must broadcast to the output's shape"
     )
 
 
@@ -536,6 +541,28 @@ def expects_input_at_least_3(name: Any, input: Any) -> str:
 
 
 # -- linear, distances and other F functions ---------------------------------------------------
+
+
+def linear_weight_more_than_2d(weight: Any) -> str:
+    return (
+        f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
+        "takes a weight of shape (out_features, in_features) or (in_features,)"
+    )
+
+
+def linear_1d_weight_with_bias() -> str:
+    return (
+        "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
+        "(out_features, in_features)"
+    )
+
+
+def linear_bias_broadcast_shape(out_shape: Any, full: Any, bias: Any) -> str:
+    return (
+        f"output with shape {list(out_shape)} doesn't match the broadcast shape "
+        f"{list(full) if full is not None else list(bias.shape)}: linear's bias of shape "
+        f"{list(bias.shape)} must broadcast to the output's shape"
+    )
 
 
 def one_hot_cannot_infer_num_classes() -> str:
@@ -626,17 +653,6 @@ def integral_pass_integer_tensor_e(name: Any, t: Any) -> str:
         f"{name} must be integral (got {t.dtype}): pass an integer "
         "tensor, e.g. lengths.long()"
     )
-
-
-def reduction_elementwise_mean_deprecated_please() -> str:
-    return (
-        "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-        "instead."
-    )
-
-
-def invalid_reduction(reduction: Any) -> str:
-    return f"{reduction} is not a valid value for reduction"
 
 
 def ctc_loss_not_floating(log_probs: Any) -> str:
@@ -951,10 +967,6 @@ def target_out_range_targets_0_or(c: Any) -> str:
     return f"target out of range: targets must be in [0, {c - 1}] or -1"
 
 
-def reduction_not_valid(reduction: Any) -> str:
-    return reduction + " is not valid"
-
-
 def cutoffs_sequence_length_larger_0() -> str:
     return "cutoffs should be a sequence of length larger than 0"
 
@@ -1119,10 +1131,6 @@ def conv_transpose_d_argument_padding(module: Any) -> str:
     )
 
 
-def expected_lo_or_hi_dims_input(lo: Any, hi: Any, input: Any) -> str:
-    return f"expected {lo}D or {hi}D input (got {input.ndim}D input)"
-
-
 def padding_mode_not_one_of(modes: Any, padding_mode: Any) -> str:
     return (
         f"padding_mode must be one of {modes}, but got "
@@ -1195,14 +1203,6 @@ def expected_3d_or_higher_dimensionality(dim: Any) -> str:
         f"Expected 3D or higher dimensionality                          input (got {dim} "
         "dimensions)"
     )
-
-
-def expected_dims_input(nd: Any, input: Any) -> str:
-    return f"expected {nd}D input (got {input.ndim}D input)"
-
-
-def expected_at_least_2d_input(input: Any) -> str:
-    return f"expected at least 2D input (got {input.ndim}D input)"
 
 
 def syncbatchnorm_number_input_channels_non() -> str:

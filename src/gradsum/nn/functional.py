@@ -90,9 +90,7 @@ __all__ = [
 
 # -- helpers -----------------------------------------------------------------------------------
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    warnings.warn(
-        _messages.size_average_reduce_args_deprecated(), UserWarning, stacklevel=3,
-    )
+    warnings.warn(_messages.size_average_reduce_args_deprecated(), UserWarning, stacklevel=3)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if not reduce:
@@ -427,9 +425,7 @@ def _warn_asymmetric_same_padding() -> None:
     if _warned_asymmetric_same:
         return
     _warned_asymmetric_same = True
-    warnings.warn(
-        _messages.using_padding_same_even_kernel(), UserWarning, stacklevel=4,
-    )
+    warnings.warn(_messages.using_padding_same_even_kernel(), UserWarning, stacklevel=4)
 
 
 @autocast_policy("conv2d")
@@ -1729,9 +1725,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         red = _legacy_reduction(size_average, reduce)
     else:
         if reduction == "mean":
-            warnings.warn(
-                _messages.reduction_mean_divides_total_loss(), UserWarning, stacklevel=2,
-            )
+            warnings.warn(_messages.reduction_mean_divides_total_loss(), UserWarning, stacklevel=2)
         red = "sum" if reduction == "batchmean" else reduction
         _check_reduction(red)
     if log_target:
@@ -2279,9 +2273,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_dropout_p(p)
     inp_dim = input.ndim
     if inp_dim not in (3, 4):
-        warnings.warn(
-            _messages.dropout_nd_deprecated_input(2, inp_dim), UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.dropout_nd_deprecated_input(2, inp_dim), UserWarning, stacklevel=2)
     if inp_dim == 3:
         warnings.warn(
             _messages.dropout2d_received_3d_input_dropout2d(),
@@ -2305,9 +2297,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_dropout_p(p)
     inp_dim = input.ndim
     if inp_dim not in (4, 5):
-        warnings.warn(
-            _messages.dropout_nd_deprecated_input(3, inp_dim), UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.dropout_nd_deprecated_input(3, inp_dim), UserWarning, stacklevel=2)
     return _feature_dropout(input, p, training, inplace, inp_dim != 5)
 
 

@@ -111,9 +111,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     if not tensor.is_floating_point():  # (torch's normal_ kernel refuses integer tensors)
         raise NotImplementedError(_messages.trunc_normal_not_floating(tensor))
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn(
-            _messages.mean_more_2_std_from(), UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.mean_more_2_std_from(), UserWarning, stacklevel=2)
     r = rng(generator)
     arr = tensor._array
     out = r.standard_normal(arr.shape) * std + mean

@@ -405,9 +405,7 @@ class Module:
                     if res is not None:
                         result = res
                 except Exception as e:
-                    warnings.warn(
-                        _messages.global_module_forward_hook_always(e), stacklevel=2,
-                    )
+                    warnings.warn(_messages.global_module_forward_hook_always(e), stacklevel=2)
             for rec in list(self._forward_hooks):
                 if not rec.always_call or id(rec) in called:
                     continue

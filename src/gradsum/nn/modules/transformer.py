@@ -129,9 +129,7 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: D.dtype | N
     if mask.dtype != D.bool_ and not mask.dtype.is_floating_point:
         raise _F._ArgAssertionError(_messages.only_bool_floating_types_supported(mask_name))
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(
-            _messages.mismatched_masks_deprecated(mask_name, other_name), stacklevel=3
-        )
+        warnings.warn(_messages.mismatched_masks_deprecated(mask_name, other_name), stacklevel=3)
     if mask.dtype == D.bool_:
         np_dtype = _creation.empty((0,), dtype=target_type)._array.dtype
         return _make(xp.where(mask._array, -math.inf, 0.0).astype(np_dtype))

@@ -141,9 +141,7 @@ def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: fl
 def clip_grad_norm(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Deprecated alias of :func:`clip_grad_norm_` (warns, like torch)."""
-    warnings.warn(
-        _messages.clip_grad_norm_deprecated(), FutureWarning, stacklevel=2,
-    )
+    warnings.warn(_messages.clip_grad_norm_deprecated(), FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
