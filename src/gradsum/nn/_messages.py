@@ -3,8 +3,15 @@
 One function per error, named for it, taking the values the text names and returning the
 text; a raise site reads ``raise ValueError(_messages.dropout_probability(p))``. The texts
 are PyTorch's phrases (the tests compare many of them with torch's word for word), most
-followed by the values involved and the fix. A text written at several sites is one
-function here. Grouped by subject, in the order of the section comments below.
+followed by the values involved and the fix. A text written at several sites, or with
+different numbers at several sites (``expected {lo}D or {hi}D input``), is one function.
+
+Sections, in order: modules and state_dict; parameters and buffers; hooks; argument checks
+shared by F functions (reduction=, input ranks); linear, distances and other F functions;
+activations; losses; conv, pool and pad; normalization; dropout; embedding; interpolate,
+grid_sample and affine_grid; rnn; transformer and attention; parallel; utils (clip_grad,
+fusion, parametrize, rnn packing, spectral/weight norm, stateless); init. ``torch_name``,
+``size_str`` and ``typename`` print dtypes, sizes and types the way torch's texts do.
 """
 
 from __future__ import annotations
