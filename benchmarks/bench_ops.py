@@ -52,8 +52,8 @@ if TESTS not in sys.path:
 import torch  # noqa: E402
 
 import gradsum  # noqa: E402
-import opdb  # noqa: E402
-from opdb import Fixed, NoGrad, Sample, convert, flat_outputs  # noqa: E402
+from ops import opinfo as opdb  # noqa: E402
+from ops.opinfo import Fixed, NoGrad, Sample, convert, flat_outputs  # noqa: E402
 
 torch.set_num_threads(1)
 

@@ -106,7 +106,7 @@ def _class_names(cls: type) -> list[str]:
 def _grad_fn_names() -> dict[str, list[list[list[str | None]]]]:
     sys.path.insert(0, str(Path(__file__).parent))
     import gradsum
-    import opdb  # (the op table; imports torch only if it is there)
+    from ops import opinfo as opdb  # (the op table; imports torch only if it is there)
     out: dict[str, list[list[list[str | None]]]] = {}
     for info in opdb.OPINFOS:
         rng = np.random.default_rng(zlib.crc32(info.name.encode()))

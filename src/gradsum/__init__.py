@@ -217,10 +217,152 @@ from gradsum.ops import (
 from gradsum.ops import bmm, dot, mm, mv
 from gradsum.ops import scatter  # torch.scatter: the function form of Tensor.scatter
 detach = Tensor.detach  # torch.detach(input): the function form of Tensor.detach
-from gradsum.ops.more import linalg
+from gradsum import linalg  # torch.linalg
 from gradsum.ops import mul as multiply
-from gradsum.ops.compose import *  # noqa: F403  (torch's broadcast/stack/alias helpers)
-from gradsum.ops.methods import *  # noqa: F403  (acosh, gcd, cov, histogram, ...)
+# (torch's broadcast/stack/alias helpers)
+from gradsum.ops.arithmetic import (
+    float_power,
+    square_,
+    subtract,
+)
+from gradsum.ops.blas.products import (
+    inner,
+    vdot,
+)
+from gradsum.ops.comparison import (
+    fmax,
+    fmin,
+    greater,
+    greater_equal,
+    is_complex,
+    is_same_size,
+    isin,
+    less,
+    less_equal,
+    not_equal,
+)
+from gradsum.ops.indexing.gather_scatter import (
+    diagonal_scatter,
+    select_scatter,
+    slice_scatter,
+)
+from gradsum.ops.indexing.index import (
+    index_copy,
+    index_fill,
+    unravel_index,
+)
+from gradsum.ops.indexing.masked import (
+    masked_select,
+)
+from gradsum.ops.linalg.functions import (
+    matrix_power,
+)
+from gradsum.ops.pointwise import (
+    clamp_max,
+    clamp_min,
+    logit,
+    logspace,
+    scalar_tensor,
+)
+from gradsum.ops.rearrange import (
+    block_diag,
+    cartesian_prod,
+    column_stack,
+    combinations,
+    diagflat,
+    dstack,
+    hstack,
+    row_stack,
+    tile,
+    vstack,
+)
+from gradsum.ops.reduction import (
+    cosine_similarity,
+    dist,
+    nanmean,
+    nansum,
+    pairwise_distance,
+)
+from gradsum.ops.views import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_shapes,
+    broadcast_tensors,
+    dsplit,
+    hsplit,
+    ravel,
+    swapdims,
+    tensor_split,
+    vsplit,
+)
+# (acosh, gcd, cov, histogram, ...)
+from gradsum.ops.activation import (
+    hardshrink,
+    prelu,
+)
+from gradsum.ops.arithmetic import (
+    bitwise_left_shift,
+    bitwise_right_shift,
+    frexp,
+    gcd,
+    lcm,
+    ldexp,
+    positive,
+)
+from gradsum.ops.blas.fused import (
+    addr,
+)
+from gradsum.ops.comparison import (
+    isneginf,
+    isposinf,
+    isreal,
+)
+from gradsum.ops.indexing.gather_scatter import (
+    put,
+)
+from gradsum.ops.linalg.norms import (
+    renorm,
+)
+from gradsum.ops.pointwise import (
+    acosh,
+    angle,
+    arccosh,
+    arcsinh,
+    arctanh,
+    asinh,
+    atanh,
+    fix,
+)
+from gradsum.ops.rearrange import (
+    narrow_copy,
+)
+from gradsum.ops.reduction import (
+    corrcoef,
+    cov,
+    histogram,
+)
+from gradsum.ops.sorting import (
+    msort,
+)
+from gradsum.ops.special.gamma import (
+    mvlgamma,
+)
+from gradsum.ops.views import (
+    adjoint,
+    as_strided,
+    conj,
+    conj_physical,
+    is_conj,
+    is_inference,
+    is_neg,
+    real,
+    resolve_conj,
+    resolve_neg,
+    split_with_sizes,
+    unsafe_chunk,
+    unsafe_split,
+)
 
 bool = bool_
 float = float32

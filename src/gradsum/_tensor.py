@@ -1085,7 +1085,7 @@ class Tensor:
                 "is deprecated and it will throw an error in a future release. Consider `x.mT` "
                 "to transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, "
                 "-1))` to reverse the dimensions of a tensor.", UserWarning, stacklevel=2)
-        shape_ops = _F.shape  # (gradsum.ops.shape: permute with dims known to be valid)
+        shape_ops = _F.views  # (gradsum.ops.views: permute with dims known to be valid)
         return shape_ops._permute(self, tuple(range(self._array.ndim - 1, -1, -1)),
                                   shape_ops.PermuteBackward0, True)
 

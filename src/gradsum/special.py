@@ -2,7 +2,7 @@
 
 Most are the gradsum ops of the same meaning (``expit`` is ``sigmoid``, ``gammaln`` is
 ``lgamma``, ``psi`` is ``digamma``, ``multigammaln`` is ``mvlgamma``, ``gammainc`` is
-``igamma``); the rest live in :mod:`gradsum.ops.special2`. ``airy_ai`` is not provided (see
+``igamma``); the rest live in :mod:`gradsum.ops.special`. ``airy_ai`` is not provided (see
 the module's tests for the list of torch names left out and why).
 
 Example:
@@ -40,42 +40,38 @@ from gradsum.ops import (
     softmax,
     xlogy,
 )
-from gradsum.ops.special2 import (
+from gradsum.ops.special.bessel import (
     bessel_j0,
     bessel_j1,
     bessel_y0,
     bessel_y1,
-    chebyshev_polynomial_t,
-    chebyshev_polynomial_u,
-    chebyshev_polynomial_v,
-    chebyshev_polynomial_w,
-    entr,
-    erfcx,
-    hermite_polynomial_h,
-    hermite_polynomial_he,
     i0e,
     i1,
     i1e,
-    igamma,
-    igammac,
-    laguerre_polynomial_l,
-    legendre_polynomial_p,
-    log_ndtr,
     modified_bessel_i0,
     modified_bessel_i1,
     modified_bessel_k0,
     modified_bessel_k1,
-    ndtr,
-    ndtri,
     scaled_modified_bessel_k0,
     scaled_modified_bessel_k1,
+    spherical_bessel_j0,
+)
+from gradsum.ops.special.entropy import entr, xlog1py
+from gradsum.ops.special.erf import erfcx, log_ndtr, ndtr, ndtri
+from gradsum.ops.special.gamma import igamma, igammac, zeta
+from gradsum.ops.special.polynomials import (
+    chebyshev_polynomial_t,
+    chebyshev_polynomial_u,
+    chebyshev_polynomial_v,
+    chebyshev_polynomial_w,
+    hermite_polynomial_h,
+    hermite_polynomial_he,
+    laguerre_polynomial_l,
+    legendre_polynomial_p,
     shifted_chebyshev_polynomial_t,
     shifted_chebyshev_polynomial_u,
     shifted_chebyshev_polynomial_v,
     shifted_chebyshev_polynomial_w,
-    spherical_bessel_j0,
-    xlog1py,
-    zeta,
 )
 
 expit = sigmoid

@@ -702,7 +702,7 @@ def _check_changed_shapes(node: Node, shapes: dict[int, tuple[int, ...]],
         n = len(got) - len(want)
         if n < 0 or any(w != s and w != 1 for w, s in zip(want, got[n:])):
             raise RuntimeError(_messages.changed_shape_gradient(node.name(), nr, got, want))
-        from gradsum.ops.shape import sum_to
+        from gradsum.ops.reduction import sum_to
 
         grads[nr] = sum_to(g, want)
 

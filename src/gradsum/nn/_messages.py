@@ -540,13 +540,6 @@ def not_differentiable(fn: Any, arg: Any) -> str:
     )
 
 
-def expects_input_at_least_3(name: Any, input: Any) -> str:
-    return (
-        f"{name} expects input to have at least 3 dimensions, but got input with "
-        f"{input.ndim} dimension(s)"
-    )
-
-
 # -- linear, distances and other F functions ---------------------------------------------------
 
 

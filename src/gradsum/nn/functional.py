@@ -35,21 +35,43 @@ from gradsum import _random
 from gradsum._autocast import autocast_policy, excluded
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node  # noqa: F401  (HOLDS_STATE: recorded surface)
 from gradsum.nn import _messages
 from gradsum.nn._messages import torch_name as _torch_name
 from gradsum.ops import conv as _conv
-from gradsum.ops import elementwise as _elementwise
 from gradsum.ops import embedding as _embedding
 from gradsum.ops import inplace as _inplace
 from gradsum.ops import loss as _loss
-from gradsum.ops import reduction as _reduction
-from gradsum.ops import shape as _shape
+from gradsum.ops import views as _shape_views
 from gradsum.ops._core import _make, index_range, needs_grad, record
-from gradsum.ops.elementwise import _F32_F64, _INT_OF, select, select_const, select_grad
+from gradsum.ops.activation import (
+    _CELU_NODES,
+    _ELU_NODES,
+    _HARDSHRINK_NODES,
+    _HARDSIGMOID_NODES,
+    _HARDSWISH_NODES,
+    _HARDTANH_NODES,
+    _RRELU_NODES,
+    _SOFTSHRINK_NODES,
+    _THRESHOLD_NODES,
+    GluBackward0,
+    LeakyReluBackward1,
+    MishBackward0,
+    _Act,
+    _act,
+    _act_nodes,
+)
+from gradsum.ops.arithmetic import (
+    _F32_F64,
+    _INT_OF,
+    select,
+    select_const,
+    select_grad,  # noqa: F401  (on the recorded surface)
+)
 from gradsum.ops.embedding import embedding_dense_backward  # noqa: F401  (F's name)
+from gradsum.ops.indexing import subscript as _shape_subscript
+from gradsum.ops.linalg.norms import NormBackward1
 from gradsum.ops.normalization import (
     batch_norm,
     group_norm,
@@ -66,7 +88,12 @@ from gradsum.ops.pool import (
     max_pool1d,
     max_pool2d,
 )
-from gradsum.ops.special2 import _scalar_op
+from gradsum.ops.rearrange import (
+    channel_shuffle,
+    pixel_shuffle,
+    pixel_unshuffle,
+)
+from gradsum.ops.special.erf import _scalar_op
 
 _min_reduce = xp.minimum.reduce
 _add_reduce = xp.add.reduce
@@ -204,26 +231,6 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01,
     if inplace:
         return _run_inplace(input, "leaky_relu_", lambda t: _leaky_relu_1(t, negative_slope))
     return ops.leaky_relu(input, negative_slope)
-
-
-class LeakyReluBackward1(Node):
-    """In-place ``leaky_relu_`` (torch's node): its rule reads the saved result, which says
-    where the input was positive only for a non-negative slope; a negative slope raises at
-    backward, as torch's ``leaky_relu_backward(..., self_is_result=True)`` does."""
-
-    __slots__ = ("slope",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        (res,) = self.saved()
-        if self.slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead. File an "
-                "issue at https://github.com/pytorch/pytorch if you do require supporting "
-                "in-place leakRelu backward calculation with negative slope"
-            )
-        return _elementwise.leaky_relu_backward(g, res, self.slope)
 
 
 def _leaky_relu_1(t: Tensor, slope: float) -> Tensor:
@@ -369,7 +376,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if idx.dtype != xp.int64 and idx.dtype != xp.int32:
         name = input.dtype.name if isinstance(input, Tensor) else str(idx.dtype)
         raise RuntimeError(_messages.embedding_indices_dtype(name))
-    if not _shape.in_bounds(idx, n):
+    if not _shape_subscript.in_bounds(idx, n):
         raise IndexError(_messages.index_out_range_self_embedding(n, idx))
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
@@ -849,116 +856,6 @@ def _const_like(value: Any, ref: Tensor) -> Tensor:
     return _make(xp.asarray(value, dtype=ref._array.dtype))
 
 
-class _Act:
-    """An elementwise activation ``y = f(x)`` with torch's gradient rules: ``deriv`` maps the
-    input array to ``f'(x)`` (torch's masks at the kinks and at nan), ``second(gg, g, x)`` is
-    the gradient that the backward's output sends ``x`` (None: a piecewise-linear ``f``, whose
-    backward sends ``x`` zeros). ``fwd``/``bwd`` are the node classes, named as torch's.
-    ``rule(g, x)``, if given, is the whole backward ``g * f'(x)`` on two float32/float64
-    arrays of one shape and dtype (a kernel's own faster formulation, with ``deriv``'s
-    values bit for bit). ``blocked(x)``, given in place of a bool ``deriv``, is where the
-    gradient does not pass (a fresh bool array: the negation of that ``deriv``, computed as
-    such, which saves the two negations that ``~deriv(x)`` costs)."""
-
-    __slots__ = ("blocked", "bwd", "deriv", "fwd", "rule", "scale", "second")
-
-    def __init__(self, fwd: type[Node], bwd: type[Node], deriv: Any,
-                 second: Any = None, scale: float = 1.0, rule: Any = None,
-                 blocked: Any = None) -> None:
-        self.fwd, self.bwd, self.deriv, self.second = fwd, bwd, deriv, second
-        self.scale, self.rule, self.blocked = scale, rule, blocked
-
-
-class _ActBackward(Node):
-    """The node of an :class:`_Act` activation: its rule is :func:`_act_backward`, a primitive
-    that takes the input too, as torch's ``<op>_backward`` kernels do. So under
-    ``create_graph`` the gradient requires grad whenever the input does, even where ``f`` is
-    piecewise linear (then ``x`` gets zeros from the double backward, not ``None``)."""
-
-    __slots__ = ("act",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.saved()
-        return _act_backward(g, x, self.act)
-
-
-class _ActBackwardBackward(Node):
-    """The rule of :func:`_act_backward`: linear in ``g`` (its own adjoint), and ``x`` gets
-    ``act.second`` (zeros for a piecewise-linear activation, as in torch)."""
-
-    __slots__ = ("act",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        g, x = self.saved()
-        act = self.act
-        if act.second == "not implemented":  # (torch has no rule for it either)
-            raise RuntimeError(
-                f"derivative for aten::{_ACT_KERNELS[act.fwd.__name__]}_backward is not "
-                "implemented: this activation supports first-order gradients only"
-            )
-        d_g = _act_backward(gg, x, act) if self.needs(0) else None
-        d_x = None
-        if self.needs(1):
-            d_x = ops.zeros_like(gg) if act.second is None else act.second(gg, g, x)
-        return d_g, d_x
-
-
-def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type[Node]]:
-    """The node classes ``<name>Backward0`` and ``<bwd_name>BackwardBackward0``."""
-    fwd = type(f"{name}Backward0", (_ActBackward,), {"__slots__": ()})
-    bwd = type(f"{bwd_name or name}BackwardBackward0", (_ActBackwardBackward,),
-               {"__slots__": ()})
-    return fwd, bwd
-
-
-def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
-    """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool
-    ``deriv`` (a piecewise-linear ``f``) is where the gradient passes: torch's kernels select
-    (``cond ? g : 0``), so an inf or nan ``g`` where it does not pass gives 0 (see note
-    "Select, don't multiply" in ``ops/elementwise.py``); a ``scale`` multiplies what passes."""
-    ga, xa = g._array, x._array
-    if (act.rule is not None and ga.dtype is xa.dtype and ga.dtype in _F32_F64
-            and ga.shape == xa.shape and ga.ndim):
-        out = act.rule(ga, xa)
-    elif act.blocked is not None:
-        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale),
-                          xp.asarray(act.blocked(xa)))
-    elif (d := act.deriv(xa)).__class__ is tuple:  # (where it passes, the derivative there)
-        out = select_grad(xp.asarray(ga * d[1].astype(ga.dtype, copy=False)), ~d[0])
-    elif d.dtype.kind == "b":
-        out = select_grad(ga if act.scale == 1.0 else xp.asarray(ga * act.scale), ~d)
-    else:
-        out = xp.asarray(ga * d.astype(ga.dtype, copy=False))
-    if not needs_grad(g, x):
-        return _make(out)
-    node = act.bwd()
-    node.act = act
-    res = record(node, (g, x), out)
-    node.save(g, x)
-    return res
-
-
-def _act(input: Tensor, out: Any, act: _Act) -> Tensor:
-    """The output array ``out`` of the activation ``act`` of ``input``, recorded."""
-    if not needs_grad(input):
-        return _make(out)
-    node = act.fwd()
-    node.act = act
-    res = record(node, (input,), out)
-    node.save(input)
-    return res
-
-
-_ACT_KERNELS = {"HardsigmoidBackward0": "hardsigmoid"}
-_HARDTANH_NODES = _act_nodes("Hardtanh")
-_THRESHOLD_NODES = _act_nodes("Threshold")
-_HARDSHRINK_NODES = _act_nodes("Hardshrink")
-_SOFTSHRINK_NODES = _act_nodes("Softshrink")
-_HARDSIGMOID_NODES = _act_nodes("Hardsigmoid")
-_HARDSWISH_NODES = _act_nodes("Hardswish")
-_ELU_NODES = _act_nodes("Elu")
-_RRELU_NODES = _act_nodes("RreluWithNoise")
-_CELU_NODES = _act_nodes("Celu", "Elu")
 #: torch's hardsigmoid_backward multiplies by 1/6 as a float32 constant, in every dtype
 _ONE_SIXTH = float(xp.float32(1.0 / 6.0))
 
@@ -1191,35 +1088,6 @@ def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
     return ops.where(inside, ops.div(ops.mul(gg, g), 3.0), _const_like(0.0, x))
 
 
-class MishBackward0(Node):
-    """``mish`` (torch's node); its rule is torch's ``infinitely_differentiable_mish_backward``
-    in gradsum ops: ``g * (tsp + x * sigmoid(x) * (1 - tsp**2))``, ``tsp = tanh(softplus(x))``
-    (so the gradient's ``grad_fn`` is a ``MulBackward0``, as torch's under ``create_graph``)."""
-
-    __slots__ = ()
-
-    def backward(self, g: Tensor) -> Tensor:
-        if not _grad_state.enabled:  # (nothing to record: the same operations on arrays)
-            (xa,) = self.saved_arrays()
-            ga = g._array
-            if ga.dtype is xa.dtype and xa.dtype in _F32_F64 and ga.shape == xa.shape and (
-                    xa.ndim):
-                tsp = _elementwise._softplus_array(xa, 1.0, 20.0)
-                xp.tanh(tsp, out=tsp)
-                inner = _elementwise._sigmoid_array(xa)
-                inner *= xa
-                one_m = tsp * tsp
-                xp.subtract(1.0, one_m, out=one_m)
-                inner *= one_m
-                inner += tsp
-                inner *= ga
-                return _make(inner)
-        (x,) = self.saved()
-        tsp = ops.tanh(ops.softplus(x))
-        inner = ops.mul(ops.mul(x, ops.sigmoid(x)), ops.rsub(ops.mul(tsp, tsp), 1.0))
-        return ops.mul(g, ops.add(tsp, inner))
-
-
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``, one ``MishBackward0`` node like torch's."""
     _float_only(input, "mish_cpu")
@@ -1430,63 +1298,6 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return res
 
 
-class GluBackward0(Node):
-    """``glu`` (torch's node): its rule is :func:`_glu_backward`."""
-
-    __slots__ = ("dim",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        (x,) = self.saved()
-        return _glu_backward(g, x, self.dim)
-
-
-class GluBackwardBackward0(Node):
-    """The rule of :func:`_glu_backward` (inputs ``g, x``), with ``s = sigmoid(b)``,
-    ``s' = s (1 - s)`` and the incoming gradient's halves ``ga, gb``: ``g`` gets
-    ``ga s + gb a s'``, ``a`` gets ``gb g s'`` and ``b`` gets
-    ``ga g s' + gb g a s' (1 - 2 s)`` (torch's ``glu_double_backward``)."""
-
-    __slots__ = ("dim",)
-
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        g, x = self.saved()
-        d = self.dim
-        h = x.shape[d] // 2
-        a, b = ops.narrow(x, d, 0, h), ops.narrow(x, d, h, h)
-        ga, gb = ops.narrow(gg, d, 0, h), ops.narrow(gg, d, h, h)
-        s = ops.sigmoid(b)
-        ds = ops.mul(s, ops.rsub(s, 1.0))
-        d_g = d_x = None
-        if self.needs(0):
-            d_g = ops.add(ops.mul(ga, s), ops.mul(ops.mul(gb, a), ds))
-        if self.needs(1):
-            gds = ops.mul(g, ds)
-            d_a = ops.mul(gb, gds)
-            d_b = ops.add(ops.mul(ga, gds),
-                          ops.mul(ops.mul(ops.mul(gb, a), gds), ops.rsub(ops.mul(s, 2.0), 1.0)))
-            d_x = ops.cat([d_a, d_b], d)
-        return d_g, d_x
-
-
-def _glu_backward(g: Tensor, x: Tensor, dim: int) -> Tensor:
-    """torch's ``glu_backward(g, x, dim)``: ``cat(g s, g a s (1 - s))`` along ``dim`` for the
-    halves ``a, b`` of ``x`` and ``s = sigmoid(b)``, one op recorded with ``g, x`` as inputs."""
-    xa, gaa = x._array, g._array
-    h = xa.shape[dim] // 2
-    a, b = xp.split(xa, [h], axis=dim)
-    with xp.errstate(over="ignore"):
-        s = 1.0 / (1.0 + xp.exp(-b))
-    gs = gaa * s
-    out = xp.asarray(xp.concatenate([gs, gs * a * (1 - s)], axis=dim), dtype=xa.dtype)
-    if not needs_grad(g, x):
-        return _make(out)
-    node = GluBackwardBackward0()
-    node.dim = dim
-    res = record(node, (g, x), out)
-    node.save(g, x)
-    return res
-
-
 @autocast_policy("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one element or one per
@@ -1642,14 +1453,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     diff = ops.sub(x1, x2)
     diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else ops.add(diff, eps)
     out = ops.norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
-    return _shape.as_node(out, NormBackward1)
-
-
-class NormBackward1(_reduction.LinalgVectorNormBackward0):
-    """torch's ``norm(input, p, dim)`` overload (what ``pairwise_distance`` calls): the rule
-    of ``linalg.vector_norm``."""
-
-    __slots__ = ()
+    return _shape_subscript.as_node(out, NormBackward1)
 
 
 # -- more losses -------------------------------------------------------------------------------
@@ -2063,106 +1867,6 @@ def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: st
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def _lead(input: Tensor, name: str) -> None:
-    if input.ndim < 3:
-        raise RuntimeError(_messages.expects_input_at_least_3(name, input))
-
-
-# pixel_shuffle, pixel_unshuffle and channel_shuffle are one node each, as torch's kernels
-# (not the reshape-permute-reshape they amount to): the backward of each is its inverse
-# permutation, itself differentiable.
-class PixelShuffleBackward0(Node):
-    __slots__ = ("arg",)
-
-    def backward(self, g: Tensor) -> Tensor:
-        return pixel_unshuffle(g, self.arg)
-
-
-class PixelUnshuffleBackward0(PixelShuffleBackward0):
-    __slots__ = ()
-
-    def backward(self, g: Tensor) -> Tensor:
-        return pixel_shuffle(g, self.arg)
-
-
-class ChannelShuffleBackward0(PixelShuffleBackward0):
-    """``arg``: C // groups, the groups of the inverse shuffle."""
-
-    __slots__ = ()
-
-    def backward(self, g: Tensor) -> Tensor:
-        return channel_shuffle(g, self.arg)
-
-
-def _shuffled(input: Tensor, out: Any, cls: type[PixelShuffleBackward0], arg: int) -> Tensor:
-    """``out`` (a permutation of ``input``'s elements) as a new tensor, recorded as ``cls``."""
-    if xp.may_share_memory(out, input._array):  # (a factor of 1: torch still copies)
-        out = out.copy()
-    if not needs_grad(input):
-        return _make(out)
-    node = cls()
-    node.arg = arg
-    return record(node, (input,), out)
-
-
-def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
-    """``(*, C * r**2, H, W)`` to ``(*, C, H * r, W * r)``."""
-    _lead(input, "pixel_shuffle")
-    r = int(upscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *b, c, h, w = input.shape
-    if c % (r * r):
-        raise RuntimeError(
-            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
-        )
-    n = len(b)
-    x = input._array.reshape((*b, c // (r * r), r, r, h, w))
-    x = x.transpose((*range(n), n, n + 3, n + 1, n + 4, n + 2))
-    return _shuffled(input, x.reshape((*b, c // (r * r), h * r, w * r)),
-                     PixelShuffleBackward0, r)
-
-
-def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
-    """``(*, C, H * r, W * r)`` to ``(*, C * r**2, H, W)`` (pixel_shuffle's inverse)."""
-    _lead(input, "pixel_unshuffle")
-    r = int(downscale_factor)
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
-    *b, c, h, w = input.shape
-    if h % r or w % r:
-        dim, size = ("height", h) if h % r else ("width", w)
-        raise RuntimeError(
-            f"pixel_unshuffle expects {dim} to be divisible by downscale_factor, but "
-            f"input.size({-2 if dim == 'height' else -1})={size} is not divisible by {r}"
-        )
-    n = len(b)
-    x = input._array.reshape((*b, c, h // r, r, w // r, r))
-    x = x.transpose((*range(n), n, n + 2, n + 4, n + 1, n + 3))
-    return _shuffled(input, x.reshape((*b, c * r * r, h // r, w // r)),
-                     PixelUnshuffleBackward0, r)
-
-
-def channel_shuffle(input: Tensor, groups: int) -> Tensor:
-    """``(N, C, *)``: the channels, viewed as ``(groups, C // groups)``, transposed."""
-    if input.ndim <= 2:
-        raise RuntimeError(
-            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.ndim} dimension(s)"
-        )
-    g = int(groups)
-    if g <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{g}")
-    n, c, *rest = input.shape
-    if c % g:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
-                           f"and {g} groups.")
-    x = input._array.reshape((n, g, c // g, *rest)).swapaxes(1, 2)
-    return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
-
-
 @excluded  # (torch's _trilinear is on neither autocast list: its einsum does not cast)
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
@@ -2407,9 +2111,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     sq = ops.mul(input, input)
     channels = input.shape[1]
     padded = pad(sq, [0, 0] * (dim - 2) + [size // 2, (size - 1) // 2])
-    total = _shape.narrow(padded, 1, 0, channels)
+    total = _shape_views.narrow(padded, 1, 0, channels)
     for j in range(1, size):
-        total = ops.add(total, _shape.narrow(padded, 1, j, channels))
+        total = ops.add(total, _shape_views.narrow(padded, 1, j, channels))
     div = ops.pow(ops.add(ops.mul(ops.div(total, size), alpha), k), beta)
     return ops.div(input, div)
 # -- end nn/_extra functional --

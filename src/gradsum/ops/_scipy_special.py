@@ -1,7 +1,7 @@
 """The optional ``scipy.special`` backend of the special functions (the ``special`` extra).
 
 Where SciPy's compiled ufunc is much faster than the NumPy kernel and as accurate, the NumPy
-float64 kernel in :mod:`gradsum.ops.special` / :mod:`gradsum.ops.special2` is decorated with
+float64 kernel in :mod:`gradsum.ops.special` is decorated with
 :func:`kernel`, and the call goes to this module's SciPy version of it, with torch's values at
 the points where SciPy's differ (poles, nan and inf operands, subnormals). The choice is made
 here, once: SciPy is imported lazily on the first call of such a kernel and used when it is
@@ -98,7 +98,7 @@ def _import(name: str) -> Any:
 
 def module(name: str) -> Any:
     """The SciPy module ``name`` (``"scipy.linalg.lapack"``, say) for a kernel outside this
-    module that has a SciPy path (LU in :mod:`gradsum.ops.linalg2`), under the same switch:
+    module that has a SciPy path (LU in :mod:`gradsum.ops.linalg._base`), under the same switch:
     ``None`` when SciPy is not installed, ``GRADSUM_SCIPY`` says no or :func:`use_scipy` forced
     the NumPy path."""
     return _import(name) if _wanted() else None
@@ -141,7 +141,7 @@ def _kernels(sc: Any) -> dict[str, Any]:
                 flat = xp.ravel(x)
                 near = xp.flatnonzero((flat > 0.75) & (flat < 2.35))
                 if near.size:
-                    from gradsum.ops.special import _lgamma_array
+                    from gradsum.ops.special.gamma import _lgamma_array
 
                     out.flat[near] = _lgamma_array.numpy(flat[near])
         return out.reshape(xp.shape(x))

@@ -27,8 +27,8 @@ from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, record
-from gradsum.ops.linalg import _max_along
-from gradsum.ops.special2 import _scalar_op
+from gradsum.ops.activation import _max_along
+from gradsum.ops.special.erf import _scalar_op
 
 __all__ = ["flash_attention"]
 
@@ -206,7 +206,7 @@ def _weights(query: Tensor, key: Tensor, mask: Tensor | None, scale: float) -> T
                       _scalar_op(ops.transpose(key, -2, -1), s, True))
     if mask is not None:
         attn = ops.add(attn, mask)
-    return ops.linalg.safe_softmax(attn, -1)
+    return ops.activation.safe_softmax(attn, -1)
 
 
 def flash_attention(q_in: Tensor, k_in: Tensor, v_in: Tensor, query: Tensor, key: Tensor,

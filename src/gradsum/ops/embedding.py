@@ -24,8 +24,9 @@ import gradsum.ops as ops
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops import shape as _shape
 from gradsum.ops._core import _make, needs_grad, record
+from gradsum.ops.indexing.index import _index_select
+from gradsum.ops.indexing.subscript import add_rows_at
 
 __all__ = ["embedding", "embedding_dense_backward"]
 
@@ -68,7 +69,7 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def backward(self, gg: Tensor) -> Tensor:
         emb = self.emb
-        rows = _shape._index_select(gg, 0, emb.indices)  # (indices checked in the forward)
+        rows = _index_select(gg, 0, emb.indices)  # (indices checked in the forward)
         if emb.padding_idx is not None:
             keep = (emb.indices != emb.padding_idx).astype(gg._array.dtype)[:, None]
             rows = ops.mul(rows, _make(keep))
@@ -90,7 +91,7 @@ def embedding_dense_backward(g: Tensor, emb: EmbeddingBackward0) -> Tensor:
             idx, rows = idx[keep], rows[keep]
     out = xp.zeros((emb.num_weights, rows.shape[-1]), dtype=ga.dtype)
     if idx.size:
-        _shape.add_rows_at(out, idx, rows, zeros=True)
+        add_rows_at(out, idx, rows, zeros=True)
     if not needs_grad(g):
         return _make(out)
     node = EmbeddingDenseBackwardBackward0()

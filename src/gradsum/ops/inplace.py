@@ -1,25 +1,19 @@
-"""In-place ops: ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_`` and ``__setitem__``.
-
-Every in-place op bumps the tensor's version counter (shared with its views), which is how a
-saved tensor later knows it was overwritten. Outside ``no_grad`` an in-place op on a leaf that
-requires grad raises. When the op must be recorded, the result is computed out of place from a
-copy of the old value (so rules that need the original see it, as torch saves original values),
-written into the tensor's own buffer (views keep aliasing it), and the tensor's ``grad_fn`` is
-rebased onto the new node. Writing through a view rebases the view's base with a
-``CopySlices`` node, so gradients flow to the base as in torch.
+"""In-place ops and their machinery: version counters, the view-aware write (``CopySlices``),
+``apply_inplace``, ``add_``/``sub_``/``mul_``/``div_``, ``zero_``/``fill_``/``copy_``,
+``index_put``/``setitem_``, the in-place twins of the pointwise ops (``exp_``, ``relu_``, ...),
+the in-place metadata changes (``t_``, ``transpose_``, ``unsqueeze_``, ``squeeze_``) and
+``apply_``/``map_``/``resize_``.
 
 Example:
     >>> import gradsum
-    >>> x = gradsum.ones(3, requires_grad=True)
-    >>> y = x * 2
-    >>> y[0] = 10.0              # recorded: y's grad_fn becomes CopySlices
-    >>> y.sum().backward()
-    >>> x.grad.tolist()
-    [0.0, 2.0, 2.0]
+    >>> x = gradsum.tensor([1.0, 2.0])
+    >>> x.add_(1).tolist()
+    [2.0, 3.0]
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -34,14 +28,18 @@ from gradsum.autograd.saved import hooks_state, on_view
 from gradsum.ops._core import (
     OPS,
     _make,
+    broadcast_error,
     edge,
+    needs_grad,
     record,
     register,
     scalar_value,
     set_history,
     stale_views,
 )
-from gradsum.ops.shape import (
+from gradsum.ops.activation import relu, sigmoid
+from gradsum.ops.arithmetic import _tname, add, neg, pow, reciprocal, sub
+from gradsum.ops.indexing.subscript import (
     _OOB_ONLY_WARNS,
     _convert_key,
     _empty_result,
@@ -49,6 +47,30 @@ from gradsum.ops.shape import (
     expand_ellipsis,
     index_target,
     split_key,
+)
+from gradsum.ops.pointwise import (
+    abs,
+    ceil,
+    clamp,
+    cos,
+    exp,
+    floor,
+    log,
+    log1p,
+    round,
+    rsqrt,
+    sign,
+    sin,
+    sqrt,
+    tanh,
+    trunc,
+)
+from gradsum.ops.special.erf import erf
+from gradsum.ops.views import (
+    SqueezeBackward0,
+    TBackward0,
+    TransposeBackward0,
+    UnsqueezeBackward0,
 )
 
 
@@ -121,18 +143,6 @@ def _check_leaf(self: Tensor, name: str) -> None:
             base._requires_grad or self._grad_fn is not None):
         raise RuntimeError(_messages.view_of_leaf_inplace(name))
 
-
-def _recording(self: Tensor, *others: Any) -> bool:
-    if not _state.enabled:
-        return False
-    if self.requires_grad:
-        return True
-    base = self._base
-    if base is not None and base.requires_grad:
-        return True
-    return any(isinstance(o, Tensor) and o.requires_grad for o in others)
-
-
 def _dense(a: Any) -> bool:
     """torch's ``is_non_overlapping_and_dense``: the elements tile one block of memory."""
     expect = a.itemsize
@@ -141,7 +151,6 @@ def _dense(a: Any) -> bool:
             return False
         expect *= n
     return True
-
 
 def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> None:
     """torch's ``assert_no_partial_overlap`` (``full_too``: ``assert_no_overlap``, as
@@ -165,6 +174,17 @@ def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> Non
         f"refer to a single memory location ({name}). Please clone() the tensor before "
         "performing the operation."
     )
+
+
+def _recording(self: Tensor, *others: Any) -> bool:
+    if not _state.enabled:
+        return False
+    if self.requires_grad:
+        return True
+    base = self._base
+    if base is not None and base.requires_grad:
+        return True
+    return any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
 
 def _check_cast(self: Tensor, other: Any, name: str) -> None:
@@ -426,7 +446,7 @@ def refresh_views(root: Tensor, done: Tensor | None) -> None:
             else:
                 # torch regenerates a view as AsStridedBackward0, whose backward gives an
                 # empty view plain zeros (no graph under create_graph): as_strided here too
-                nv = F.methods.as_strided(root, v.shape, v.stride(), v.storage_offset())
+                nv = F.views.as_strided(root, v.shape, v.stride(), v.storage_offset())
             fn = nv._grad_fn
             if fn is None and v._grad_fn is not None:
                 fn = _history_to_nowhere(v)
@@ -460,7 +480,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             alpha = alpha.item()  # (torch takes a one-element tensor as the number)
         _check_leaf(self, name)
         if name == "sub_":
-            F.elementwise._sub_check(self, other)  # (bool operands: torch's error)
+            F.arithmetic._sub_check(self, other)  # (bool operands: torch's error)
         _check_cast(self, other, name)  # result_type ranks 0-d tensors below dimensioned ones
         if isinstance(other, Tensor):
             _check_overlap(self._array, other._array, name)
@@ -481,7 +501,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             if not fused:
                 y = y * alpha
         if y.__class__ is int and self._array.dtype.kind in "iu":
-            y = F.elementwise._wrap_int(y, self._array.dtype)  # (torch wraps: uint8 += 300)
+            y = F.arithmetic._wrap_int(y, self._array.dtype)  # (torch wraps: uint8 += 300)
         dst = self._array
         if not dst.flags.writeable:
             dst = _target(self, name)
@@ -489,7 +509,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
             if name == "div_" and dst.dtype.kind not in "fV":
                 raise RuntimeError(_messages.cast_inplace("float32", self.dtype.name, name))
             if fused:  # (torch's fused multiply-add, as the out-of-place op computes it)
-                res = F.elementwise._plus_scaled(dst, y, alpha if name == "add_" else -alpha)
+                res = F.arithmetic._plus_scaled(dst, y, alpha if name == "add_" else -alpha)
                 xp.copyto(dst, res, casting="unsafe")
             else:
                 ufunc(dst, y, out=dst, casting="unsafe")
@@ -517,8 +537,8 @@ def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
         return False
 
 
-add_ = _binary_inplace("add_", F.add, xp.add)
-sub_ = _binary_inplace("sub_", F.sub, xp.subtract)
+add_ = _binary_inplace("add_", add, xp.add)
+sub_ = _binary_inplace("sub_", sub, xp.subtract)
 mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
 div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
 
@@ -812,45 +832,6 @@ def _writable(a: Any) -> Any:
     return xp.ndarray(a.shape, a.dtype, buffer=b, offset=off, strides=a.strides)
 
 
-#: fills torch implements for floating dtypes only: its kernel name (None: its own message)
-_FLOAT_ONLY_FILLS = {"normal_": "normal_kernel_cpu", "uniform_": "check_uniform_bounds",
-                     "exponential_": None}
-
-
-def _random_fill(name: str) -> Callable[..., Tensor]:
-    def method(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
-        from gradsum import _random
-
-        _check_leaf(self, name)
-        kind = self._array.dtype.kind
-        if kind not in "fV" and name in _FLOAT_ONLY_FILLS:  # (torch has no integer kernel)
-            kernel = _FLOAT_ONLY_FILLS[name]
-            if kernel is None:
-                given = D._TORCH_SCALAR_NAMES.get(str(self._array.dtype), self.dtype.name)
-                raise RuntimeError(
-                    "Exponential distribution is a continuous probability distribution. dtype "
-                    f"must be a floating point but you specified {given}. Convert the tensor "
-                    "with .float() first."
-                )
-            raise D.not_implemented(kernel, self._array.dtype,
-                                    "Convert the tensor with .float() first.")
-        arr = _random.sample(name, self._array.shape, self._array.dtype, generator, *args,
-                             **kwargs)
-        _write(self, arr, name)
-        return self
-
-    method.__name__ = name
-    method.__doc__ = f"Fill in place with random values ({name[:-1]}), from the generator."
-    return method
-
-
-normal_ = _random_fill("normal_")
-uniform_ = _random_fill("uniform_")
-bernoulli_ = _random_fill("bernoulli_")
-exponential_ = _random_fill("exponential_")
-random_ = _random_fill("random_")
-
-
 def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
                 check_cast: bool = False, elementwise: bool = False) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
@@ -885,27 +866,27 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
     return register(name)(method) if registered else method
 
 
-relu_ = _op_inplace("relu_", F.relu)
-exp_ = _op_inplace("exp_", F.exp)
-log_ = _op_inplace("log_", F.log)
-log1p_ = _op_inplace("log1p_", F.log1p)
-sqrt_ = _op_inplace("sqrt_", F.sqrt)
-rsqrt_ = _op_inplace("rsqrt_", F.rsqrt)
-abs_ = _op_inplace("abs_", F.abs)
-neg_ = _op_inplace("neg_", F.neg)
-sin_ = _op_inplace("sin_", F.sin)
-cos_ = _op_inplace("cos_", F.cos)
-tanh_ = _op_inplace("tanh_", F.tanh)
-sigmoid_ = _op_inplace("sigmoid_", F.sigmoid)
-sign_ = _op_inplace("sign_", F.sign)
-floor_ = _op_inplace("floor_", F.floor)
-ceil_ = _op_inplace("ceil_", F.ceil)
-round_ = _op_inplace("round_", F.round)
-trunc_ = _op_inplace("trunc_", F.trunc)
-reciprocal_ = _op_inplace("reciprocal_", F.reciprocal)
-erf_ = _op_inplace("erf_", F.erf)
-pow_ = _op_inplace("pow_", F.pow, elementwise=True)
-clamp_ = _op_inplace("clamp_", F.clamp)
+relu_ = _op_inplace("relu_", relu)
+exp_ = _op_inplace("exp_", exp)
+log_ = _op_inplace("log_", log)
+log1p_ = _op_inplace("log1p_", log1p)
+sqrt_ = _op_inplace("sqrt_", sqrt)
+rsqrt_ = _op_inplace("rsqrt_", rsqrt)
+abs_ = _op_inplace("abs_", abs)
+neg_ = _op_inplace("neg_", neg)
+sin_ = _op_inplace("sin_", sin)
+cos_ = _op_inplace("cos_", cos)
+tanh_ = _op_inplace("tanh_", tanh)
+sigmoid_ = _op_inplace("sigmoid_", sigmoid)
+sign_ = _op_inplace("sign_", sign)
+floor_ = _op_inplace("floor_", floor)
+ceil_ = _op_inplace("ceil_", ceil)
+round_ = _op_inplace("round_", round)
+trunc_ = _op_inplace("trunc_", trunc)
+reciprocal_ = _op_inplace("reciprocal_", reciprocal)
+erf_ = _op_inplace("erf_", erf)
+pow_ = _op_inplace("pow_", pow, elementwise=True)
+clamp_ = _op_inplace("clamp_", clamp)
 OPS["clip_"] = clamp_
 
 
@@ -913,31 +894,31 @@ OPS["clip_"] = clamp_
 # torch changes the sizes and strides of the tensor itself (the values and the buffer stay),
 # bumps the version counter shared with its views and, when recording, gives the tensor a new
 # grad_fn of the view op (named ``...Backward1`` and up, as torch's in-place overloads).
-class TBackward1(F.shape.TBackward0):
+class TBackward1(TBackward0):
     __slots__ = ()
 
 
-class TransposeBackward1(F.shape.TransposeBackward0):
+class TransposeBackward1(TransposeBackward0):
     __slots__ = ()
 
 
-class UnsqueezeBackward1(F.shape.UnsqueezeBackward0):
+class UnsqueezeBackward1(UnsqueezeBackward0):
     __slots__ = ()
 
 
-class SqueezeBackward3(F.shape.SqueezeBackward0):
+class SqueezeBackward3(SqueezeBackward0):
     """``squeeze_()`` (all dimensions)."""
 
     __slots__ = ()
 
 
-class SqueezeBackward4(F.shape.SqueezeBackward0):
+class SqueezeBackward4(SqueezeBackward0):
     """``squeeze_(dim)``."""
 
     __slots__ = ()
 
 
-class SqueezeBackward5(F.shape.SqueezeBackward0):
+class SqueezeBackward5(SqueezeBackward0):
     """``squeeze_(dims)``."""
 
     __slots__ = ()
@@ -1003,9 +984,9 @@ def t_(self: Tensor) -> Tensor:
             f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
             f"{tuple(self.shape)}). Use transpose_(dim0, dim1) for more dimensions."
         )
-    dims = F.shape._REVERSED[nd]
+    dims = F.views._REVERSED[nd]
     return _restride(self, "t_", F.t, F.t,
-                     lambda old: F.shape._permute(old, dims, TBackward1, True))
+                     lambda old: F.views._permute(old, dims, TBackward1, True))
 
 
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -1027,7 +1008,7 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
         return F.transpose(r, d0, d1)
 
     return _restride(self, "transpose_", swap, swap,
-                     lambda old: F.shape._permute(old, perm, TransposeBackward1, True))
+                     lambda old: F.views._permute(old, perm, TransposeBackward1, True))
 
 
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
@@ -1043,7 +1024,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     new = shp[:d] + (1,) + shp[d:]
     return _restride(self, "unsqueeze_", lambda r: F.unsqueeze(r, d),
                      lambda r: F.squeeze(r, d),
-                     lambda old: F.shape._reshape(old, new, UnsqueezeBackward1, True))
+                     lambda old: F.views._reshape(old, new, UnsqueezeBackward1, True))
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
@@ -1062,4 +1043,221 @@ def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
            SqueezeBackward4 if isinstance(dim, (int, xp.integer)) else SqueezeBackward5)
     return _restride(self, "squeeze_", lambda r: F.reshape(r, new),
                      lambda r: F.reshape(r, shp),
-                     lambda old: F.shape._reshape(old, new, cls, True))
+                     lambda old: F.views._reshape(old, new, cls, True))
+
+
+# -- in-place forms -------------------------------------------------------------------------------
+class _CmpBackward(Node):
+    """An in-place comparison (``eq_``, ...): torch records it with a zero gradient."""
+
+    __slots__ = ("shapes",)
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, ...]:
+        return tuple(F.zeros(s, dtype=g.dtype) if self.needs(i) else None
+                     for i, s in enumerate(self.shapes))
+
+
+_CMP_NODES: dict[str, tuple[type[Node], type[Node]]] = {
+    name: (type(f"{name}Backward0", (_CmpBackward,), {"__slots__": ()}),
+           type(f"{name}Backward1", (_CmpBackward,), {"__slots__": ()}))
+    for name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge")
+}
+
+
+def _cmp_inplace(name: str, op: Callable[..., Tensor], node: str) -> Callable[..., Tensor]:
+    """``t.eq_(other)`` and its kin: ``t`` holds the comparison's result in its own dtype;
+    recorded (a zero gradient) when ``t`` or ``other`` requires grad."""
+    scalar_node, tensor_node = _CMP_NODES[node]
+
+    def method(self: Tensor, other: Any) -> Tensor:
+        _check_leaf(self, name)
+        if isinstance(other, Tensor):
+            _check_out_shape(self._array.shape, other._array.shape, name)
+
+        def fn(old: Tensor) -> Tensor:
+            out = op(old, other)._array.astype(self._array.dtype)
+            if not needs_grad(old, other):
+                return _make(out)
+            if isinstance(other, Tensor):
+                n: Node = tensor_node()
+                n.shapes = (old._array.shape, other._array.shape)
+                return record(n, (old, other), out)
+            n = scalar_node()
+            n.shapes = (old._array.shape,)
+            return record(n, (old,), out)
+
+        if _recording(self, other):
+            return apply_inplace(self, name, fn, other)
+        _write(self, fn(self.detach())._array, name)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: the result (0/1) in this tensor's dtype."
+    return method
+
+
+def _untracked_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """An in-place op torch gives no derivative: written and versioned, history kept (torch
+    lets it run on a leaf that requires grad too)."""
+
+    def method(self: Tensor, *args: Any) -> Tensor:
+        res = op(self, *args)._array
+        _check_out_shape(self._array.shape, res.shape, name)
+        if not D.can_cast(D.from_numpy_dtype(res.dtype), self.dtype):
+            from gradsum.autograd import _messages
+
+            raise RuntimeError(_messages.cast_inplace(_tname(res.dtype), self.dtype.name, name))
+        _write(self, res, name)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
+    return method
+
+
+def _no_grad_check(self: Tensor, name: str) -> None:
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+
+
+def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
+    """Replace each element by ``callable(element)``, in place (slow: one Python call per
+    element; refused on a tensor that requires grad).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 2]).apply_(lambda v: v * 10).tolist()
+        [10, 20]
+    """
+    _no_grad_check(self, "apply_")
+    x = self._array
+    flat = [callable(v) for v in x.reshape(-1).tolist()]
+    x[...] = xp.asarray(flat, dtype=x.dtype).reshape(x.shape) if flat else x
+    return self
+
+
+def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
+    """Replace each element ``a`` by ``callable(a, b)``, ``b`` from ``tensor`` (broadcast to
+    this tensor's shape), in place.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.tensor([1, 2]).map_(gradsum.tensor([3, 4]), lambda a, b: a * b).tolist()
+        [3, 8]
+    """
+    _no_grad_check(self, "map_")
+    x = self._array
+    try:
+        y = xp.broadcast_to(tensor._array, x.shape)
+    except ValueError:
+        raise broadcast_error(x, tensor._array) from None
+    flat = [callable(a, b) for a, b in zip(x.reshape(-1).tolist(), y.reshape(-1).tolist())]
+    x[...] = xp.asarray(flat, dtype=x.dtype).reshape(x.shape) if flat else x
+    return self
+
+
+def resize_(self: Tensor, *sizes: Any) -> Tensor:
+    """Give this tensor the shape ``sizes`` in place: the first elements (in memory order)
+    are kept, new ones are zero (torch's are uninitialised); refused when it requires grad.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.arange(6).resize_(2, 2).tolist()
+        [[0, 1], [2, 3]]
+    """
+    if len(sizes) == 1 and not isinstance(sizes[0], int):
+        sizes = tuple(sizes[0])
+    shape = tuple(int(s) for s in sizes)
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    x = self._array
+    if shape == x.shape:
+        return self
+    n = math.prod(shape)
+    flat = x.reshape(-1) if x.flags.c_contiguous else xp.ascontiguousarray(x).reshape(-1)
+    if n <= flat.size and x.flags.c_contiguous:
+        self._array = flat[:n].reshape(shape)  # (same memory: views of it still alias it)
+    else:
+        new = xp.zeros(n, dtype=x.dtype)
+        k = min(n, flat.size)
+        new[:k] = flat[:k]
+        self._array = new.reshape(shape)
+    self._vc[0] += 1
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
+    """:meth:`resize_` to ``the_template``'s shape.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(4).resize_as_(gradsum.zeros(2, 2)).shape
+        (2, 2)
+    """
+    return resize_(self, the_template._array.shape)
+
+
+# -- masked_fill_ and fill_diagonal_ (bound as Tensor methods in gradsum.ops) ----------------------
+@register("masked_fill_")
+def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In-place :func:`masked_fill`."""
+    from gradsum.ops import inplace
+
+    inplace._check_leaf(self, "masked_fill_")
+    if inplace._recording(self, value):
+        return inplace.apply_inplace(
+            self, "masked_fill_", lambda old: F.masked_fill(old, mask, value), value
+        )
+    res = F.masked_fill(self.detach(), mask, value)
+    inplace._write(self, res._array, "masked_fill_")
+    return self
+
+def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Fill the main diagonal in place (of a matrix, or of a tensor with equal sizes); with
+    ``wrap``, a tall matrix's diagonal restarts after each ``N + 1`` rows, as torch's.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.zeros(2, 3).fill_diagonal_(5).tolist()
+        [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]]
+    """
+    if isinstance(fill_value, Tensor):
+        if fill_value._array.ndim != 0 or fill_value.requires_grad:
+            raise TypeError("fill_diagonal_(): argument 'fill_value' (position 1) must be "
+                            "Number, not Tensor. Pass fill_value.item().")
+        fill_value = fill_value.item()
+    shp = a._array.shape
+    if len(shp) < 2:
+        raise RuntimeError(f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
+                           "a matrix, or copy_ for a vector.")
+    if len(shp) > 2 and len(set(shp)) != 1:
+        raise RuntimeError(f"all dimensions of input must be of equal length (got shape "
+                           f"{tuple(shp)})")
+    mask = xp.zeros(shp, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=wrap)
+    masked_fill_(a, Tensor._make(mask), fill_value)
+    if wrap and len(shp) == 2 and shp[0] > shp[1] + 1:
+        a._vc[0] += 1  # (torch fills the wrapped part in a second write)
+    return a
+
+
+def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
+                ) -> Callable[..., Tensor]:
+    """``method`` after torch's ``assert_no_overlap`` between the tensor written and the
+    source operand (argument ``pos``, or keyword ``kw``): any shared element raises."""
+
+    def wrapped(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        _check_leaf(self, name)  # (torch's order: the leaf check comes first)
+        src = kwargs.get(kw, args[pos] if len(args) > pos else None)
+        if isinstance(src, Tensor):
+            _check_overlap(self._array, src._array, name, full_too=True)
+        return method(self, *args, **kwargs)
+
+    wrapped.__name__ = name
+    wrapped.__doc__ = method.__doc__
+    return wrapped

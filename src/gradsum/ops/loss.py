@@ -35,7 +35,7 @@ from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, quietly, record
-from gradsum.ops.selection import _NoDerivative
+from gradsum.ops.reduction import _NoDerivative
 
 _add_reduce = xp.add.reduce
 

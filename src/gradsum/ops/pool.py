@@ -26,7 +26,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops import shape as _shape_ops
+from gradsum.ops import views as _shape_ops
 from gradsum.ops._core import _make, needs_grad, record
 
 __all__ = [

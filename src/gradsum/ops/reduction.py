@@ -1,12 +1,16 @@
-"""Reductions with ``dim``/``keepdim``: sum, mean, var, std, amax/amin, max/min, logsumexp,
-prod, norm, argmax/argmin.
+"""Reductions: ``sum``, ``mean``, ``var``/``std`` (and their ``*_mean`` pairs), ``amax``/``amin``,
+``max``/``min`` with and without ``dim``, ``argmax``/``argmin``, ``aminmax``, ``logsumexp``,
+``prod``, ``norm``, ``all``/``any``, ``count_nonzero``, ``nansum``/``nanmean``, ``sum_to``, the
+distances (``dist``, ``cosine_similarity``, ``pairwise_distance``) and the counting ops
+(``bincount``, ``histc``, ``histogram``, ``cov``, ``corrcoef``).
 
 Example:
     >>> import gradsum
-    >>> x = gradsum.tensor([[1.0, 5.0], [3.0, 2.0]], requires_grad=True)
-    >>> x.amax(dim=1).sum().backward()
-    >>> x.grad.tolist()
-    [[0.0, 1.0], [1.0, 0.0]]
+    >>> x = gradsum.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    >>> x.sum(0).tolist()
+    [4.0, 6.0]
+    >>> gradsum.logsumexp(x, 1).grad_fn.name()
+    'LogsumexpBackward0'
 """
 
 from __future__ import annotations
@@ -14,17 +18,21 @@ from __future__ import annotations
 import builtins
 import math
 from collections import namedtuple
+from collections.abc import Sequence
 from typing import Any
 
 import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._autocast import autocast_policy
+from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
+    binary_arrays,
+    broadcast_error,
     const,
     needs_grad,
     quietly,
@@ -33,6 +41,8 @@ from gradsum.ops._core import (
     wrap_dim,
     wrap_dims,
 )
+from gradsum.ops.arithmetic import _tname
+from gradsum.ops.comparison import _require_tensor
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
@@ -826,83 +836,672 @@ def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
         x, axis=None if dim is None else _dims(dim, x.ndim))).astype(xp.int64))
 
 
-@register("cumsum")
-def cumsum(a: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
-    """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum); ``dtype``
-    converts the input first, as torch does."""
-    if dtype is None:
-        return _cumsum(a, dim)
-    x = a._array
-    d = wrap_dim(dim, x.ndim)
-    # an explicit dtype is kept (_cumsum widens integers to int64, torch's default only)
-    out = xp.cumsum(x, axis=d, dtype=dtype.np) if x.ndim else x.astype(dtype.np)
-    if not needs_grad(a):
-        return _make(out)
-    _check_differentiable(out, "cumsum")
-    # a floating dtype: torch converts first, so the gradient flows back through the cast
-    return _cumsum(a.to(dtype), dim)
-
-
-class CumsumBackward0(Node):
-    __slots__ = ("dim",)
+# -- sum_to / expand ---------------------------------------------------------------------------
+class SumToBackward0(Node):
+    __slots__ = ("in_shape",)
 
     def backward(self, g: Tensor) -> Tensor:
-        if g._array.ndim == 0:
-            return g
-        if (not _state.enabled or not g.requires_grad) and g._array.dtype.char in "fd":
-            # (no graph: one reversed scan, no flipped copies)
-            return _make(_cumsum_array(g._array, self.dim, reverse=True))
-        return F.flip(_cumsum(F.flip(g, (self.dim,)), self.dim), (self.dim,))
+        return F.expand(g, self.in_shape)
 
 
-#: along a dim other than the last, a scan runs as one vectorised add per step when each step
-#: adds at least this many elements (NumPy's own accumulate there is several times slower)
-_SCAN_ROW = 128
+_ONES: dict[tuple[int, Any], Any] = {}
 
 
-def _cumsum_array(x: Any, d: int, reverse: bool = False) -> Any:
-    """``cumsum(x, axis=d)`` as a fresh C-contiguous array, summed in order along ``d``
-    (the same bits as NumPy's accumulate); ``reverse`` sums from the end (cumsum's
-    backward) without flipped copies."""
-    return _scan_array(xp.add, x, d, reverse)
+def _sum_leading(x: Any, lead: int) -> Any:
+    """``x.sum(axis=range(lead))``. For a C-contiguous float array it is the vector-matrix
+    product ``ones @ x`` (BLAS), which on the column sums of a bias gradient is 2-3 times
+    faster than NumPy's reduction across rows (the summation order differs: the result may
+    differ in the last bit, as between any two libraries)."""
+    rows = 1
+    for s in x.shape[:lead]:
+        rows *= s
+    if rows < 2 or x.dtype.char not in "fd" or not x.flags.c_contiguous or x.size == 0:
+        out = x.sum(axis=tuple(range(lead)))
+        return out if out.__class__ is xp.ndarray else xp.asarray(out)
+    ones = _ONES.get((rows, x.dtype.char))
+    if ones is None:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        ones = _ONES[(rows, x.dtype.char)] = xp.ones(rows, dtype=x.dtype)
+        ones.flags.writeable = False
+    tail = x.shape[lead:]
+    out = xp.matmul(ones, x.reshape(rows, -1))
+    return out.reshape(tail) if len(tail) != 1 else out
 
 
-def _scan_array(op: Any, x: Any, d: int, reverse: bool = False) -> Any:
-    """``op.accumulate(x, axis=d)`` (a binary ufunc: add, multiply, maximum, ...) as a
-    fresh C-contiguous array of ``x``'s dtype, in order along ``d`` (the same bits);
-    ``reverse`` scans from the end without flipped copies."""
-    n = x.shape[d]
-    out = xp.empty(x.shape, dtype=x.dtype)
-    if d != x.ndim - 1 and n > 1 and x.size // n >= _SCAN_ROW:
-        xm, om = xp.moveaxis(x, d, 0), xp.moveaxis(out, d, 0)
-        steps = range(n - 1, -1, -1) if reverse else range(n)
-        prev = None
-        for i in steps:
-            if prev is None:
-                om[i] = xm[i]
-            else:
-                op(om[prev], xm[i], out=om[i])
-            prev = i
-        return out
-    if reverse:
-        key = (slice(None),) * d + (slice(None, None, -1),)
-        op.accumulate(x[key], axis=d, out=out[key])
-    else:
-        op.accumulate(x, axis=d, out=out)
-    return out
+def _prod(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
-def _cumsum(a: Tensor, dim: int) -> Tensor:
+def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum ``a`` down to ``shape`` (the reverse of broadcasting): the one unbroadcast helper."""
     x = a._array
-    d = wrap_dim(dim, x.ndim)
-    if x.ndim and x.dtype.char in "fd" and x.size:
-        out = _cumsum_array(x, d)
-    else:
-        out = xp.cumsum(x, axis=d) if x.ndim else x.copy()
-    if x.dtype.kind in "biu":
-        out = out.astype(xp.int64)
+    xs = x.shape
+    if xs == shape or xs == tuple(shape):
+        return a
+    lead = x.ndim - len(shape)
+    if lead > 0 and xs[lead:] == tuple(shape):  # only leading dimensions to sum (a bias)
+        # (the bias gradient of a 2-D activation: _sum_leading's product, inlined)
+        ones = _ONES.get((xs[0], x.dtype.char)) if lead == 1 and x.ndim == 2 else None
+        if ones is not None and x.flags.c_contiguous:
+            out = _xp_dot(ones, x)
+        else:
+            out = _sum_leading(x, lead)
+        if not _state.enabled or (a._grad_fn is None and not a._requires_grad):
+            return _make(out)  # (needs_grad(a), inlined: every bias gradient comes here)
+        node = SumToBackward0()
+        node.in_shape = xs
+        return record(node, (a,), out)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
+    )
+    out = add_reduce(x, axes, True) if axes else x
+    if lead > 0:
+        out = out.reshape(-1) if out.size != _prod(shape) else out.reshape(shape)
+    if out.shape != tuple(shape):  # (torch's engine refuses a gradient that shape cannot
+        raise RuntimeError(        # be broadcast to, e.g. after an unsqueeze_ in no_grad mode)
+            f"Function returned an invalid gradient - got {list(xs)} but expected shape "
+            f"compatible with {list(shape)}: the gradient must be {list(shape)} or "
+            "broadcast from it."
+        )
     if not needs_grad(a):
         return _make(out)
-    node = CumsumBackward0()
-    node.dim = d
+    node = SumToBackward0()
+    node.in_shape = x.shape
     return record(node, (a,), out)
+
+
+def _contig(a: Any, dtype: Any = None) -> Any:
+    """``a`` as a C-contiguous array of ``dtype`` (0-d stays 0-d, unlike ascontiguousarray)."""
+    a = xp.asarray(a, dtype=dtype)
+    return a if a.flags.c_contiguous else a.copy()
+aminmax_t = namedtuple("aminmax", ["min", "max"])
+
+
+# -- std_mean / var_mean / aminmax: one node, two outputs --------------------------------------
+class _TwoOut(Node):
+    __slots__ = ("correction", "dims", "full", "in_shape", "keepdim")
+    num_outputs = 2
+
+    def _materialize(self, grads: list[Tensor | None]) -> list[Tensor | None]:
+        return grads  # (the rules take a None gradient for an unused output)
+
+
+class VarMeanBackward0(_TwoOut):
+    """torch's ``var_mean`` rule: var's gradient plus mean's."""
+
+    __slots__ = ()
+
+    def backward(self, gv: Tensor | None, gm: Tensor | None) -> Tensor | None:
+        (a,) = self.saved()[:1]
+        res = None if gv is None else _var_backward(gv, a, self)
+        return _add_mean_grad(res, gm, self)
+
+
+class StdMeanBackward0(_TwoOut):
+    """torch's ``std_mean`` rule: std's gradient (0 where the std is 0) plus mean's."""
+
+    __slots__ = ()
+
+    def backward(self, gs: Tensor | None, gm: Tensor | None) -> Tensor | None:
+        a, out = self.saved()
+        res = None
+        if gs is not None:
+            with xp.errstate(divide="ignore", invalid="ignore"):
+                g_var = F.div(gs, F.mul(out, 2))
+            g_var = F.where(_make(out._array == 0), F.zeros((), dtype=gs.dtype), g_var)
+            res = _var_backward(g_var, a, self)
+        return _add_mean_grad(res, gm, self)
+
+
+def _add_mean_grad(res: Tensor | None, gm: Tensor | None, node: _TwoOut) -> Tensor | None:
+    if gm is None:
+        return res
+    n = 1
+    for d in node.dims:
+        n *= node.in_shape[d]
+    gmean = F.div(_expand_back(gm, node.in_shape, node.dims, node.keepdim), n)
+    return gmean if res is None else F.add(res, gmean)
+
+
+def _welford_nonfinite_mean(x: Any, m: Any, dims: tuple[int, ...]) -> Any:
+    """The mean ``m`` (reduced with keepdims) as torch's Welford kernel gives it where a slice
+    holds an inf or nan: each step adds ``(x - mean) / k``, so after an infinite mean any
+    further element gives ``inf - inf``: the mean is +-inf only when the slice's one
+    non-finite element is an infinity at its end (in the reduction's order), otherwise nan."""
+    rest = [d for d in range(x.ndim) if d not in dims]
+    flat = x.transpose(rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
+    bad = ~xp.isfinite(flat)
+    keep_inf = (bad.sum(axis=-1) == 1) & xp.isinf(flat[..., -1])
+    nan_at = (bad.any(axis=-1) & ~keep_inf).reshape(m.shape)
+    return xp.where(nan_at, math.nan, m).astype(m.dtype, copy=False)
+
+
+def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
+               correction: Any, is_std: bool) -> tuple[Tensor, Tensor]:
+    _require_tensor(name, "input", 1, input)
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    x = input._array
+    if x.dtype.kind not in "fV":
+        raise RuntimeError(f"{name} only support floating point and complex dtypes (got "
+                           f"{_tname(x.dtype)}); convert the input with .float()")
+    corr = _correction(unbiased, correction)
+    dims = _dims(dim, x.ndim)
+    n = 1
+    for d in dims:
+        n *= x.shape[d]
+    with xp.errstate(invalid="ignore", divide="ignore"):
+        m = x.mean(axis=dims, keepdims=True)
+        v = ((x - m) ** 2).sum(axis=dims, keepdims=keepdim) / builtins.max(n - corr, 0)
+        if n and not xp.isfinite(m).all():
+            m = _welford_nonfinite_mean(x, m, dims)
+        first = xp.sqrt(v) if is_std else v
+        mean = m if keepdim else m.reshape(xp.sum(x, axis=dims).shape)
+    first = _contig(xp.asarray(first, dtype=x.dtype))
+    mean = _contig(xp.asarray(mean, dtype=x.dtype))
+    if not needs_grad(input):
+        return (_make(first), _make(mean))
+    node: _TwoOut = StdMeanBackward0() if is_std else VarMeanBackward0()
+    node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
+    node.full = dim is None or x.ndim == 0
+    t0 = record(node, (input,), first)
+    t1 = Tensor._make(mean, False, node, 1)
+    if is_std:
+        node.save(input, outputs=(t0,))
+    else:
+        node.save(input)
+    return (t0, t1)
+
+
+@register("var_mean")
+def var_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(var, mean)`` over ``dim`` in one node (``correction=1`` by default).
+
+    Example:
+        >>> import gradsum
+        >>> v, m = gradsum.var_mean(gradsum.tensor([1.0, 2.0, 3.0]), correction=0)
+        >>> round(v.item(), 4), m.item()
+        (0.6667, 2.0)
+    """
+    return _stat_mean("var_mean", input, dim, unbiased, keepdim, correction, False)
+
+
+@register("std_mean")
+def std_mean(input: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
+             correction: Any = None) -> tuple[Tensor, Tensor]:
+    """``(std, mean)`` over ``dim`` in one node (``correction=1`` by default)."""
+    return _stat_mean("std_mean", input, dim, unbiased, keepdim, correction, True)
+
+
+class AminmaxBackward0(_TwoOut):
+    """Each of min and max shares its gradient evenly among its tied elements (amin/amax)."""
+
+    __slots__ = ()
+
+    def backward(self, gmin: Tensor | None, gmax: Tensor | None) -> Tensor | None:
+        a, lo, hi = self.saved()
+        res = None
+        for g, out in ((gmin, lo), (gmax, hi)):
+            if g is None:
+                continue
+            o = out._array
+            if not self.keepdim and self.dims:
+                o = o.reshape(_kept_shape(self.in_shape, self.dims))
+            mask = a._array == o
+            w = _make((mask / mask.sum(axis=self.dims, keepdims=True)).astype(g._array.dtype))
+            part = F.mul(_expand_back(g, self.in_shape, self.dims, self.keepdim), w)
+            res = part if res is None else F.add(res, part)
+        return res
+
+
+@register("aminmax")
+def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The named tuple ``(min, max)`` over ``dim`` (all elements by default); ties share the
+    gradient evenly, as amin/amax.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.aminmax(gradsum.tensor([[1, 5], [3, 2]]), dim=1)
+        aminmax(min=tensor([1, 2]), max=tensor([5, 3]))
+    """
+    _require_tensor("aminmax", "input", 1, input)
+    x = input._array
+    if dim is None:
+        dims = tuple(range(x.ndim))
+        if x.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               f"operation has no identity (input shape {tuple(x.shape)}).")
+    else:
+        d = wrap_dim(dim, x.ndim)
+        dims = (d,) if x.ndim else ()
+        if x.ndim and x.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size (input "
+                             f"shape {tuple(x.shape)}). Reduce over a non-empty dim.")
+    kd = keepdim and dim is not None  # (torch: keepdim applies only with a dim)
+    if dim is None and keepdim and x.ndim:
+        kd = True
+    lo = _contig(xp.asarray(xp.min(x, axis=dims, keepdims=kd), dtype=x.dtype))
+    hi = _contig(xp.asarray(xp.max(x, axis=dims, keepdims=kd), dtype=x.dtype))
+    if not needs_grad(input):
+        return aminmax_t(_make(lo), _make(hi))
+    node = AminmaxBackward0()
+    node.dims, node.in_shape, node.keepdim = dims, x.shape, kd
+    t0 = record(node, (input,), lo)
+    t1 = Tensor._make(hi, False, node, 1)
+    node.save(input, outputs=(t0, t1))
+    return aminmax_t(t0, t1)
+
+
+# -- bincount / histc --------------------------------------------------------------------------
+class _NoDerivative(Node):
+    """The node torch attaches where an op has no derivative formula (its backward raises)."""
+
+    __slots__ = ("op",)
+
+    def backward(self, g: Tensor) -> Tensor:
+        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+
+
+_NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"  # (torch's node name)
+
+
+@register("bincount")
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """How often each value ``0 .. max`` occurs in a 1-D non-negative integer tensor (at
+    least ``minlength`` bins), or the sums of ``weights`` per value.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.bincount(gradsum.tensor([1, 1, 3]), minlength=5).tolist()
+        [0, 2, 0, 1, 0]
+    """
+    _require_tensor("bincount", "input", 1, input)
+    x = input._array
+    if x.dtype.kind not in "iu" and x.dtype.kind != "b":
+        raise D.not_implemented("bincount_cpu", x.dtype, "Convert the input with .long().")
+    if minlength < 0:
+        raise RuntimeError(f"minlength should be >= 0 (got {minlength})")
+    if x.ndim != 1 or (x.size and x.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs. (got shape "
+                           f"{tuple(x.shape)}{', with negative values' if x.ndim == 1 else ''})")
+    if weights is not None:
+        w = weights._array
+        if w.ndim != 1 or w.shape[0] != x.shape[0]:
+            raise RuntimeError("weights should be 1-d and have the same length as input (input "
+                               f"{tuple(x.shape)}, weights {tuple(w.shape)})")
+        odt = xp.float32 if w.dtype == xp.float32 else xp.float64
+        out = xp.bincount(x, w.astype(xp.float64), minlength).astype(odt)
+        if needs_grad(weights):
+            node = _NoDerivative()
+            node.op = "bincount"
+            return record(node, (weights,), _contig(out))
+        return _make(_contig(out))
+    return _make(xp.bincount(x.astype(xp.int64, copy=False), minlength=minlength
+                             ).astype(xp.int64, copy=False))  # (no copies of int64 arrays)
+
+
+@register("histc")
+def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
+    """A histogram of ``bins`` equal-width bins between ``min`` and ``max`` (the data's range
+    when both are 0; values outside are ignored). Not differentiable.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.histc(gradsum.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
+        [0.0, 2.0, 1.0, 0.0]
+    """
+    _require_tensor("histc", "input", 1, input)
+    x = input._array
+    if x.dtype.kind not in "fV":
+        raise D.not_implemented("histogram_cpu", x.dtype, "Convert the input with .float().")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError(f"torch.histc: max must be larger than min (min={min}, max={max})")
+    flat = x.reshape(-1).astype(xp.float64)
+    keep = flat[(flat >= lo) & (flat <= hi)]
+    pos = xp.floor((keep - lo) * bins / (hi - lo)).astype(xp.int64)
+    pos = xp.minimum(pos, bins - 1)
+    return _make(xp.bincount(pos, minlength=bins).astype(x.dtype))
+
+
+# -- nansum / nanmean -----------------------------------------------------------------------
+class NansumBackward0(Node):
+    """torch's ``nansum_backward``: the sum's gradient, zero where the input is nan."""
+
+    __slots__ = ("dims", "in_dtype", "keepdim")
+
+    def backward(self, g: Tensor) -> Tensor:
+        (a,) = self.saved()
+        if g._array.dtype != self.in_dtype:
+            g = F.to_dtype(g, D.from_numpy_dtype(self.in_dtype))
+        ge = _expand_back(g, a._array.shape, self.dims, self.keepdim)
+        return F.mul(ge, _make(~xp.isnan(a._array)))
+
+
+@register("nansum")
+def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+           dtype: D.dtype | None = None) -> Tensor:
+    """Sum over ``dim`` (all by default) with nan counted as zero (integers and bools give
+    int64, as :func:`sum`).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nansum(gradsum.tensor([1.0, float("nan"), 2.0])).item()
+        3.0
+    """
+    x = input._array
+    dims = _dims(dim, x.ndim)
+    if dtype is not None:
+        x = x.astype(dtype.np)
+    elif x.dtype.kind in "biu":
+        x = x.astype(xp.int64)
+    if x.dtype.kind in "fV":
+        x = xp.where(xp.isnan(x), xp.zeros((), x.dtype), x)
+    out = xp.asarray(xp.add.reduce(x, axis=dims, keepdims=keepdim, dtype=x.dtype))
+    if not needs_grad(input):
+        return _make(out)
+    _check_differentiable(out, "nansum")
+    node = NansumBackward0()
+    node.dims, node.keepdim, node.in_dtype = dims, keepdim, input._array.dtype
+    t = record(node, (input,), out)
+    node.save(input)
+    return t
+
+
+@register("nanmean")
+def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
+            dtype: D.dtype | None = None) -> Tensor:
+    """The mean over ``dim`` of the entries that are not nan (nan where all are; floating
+    inputs only). torch composes it as ``nansum / count``, so its node is ``DivBackward0``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.nanmean(gradsum.tensor([1.0, float("nan"), 2.0])).item()
+        1.5
+    """
+    if input._array.dtype.kind not in "fV":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_tname(input._array.dtype)}. Convert it with .float().")
+    count = F.sum(_make(~xp.isnan(input._array)), dim, keepdim)
+    return F.div(nansum(input, dim, keepdim, dtype=dtype), count)
+
+
+# -- distances ------------------------------------------------------------------------------
+class DistBackward0(Node):
+    """torch's ``norm_backward`` of ``input - other`` (then summed back to each shape, with
+    the sign for ``other``)."""
+
+    __slots__ = ("a_shape", "b_shape", "p")
+
+    def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        a, b, norm = self.saved()
+        d = F.sub(a, b)
+        p, x, nrm = self.p, F.sub(a, b)._array, norm._array
+        zero = F.zeros((), dtype=g.dtype)
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            if p == 0:
+                gd = F.mul(d, zero)
+            elif p == 1:
+                gd = F.mul(F.sign(d), g)
+            elif p == 2:
+                gd = F.mul(d, F.masked_fill(F.div(g, norm), _make(nrm == 0), 0.0))
+            elif math.isinf(p):
+                mask = (xp.abs(x) == nrm) | xp.isnan(x)
+                cnt = _make(xp.asarray(mask.sum(), dtype=x.dtype))
+                gd = F.mul(F.sign(d), F.mul(F.div(g, cnt), _make(mask.astype(x.dtype))))
+            elif p < 1:
+                scaled = F.masked_fill(F.mul(F.sign(d), F.pow(F.abs(d), p - 1)),
+                                       _make(x == 0), 0.0)
+                gd = F.mul(F.mul(scaled, g), F.pow(norm, 1 - p))
+            elif p < 2:
+                scale = F.masked_fill(F.div(g, F.pow(norm, p - 1)), _make(nrm == 0), 0.0)
+                gd = F.mul(F.mul(F.sign(d), F.pow(F.abs(d), p - 1)), scale)
+            else:
+                scale = F.masked_fill(F.div(g, F.pow(norm, p - 1)), _make(nrm == 0), 0.0)
+                gd = F.mul(F.mul(d, F.pow(F.abs(d), p - 2)), scale)
+        return (F.sum_to(gd, self.a_shape) if self.needs(0) else None,
+                F.sum_to(F.neg(gd), self.b_shape) if self.needs(1) else None)
+
+
+@register("dist")
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other`` (broadcast), over all entries.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.dist(gradsum.tensor([0.0, 0.0]), gradsum.tensor([3.0, 4.0])).item()
+        5.0
+    """
+    _require_tensor("dist", "input", 1, input)
+    _require_tensor("dist", "other", 2, other)
+    x, y, _ = binary_arrays(input, other)
+    if x.dtype.kind not in "fV":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
+                           f"{_tname(x.dtype)} instead. Convert the inputs with .float().")
+    try:
+        d = xp.abs(x - y).reshape(-1)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    p = float(p)
+    with xp.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        if d.size == 0:
+            val = 0.0 if p >= 0 or math.isnan(p) else math.inf
+            val = val if p != -math.inf else math.inf
+        elif p == 0:
+            val = (d != 0).sum()
+        elif p == math.inf:
+            val = d.max()
+        elif p == -math.inf:
+            val = d.min()
+        else:
+            val = (d ** p).sum() ** (1.0 / p)
+    out = xp.asarray(val, dtype=x.dtype)
+    if not needs_grad(input, other):
+        return _make(out)
+    node = DistBackward0()
+    node.a_shape, node.b_shape, node.p = x.shape, y.shape, p
+    t = record(node, (input, other), out)
+    node.save(input, other, outputs=(t,))
+    return t
+
+
+@register("cosine_similarity")
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``torch.cosine_similarity``: :func:`gradsum.nn.functional.cosine_similarity`.
+
+    Example:
+        >>> import gradsum
+        >>> a = gradsum.tensor([[1.0, 0.0]])
+        >>> gradsum.cosine_similarity(a, gradsum.tensor([[2.0, 0.0]])).tolist()
+        [1.0]
+    """
+    from gradsum.nn import functional as NF
+
+    return NF.cosine_similarity(x1, x2, dim, eps)
+
+
+@register("pairwise_distance")
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """``torch.pairwise_distance``: :func:`gradsum.nn.functional.pairwise_distance`.
+
+    Example:
+        >>> import gradsum
+        >>> a = gradsum.tensor([[0.0, 0.0]])
+        >>> round(gradsum.pairwise_distance(a, gradsum.tensor([[3.0, 4.0]])).item(), 4)
+        5.0
+    """
+    from gradsum.nn import functional as NF
+
+    return NF.pairwise_distance(x1, x2, p, eps, keepdim)
+histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
+
+
+# -- cov, corrcoef, histogram ---------------------------------------------------------------------
+def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
+        aweights: Tensor | None = None) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the
+    columns), with optional frequency and analytic weights, as ``torch.cov``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.cov(gradsum.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+        [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    x = input._array
+    if x.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {x.ndim} dimensions")
+    if x.dtype.kind == "b":
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    inp = F.reshape(input, (1, -1)) if x.ndim < 2 else input
+    n_obs = inp._array.shape[1]
+    w: Tensor | None = None
+    if fweights is not None:
+        fw = fweights._array
+        if fw.ndim > 1:
+            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but "
+                               f"got fweights with {fw.ndim} dimensions")
+        if fw.dtype.kind not in "iu":
+            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {_tname(fw.dtype)} dtype")
+        if fw.size != n_obs:
+            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
+                               f"observations in the input but got {fw.size} != {n_obs}")
+        if n_obs and fw.min() < 0:
+            raise RuntimeError("cov(): fweights cannot be negative")
+        w = fweights
+    if aweights is not None:
+        aw = aweights._array
+        if aw.ndim > 1:
+            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
+                               f"got aweights with {aw.ndim} dimensions")
+        if aw.dtype.kind not in "fV":
+            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
+                               f"aweights with {_tname(aw.dtype)} dtype")
+        if aw.size != n_obs:
+            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
+                               f"observations in the input but got {aw.size} != {n_obs}")
+        if n_obs and aw.min() < 0:
+            raise RuntimeError("cov(): aweights cannot be negative")
+        w = aweights if w is None else F.mul(w, aweights)
+    if w is None:
+        w_sum: Tensor = _make(xp.asarray(n_obs, dtype=xp.int64))
+    else:
+        w_sum = F.sum(w)
+        if w_sum.item() == 0:
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = F.div(F.sum(inp if w is None else F.mul(inp, w), 1), w_sum)
+    if w is not None and correction != 0:
+        if aweights is None:
+            norm_factor = F.sub(w_sum, correction)
+        else:
+            norm_factor = F.sub(w_sum, F.div(F.mul(F.sum(F.mul(w, aweights)), correction),
+                                             w_sum))
+    else:
+        norm_factor = F.sub(w_sum, correction)
+    if norm_factor.item() <= 0:
+        import warnings
+
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor = F.zeros_like(norm_factor)
+    centered = F.sub(inp, F.unsqueeze(avg, 1))
+    c = F.mm(centered, F.t(centered if w is None else F.mul(centered, w)))
+    return F.squeeze(F.div(c, norm_factor))
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in the rows of ``input`` (clipped to
+    ``[-1, 1]``), as ``torch.corrcoef``.
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.corrcoef(gradsum.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])).tolist()
+        [[1.0, -1.0], [-1.0, 1.0]]
+    """
+    if input._array.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
+                           f"got an input with {input._array.ndim} dimensions")
+    c = cov(input)
+    if c._array.ndim == 0:
+        return F.div(c, c)
+    std = F.sqrt(F.diagonal(c))
+    c = F.div(c, F.reshape(std, (-1, 1)))
+    c = F.div(c, F.reshape(std, (1, -1)))
+    return F.clamp(c, -1, 1)
+
+
+def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None = None,
+              weight: Tensor | None = None, density: bool = False) -> Any:
+    """``(hist, bin_edges)``: counts (or summed weights, or a density) of ``input`` in
+    ``bins`` equal bins over ``range`` (default: the data's), or in the bins given by a
+    tensor of edges. Not differentiable.
+
+    Example:
+        >>> import gradsum
+        >>> h, e = gradsum.histogram(gradsum.tensor([1.0, 2.0, 1.0]), bins=4)
+        >>> h.tolist(), e.tolist()
+        ([2.0, 0.0, 0.0, 1.0], [1.0, 1.25, 1.5, 1.75, 2.0])
+    """
+    x = input._array
+    if x.dtype.kind not in "fV":
+        raise D.not_implemented("histogramdd", x.dtype, "Convert the input with .float().")
+    if isinstance(bins, Tensor):
+        edges = bins._array
+        if edges.ndim != 1:
+            raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, "
+                               f"but got {edges.ndim} dimensions in the bin tensor")
+        edges_in: Any = edges.astype(xp.float64)
+    else:
+        if int(bins) <= 0:
+            raise RuntimeError(f"torch.histogramdd(): number of bins in dimension 0 should "
+                               f"be greater than 0, but got {bins}")
+        edges_in = int(bins)
+    w = None if weight is None else weight._array.astype(xp.float64).reshape(-1)
+    if w is not None and weight is not None and weight._array.shape != x.shape:
+        raise RuntimeError("torch.histogramdd(): if weight tensor is provided it should have "
+                           "the same shape as the input tensor excluding its innermost "
+                           f"dimension, but got input with shape {list(x.shape)} and weight "
+                           f"with shape {list(weight._array.shape)}")
+    rng = None if range is None else (float(range[0]), float(range[1]))
+    if rng is not None and rng[0] > rng[1]:
+        raise RuntimeError(f"torch.histogramdd(): for dimension 0, left edge ({rng[0]}) must "
+                           f"be <= right edge ({rng[1]})")
+    h, e = xp.histogram(x.reshape(-1).astype(xp.float64), edges_in, range=rng, weights=w,
+                        density=density)
+    return histogram_result(_make(xp.asarray(h, dtype=x.dtype)),
+                            _make(xp.asarray(e, dtype=x.dtype)))
+
+
+# -- sum_to_size (bound as Tensor methods in gradsum.ops) ------------------------------------------
+def sum_to_size(a: Tensor, *size: Any) -> Tensor:
+    """Sum ``a`` down to ``size``, which must broadcast to ``a.shape`` (``a`` itself when the
+    shapes are equal).
+
+    Example:
+        >>> import gradsum
+        >>> gradsum.ones(2, 3).sum_to_size(1, 3).tolist()
+        [[2.0, 2.0, 2.0]]
+    """
+    shape = tuple(int(s) for s in (size[0] if len(size) == 1 and isinstance(
+        size[0], (tuple, list)) else size))
+    xs = a._array.shape
+    if len(shape) > len(xs) or builtins.any(
+            s != 1 and s != xs[len(xs) - len(shape) + i] for i, s in enumerate(shape)):
+        raise RuntimeError(
+            f"size {{{list(shape)}}} is not expandable to size {{{list(xs)}}}. Each size must "
+            "be 1 or match the tensor's size at that (right-aligned) dimension."
+        )
+    return sum_to(a, shape)

@@ -48,7 +48,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import const, needs_grad, record
-from gradsum.ops.shape import cat, stack
+from gradsum.ops.rearrange import cat, stack
 
 __all__ = ["Steps", "compose_layer", "rnn_layer"]
 

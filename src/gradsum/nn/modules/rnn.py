@@ -52,10 +52,10 @@ from gradsum.nn.modules.module import Module as _Module
 from gradsum.nn.parameter import Parameter as _Parameter
 from gradsum.nn.utils.rnn import PackedSequence as _PackedSequence
 from gradsum.ops._core import needs_grad as _needs_grad
+from gradsum.ops.rearrange import cat as _cat
+from gradsum.ops.rearrange import stack as _stack
 from gradsum.ops.rnn import Steps as _Steps
 from gradsum.ops.rnn import rnn_layer as _rnn_layer
-from gradsum.ops.shape import cat as _cat
-from gradsum.ops.shape import stack as _stack
 
 if typing.TYPE_CHECKING:
     from gradsum._tensor import Tensor

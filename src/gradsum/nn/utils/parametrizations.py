@@ -33,7 +33,7 @@ from gradsum.nn import _messages
 from gradsum.nn import functional as F
 from gradsum.nn.modules.module import Module
 from gradsum.nn.utils import parametrize
-from gradsum.ops.shape import cat
+from gradsum.ops.rearrange import cat
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 

@@ -31,7 +31,7 @@ from gradsum import _dtype as D
 from gradsum._tensor import Tensor
 from gradsum.nn import _messages
 from gradsum.ops import sort
-from gradsum.ops.shape import cat, stack
+from gradsum.ops.rearrange import cat, stack
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",

@@ -1,0 +1,48 @@
+"""Side by side with torch: the deprecated nn.Container and nn.NLLLoss2d warn as torch's."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gradsum
+from gradsum import nn
+
+torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
+
+
+tnn = torch.nn
+
+
+def _np(t: Any) -> np.ndarray:
+    return np.array(t.detach().numpy())
+
+
+def close(g: Any, t: Any, tol: float) -> None:
+    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
+
+
+def test_container_and_nllloss2d_warn() -> None:
+    for g_cls, t_cls, args in [(nn.Container, tnn.Container, {"a": "lin"}),
+                               (nn.NLLLoss2d, tnn.NLLLoss2d, {})]:
+        with warnings.catch_warnings(record=True) as wg:
+            warnings.simplefilter("always")
+            g = g_cls(**({"a": nn.Linear(2, 2)} if args else {}))
+        with warnings.catch_warnings(record=True) as wt:
+            warnings.simplefilter("always")
+            t = t_cls(**({"a": tnn.Linear(2, 2)} if args else {}))
+        assert [(w.category, str(w.message)) for w in wg] == [
+            (w.category, str(w.message)) for w in wt]
+        assert repr(g) == repr(t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g = nn.NLLLoss2d(ignore_index=1, reduction="sum")
+        t = tnn.NLLLoss2d(ignore_index=1, reduction="sum")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4))
+    y = np.random.default_rng(1).integers(0, 3, (2, 4, 4))
+    close(g(gradsum.tensor(x).log_softmax(1), gradsum.tensor(y)),
+          t(torch.tensor(x).log_softmax(1), torch.tensor(y)), 1e-10)
+    assert isinstance(g, nn.NLLLoss)
