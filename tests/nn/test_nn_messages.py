@@ -21,15 +21,10 @@ from gradsum.nn import _messages
 
 NN = pathlib.Path(gradsum.__file__).parent / "nn"
 
-# The texts still written inline, and why:
-# - 17 in nn/functional.py's activation family (leaky_relu's node, the _Act nodes and
-#   _float_only, celu, hardtanh, softshrink, rrelu, glu) and pixel_shuffle / pixel_unshuffle /
-#   channel_shuffle: that code is being moved into ops/ by the opsfam helper, and its texts go
-#   with it (to the ops message module), not here;
-# - 1 in nn/parallel/_reducer.py, the DDP reducer owned by the engine restructuring.
-# (Module.ipu / Module.mtia raise gradsum._device's not_compiled("ipu"): a device name, not a
-# text, so the scan does not count them.)
-MAX_INLINE = 18
+# The one text still written inline, and why: nn/parallel/_reducer.py's, the DDP reducer owned
+# by the engine restructuring. (Module.ipu / Module.mtia raise gradsum._device's
+# not_compiled("ipu"): a device name, not a text, so the scan does not count them.)
+MAX_INLINE = 1
 
 
 def _is_text(node: ast.AST) -> bool:
@@ -141,6 +136,13 @@ def test_load_state_dict_texts():
     (lambda: nn.Module().register_buffer(1, None), TypeError,
      "buffer name should be a string. Got int"),
     (lambda: nn.Module().nope, AttributeError, "'Module' object has no attribute 'nope'"),
+    (lambda: F.celu(gradsum.randn(2), alpha=0), RuntimeError,
+     "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: pass a "
+     "non-zero alpha)"),
+    (lambda: F.glu(gradsum.randn(2), dim=3), IndexError,
+     "Dimension out of range (expected to be in range of [-1, 0], but got 3)"),
+    (lambda: F.hardshrink(gradsum.tensor([1, 2])), NotImplementedError,
+     "\"hardshrink_cpu\" not implemented for 'Long': convert the input with .float()"),
 ])
 def test_moved_texts_word_for_word(make, exc, want):
     assert _raises(make, exc) == want

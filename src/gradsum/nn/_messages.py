@@ -481,6 +481,20 @@ def module_forward_hook_always_call(e: Any) -> str:
 # -- argument checks shared by F functions -----------------------------------------------------
 
 
+def kernel_not_floating_input(kernel: Any, input: Any) -> str:
+    return (
+        f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}': "
+        "convert the input with .float()"
+    )
+
+
+def dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
+    return (
+        f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+        f"got {dim})"
+    )
+
+
 def size_average_reduce_args_deprecated() -> str:
     return (
         "size_average and reduce args will be deprecated, please use reduction='mean' (or "
@@ -631,6 +645,48 @@ def in_features_mismatch(input: Any, module: Any) -> str:
 
 
 # -- activations -------------------------------------------------------------------------------
+
+
+def celu_zero_alpha() -> str:
+    return (
+        "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: "
+        "pass a non-zero alpha)"
+    )
+
+
+def hardtanh_min_greater_than_max(min_val: Any, max_val: Any) -> str:
+    return (
+        f"min_val cannot be greater than max_val (got min_val={min_val}, "
+        f"max_val={max_val}): swap them"
+    )
+
+
+def softshrink_negative_lambda(input: Any, lambd: Any) -> str:
+    return (
+        f"lambda must be in range [0, 3.40282e+38] for input dtype "
+        f"{torch_name(input.dtype)}, but found {lambd:g}: pass lambd >= 0"
+    )
+
+
+def glu_scalar() -> str:
+    return (
+        "glu does not support scalars because halving size must be even (give it a tensor "
+        "with at least one dimension)"
+    )
+
+
+def glu_odd_halving_dim(d: Any, size: Any) -> str:
+    return (
+        f"Halving dimension must be even, but dimension {d} is size {size}: glu splits "
+        "that dimension into two halves"
+    )
+
+
+def rrelu_bounds(lower: Any, upper: Any) -> str:
+    return (
+        f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
+        f"upper={upper})"
+    )
 
 
 def eps_parameter_deprecated_no_effect() -> str:
@@ -1152,13 +1208,6 @@ def layer_norm_argument_normalized_shape(normalized_shape: Any) -> str:
     return (
         "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
         f"int: pass ({normalized_shape},)"
-    )
-
-
-def norm_kernel_not_floating(kernel: Any, input: Any) -> str:
-    return (
-        f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}': "
-        "convert the input with .float()"
     )
 
 
@@ -2491,13 +2540,6 @@ def pack_lengths_not_1d(lengths: Any, type_name: Any) -> str:
     return (
         "'lengths' argument should be a 1D CPU int64 tensor, but got "
         f"{lengths.dim()}D cpu {type_name} tensor"
-    )
-
-
-def packed_dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
-    return (
-        f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-        f"got {dim})"
     )
 
 

@@ -38,7 +38,6 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node  # noqa: F401  (HOLDS_STATE: recorded surface)
 from gradsum.nn import _messages
-from gradsum.nn._messages import torch_name as _torch_name
 from gradsum.ops import conv as _conv
 from gradsum.ops import embedding as _embedding
 from gradsum.ops import inplace as _inplace
@@ -402,7 +401,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
     ns = tuple(normalized_shape)
     k = len(ns)
     if not input.is_floating_point():
-        raise NotImplementedError(_messages.norm_kernel_not_floating("LayerNormKernelImpl", input))
+        raise NotImplementedError(_messages.kernel_not_floating_input("LayerNormKernelImpl", input))
     if mixed_reduced(input, weight, bias):  # (torch's mixed type: in float32; raises)
         return layer_norm(ops.to_dtype(input, D.float32), normalized_shape, weight, bias,
                           eps).to(input.dtype)
@@ -846,10 +845,7 @@ def binary_cross_entropy_with_logits(
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
 def _float_only(input: Tensor, kernel: str) -> None:
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
-            "with .float()"
-        )
+        raise NotImplementedError(_messages.kernel_not_floating_input(kernel, input))
 
 
 def _const_like(value: Any, ref: Tensor) -> Tensor:
@@ -962,10 +958,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise RuntimeError(
-            "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: "
-            "pass a non-zero alpha)"
-        )
+        raise RuntimeError(_messages.celu_zero_alpha())
     fn = lambda t: _elu(t, alpha, 1.0, 1.0 / alpha, celu=True)  # noqa: E731
     return _run_inplace(input, "celu_", fn) if inplace else fn(input)
 
@@ -990,10 +983,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds."""
     if min_val > max_val:
-        raise ValueError(
-            f"min_val cannot be greater than max_val (got min_val={min_val}, "
-            f"max_val={max_val}): swap them"
-        )
+        raise ValueError(_messages.hardtanh_min_greater_than_max(min_val, max_val))
     fn = lambda t: _hardtanh(t, min_val, max_val)  # noqa: E731
     return _run_inplace(input, "hardtanh_", fn) if inplace else fn(input)
 
@@ -1185,10 +1175,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between."""
     _float_only(input, "softshrink_check")
     if lambd < 0 or math.isnan(lambd):
-        raise RuntimeError(
-            f"lambda must be in range [0, 3.40282e+38] for input dtype "
-            f"{_torch_name(input.dtype)}, but found {lambd:g}: pass lambd >= 0"
-        )
+        raise RuntimeError(_messages.softshrink_negative_lambda(input, lambd))
     x = input._array
     # (torch's kernel: x * 0 in between, so nan stays nan and -0.5 + 0.5 style zeros keep
     # their sign)
@@ -1269,22 +1256,13 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``, one
     ``GluBackward0`` node like torch's."""
     if input.ndim == 0:
-        raise RuntimeError(
-            "glu does not support scalars because halving size must be even (give it a tensor "
-            "with at least one dimension)"
-        )
+        raise RuntimeError(_messages.glu_scalar())
     d = dim + input.ndim if dim < 0 else dim
     if not 0 <= d < input.ndim:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-input.ndim}, "
-            f"{input.ndim - 1}], but got {dim})"
-        )
+        raise IndexError(_messages.dim_out_of_range(-input.ndim, input.ndim - 1, dim))
     size = input.shape[d]
     if size % 2:
-        raise RuntimeError(
-            f"Halving dimension must be even, but dimension {d} is size {size}: glu splits "
-            "that dimension into two halves"
-        )
+        raise RuntimeError(_messages.glu_odd_halving_dim(d, size))
     x = input._array
     a, b = xp.split(x, [size // 2], axis=d)
     with xp.errstate(over="ignore"):
@@ -1318,10 +1296,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     """Randomised leaky ReLU: training draws each negative element's slope from
     U(lower, upper) (gradsum's generator); otherwise the slope is ``(lower + upper) / 2``."""
     if lower > upper:
-        raise RuntimeError(
-            f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
-            f"upper={upper})"
-        )
+        raise RuntimeError(_messages.rrelu_bounds(lower, upper))
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
@@ -2063,7 +2038,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
     if weight is not None and tuple(weight.shape) != ns:
         raise RuntimeError(_messages.expected_weight_same_shape_normalized(weight, ns))
     if not input.is_floating_point():
-        raise NotImplementedError(_messages.norm_kernel_not_floating("rms_norm", input))
+        raise NotImplementedError(_messages.kernel_not_floating_input("rms_norm", input))
     if weight is not None and weight.dtype != input.dtype:
         warnings.warn(
             _messages.mismatch_dtype_between_input_weight(input, weight),
