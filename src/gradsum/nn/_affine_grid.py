@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 
 def _linspace_from_neg_one(num_steps: int, align_corners: bool, np_dtype: object) -> object:
@@ -42,34 +43,27 @@ def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None =
     """
     if align_corners is None:
         warnings.warn(
-            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
-            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
-            "See the documentation of grid_sample for details.", UserWarning, stacklevel=2)
+            _messages.default_grid_sample_affine_grid(), UserWarning, stacklevel=2)
         align_corners = False
     if not theta.is_floating_point():
-        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+        raise ValueError(_messages.expected_theta_floating_point_type(theta))
     size = list(size)
     if len(size) == 4:
         if theta.dim() != 3 or theta.shape[-2] != 2 or theta.shape[-1] != 3:
-            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{size}. Got {tuple(theta.shape)}.")
+            raise ValueError(_messages.affine_theta_shape(2, size, theta))
         spatial = size[-2:]
     elif len(size) == 5:
         if theta.dim() != 3 or theta.shape[-2] != 3 or theta.shape[-1] != 4:
-            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{size}. Got {tuple(theta.shape)}.")
+            raise ValueError(_messages.affine_theta_shape(3, size, theta))
         spatial = size[-3:]
     else:
         raise NotImplementedError(  # (torch's type: sizes of other lengths have no grid)
-            "affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
-            f"respectively. Got size {size}.")
+            _messages.affine_grid_only_supports_4d(size))
     if align_corners and min(spatial) == 1:
         warnings.warn(
-            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
-            "align_corners=True. This is not an intended use case of affine_grid. See the "
-            "documentation of affine_grid for details.", UserWarning, stacklevel=2)
+            _messages.since_version_1_3_0(), UserWarning, stacklevel=2)
     elif min(size) <= 0:
-        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+        raise ValueError(_messages.expected_non_zero_positive_output(size))
     n = size[0]
     np_dtype = theta._array.dtype
     # base[..., k] is the k-th coordinate (x along the last spatial dim, then y, then z), 1 last

@@ -23,6 +23,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.backends.cuda import _sdp as _sdp_switches
+from gradsum.nn import _messages
 from gradsum.nn import functional as F
 from gradsum.ops import attention as _attention
 from gradsum.ops._core import _make
@@ -35,10 +36,7 @@ def _float_mask(mask: Tensor, dtype: Any) -> Tensor:
     if mask.dtype == D.bool_:
         return _make(xp.where(mask._array, 0.0, -math.inf).astype(_np_dtype(dtype)))
     if not mask.dtype.is_floating_point:
-        raise RuntimeError(
-            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-            f"attn_mask.dtype: {mask.dtype.name} and query.dtype: {dtype.name} instead."
-        )
+        raise RuntimeError(_messages.expected_attn_mask_dtype_bool(mask, dtype))
     return mask
 
 
@@ -61,10 +59,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     the graph is the math backend's.
     """
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise RuntimeError(
-            "scaled_dot_product_attention: query, key and value must be at least 2-D, got "
-            f"{query.ndim}-D, {key.ndim}-D and {value.ndim}-D"
-        )
+        raise RuntimeError(_messages.scaled_dot_product_attention_query(query, key, value))
     L, E = query.shape[-2], query.shape[-1]
     S = key.shape[-2]
     scale_v = 1.0 / math.sqrt(E) if scale is None else float(scale)
@@ -72,10 +67,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if enable_gqa and query.ndim >= 3 and key.ndim >= 3:
         hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
         if hq % hk or hq % hv:
-            raise RuntimeError(
-                "Number of heads in key and value must divide the number of heads in query, "
-                f"got {hq} query heads, {hk} key heads and {hv} value heads"
-            )
+            raise RuntimeError(_messages.number_heads_key_value_divide(hq, hk, hv))
         if hk != hq:
             key = ops.repeat_interleave(key, hq // hk, dim=-3)
         if hv != hq:
@@ -85,10 +77,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         mask = _float_mask(attn_mask, query.dtype)
     if is_causal:
         if attn_mask is not None:  # (torch's math backend; its flash CPU kernel combines them)
-            raise RuntimeError(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
-                "is_causal=True: pass a mask that includes the causal triangle instead"
-            )
+            raise RuntimeError(_messages.scaled_dot_product_attention_explicit())
         if query._array.dtype.char in "fd":  # (the cached one)
             mask = _make(_attention._causal_mask_array(L, S, query._array.dtype))
         else:
@@ -99,16 +88,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
              and _attention._flash_cpu(q_in, k_in, v_in, attn_mask, dropout_p, enable_gqa))
     if not flash and not _sdp_switches["math"]:
         if not _sdp_switches["flash"]:
-            raise RuntimeError(
-                "No viable backend for scaled_dot_product_attention was found. This is likely "
-                "due to turning off both the math kernel and the fused kernels: enable the "
-                "math kernel (e.g. sdpa_kernel([SDPBackend.MATH, ...]))."
-            )
-        raise RuntimeError(
-            "No available kernel.  Aborting execution. The flash kernel, the only one enabled, "
-            "does not take these inputs (it needs 4-D query/key/value and no dropout): enable "
-            "the math kernel too (sdpa_kernel([SDPBackend.MATH, SDPBackend.FLASH_ATTENTION]))."
-        )
+            raise RuntimeError(_messages.no_viable_backend_scaled_dot())
+        raise RuntimeError(_messages.no_available_kernel_aborting_execution())
     if flash:
         out = _attention.flash_attention(q_in, k_in, v_in, query, key, value, mask, scale_v)
         if out is not None:
@@ -127,7 +108,7 @@ def _canonical_mask(mask: Tensor | None, name: str, dtype: Any) -> Tensor | None
     if mask.dtype == D.bool_:
         return _make(xp.where(mask._array, -math.inf, 0.0).astype(_np_dtype(dtype)))
     if not mask.dtype.is_floating_point:
-        raise F._ArgAssertionError(f"only bool and floating types of {name} are supported")
+        raise F._ArgAssertionError(_messages.only_bool_floating_types_supported(name))
     return mask
 
 
@@ -136,50 +117,28 @@ def _check_shapes(query: Tensor, key: Tensor, value: Tensor, kpm: Tensor | None,
     """torch's ``_mha_shape_check``: True for batched (3-D) input."""
     if query.ndim == 3:
         if key.ndim != 3 or value.ndim != 3:
-            raise F._ArgAssertionError(
-                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                f"{key.ndim}-D and {value.ndim}-D tensors respectively"
-            )
+            raise F._ArgAssertionError(_messages.batched_3_d_query_expected_key_value(key, value))
         if kpm is not None and kpm.ndim != 2:
-            raise F._ArgAssertionError(
-                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
-                f"but found {kpm.ndim}-D tensor instead"
-            )
+            raise F._ArgAssertionError(_messages.batched_3_d_query_expected_key_padding(kpm))
         if attn_mask is not None and attn_mask.ndim not in (2, 3):
-            raise F._ArgAssertionError(
-                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
-                f"found {attn_mask.ndim}-D tensor instead"
-            )
+            raise F._ArgAssertionError(_messages.batched_3_d_query_expected_attn(attn_mask))
         return True
     if query.ndim == 2:
         if key.ndim != 2 or value.ndim != 2:
-            raise F._ArgAssertionError(
-                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                f"{key.ndim}-D and {value.ndim}-D tensors respectively"
-            )
+            raise F._ArgAssertionError(_messages.unbatched_2_d_query_expected_key_value(key, value))
         if kpm is not None and kpm.ndim != 1:
-            raise F._ArgAssertionError(
-                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
-                f"but found {kpm.ndim}-D tensor instead"
-            )
+            raise F._ArgAssertionError(_messages.unbatched_2_d_query_expected_key_padding(kpm))
         if attn_mask is not None:
             if attn_mask.ndim not in (2, 3):
-                raise F._ArgAssertionError(
-                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                    f"but found {attn_mask.ndim}-D tensor instead"
-                )
+                raise F._ArgAssertionError(_messages.unbatched_2_d_query_expected_attn(attn_mask))
             if attn_mask.ndim == 3:
                 expected = (num_heads, query.shape[0], key.shape[0])
                 if tuple(attn_mask.shape) != expected:
                     raise F._ArgAssertionError(
-                        f"Expected `attn_mask` shape to be {expected} but got "
-                        f"{tuple(attn_mask.shape)}"
+                        _messages.expected_attn_mask_shape(expected, attn_mask)
                     )
         return False
-    raise F._ArgAssertionError(
-        f"query should be unbatched 2D or batched 3D tensor but received {query.ndim}-D query "
-        "tensor"
-    )
+    raise F._ArgAssertionError(_messages.query_unbatched_2d_or_batched(query))
 
 
 def _in_projection_packed(q: Tensor, k: Tensor, v: Tensor, w: Tensor,
@@ -233,14 +192,12 @@ def multi_head_attention_forward(
     src_len = key.shape[0]
     if (key_padding_mask is not None and attn_mask is not None
             and key_padding_mask.dtype != attn_mask.dtype):
-        warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. Use "
-                      "same type for both instead.", stacklevel=3)
+        warnings.warn(
+            _messages.mismatched_masks_deprecated("key_padding_mask", "attn_mask"), stacklevel=3
+        )
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)
     if is_causal and attn_mask is None:
-        raise RuntimeError(
-            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-            "module method `generate_square_subsequent_mask` to create this mask."
-        )
+        raise RuntimeError(_messages.need_attn_mask_if_specifying())
     if is_causal and key_padding_mask is None and not need_weights:
         attn_mask = None
     else:
@@ -249,23 +206,16 @@ def multi_head_attention_forward(
             is_causal = False
     if embed_dim != embed_dim_to_check:
         raise F._ArgAssertionError(
-            f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}"
+            _messages.expecting_embedding_dimension(embed_dim_to_check, embed_dim)
         )
     head_dim = embed_dim // num_heads
     if head_dim * num_heads != embed_dim:
-        raise F._ArgAssertionError(
-            f"embed_dim {embed_dim} not divisible by num_heads {num_heads}"
-        )
+        raise F._ArgAssertionError(_messages.embed_dim_not_divisible(embed_dim, num_heads))
     if use_separate_proj_weight:
         if tuple(key.shape[:2]) != tuple(value.shape[:2]):
-            raise F._ArgAssertionError(
-                f"key's sequence and batch dims {tuple(key.shape[:2])} do not match value's "
-                f"{tuple(value.shape[:2])}"
-            )
+            raise F._ArgAssertionError(_messages.key_value_dims_mismatch(key, value))
     elif tuple(key.shape) != tuple(value.shape):
-        raise F._ArgAssertionError(
-            f"key shape {tuple(key.shape)} does not match value shape {tuple(value.shape)}"
-        )
+        raise F._ArgAssertionError(_messages.key_value_shape_mismatch(key, value))
     # input projections
     if not use_separate_proj_weight:
         assert in_proj_weight is not None
@@ -285,15 +235,11 @@ def multi_head_attention_forward(
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
-                raise RuntimeError(
-                    f"The shape of the 2D attn_mask is {tuple(attn_mask.shape)}, but should be "
-                    f"{(tgt_len, src_len)}."
-                )
+                raise RuntimeError(_messages.attn_mask_shape(2, attn_mask, (tgt_len, src_len)))
             attn_mask = ops.unsqueeze(attn_mask, 0)
         elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
             raise RuntimeError(
-                f"The shape of the 3D attn_mask is {tuple(attn_mask.shape)}, but should be "
-                f"{(bsz * num_heads, tgt_len, src_len)}."
+                _messages.attn_mask_shape(3, attn_mask, (bsz * num_heads, tgt_len, src_len))
             )
     if bias_k is not None and bias_v is not None:
         k = ops.cat([k, ops.repeat(bias_k, (1, bsz, 1))])
@@ -323,8 +269,7 @@ def multi_head_attention_forward(
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
             raise F._ArgAssertionError(
-                f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
-                f"{tuple(key_padding_mask.shape)}"
+                _messages.expecting_key_padding_mask_shape(bsz, src_len, key_padding_mask)
             )
         kpm = ops.reshape(ops.expand(ops.reshape(key_padding_mask, (bsz, 1, 1, src_len)),
                                      (bsz, num_heads, 1, src_len)),

@@ -27,6 +27,7 @@ from gradsum import _dtype as D
 from gradsum._autocast import excluded
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 __all__ = ["embedding_bag"]
 
@@ -37,15 +38,13 @@ def _bags(n: int, offsets: Any, include_last_offset: bool) -> tuple[Any, Any]:
     if off.size:
         if off[0] != 0:
             raise RuntimeError(
-                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
-                f"start from position 0. However, got {int(off[0])}")
+                _messages.embedding_bag_first_offset_not_zero(off))
         if off[-1] > n:
             raise RuntimeError(
-                f"offsets[-1] can not be greater than input's length {n} but got offsets[-1] "
-                f"of {int(off[-1])}")
+                _messages.embedding_bag_last_offset_too_large(n, off))
         if (xp.diff(off) < 0).any():
             raise RuntimeError(
-                f"embedding_bag: offsets must be non-decreasing, got {off.tolist()}")
+                _messages.embedding_bag_offsets_non_decreasing(off))
     if include_last_offset:
         if off.size == 0:
             return off, off
@@ -85,23 +84,18 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         import warnings
 
         warnings.warn(
-            "Argument order of nn.functional.embedding_bag was changed. Usage "
-            "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-            "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+            _messages.argument_order_nn_functional_embedding(), stacklevel=2)
         weight, input = input, weight
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(
-            f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
-            f"None, then it must have the same shape as the input ({tuple(input.shape)})")
+            _messages.embedding_bag_if_per_sample(per_sample_weights, input))
     if weight.ndim != 2:
         raise ValueError(
-            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+            _messages.embedding_bag_weight_not_2d(weight))
     if input.ndim == 2:
         if offsets is not None:
             raise ValueError(
-                "if input is 2D, then offsets has to be None, as input is treated is a "
-                "mini-batch of fixed length sequences. However, found offsets of type "
-                f"{type(offsets)}")
+                _messages.if_input_2d_then_offsets(offsets))
         b, length = input.shape
         off_arr = xp.arange(0, b * length, max(length, 1), dtype=xp.int64)[:b]
         include_last_offset = False
@@ -110,54 +104,46 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             per_sample_weights = per_sample_weights.reshape(-1)
     elif input.ndim == 1:
         if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
+            raise ValueError(_messages.offsets_1d_tensor_none())
         if offsets.ndim != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
+            raise ValueError(_messages.offsets_1d_tensor())
         off_arr = offsets._array
     else:
         raise ValueError(
-            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+            _messages.input_1d_or_2d_tensor(input))
     if mode == "max":
         if scale_grad_by_freq:
-            raise ValueError("max mode does not support scaling the gradient by the frequency")
+            raise ValueError(_messages.embedding_bag_max_no_scale_grad())
         if sparse:
-            raise ValueError("max mode does not support sparse weights")
+            raise ValueError(_messages.embedding_bag_max_no_sparse())
     elif mode not in ("sum", "mean"):
-        raise ValueError("mode has to be one of sum, mean or max")
+        raise ValueError(_messages.mode_one_sum_mean_or())
     idx = input._array
     if idx.dtype not in (xp.int64, xp.int32):
         raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {input.type()} instead (while checking arguments for "
-            "embedding_bag)")
+            _messages.embedding_bag_indices_dtype(input))
     n_emb = weight.shape[0]
     if max_norm is not None:
         F._embedding_renorm_(weight, idx, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
-            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
-            "GitHub.")
+            _messages.embedding_bag_per_sample_weights(mode))
     if sparse:
-        raise ValueError("gradsum has no sparse gradients: use embedding_bag(..., sparse=False)")
+        raise ValueError(_messages.no_sparse_embedding_bag())
     if per_sample_weights is not None and per_sample_weights.dtype != weight.dtype:
         raise RuntimeError(
-            "Expected tensor for argument #1 'weight' to have the same type as tensor for "
-            f"argument #1 'per_sample_weights'; but type {weight.type()} does not equal "
-            f"{per_sample_weights.type()} (while checking arguments for embedding_bag)")
+            _messages.expected_tensor_argument_1_weight(weight, per_sample_weights))
     if padding_idx is not None:
         if not -n_emb <= padding_idx < n_emb:
             raise RuntimeError(
-                "padding_idx must be within the number of embeddings, "
-                f"-{n_emb} through {n_emb - 1}, but got {padding_idx}")
+                _messages.padding_idx_within_number_embeddings(n_emb, padding_idx))
         if padding_idx < 0:
             padding_idx += n_emb
     n = int(idx.size)
     for i, v in enumerate(idx.reshape(-1).tolist()):
         if not 0 <= v < n_emb:
             raise RuntimeError(
-                f"Index {i} of input takes value {v} which is not in the valid range "
-                f"[0, {n_emb})")
+                _messages.embedding_bag_index_out_of_range(i, v, n_emb))
     starts, ends = _bags(n, off_arr, include_last_offset)
     n_bags, dim = int(starts.size), weight.shape[1]
     flat = idx.reshape(-1).astype(xp.int64)

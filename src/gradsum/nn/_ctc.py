@@ -31,6 +31,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 from gradsum.ops._core import _make
 from gradsum.ops.loss import _ctc_loss_raw
 
@@ -40,17 +41,7 @@ __all__ = ["ctc_loss"]
 # -- arguments ---------------------------------------------------------------------------------
 def _signature_error(input_lengths: Any, target_lengths: Any) -> TypeError:
     """torch's overload-resolution error: lengths are both tensors or both int sequences."""
-    def kind(v: Any) -> str:
-        return type(v).__name__
-    return TypeError(
-        f"ctc_loss() received an invalid combination of arguments - got (Tensor, Tensor, "
-        f"{kind(input_lengths)}, {kind(target_lengths)}, int, int, bool), but expected one of:"
-        "\n * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
-        "target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
-        "zero_infinity = False)\n * (Tensor log_probs, Tensor targets, Tensor input_lengths, "
-        "Tensor target_lengths, int blank = 0, int reduction = at::Reduction::Mean, bool "
-        "zero_infinity = False)\nPass both lengths as integer tensors or both as tuples of ints."
-    )
+    return TypeError(_messages.ctc_loss_invalid_arguments(input_lengths, target_lengths))
 
 
 def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
@@ -59,8 +50,7 @@ def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
         out = []
         for name, t in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
             if t._array.dtype.kind not in "iu":
-                raise RuntimeError(f"{name} must be integral (got {t.dtype}): pass an integer "
-                                   "tensor, e.g. lengths.long()")
+                raise RuntimeError(_messages.integral_pass_integer_tensor_e(name, t))
             out.append(t._array.reshape(-1).astype(xp.int64))
         return out[0], out[1]
     seqs = (input_lengths, target_lengths)
@@ -74,11 +64,10 @@ def _lengths(input_lengths: Any, target_lengths: Any) -> tuple[Any, Any]:
 
 def _reduction(reduction: str) -> str:
     if reduction == "elementwise_mean":  # (torch's _Reduction.get_enum)
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
-                      "instead.", UserWarning, stacklevel=3)
+        warnings.warn(_messages.elementwise_mean_deprecated(), UserWarning, stacklevel=3)
         return "mean"
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(_messages.invalid_reduction(reduction))
     return reduction
 
 
@@ -105,11 +94,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     il, tl = _lengths(input_lengths, target_lengths)
     dt = log_probs._array.dtype
     if dt.kind not in "fV" or dt.itemsize < 4:
-        from gradsum.nn.functional import _torch_name
 
-        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
-                                  f"'{_torch_name(log_probs.dtype)}': ctc_loss takes float32 or "
-                                  "float64 log_probs, convert them with .float()")
+        raise NotImplementedError(_messages.ctc_loss_not_floating(log_probs))
     batched = log_probs.ndim == 3
     lp = log_probs if batched else ops.unsqueeze(log_probs, 1)
     res = _ctc_loss_raw(lp, targets, il, tl, blank, zero_infinity)

@@ -18,6 +18,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import silenced, xp
 from gradsum._fma import fma
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 _MODES = ("bilinear", "nearest", "bicubic")
 _PADDINGS = ("zeros", "border", "reflection")
@@ -158,43 +159,32 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         [[[[1.5]]]]
     """
     if mode not in _MODES:
-        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
-                         f"'nearest' or 'bicubic', but got: '{mode}'")
+        raise ValueError(_messages.nn_functional_grid_sample_expected_mode(mode))
     if padding_mode not in _PADDINGS:
-        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
-                         f"'border', or 'reflection', but got: '{padding_mode}'")
+        raise ValueError(_messages.nn_functional_grid_sample_expected_padding(padding_mode))
     if align_corners is None:
         warnings.warn(
-            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
-            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
-            "See the documentation of grid_sample for details.", UserWarning, stacklevel=2)
+            _messages.default_grid_sample_affine_grid(), UserWarning, stacklevel=2)
         align_corners = False
     in_shape, grid_shape = list(input.shape), list(grid.shape)
     if input.shape[0] != grid.shape[0]:
-        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {in_shape} and grid with sizes "
-                           f"{grid_shape}")
+        raise RuntimeError(_messages.grid_sampler_expected_grid_input(in_shape, grid_shape))
     if grid.shape[-1] != input.dim() - 2:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.dim() - 2} in "
-                           f"last dimension, but got grid with sizes {grid_shape}")
+        raise RuntimeError(_messages.grid_sampler_expected_grid_size(input, grid_shape))
     for i in range(2, input.dim()):
         if input.shape[i] <= 0:
-            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
-                               f"dimensions, but input has sizes {in_shape} with dimension "
-                               f"{i} being empty")
+            raise RuntimeError(_messages.grid_sampler_expected_input_non(in_shape, i))
     dims = input.dim() - 2
     if input.dim() not in (4, 5) or grid.dim() != input.dim():
-        raise RuntimeError(f"grid_sampler(): expected {input.dim()}D input and grid with same "
-                           f"number of dimensions, but got input with sizes {in_shape} and "
-                           f"grid with sizes {grid_shape}")
+        raise RuntimeError(_messages.grid_sampler_expected_d_input(input, in_shape, grid_shape))
     if dims == 3 and mode == "bicubic":
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+        raise RuntimeError(_messages.grid_sampler_bicubic_interpolation_only())
     if not input.is_floating_point():
-        raise NotImplementedError(f'"grid_sampler_{dims}d_cpu" not implemented for '
-                                  f"'{_scalar_name(input)}'")
+        raise NotImplementedError(_messages.grid_sampler_not_floating(dims, _scalar_name(input)))
     if grid.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found "
-                           f"{_scalar_name(grid)}")
+        raise RuntimeError(
+            _messages.grid_sampler_dtype_mismatch(_scalar_name(input), _scalar_name(grid))
+        )
     return _sample(input, grid, mode, padding_mode, bool(align_corners))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
@@ -25,7 +26,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
         [1.0, 1.0]
     """
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warnings.warn(_messages.eps_parameter_deprecated_no_effect(), stacklevel=2)
     from gradsum._creation import empty_like, zeros_like
 
     gumbels = -empty_like(logits).exponential_().log()  # ~Gumbel(0, 1)

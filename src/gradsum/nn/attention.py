@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gradsum.backends.cuda import _sdp
+from gradsum.nn import _messages
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
@@ -52,8 +53,7 @@ def sdpa_kernel(backends: Any, set_priority: bool = False) -> Iterator[dict[str,
     switches are restored afterwards. ``set_priority`` is accepted (gradsum's CPU choice
     between math and flash is torch's, not an order)."""
     if not isinstance(backends, (list, SDPBackend)):
-        raise AssertionError("Backend must be an instance of SDPBackend or a list of "
-                             f"SDPBackend instances, got {type(backends).__name__}")
+        raise AssertionError(_messages.backend_instance_sdpbackend_or_list(backends))
     chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
     prev = dict(_sdp)
     for backend, name in _SWITCH.items():

@@ -37,6 +37,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node  # noqa: F401  (HOLDS_STATE: recorded surface)
+from gradsum.nn import _messages
 from gradsum.ops import conv as _conv
 from gradsum.ops import embedding as _embedding
 from gradsum.ops import inplace as _inplace
@@ -115,10 +116,7 @@ __all__ = [
 
 # -- helpers -----------------------------------------------------------------------------------
 def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
-    warnings.warn(
-        "size_average and reduce args will be deprecated, please use reduction='mean' (or "
-        "'sum'/'none') instead.", UserWarning, stacklevel=3,
-    )
+    warnings.warn(_messages.size_average_reduce_args_deprecated(), UserWarning, stacklevel=3)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if not reduce:
@@ -128,7 +126,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(_messages.invalid_reduction(reduction))
 
 
 def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -153,29 +151,10 @@ class _ArgAssertionError(AssertionError, ValueError):
     ValueError, which is what gradsum raised before and what callers may catch."""
 
 
-_TORCH_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-
-
-def _torch_name(dtype: Any) -> str:
-    """torch's ScalarType name of a dtype ("Float", "Long", ...), as its messages print it."""
-    return _TORCH_NAMES.get(dtype.name, dtype.name)
-
-
 def _check_no_grad(t: Tensor | None, arg: str, fn: str, end: str = ".") -> None:
     """torch's autograd refusal of an input it does not differentiate (class weights)."""
     if t is not None and t.requires_grad and is_grad_enabled():
-        raise RuntimeError(
-            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
-            f"This input cannot have requires_grad True{end} (pass {arg}.detach() instead)"
-        )
-
-
-def _size_str(shape: Sequence[int]) -> str:
-    return f"gradsum.Size({list(shape)})"
+        raise RuntimeError(_messages.not_differentiable_pass_detached(fn, arg, end))
 
 
 # -- linear and activations --------------------------------------------------------------------
@@ -200,19 +179,13 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
     """torch's errors for a weight of more than 2 dims and a bias that does not fit."""
     if weight.ndim > 2:
-        raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D: linear "
-            "takes a weight of shape (out_features, in_features) or (in_features,)"
-        )
+        raise RuntimeError(_messages.linear_weight_more_than_2d(weight))
     if (bias is not None and input.ndim >= 1 and weight.ndim >= 1
             and not (weight.ndim == 2 and bias.ndim == 1
                      and bias.shape[0] in (1, weight.shape[0]))):  # (the usual bias: fits)
         if weight.ndim == 1 and (input.ndim in (2, 3) or bias.ndim == 1):
             # (torch's fused addmm path: a 1-D weight is no matrix)
-            raise RuntimeError(
-                "mat2 must be a matrix, got 1-D tensor: linear with a bias takes a 2-D weight "
-                "(out_features, in_features)"
-            )
+            raise RuntimeError(_messages.linear_1d_weight_with_bias())
         out_shape = tuple(input.shape[:-1]) + tuple(weight.shape[:-1])
         try:
             full = _shape_broadcast(tuple(bias.shape), out_shape)
@@ -220,11 +193,7 @@ def _check_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> None:
             full = None
         if full != out_shape:
             # torch adds the bias into the output (addmm / add_): it may not enlarge it
-            raise RuntimeError(
-                f"output with shape {list(out_shape)} doesn't match the broadcast shape "
-                f"{list(full) if full is not None else list(bias.shape)}: linear's bias of shape "
-                f"{list(bias.shape)} must broadcast to the output's shape"
-            )
+            raise RuntimeError(_messages.linear_bias_broadcast_shape(out_shape, full, bias))
 
 
 def _shape_broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -284,8 +253,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def _softmax_dim(name: str, ndim: int) -> int:
     warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-        "dim=X as an argument.", UserWarning, stacklevel=3,
+        _messages.implicit_dimension_choice_been_deprecated(name), UserWarning, stacklevel=3,
     )
     return 0 if ndim in (0, 1, 3) else 1
 
@@ -316,9 +284,7 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         [[1, 0, 0], [0, 0, 1]]
     """
     if num_classes == -1 and tensor.numel() == 0:  # (no largest index to count from)
-        raise RuntimeError(
-            "Can not infer total number of classes from empty tensor: pass num_classes"
-        )
+        raise RuntimeError(_messages.one_hot_cannot_infer_num_classes())
     return ops.one_hot(tensor, num_classes)
 
 
@@ -340,23 +306,16 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
         [0.0, 2.0]
     """
     if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise ValueError(_messages.dropout_probability(p))
     if not isinstance(training, bool):  # (torch's argument parser takes a bool only)
-        raise TypeError(
-            f"dropout(): argument 'train' (position 3) must be bool, not "
-            f"{type(training).__name__}: pass training=True or training=False"
-        )
+        raise TypeError(_messages.dropout_argument_train_position_3(training))
     if not training or p == 0.0 or input.numel() == 0:
         return input
     arr = input._array
     if p != 1.0 and arr.dtype.kind in "biu":
         # torch scales the kept values by the float 1 / (1 - p), which an integer or bool
         # tensor cannot hold (p == 1 only zeros, which it can)
-        raise RuntimeError(
-            f"result type Float can't be cast to the desired output type "
-            f"{_torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
-            "(convert with .float())"
-        )
+        raise RuntimeError(_messages.dropout_cannot_cast_to_integer(input))
     if p == 1.0:
         noise = xp.zeros(arr.shape, dtype=arr.dtype)
     else:
@@ -403,30 +362,21 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         [[2.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
     """
     if sparse:
-        raise ValueError("gradsum has no sparse gradients: use embedding(..., sparse=False)")
+        raise ValueError(_messages.no_sparse_embedding())
     n = weight.shape[0] if weight.ndim else 0
     if padding_idx is not None:
         if padding_idx >= n or padding_idx < -n:  # (torch asserts this)
-            raise _ArgAssertionError(
-                f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} for "
-                f"{n} embeddings"
-            )
+            raise _ArgAssertionError(_messages.embedding_padding_idx_out_of_range(padding_idx, n))
         if padding_idx < 0:
             padding_idx += n
     if weight.ndim != 2:
-        raise RuntimeError(f"'weight' must be 2-D, got a weight of shape {tuple(weight.shape)}")
+        raise RuntimeError(_messages.embedding_weight_not_2d(weight))
     idx = input._array if isinstance(input, Tensor) else xp.asarray(input)
     if idx.dtype != xp.int64 and idx.dtype != xp.int32:
         name = input.dtype.name if isinstance(input, Tensor) else str(idx.dtype)
-        raise RuntimeError(
-            "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got {name} instead (while checking arguments for embedding)"
-        )
+        raise RuntimeError(_messages.embedding_indices_dtype(name))
     if not _shape_subscript.in_bounds(idx, n):
-        raise IndexError(
-            f"index out of range in self: embedding indices must be in [0, {n - 1}], got "
-            f"[{int(idx.min())}, {int(idx.max())}]"
-        )
+        raise IndexError(_messages.index_out_range_self_embedding(n, idx))
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
     return _embedding.embedding(weight, idx, padding_idx, scale_grad_by_freq)
@@ -447,25 +397,16 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int,
         [-1.0, 1.0]
     """
     if isinstance(normalized_shape, int):  # (nn.LayerNorm takes an int; F.layer_norm doesn't)
-        raise TypeError(
-            "layer_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
-            f"int: pass ({normalized_shape},)"
-        )
+        raise TypeError(_messages.layer_norm_argument_normalized_shape(normalized_shape))
     ns = tuple(normalized_shape)
     k = len(ns)
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"LayerNormKernelImpl\" not implemented for '{_torch_name(input.dtype)}': "
-            "convert the input with .float()"
-        )
+        raise NotImplementedError(_messages.kernel_not_floating_input("LayerNormKernelImpl", input))
     if mixed_reduced(input, weight, bias):  # (torch's mixed type: in float32; raises)
         return layer_norm(ops.to_dtype(input, D.float32), normalized_shape, weight, bias,
                           eps).to(input.dtype)
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
-        raise RuntimeError(
-            f"Given normalized_shape={list(ns)}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
-        )
+        raise RuntimeError(_messages.layer_norm_input_shape(ns, input))
     return native_layer_norm(input, ns, weight, bias, eps)
 
 
@@ -475,7 +416,7 @@ def _pair(v: Any, name: str) -> tuple[int, int]:
         if len(v) == 1:  # (torch's argument parser expands a 1-element list)
             return int(v[0]), int(v[0])
         if len(v) != 2:
-            raise RuntimeError(f"expected {name} to be a single integer or a pair, got {v}")
+            raise RuntimeError(_messages.expected_int_or_pair(name, v))
         return int(v[0]), int(v[1])
     return int(v), int(v)
 
@@ -490,10 +431,7 @@ def _warn_asymmetric_same_padding() -> None:
     if _warned_asymmetric_same:
         return
     _warned_asymmetric_same = True
-    warnings.warn(
-        "Using padding='same' with even kernel lengths and odd dilation may require a "
-        "zero-padded copy of the input be created", UserWarning, stacklevel=4,
-    )
+    warnings.warn(_messages.using_padding_same_even_kernel(), UserWarning, stacklevel=4)
 
 
 @autocast_policy("conv2d")
@@ -518,8 +456,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
     unbatched = input.ndim == 3
     x = ops.unsqueeze(input, 0) if unbatched else input
     if x.ndim != 4:
-        raise RuntimeError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
-                           f"{input.ndim}D)")
+        raise RuntimeError(_messages.input_error_only_3d_or(input))
     k = _pair(kernel_size, "kernel_size")
     ph, pw = _pair(padding, "padding")
     geo = _conv.Geometry.make(tuple(x.shape), k, _pair(dilation, "dilation"), (ph, ph, pw, pw),
@@ -535,26 +472,17 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     unbatched = input.ndim == 2
     cols = ops.unsqueeze(input, 0) if unbatched else input
     if cols.ndim != 3:
-        raise RuntimeError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are "
-                           f"supported (got {input.ndim}D)")
+        raise RuntimeError(_messages.input_error_only_unbatched_2d(input))
     kh, kw = _pair(kernel_size, "kernel_size")
     h, w = _pair(output_size, "output_size")
     if cols.shape[1] % (kh * kw):
-        raise RuntimeError(
-            f"Expected size of input's dimension 1 to be divisible by the product of "
-            f"kernel_size, but got input.size(1)={cols.shape[1]} and kernel_size=({kh}, {kw})"
-        )
+        raise RuntimeError(_messages.expected_size_input_dimension_1(cols, kh, kw))
     ph, pw = _pair(padding, "padding")
     c = cols.shape[1] // (kh * kw)
     geo = _conv.Geometry.make((cols.shape[0], c, h, w), (kh, kw), _pair(dilation, "dilation"),
                               (ph, ph, pw, pw), _pair(stride, "stride"))
     if geo.out_hw[0] * geo.out_hw[1] != cols.shape[2]:
-        raise RuntimeError(
-            f"Given output_size=({h}, {w}), kernel_size=({kh}, {kw}), expected size of input's "
-            f"dimension 2 to match the calculated number of sliding blocks "
-            f"{geo.out_hw[0]} * {geo.out_hw[1]} = {geo.out_hw[0] * geo.out_hw[1]}, but got "
-            f"input.size(2)={cols.shape[2]}."
-        )
+        raise RuntimeError(_messages.given_output_size_kernel_size(h, w, kh, kw, geo, cols))
     out = _conv.col2im(cols, geo)
     return ops.squeeze(out, 0) if unbatched else out
 
@@ -575,10 +503,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     _warn_size(input, target)
     dt = _promote(input.dtype, target.dtype)
     if not dt.is_floating_point:  # (torch's mse kernel is defined for floating types only)
-        raise NotImplementedError(
-            f"\"mse_cpu\" not implemented for '{_torch_name(dt)}': mse_loss takes floating "
-            "point tensors, convert them with .float()"
-        )
+        raise NotImplementedError(_messages.mse_loss_not_floating(dt))
     with no_grad():
         d = ops.sub(input, target)
         loss = ops.mul(d, d)
@@ -607,18 +532,13 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
 def _warn_size(input: Tensor, target: Tensor) -> None:
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
-            f"Using a target size ({_size_str(target.shape)}) that is different to the input "
-            f"size ({_size_str(input.shape)}). This will likely lead to incorrect results due "
-            "to broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3,
+            _messages.target_size_broadcast_warning(target, input), UserWarning, stacklevel=3,
         )
 
 
 def _class_weight_check(weight: Tensor | None, c: int, prefix: str = "") -> None:
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != c):
-        raise RuntimeError(
-            f"{prefix}weight tensor should be defined either for all {c} classes or no classes "
-            f"but got weight tensor of shape: {list(weight.shape)}"
-        )
+        raise RuntimeError(_messages.weight_tensor_defined_either_all(prefix, c, weight))
 
 
 def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int,
@@ -626,61 +546,37 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
     x = input._array  # (the array's own attributes: the Tensor properties cost a call each)
     nd = x.ndim
     if nd < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+        raise ValueError(_messages.expected_1_or_more_dimensions(nd))
     t = target._array
     if nd != 1 and t.ndim and t.shape[0] != x.shape[0]:  # (torch checks this first)
-        raise ValueError(
-            f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
-            f"({t.shape[0]})."
-        )
+        raise ValueError(_messages.batch_size_mismatch(x.shape[0], t.shape[0]))
     # torch's kernels take int64 (Long) targets, and uint8 (Byte) ones for inputs of <= 2 dims
     if t.dtype != xp.int64 and t.dtype != xp.uint8:
-        raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_torch_name(target.dtype)}: "
-            "class indices must be int64 (use probabilities of the input's shape for soft "
-            "targets)"
-        )
+        raise RuntimeError(_messages.expected_target_dtype_long_or(target))
     kernel = "nll_loss2d_forward" if nd > 2 else "nll_loss_forward"
     one_d = nd == 1
     if one_d:
         if t.ndim > 1:
-            raise RuntimeError(
-                "0D or 1D target tensor expected, multi-target not supported: got a target of "
-                f"shape {list(t.shape)} for a 1D input"
-            )
+            raise RuntimeError(_messages.nll_multi_target(t))
         if t.ndim == 1 and t.shape[0] != 1:
-            raise ValueError(
-                f"For 1D input, 1D target must have size 1, but got target size: {t.shape[0]}"
-            )
+            raise ValueError(_messages.expected_1d_input_1d_target_size(t))
         t = t.reshape(1)  # (a target of shape (1,) counts as the 0-d one, like torch)
     shape = (1,) + x.shape if one_d else x.shape
     n, c = shape[0], shape[1]
     if t.ndim == 0 or t.shape[0] != n:
-        raise ValueError(
-            f"Expected input batch_size ({n}) to match target batch_size "
-            f"({t.shape[0] if t.ndim else 0})."
-        )
+        raise ValueError(_messages.batch_size_mismatch(n, t.shape[0] if t.ndim else 0))
     expected = (n,) + shape[2:]
     if tuple(t.shape) != expected:
-        raise RuntimeError(f"Expected target size {list(expected)}, got {list(t.shape)}")
+        raise RuntimeError(_messages.expected_target_size(expected, t))
     if x.dtype.kind not in "fV":
         frame = "nll_loss2d_forward_out_frame" if nd > 2 else "nll_loss_out_frame"
-        raise NotImplementedError(
-            f"\"{frame}\" not implemented for '{_torch_name(input.dtype)}': nll_loss takes "
-            "floating-point log-probabilities, convert them with .float()"
-        )
+        raise NotImplementedError(_messages.nll_loss_not_floating(frame, input))
     if nd > 2 and t.dtype == xp.uint8:
-        raise RuntimeError(
-            "expected scalar type Long but found Byte: targets of inputs with more than 2 dims "
-            "must be int64"
-        )
+        raise RuntimeError(_messages.expected_scalar_type_long_found())
     _class_weight_check(weight, c)
     if weight is not None:
         if weight.dtype != input.dtype:
-            raise RuntimeError(
-                f"expected scalar type {_torch_name(input.dtype)} but found "
-                f"{_torch_name(weight.dtype)}: the class weight must have the input's dtype"
-            )
+            raise RuntimeError(_messages.expected_scalar_type_found_class(input, weight))
         _check_no_grad(weight, "weight", kernel, ".")
     dt = x.dtype
     if (t.size and _min_reduce(t, None) >= 0 and _max_reduce(t, None) < c
@@ -694,7 +590,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         valid = t != ignore_index
         bad = valid & ((t < 0) | (t >= c))
         if bad.any():
-            raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+            raise IndexError(_messages.target_out_bounds(t, bad))
         safe = xp.where(valid, t, 0).astype(xp.int64)
         w_arr = valid.astype(dt)
         plain = False
@@ -779,22 +675,16 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction,
                                     label_smoothing, class_dim)
     if input.ndim < 1:
-        raise IndexError(
-            "Dimension out of range (expected to be in range of [-1, 0], but got 1): "
-            "cross_entropy needs an input with a class dimension, (C,) or (N, C, ...)"
-        )
+        raise IndexError(_messages.dimension_out_range_expected_range_1())
     c = input.shape[class_dim]
     logp = ops.log_softmax(input, class_dim)
     if label_smoothing <= 0.0:
         return _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing > 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(_messages.label_smoothing_between_0_0(label_smoothing))
     if input.ndim == 1 and target.ndim == 1:
         # torch's smoothing term of a (C,) input is 0-d and cannot take the (1,) target's shape
-        raise RuntimeError(
-            "output with shape [] doesn't match the broadcast shape [1]: with "
-            "label_smoothing, give a 1D input a 0-d target"
-        )
+        raise RuntimeError(_messages.label_smoothing_1d_input_0d_target())
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if weight is not None:
         smooth = ops.neg(ops.sum(ops.mul(logp, _class_view(weight.detach(), logp.ndim)),
@@ -825,25 +715,17 @@ def _cross_entropy_probs(input: Tensor, target: Tensor, weight: Tensor | None,
                          ignore_index: int, reduction: str, label_smoothing: float,
                          class_dim: int) -> Tensor:
     if not target.is_floating_point():
-        raise RuntimeError(
-            "Expected floating point type for target with class probabilities, got "
-            f"{target.dtype.name}"
-        )
+        raise RuntimeError(_messages.expected_floating_point_type_target(target))
     if ignore_index >= 0:
-        raise RuntimeError("ignore_index is not supported for floating point target")
+        raise RuntimeError(_messages.ignore_index_with_probabilities())
     if input.ndim < 1:
-        raise IndexError(
-            "Dimension specified as 1 but tensor has no dimensions: cross_entropy needs an "
-            "input with a class dimension, (C,) or (N, C, ...)"
-        )
+        raise IndexError(_messages.dimension_specified_1_tensor_no())
     c = input.shape[class_dim]
     _class_weight_check(weight, c, "cross_entropy: ")
     logp = ops.log_softmax(input, class_dim)
     if label_smoothing > 0.0:
         if label_smoothing > 1.0:
-            raise RuntimeError(
-                f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
-            )
+            raise RuntimeError(_messages.label_smoothing_between_0_0(label_smoothing))
         target = ops.add(ops.mul(target, 1.0 - label_smoothing), label_smoothing / c)
     prod = ops.mul(logp, target)
     if weight is not None:  # (composed in torch: the weight is differentiated here)
@@ -867,15 +749,9 @@ def _check_weight_fits(weight: Tensor | None, input: Tensor, arg: str) -> None:
     except ValueError:
         full = None
     if full is None:
-        raise RuntimeError(
-            f"{arg} of shape {list(weight.shape)} is not broadcastable to the input's shape "
-            f"{list(shape)}: give it the input's shape, or one that broadcasts to it"
-        )
+        raise RuntimeError(_messages.loss_weight_not_broadcastable(arg, weight, shape))
     if full != shape:
-        raise RuntimeError(
-            f"output with shape {list(shape)} doesn't match the broadcast shape {list(full)}: "
-            f"{arg} of shape {list(weight.shape)} must broadcast to the input's shape"
-        )
+        raise RuntimeError(_messages.loss_weight_broadcast_shape(shape, full, arg, weight))
 
 
 @autocast_policy("binary_cross_entropy")
@@ -893,36 +769,20 @@ def binary_cross_entropy(input: Tensor, target: Tensor,
     """
     reduction = _resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(
-            f"Using a target size ({_size_str(target.shape)}) that is different to the input "
-            f"size ({_size_str(input.shape)}) is deprecated. Please ensure they have the same "
-            "size."
-        )
+        raise ValueError(_messages.bce_target_size_deprecated(target, input))
     if target.dtype != input.dtype:
-        raise RuntimeError(
-            f"Found dtype {_torch_name(target.dtype)} but expected {_torch_name(input.dtype)}: "
-            "binary_cross_entropy needs a target of the input's dtype"
-        )
+        raise RuntimeError(_messages.found_dtype_expected_binary_cross(target, input))
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"binary_cross_entropy\" not implemented for '{_torch_name(input.dtype)}': it "
-            "takes floating point probabilities, convert them with .float()"
-        )
+        raise NotImplementedError(_messages.binary_cross_entropy_not_floating(input))
     _check_no_grad(weight, "weight", "binary_cross_entropy")
     _check_weight_fits(weight, input, "weight")
     xa = input._array
     # (written so that nan fails too, as torch's check does)
     if xa.size and not bool(((xa >= 0) & (xa <= 1)).all()):
-        raise RuntimeError(
-            "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
-            "probabilities; for logits use binary_cross_entropy_with_logits)"
-        )
+        raise RuntimeError(_messages.all_elements_input_between_0())
     ta = target._array
     if ta.size and not bool(((ta >= 0) & (ta <= 1)).all()):
-        raise RuntimeError(
-            "all elements of target should be between 0 and 1 (binary_cross_entropy takes "
-            "target probabilities)"
-        )
+        raise RuntimeError(_messages.all_elements_target_between_0())
     loss = _loss._bce_elementwise(input, target)
     w = None
     if weight is not None:  # (torch multiplies in place: the loss keeps the input's dtype)
@@ -954,21 +814,11 @@ def binary_cross_entropy_with_logits(
     """
     reduction = _resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(
-            f"Target size ({_size_str(target.shape)}) must be the same as input size "
-            f"({_size_str(input.shape)})"
-        )
+        raise ValueError(_messages.target_size_same_input_size(target, input))
     if not target.is_floating_point():
         if target.dtype.name == "bool":
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                "trying to invert a mask, use the `~` or `logical_not()` operator instead. "
-                "(binary_cross_entropy_with_logits computes 1 - target: give a float target)"
-            )
-        raise RuntimeError(
-            f"result type {_torch_name(input.dtype)} can't be cast to the desired output type "
-            f"{_torch_name(target.dtype)}: binary_cross_entropy_with_logits needs a float target"
-        )
+            raise RuntimeError(_messages.bool_subtraction_not_supported())
+        raise RuntimeError(_messages.bce_with_logits_cannot_cast(input, target))
     _check_no_grad(weight, "weight", "binary_cross_entropy_with_logits")
     _check_no_grad(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", "")
     _check_weight_fits(pos_weight, input, "pos_weight")
@@ -995,10 +845,7 @@ def binary_cross_entropy_with_logits(
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
 def _float_only(input: Tensor, kernel: str) -> None:
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
-            "with .float()"
-        )
+        raise NotImplementedError(_messages.kernel_not_floating_input(kernel, input))
 
 
 def _const_like(value: Any, ref: Tensor) -> Tensor:
@@ -1111,10 +958,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
-        raise RuntimeError(
-            "ZeroDivisionError: alpha cannot be 0 for CELU (celu divides the input by alpha: "
-            "pass a non-zero alpha)"
-        )
+        raise RuntimeError(_messages.celu_zero_alpha())
     fn = lambda t: _elu(t, alpha, 1.0, 1.0 / alpha, celu=True)  # noqa: E731
     return _run_inplace(input, "celu_", fn) if inplace else fn(input)
 
@@ -1139,10 +983,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     """``clamp(x, min_val, max_val)`` whose gradient is zero at and beyond the bounds."""
     if min_val > max_val:
-        raise ValueError(
-            f"min_val cannot be greater than max_val (got min_val={min_val}, "
-            f"max_val={max_val}): swap them"
-        )
+        raise ValueError(_messages.hardtanh_min_greater_than_max(min_val, max_val))
     fn = lambda t: _hardtanh(t, min_val, max_val)  # noqa: E731
     return _run_inplace(input, "hardtanh_", fn) if inplace else fn(input)
 
@@ -1334,10 +1175,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between."""
     _float_only(input, "softshrink_check")
     if lambd < 0 or math.isnan(lambd):
-        raise RuntimeError(
-            f"lambda must be in range [0, 3.40282e+38] for input dtype "
-            f"{_torch_name(input.dtype)}, but found {lambd:g}: pass lambd >= 0"
-        )
+        raise RuntimeError(_messages.softshrink_negative_lambda(input, lambd))
     x = input._array
     # (torch's kernel: x * 0 in between, so nan stays nan and -0.5 + 0.5 style zeros keep
     # their sign)
@@ -1418,22 +1256,13 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: ``a * sigmoid(b)`` for the two halves ``a, b`` of ``dim``, one
     ``GluBackward0`` node like torch's."""
     if input.ndim == 0:
-        raise RuntimeError(
-            "glu does not support scalars because halving size must be even (give it a tensor "
-            "with at least one dimension)"
-        )
+        raise RuntimeError(_messages.glu_scalar())
     d = dim + input.ndim if dim < 0 else dim
     if not 0 <= d < input.ndim:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-input.ndim}, "
-            f"{input.ndim - 1}], but got {dim})"
-        )
+        raise IndexError(_messages.dim_out_of_range(-input.ndim, input.ndim - 1, dim))
     size = input.shape[d]
     if size % 2:
-        raise RuntimeError(
-            f"Halving dimension must be even, but dimension {d} is size {size}: glu splits "
-            "that dimension into two halves"
-        )
+        raise RuntimeError(_messages.glu_odd_halving_dim(d, size))
     x = input._array
     a, b = xp.split(x, [size // 2], axis=d)
     with xp.errstate(over="ignore"):
@@ -1467,10 +1296,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     """Randomised leaky ReLU: training draws each negative element's slope from
     U(lower, upper) (gradsum's generator); otherwise the slope is ``(lower + upper) / 2``."""
     if lower > upper:
-        raise RuntimeError(
-            f"Lower bound should be less than or equal to the upper bound (got lower={lower}, "
-            f"upper={upper})"
-        )
+        raise RuntimeError(_messages.rrelu_bounds(lower, upper))
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
@@ -1570,10 +1396,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
     dt = promote_types(x1.dtype, x2.dtype)
     if not dt.is_floating_point:
-        raise RuntimeError(
-            f"expected common dtype to be floating point, yet common dtype is {_torch_name(dt)}"
-            ": convert the inputs with .float()"
-        )
+        raise RuntimeError(_messages.expected_common_dtype_floating_point(dt))
     if x1.dtype != dt:
         x1 = x1.to(dt)
     if x2.dtype != dt:
@@ -1581,11 +1404,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     try:
         shape = _shape_broadcast(tuple(x1.shape), tuple(x2.shape))
     except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({x1.shape[-1] if x1.ndim else 1}) must match the size of "
-            f"tensor b ({x2.shape[-1] if x2.ndim else 1}): cosine_similarity broadcasts "
-            f"x1 {list(x1.shape)} and x2 {list(x2.shape)}"
-        ) from None
+        raise RuntimeError(_messages.size_tensor_match_size_tensor_b_cosine(x1, x2)) from None
     if tuple(x1.shape) != shape:
         x1 = x1.expand(shape)
     if tuple(x2.shape) != shape:
@@ -1618,10 +1437,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
 def _abs_diff(input: Tensor, target: Tensor, kernel: str) -> Any:
     dt = _promote(input.dtype, target.dtype)
     if not dt.is_floating_point:
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{_torch_name(dt)}': convert the tensors with "
-            ".float()"
-        )
+        raise NotImplementedError(_messages.kernel_not_floating(kernel, dt))
     with xp.errstate(invalid="ignore"):
         return xp.abs(input._array - target._array)
 
@@ -1643,9 +1459,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     _warn_size(input, target)
     reduction = _resolve(size_average, reduce, reduction)
     if beta < 0:
-        raise RuntimeError(
-            f"smooth_l1_loss does not support negative values for beta (got beta={beta})."
-        )
+        raise RuntimeError(_messages.smooth_l1_negative_beta(beta))
     if beta == 0.0:
         return _loss._reduce(ops.abs(ops.sub(input, target)), reduction)
     z = _abs_diff(input, target, "smooth_l1_cpu")
@@ -1665,14 +1479,9 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _warn_size(input, target)
     _check_reduction(reduction)
     if delta <= 0:
-        raise RuntimeError(
-            f"huber_loss does not support non-positive values for delta (got delta={delta})."
-        )
+        raise RuntimeError(_messages.huber_non_positive_delta(delta))
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
-        raise ValueError(
-            f"Weights and input must have the same size. (weight {list(weight.shape)}, "
-            f"input {list(input.shape)})"
-        )
+        raise ValueError(_messages.weights_input_same_size_weight(weight, input))
     z = _abs_diff(input, target, "huber_cpu")
     with xp.errstate(invalid="ignore"):
         loss = xp.asarray(xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)),
@@ -1695,12 +1504,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
         red = _legacy_reduction(size_average, reduce)
     else:
         if reduction == "mean":
-            warnings.warn(
-                "reduction: 'mean' divides the total loss by both the batch size and the "
-                "support size.'batchmean' divides only by the batch size, and aligns with the "
-                "KL div math definition.'mean' will be changed to behave the same as "
-                "'batchmean' in the next major release.", UserWarning, stacklevel=2,
-            )
+            warnings.warn(_messages.reduction_mean_divides_total_loss(), UserWarning, stacklevel=2)
         red = "sum" if reduction == "batchmean" else reduction
         _check_reduction(red)
     if log_target:
@@ -1718,10 +1522,7 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
 def _not_differentiable(t: Tensor | None, arg: str, fn: str) -> None:
     """torch's check for an argument its derivative table marks non-differentiable."""
     if t is not None and is_grad_enabled() and t.requires_grad:
-        raise RuntimeError(
-            f"The function '{fn}' is not differentiable with respect to argument '{arg}'. "
-            "This input cannot have requires_grad True."
-        )
+        raise RuntimeError(_messages.not_differentiable(fn, arg))
 
 
 @autocast_policy("soft_margin_loss")
@@ -1748,11 +1549,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     """``max(0, -target * (input1 - input2) + margin)``."""
     reduction = _resolve(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
-        raise RuntimeError(
-            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
-            f"input1: {_size_str(input1.shape)}, input2: {_size_str(input2.shape)}, target: "
-            f"{_size_str(target.shape)} "
-        )
+        raise RuntimeError(_messages.margin_ranking_loss_all_input(input1, input2, target))
     d = ops.add(ops.mul(ops.neg(target), ops.sub(input1, input2)), margin)
     return _loss._reduce(ops.clamp(d, min=0), reduction)
 
@@ -1780,20 +1577,11 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     reduction = _resolve(size_average, reduce, reduction)
     td = target.ndim
     if td not in (0, 1):
-        raise RuntimeError(
-            "0D or 1D target tensor expected, multi-target not supported (got a target of shape "
-            f"{list(target.shape)})"
-        )
+        raise RuntimeError(_messages.cosine_embedding_multi_target(target))
     if td == 1 and not (input1.ndim == 2 and input2.ndim == 2):
-        raise RuntimeError(
-            "1D target tensor expects 2D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}."
-        )
+        raise RuntimeError(_messages.target_dims_expect_input_dims(1, 2, input1, input2))
     if td == 0 and not (input1.ndim == 1 and input2.ndim == 1):
-        raise RuntimeError(
-            "0D target tensor expects 1D input tensors, but found inputs with sizes "
-            f"{list(input1.shape)} and {list(input2.shape)}."
-        )
+        raise RuntimeError(_messages.target_dims_expect_input_dims(0, 1, input1, input2))
     prod_sum = ops.sum(ops.mul(input1, input2), td)
     mag1 = ops.add(ops.sum(ops.mul(input1, input1), td), 1e-12)
     mag2 = ops.add(ops.sum(ops.mul(input2, input2), td), 1e-12)
@@ -1840,10 +1628,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     differ from the input's shape in one size-1 dim (torch's homoscedastic cases)."""
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         if var < 0:
-            raise ValueError("var has negative entry/entries")
+            raise ValueError(_messages.var_negative_entry_entries())
         var = ops.mul(_creation_ones_like(input), float(var))
     elif bool((var._array < 0).any()):
-        raise ValueError("var has negative entry/entries")
+        raise ValueError(_messages.var_negative_entry_entries())
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = ops.unsqueeze(var, -1)
@@ -1851,13 +1639,9 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
                 y for x, y in zip(input.shape, var.shape) if x != y) == 1:
             pass
         else:
-            raise ValueError(
-                f"var is of incorrect size (var {list(var.shape)}, input {list(input.shape)}: "
-                "give it the input's shape, the input's shape without the last dim, or one "
-                "size-1 dim where the input's differs)"
-            )
+            raise ValueError(_messages.var_incorrect_size_var_input(var, input))
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(reduction + " is not valid")
+        raise ValueError(_messages.reduction_not_valid(reduction))
     var = ops.clone(var)
     with no_grad():
         var.clamp_(min=eps)
@@ -1881,12 +1665,10 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     ``d(a, n)`` becomes ``min(d(a, n), d(p, n))``)."""
     reduction = _resolve(size_average, reduce, reduction)
     if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
+        raise ValueError(_messages.margin_greater_0(margin))
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number "
-            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
-            f"negative {negative.ndim}D inputs"
+            _messages.triplet_dims_mismatch(anchor.ndim, positive.ndim, negative.ndim)
         )
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
@@ -1899,10 +1681,7 @@ def _margin_target(input: Tensor, target: Tensor, fn: str) -> tuple[Tensor, Any,
     one_d = input.ndim <= 1
     x = ops.reshape(input, (1, -1)) if one_d else input
     if x.ndim != 2:
-        raise RuntimeError(
-            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
-            f"{list(input.shape)} ({fn} takes (C,) or (N, C) inputs)"
-        )
+        raise RuntimeError(_messages.expected_non_empty_vector_or(input, fn))
     return x, target._array, one_d
 
 
@@ -1915,22 +1694,18 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     not differentiable, and neither is the gradient)."""
     reduction = _resolve(size_average, reduce, reduction)
     if p != 1 and p != 2:
-        raise ValueError("only p == 1 and p == 2 supported")
+        raise ValueError(_messages.only_p_1_p_2())
     if weight is not None and weight.ndim != 1:
-        raise ValueError("weight must be one-dimensional")
+        raise ValueError(_messages.weight_one_dimensional())
     x, t, one_d = _margin_target(input, target, "multi_margin_loss")
     n, c = x.shape
     t = t.reshape(-1)
     if t.shape[0] != n:
-        raise RuntimeError(
-            f"inconsistent target size, expected {n} but got {list(target.shape)}"
-        )
+        raise RuntimeError(_messages.inconsistent_target_size_expected(n, target))
     if t.size and (t.min() < 0 or t.max() >= c):
-        raise IndexError(f"target out of range: targets must be in [0, {c - 1}]")
+        raise IndexError(_messages.target_out_range_targets_0(c))
     if weight is not None and weight.shape[0] != c:
-        raise RuntimeError(
-            f"inconsistent weight size, expected {c} but got {list(weight.shape)}"
-        )
+        raise RuntimeError(_messages.inconsistent_weight_size_expected(c, weight))
     _not_differentiable(weight, "weight", "multi_margin_loss")
     xa = x._array
     rows = xp.arange(n)
@@ -1962,13 +1737,10 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     n, c = x.shape
     t = t.reshape(n, c) if t.size == n * c else t
     if tuple(t.shape) != (n, c):
-        raise RuntimeError(
-            f"inconsistent target size: {list(target.shape)} for input of size: "
-            f"{list(input.shape)}"
-        )
+        raise RuntimeError(_messages.inconsistent_target_size_input_size(target, input))
     valid = xp.cumprod(t >= 0, axis=1).astype(bool)  # (slots before the first -1)
     if (t[valid] >= c).any():
-        raise IndexError(f"target out of range: targets must be in [0, {c - 1}] or -1")
+        raise IndexError(_messages.target_out_range_targets_0_or(c))
     safe = xp.where(valid, t, 0).astype(xp.int64)
     is_target = xp.zeros((n, c), dtype=bool)
     rows = xp.repeat(xp.arange(n), c).reshape(n, c)
@@ -2006,7 +1778,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
         return ops.mean(loss)
     if reduction == "sum":
         return ops.sum(loss)
-    raise ValueError(reduction + " is not valid")
+    raise ValueError(_messages.reduction_not_valid(reduction))
 
 
 # -- attention, resampling and rearrangement (the fifth nn sweep) ------------------------------
@@ -2066,8 +1838,7 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
     """The deprecated alias of :func:`interpolate` (torch warns; so does gradsum)."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -2076,18 +1847,11 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1 @ weight[o] @ input2 + bias[o]``."""
     if weight.ndim != 3:
-        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got "
-                           f"{weight.ndim}-D weight")
+        raise RuntimeError(_messages.bilinear_weight_three_dimensional_d(weight))
     if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(
-            "bilinear(): input batch dimensions do not match: got "
-            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
-        )
+        raise RuntimeError(_messages.bilinear_batch_dims_mismatch(input1, input2))
     if input1.shape[-1] != weight.shape[1] or input2.shape[-1] != weight.shape[2]:
-        raise RuntimeError(
-            f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
-            f"weight's {weight.shape[1]} and {weight.shape[2]}"
-        )
+        raise RuntimeError(_messages.bilinear_input_sizes_mismatch(input1, input2, weight))
     y = ops.einsum("...i,oij,...j->...o", input1, weight, input2)
     return y if bias is None else ops.add(y, bias)
 
@@ -2101,7 +1865,7 @@ _ALPHA = 1.7580993408473766  # -SELU's scale * alpha: the value alpha dropout sa
 
 def _check_dropout_p(p: float) -> None:
     if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise ValueError(_messages.dropout_probability(p))
 
 
 def _dropout_kernel(input: Tensor, p: float, training: bool, inplace: bool, feature: bool,
@@ -2117,17 +1881,10 @@ def _dropout_kernel(input: Tensor, p: float, training: bool, inplace: bool, feat
         zero = _make(xp.zeros((), dtype=arr.dtype))
         return input.mul_(zero) if inplace else ops.mul(input, zero)
     if arr.dtype.kind in "biu":
-        raise RuntimeError(
-            f"result type Float can't be cast to the desired output type "
-            f"{_torch_name(input.dtype)}: dropout with 0 < p < 1 needs a floating point input "
-            "(convert with .float())"
-        )
+        raise RuntimeError(_messages.dropout_cannot_cast_to_integer(input))
     if feature:
         if arr.ndim < 2:
-            raise RuntimeError(
-                "Feature dropout requires at least 2 dimensions in the input (got a "
-                f"{arr.ndim}-D input of shape {list(arr.shape)}): give it a channel dimension"
-            )
+            raise RuntimeError(_messages.feature_dropout_requires_at_least(arr))
         shape = arr.shape[:2] + (1,) * (arr.ndim - 2)
     else:
         shape = arr.shape
@@ -2175,12 +1932,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_dropout_p(p)
     inp_dim = input.ndim
     if inp_dim not in (2, 3):
-        raise RuntimeError(
-            f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D input. Note that "
-            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
-            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
-            "inputs)."
-        )
+        raise RuntimeError(_messages.dropout1d_expected_2d_or_3d(inp_dim))
     return _feature_dropout(input, p, training, inplace, inp_dim == 2)
 
 
@@ -2200,20 +1952,10 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_dropout_p(p)
     inp_dim = input.ndim
     if inp_dim not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is deprecated and "
-            "will result in an error in a future release. To retain the behavior and silence "
-            "this warning, please use dropout instead. Note that dropout2d exists to provide "
-            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 3D or 4D inputs).", UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.dropout_nd_deprecated_input(2, inp_dim), UserWarning, stacklevel=2)
     if inp_dim == 3:
         warnings.warn(
-            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
-            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
-            "the channel dim. This behavior will change in a future release to interpret the "
-            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
-            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            _messages.dropout2d_received_3d_input_dropout2d(),
             UserWarning, stacklevel=2,
         )
     return _dropout_kernel(input, p, training, inplace, True, False)
@@ -2234,13 +1976,7 @@ def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
     _check_dropout_p(p)
     inp_dim = input.ndim
     if inp_dim not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is deprecated and "
-            "will result in an error in a future release. To retain the behavior and silence "
-            "this warning, please use dropout instead. Note that dropout3d exists to provide "
-            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 4D or 5D inputs).", UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.dropout_nd_deprecated_input(3, inp_dim), UserWarning, stacklevel=2)
     return _feature_dropout(input, p, training, inplace, inp_dim != 5)
 
 
@@ -2294,32 +2030,18 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
         NotImplementedError: ``input`` is not floating point.
     """
     if isinstance(normalized_shape, int):
-        raise TypeError(
-            "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not "
-            f"int: pass ({normalized_shape},)"
-        )
+        raise TypeError(_messages.rms_norm_argument_normalized_shape(normalized_shape))
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
-        raise RuntimeError(
-            f"Given normalized_shape={list(ns)}, expected input with shape "
-            f"[*{', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
-        )
+        raise RuntimeError(_messages.rms_norm_input_shape(ns, input))
     if weight is not None and tuple(weight.shape) != ns:
-        raise RuntimeError(
-            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{list(weight.shape)} and normalized_shape = {list(ns)}"
-        )
+        raise RuntimeError(_messages.expected_weight_same_shape_normalized(weight, ns))
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"rms_norm\" not implemented for '{_torch_name(input.dtype)}': convert the "
-            "input with .float()"
-        )
+        raise NotImplementedError(_messages.kernel_not_floating_input("rms_norm", input))
     if weight is not None and weight.dtype != input.dtype:
         warnings.warn(
-            "Mismatch dtype between input and weight: input dtype = "
-            f"{_torch_name(input.dtype).lower()}, weight dtype = "
-            f"{_torch_name(weight.dtype).lower()}, Cannot dispatch to fused implementation.",
+            _messages.mismatch_dtype_between_input_weight(input, weight),
             UserWarning, stacklevel=2,
         )
     in_dtype = input.dtype
@@ -2358,10 +2080,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     """
     dim = input.ndim
     if dim < 3:
-        raise ValueError(
-            f"Expected 3D or higher dimensionality                          input (got {dim} "
-            "dimensions)"
-        )
+        raise ValueError(_messages.expected_3d_or_higher_dimensionality(dim))
     if input.numel() == 0:
         return input
     sq = ops.mul(input, input)
@@ -2526,15 +2245,13 @@ def triplet_margin_with_distance_loss(
         tensor(3.)
     """
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
+        raise ValueError(_messages.invalid_reduction(reduction))
     if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
+        raise ValueError(_messages.margin_greater_0(margin))
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
     if not (a_dim == p_dim and p_dim == n_dim):
         raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number "
-            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
-            f"{n_dim}D inputs")
+            _messages.triplet_dims_mismatch(a_dim, p_dim, n_dim))
     if distance_function is None:
         distance_function = pairwise_distance
     dist_pos = distance_function(anchor, positive)
@@ -2579,13 +2296,11 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         [5.0, 0.0, 5.0]
     """
     if input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D. Pass an "
-                           "(N, M) matrix of N row vectors.")
+        raise RuntimeError(_messages.pdist_only_supports_2d_tensors(input))
     if not input.is_floating_point():
-        raise RuntimeError(f"pdist only supports floating-point dtypes (got {input.dtype}). "
-                           "Convert with .float().")
+        raise RuntimeError(_messages.pdist_only_supports_floating_point(input))
     if p < 0:
-        raise RuntimeError(f"pdist only supports non-negative p values (got p={p})")
+        raise RuntimeError(_messages.pdist_only_supports_non_negative(p))
     from gradsum import _creation, linalg
 
     n = input.shape[0]
@@ -2602,16 +2317,14 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='nearest')``."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample_nearest"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """Deprecated (torch warns): ``interpolate(input, size, scale_factor, mode='bilinear',
     align_corners=True)``."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warnings.warn(_messages.upsample_deprecated("upsample_bilinear"), stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

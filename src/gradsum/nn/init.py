@@ -25,7 +25,7 @@ from gradsum._backend import xp
 from gradsum._random import Generator, rng
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
-from gradsum.nn.functional import _torch_name
+from gradsum.nn import _messages
 
 __all__ = [
     "calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_", "kaiming_uniform_",
@@ -56,19 +56,17 @@ def calculate_gain(nonlinearity: str, param: Any = None) -> float:
         elif not isinstance(param, bool) and isinstance(param, (int, float)):
             negative_slope = param
         else:
-            raise ValueError(f"negative_slope {param} not a valid number")
+            raise ValueError(_messages.negative_slope_not_a_number(param))
         return math.sqrt(2.0 / (1 + negative_slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    raise ValueError(_messages.unsupported_nonlinearity(nonlinearity))
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
     """``(fan_in, fan_out)`` of a weight: ``size(1) * receptive``, ``size(0) * receptive``."""
     if tensor.ndim < 2:
-        raise ValueError(
-            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
-        )
+        raise ValueError(_messages.fan_in_fan_out_fewer_than_2_dims())
     receptive = 1
     for s in tensor.shape[2:]:
         receptive *= s
@@ -79,7 +77,7 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
     mode = mode.lower()
     valid = ["fan_in", "fan_out"]
     if mode not in valid:
-        raise ValueError(f"Mode {mode} not supported, please use one of {valid}")
+        raise ValueError(_messages.unsupported_fan_mode(mode, valid))
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -111,15 +109,9 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
         True
     """
     if not tensor.is_floating_point():  # (torch's normal_ kernel refuses integer tensors)
-        raise NotImplementedError(
-            f"\"normal_kernel_cpu\" not implemented for '{_torch_name(tensor.dtype)}': "
-            "trunc_normal_ fills floating-point tensors only"
-        )
+        raise NotImplementedError(_messages.trunc_normal_not_floating(tensor))
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn(
-            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
-            "values may be incorrect.", UserWarning, stacklevel=2,
-        )
+        warnings.warn(_messages.mean_more_2_std_from(), UserWarning, stacklevel=2)
     r = rng(generator)
     arr = tensor._array
     out = r.standard_normal(arr.shape) * std + mean
@@ -174,7 +166,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                      generator: Generator | None = None) -> Tensor:
     """He uniform: U(-bound, bound), ``bound = gain * sqrt(3 / fan)``."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=2)
+        warnings.warn(_messages.initializing_zero_element_tensors_no(), UserWarning, stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
@@ -187,7 +179,7 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
                     generator: Generator | None = None) -> Tensor:
     """He normal: N(0, std^2), ``std = gain / sqrt(fan)``."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=2)
+        warnings.warn(_messages.initializing_zero_element_tensors_no(), UserWarning, stacklevel=2)
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -213,7 +205,7 @@ def eye_(tensor: Tensor) -> Tensor:
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
     """
     if tensor.ndim != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported")
+        raise ValueError(_messages.only_tensors_2_dimensions_supported())
     return _write(tensor, xp.eye(*tensor.shape))
 
 
@@ -231,10 +223,10 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """
     dims = tensor.ndim
     if dims not in (3, 4, 5):
-        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+        raise ValueError(_messages.only_tensors_3_4_or())
     sizes = tensor.shape
     if sizes[0] % groups != 0:
-        raise ValueError("dim 0 must be divisible by groups")
+        raise ValueError(_messages.dim_0_divisible_by_groups())
     out_per_group = sizes[0] // groups
     min_dim = min(out_per_group, sizes[1])
     values = xp.zeros(sizes)
@@ -258,7 +250,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1, generator: Generator | None = N
         True
     """
     if tensor.ndim < 2:
-        raise ValueError("Only tensors with 2 or more dimensions are supported")
+        raise ValueError(_messages.only_tensors_2_or_more())
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]
@@ -286,7 +278,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
         [3, 3, 3]
     """
     if tensor.ndim != 2:
-        raise ValueError("Only tensors with 2 dimensions are supported")
+        raise ValueError(_messages.only_tensors_2_dimensions_supported())
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     r = rng(generator)
@@ -304,7 +296,7 @@ def _make_deprecate(meth: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
     def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
         warnings.warn(
-            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            _messages.init_function_deprecated(old_name, new_name),
             FutureWarning, stacklevel=2,
         )
         return meth(*args, **kwargs)

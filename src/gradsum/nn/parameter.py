@@ -17,6 +17,7 @@ from typing import Any
 from gradsum import _creation, _device
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 
 class Parameter(Tensor):
@@ -44,10 +45,7 @@ class Parameter(Tensor):
         elif isinstance(data, Tensor):
             arr, version = data._array, data._vc
         else:
-            raise TypeError(
-                f"Parameter(data): expected a gradsum Tensor or None, got {type(data).__name__}. "
-                "Wrap the values with gradsum.tensor(...) first."
-            )
+            raise TypeError(_messages.parameter_data_expected_gradsum_tensor(data))
         p = cls._make(arr)
         p._vc = version
         if requires_grad:
@@ -158,13 +156,7 @@ class UninitializedTensorMixin:
 
     @property
     def _array(self) -> Any:
-        raise ValueError(
-            "Attempted to use an uninitialized parameter in an operation. This error happens "
-            "when you are using a `LazyModule` or explicitly manipulating "
-            f"`gradsum.nn.parameter.{type(self).__name__}` objects. When using LazyModules "
-            "Call `forward` with a dummy batch to initialize the parameters before calling "
-            "gradsum functions"
-        )
+        raise ValueError(_messages.attempted_use_uninitialized_parameter_operation(self))
 
     @_array.setter
     def _array(self, value: Any) -> None:
@@ -203,7 +195,7 @@ class UninitializedTensorMixin:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+            raise TypeError(_messages.variable_data_tensor(value))
         _RAW.__set__(self, value._array)
 
     def is_floating_point(self) -> bool:
@@ -234,10 +226,7 @@ class UninitializedTensorMixin:
         return plain
 
     def share_memory_(self) -> Any:
-        raise RuntimeError(
-            "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "
-            "initialize the parameters before calling `module.share_memory()`."
-        )
+        raise RuntimeError(_messages.cannot_share_uninitialized())
 
     def __copy__(self) -> Any:
         """A new uninitialized tensor of the same kind (what its ``__reduce_ex__`` rebuilds)."""

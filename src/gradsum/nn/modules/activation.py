@@ -23,7 +23,7 @@ from gradsum import _creation, _device
 from gradsum._backend import xp
 from gradsum.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from gradsum.backends import mha as _mha_switch
-from gradsum.nn import _attention
+from gradsum.nn import _attention, _messages
 from gradsum.nn import functional as _F
 from gradsum.nn import init as _init
 from gradsum.nn.modules.linear import (
@@ -228,9 +228,7 @@ class Hardtanh(_Module):
         self.max_val = max_val
         self.inplace = inplace
         if not self.max_val > self.min_val:  # (torch asserts this)
-            raise _F._ArgAssertionError(
-                f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})"
-            )
+            raise _F._ArgAssertionError(_messages.max_val_greater_min_val(self))
 
     def forward(self, input: Tensor) -> Tensor:
         return _F.hardtanh(input, self.min_val, self.max_val, self.inplace)
@@ -422,9 +420,7 @@ class Softmax2d(_Module):
 
     def forward(self, input: Tensor) -> Tensor:
         if input.ndim not in (3, 4):
-            raise ValueError(
-                f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead"
-            )
+            raise ValueError(_messages.softmax2d_expected_input_3d_or(input))
         return _F.softmax(input, -3, _stacklevel=5)
 
 
@@ -456,10 +452,7 @@ class MultiheadAttention(_Module):
                  device: Any = None, dtype: Any = None) -> None:
         _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(
-                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
-                f"num_heads={num_heads} instead"
-            )
+            raise ValueError(_messages.embed_dim_num_heads_greater(embed_dim, num_heads))
         super().__init__()
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -470,7 +463,7 @@ class MultiheadAttention(_Module):
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
-            raise _F._ArgAssertionError("embed_dim must be divisible by num_heads")
+            raise _F._ArgAssertionError(_messages.embed_dim_not_divisible_by_num_heads())
 
         def empty(*shape: int) -> Tensor:
             return _creation.empty(shape, dtype=dtype)
@@ -580,8 +573,9 @@ class MultiheadAttention(_Module):
         the weights), as torch's masked softmax does."""
         if key_padding_mask is not None and attn_mask is not None \
                 and key_padding_mask.dtype != attn_mask.dtype:
-            warnings.warn("Support for mismatched key_padding_mask and attn_mask is deprecated. "
-                          "Use same type for both instead.", stacklevel=3)
+            warnings.warn(
+                _messages.mismatched_masks_deprecated("key_padding_mask", "attn_mask"), stacklevel=3
+            )
         kpm = _attention._canonical_mask(key_padding_mask, "key_padding_mask", x.dtype)
         am = _attention._canonical_mask(attn_mask, "attn_mask", x.dtype)
         xa = x._array

@@ -21,6 +21,7 @@ from typing import Any
 
 import gradsum.ops as _ops
 from gradsum import _device
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.container import ModuleList as _ModuleList
 from gradsum.nn.modules.container import Sequential as _Sequential
@@ -65,12 +66,10 @@ class AdaptiveLogSoftmaxWithLoss(_Module):
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
-            raise ValueError("cutoffs should be a sequence of length larger than 0")
+            raise ValueError(_messages.cutoffs_sequence_length_larger_0())
         if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
                 or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
-                             "in an increasing order, where each value is between 1 and "
-                             "n_classes-1")
+            raise ValueError(_messages.cutoffs_sequence_unique_positive_integers())
         self.in_features = in_features
         self.n_classes = n_classes
         self.cutoffs = cutoffs + [n_classes]
@@ -101,17 +100,14 @@ class AdaptiveLogSoftmaxWithLoss(_Module):
         targ_dim = target_.dim()
         if targ_dim == 1:
             if input_.size(0) != target_.size(0):
-                raise RuntimeError("Input and target should have the same size in the batch "
-                                   "dimension.")
+                raise RuntimeError(_messages.input_target_same_size_batch())
             if input_.dim() != 2:
-                raise RuntimeError("1D target tensor expects 2D input tensors, but found inputs "
-                                   f"with size {input_.size()}")
+                raise RuntimeError(_messages.adaptive_target_dims_expect_input_dims(1, 2, input_))
         elif targ_dim == 0:
             if input_.dim() != 1:
-                raise RuntimeError("0D target tensor expects 1D input tensors, but found inputs "
-                                   f"with size {input_.size()}")
+                raise RuntimeError(_messages.adaptive_target_dims_expect_input_dims(0, 1, input_))
         else:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(_messages.adaptive_multi_target())
         is_batched = targ_dim > 0
         input = input_ if is_batched else input_.unsqueeze(0)
         target = target_ if is_batched else target_.unsqueeze(0)
@@ -137,9 +133,7 @@ class AdaptiveLogSoftmaxWithLoss(_Module):
                 output.index_copy_(0, row_indices, local_logprob.squeeze(1))
             used_rows += row_indices.numel()
         if used_rows != batch_size:
-            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but "
-                               f"values in range [{target.min().item()}, "
-                               f"{target.max().item()}] were found. ")
+            raise RuntimeError(_messages.target_values_0_values_range(self, target))
         head_logprob = _F.log_softmax(self.head(input), dim=1)
         output += head_logprob.gather(1, gather_inds.unsqueeze(1)).squeeze()
         loss = (-output).mean()

@@ -23,6 +23,7 @@ from typing import Any
 from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum.autograd.grad_mode import no_grad as _no_grad
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.lazy import LazyModuleMixin as _LazyModuleMixin
 from gradsum.nn.modules.module import Module as _Module
@@ -158,7 +159,7 @@ class BatchNorm1d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(2, 3, input))
 
 
 class BatchNorm2d(_BatchNorm):
@@ -175,7 +176,7 @@ class BatchNorm2d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 4:
-            raise ValueError(f"expected 4D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_dims_input(4, input))
 
 
 class BatchNorm3d(_BatchNorm):
@@ -191,7 +192,7 @@ class BatchNorm3d(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim != 5:
-            raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_dims_input(5, input))
 
 
 class _LazyNormBase(_LazyModuleMixin, _NormBase):
@@ -315,11 +316,11 @@ class SyncBatchNorm(_BatchNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim < 2:
-            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_at_least_2d_input(input))
 
     def _check_non_zero_input_channels(self, input: Tensor) -> None:
         if input.shape[1] == 0:
-            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+            raise ValueError(_messages.syncbatchnorm_number_input_channels_non())
 
     def forward(self, input: Tensor) -> Tensor:
         self._check_input_dim(input)
@@ -331,7 +332,7 @@ class SyncBatchNorm(_BatchNorm):
             if distributed.is_initialized():
                 # (torch checks the device before the world size: a CPU tensor always fails)
                 raise ValueError(
-                    "SyncBatchNorm expected input tensor to be on GPU or XPU or privateuseone")
+                    _messages.syncbatchnorm_expected_input_tensor_gpu())
         return super().forward(input)
 
     @classmethod

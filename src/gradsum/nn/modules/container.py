@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from gradsum._tensor import Tensor as _Tensor
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module as _Module
 from gradsum.nn.modules.module import _addindent
 from gradsum.nn.parameter import Parameter as _Parameter
@@ -36,7 +37,7 @@ __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList
 def _index(idx: Any, size: int) -> int:
     i = operator.index(idx)
     if not -size <= i < size:
-        raise IndexError(f"index {i} is out of range")
+        raise IndexError(_messages.container_index_out_range(i))
     return i % size
 
 
@@ -88,10 +89,7 @@ class Sequential(_Module):
     def __add__(self, other: Sequential) -> Sequential:
         """A new Sequential of ``self``'s modules then ``other``'s (the same objects)."""
         if not isinstance(other, Sequential):
-            raise ValueError(
-                "add operator supports only objects of Sequential class, but "
-                f"{type(other)} is given."
-            )
+            raise ValueError(_messages.add_operator_supports_only_objects(other))
         ret = Sequential()
         for layer in list(self) + list(other):
             ret.append(layer)
@@ -99,10 +97,7 @@ class Sequential(_Module):
 
     def __iadd__(self, other: Sequential) -> Sequential:
         if not isinstance(other, Sequential):
-            raise ValueError(
-                "add operator supports only objects of Sequential class, but "
-                f"{type(other)} is given."
-            )
+            raise ValueError(_messages.add_operator_supports_only_objects(other))
         offset = len(self)
         for i, module in enumerate(list(other)):
             self.add_module(str(i + offset), module)
@@ -110,11 +105,9 @@ class Sequential(_Module):
 
     def _check_factor(self, other: Any) -> None:
         if not isinstance(other, int):
-            raise TypeError(
-                f"unsupported operand type(s) for *: {type(self)} and {type(other)}"
-            )
+            raise TypeError(_messages.unsupported_operand_type(self, other))
         if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+            raise ValueError(_messages.non_positive_multiplication_factor(other, self))
 
     def __mul__(self, other: int) -> Sequential:
         """A new Sequential repeating ``self``'s modules (the same objects) ``other`` times."""
@@ -146,10 +139,10 @@ class Sequential(_Module):
     def insert(self, index: int, module: Module) -> Sequential:
         """Insert ``module`` before position ``index``."""
         if not isinstance(module, _Module):
-            raise AssertionError(f"module should be of type: {_Module}")
+            raise AssertionError(_messages.sequential_insert_not_module(_Module))
         n = len(self._modules)
         if not -n <= index <= n:
-            raise IndexError(f"Index out of range: {index}")
+            raise IndexError(_messages.sequential_index_out_range(index))
         if index < 0:
             index += n
         # torch's key shifting: "i" takes "i-1"'s module from the end down to ``index``
@@ -225,10 +218,7 @@ class ModuleList(_Module):
 
     def extend(self, modules: Iterable[Module]) -> ModuleList:
         if not isinstance(modules, Iterable):
-            raise TypeError(
-                "ModuleList.extend should be called with an iterable, but got "
-                + type(modules).__name__
-            )
+            raise TypeError(_messages.modulelist_extend_called_iterable(modules))
         for m in modules:
             self.append(m)
         return self
@@ -322,25 +312,16 @@ class ModuleDict(_Module):
             ['a', 'b']
         """
         if not isinstance(modules, Iterable):
-            raise TypeError(
-                "ModuleDict.update should be called with an iterable of key/value pairs, but "
-                "got " + type(modules).__name__
-            )
+            raise TypeError(_messages.moduledict_update_called_iterable_key(modules))
         if isinstance(modules, (Mapping, ModuleDict)):
             for key, module in modules.items():
                 self[key] = module
             return
         for j, m in enumerate(modules):
             if not isinstance(m, Iterable):
-                raise TypeError(
-                    "ModuleDict update sequence element #" + str(j) + " should be Iterable; is"
-                    + type(m).__name__
-                )
+                raise TypeError(_messages.moduledict_update_sequence_element_iterable(j, m))
             if len(m) != 2:
-                raise ValueError(
-                    "ModuleDict update sequence element #" + str(j) + " has length "
-                    + str(len(m)) + "; 2 is required"
-                )
+                raise ValueError(_messages.moduledict_update_sequence_element_length(j, m))
             self[m[0]] = m[1]
 
 
@@ -381,7 +362,7 @@ class ParameterList(_Module):
     def _get_abs_string_index(self, idx: Any) -> str:
         idx = operator.index(idx)
         if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
+            raise IndexError(_messages.container_index_out_range(idx))
         if idx < 0:
             idx += len(self)
         return str(idx)
@@ -423,10 +404,7 @@ class ParameterList(_Module):
     def extend(self, values: Iterable[Any]) -> ParameterList:
         """Append every element of ``values`` (a tensor is not unpacked: ``TypeError``)."""
         if not isinstance(values, Iterable) or isinstance(values, _Tensor):
-            raise TypeError(
-                "ParameterList.extend should be called with an iterable, but got "
-                + type(values).__name__
-            )
+            raise TypeError(_messages.parameterlist_extend_called_iterable(values))
         for value in values:
             self.append(value)
         return self
@@ -435,7 +413,7 @@ class ParameterList(_Module):
         return "\n".join(f"  ({k}): {_entry_repr(p, False)}" for k, p in enumerate(self))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("ParameterList should not be called.")
+        raise RuntimeError(_messages.parameterlist_not_callable())
 
 
 class ParameterDict(_Module):
@@ -462,11 +440,7 @@ class ParameterDict(_Module):
 
     def _key_to_attr(self, key: Any) -> str:
         if not isinstance(key, str):
-            raise TypeError(
-                "Index given to ParameterDict cannot be used as a key as it is not a string "
-                f"(type is '{type(key).__name__}'). Open an issue on github if you need "
-                "non-string keys."
-            )
+            raise TypeError(_messages.index_given_parameterdict_cannot_used(key))
         return key
 
     def __getitem__(self, key: str) -> Any:
@@ -541,10 +515,7 @@ class ParameterDict(_Module):
         """Add ``(key, value)`` pairs from a mapping or an iterable of pairs (a plain,
         unordered mapping in sorted key order, like torch)."""
         if not isinstance(parameters, Iterable):
-            raise TypeError(
-                "ParametersDict.update should be called with an iterable of key/value pairs, "
-                "but got " + type(parameters).__name__
-            )
+            raise TypeError(_messages.parametersdict_update_called_iterable_key(parameters))
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():
                 self[key] = parameter
@@ -554,22 +525,16 @@ class ParameterDict(_Module):
         else:
             for j, p in enumerate(parameters):
                 if not isinstance(p, Iterable):
-                    raise TypeError(
-                        "ParameterDict update sequence element #" + str(j)
-                        + " should be Iterable; is" + type(p).__name__
-                    )
+                    raise TypeError(_messages.parameterdict_update_sequence_element_iterable(j, p))
                 if len(p) != 2:
-                    raise ValueError(
-                        "ParameterDict update sequence element #" + str(j) + " has length "
-                        + str(len(p)) + "; 2 is required"
-                    )
+                    raise ValueError(_messages.parameterdict_update_sequence_element_length(j, p))
                 self[p[0]] = p[1]
 
     def extra_repr(self) -> str:
         return "\n".join(f"  ({k}): {_entry_repr(p, True)}" for k, p in self.items())
 
     def __call__(self, input: Any) -> Any:
-        raise RuntimeError("ParameterDict should not be called.")
+        raise RuntimeError(_messages.parameterdict_not_callable())
 
     def __or__(self, other: ParameterDict) -> ParameterDict:
         copy = self.copy()
@@ -603,8 +568,7 @@ class Container(_Module):
 
     def __init__(self, **kwargs: Any) -> None:
         warnings.warn(
-            "`nn.Container` is deprecated. All of its functionality is now implemented in "
-            "`nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+            _messages.nn_container_deprecated_all_its(), FutureWarning, stacklevel=2)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)

@@ -15,6 +15,7 @@ from typing import Any
 
 from gradsum import _device
 from gradsum import _dtype as D
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.lazy import LazyModuleMixin as _LazyModuleMixin
 from gradsum.nn.modules.lazy import _size
@@ -59,31 +60,26 @@ class _ConvNd(_Module):
         super().__init__()
         nd = self._nd
         if groups <= 0:
-            raise ValueError("groups must be a positive integer")
+            raise ValueError(_messages.groups_positive_integer())
         if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
+            raise ValueError(_messages.channels_divisible_by_groups())
         if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+            raise ValueError(_messages.out_channels_divisible_by_groups())
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _ntuple(kernel_size, nd)
         self.stride = _ntuple(stride, nd)
         self.dilation = _ntuple(dilation, nd)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
-                raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
-                )
+                raise ValueError(_messages.invalid_padding_string_one_valid(padding))
             if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise ValueError(_messages.padding_same_with_stride())
             self.padding: Any = padding
         else:
             self.padding = _ntuple(padding, nd)
         # (after the padding checks, like torch)
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(
-                f"padding_mode must be one of {_PADDING_MODES}, but got "
-                f"padding_mode='{padding_mode}'"
-            )
+            raise ValueError(_messages.padding_mode_not_one_of(_PADDING_MODES, padding_mode))
         self.groups = groups
         self.padding_mode = padding_mode
         self.transposed = transposed
@@ -210,9 +206,7 @@ class _ConvTransposeNd(_ConvNd):
                  dtype: D.dtype | None = None) -> None:
         _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         if padding_mode != "zeros":
-            raise ValueError(
-                f'Only "zeros" padding mode is supported for {type(self).__name__}'
-            )
+            raise ValueError(_messages.only_zeros_padding_mode_supported(self))
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
                          True, output_padding, groups, bias, padding_mode, dtype)
 
@@ -226,27 +220,20 @@ class _ConvTransposeNd(_ConvNd):
         if len(size) == lead + nd:
             size = size[lead:]
         if len(size) != nd:
-            raise ValueError(
-                f"ConvTranspose{nd}D: for {input.ndim}D input, output_size must have {nd} or "
-                f"{lead + nd} elements (got {len(size)})"
-            )
+            raise ValueError(_messages.convtranspose_d_d_input_output(nd, input, lead, size))
         lo = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
               + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(nd)]
         hi = [m + s - 1 for m, s in zip(lo, self.stride)]
         for v, a, b in zip(size, lo, hi):
             if v < a or v > b:
                 raise ValueError(
-                    f"requested an output size of {size}, but valid sizes range from {lo} to "
-                    f"{hi} (for an input of {list(input.shape[lead:])})"
+                    _messages.requested_output_size_valid_sizes(size, lo, hi, input, lead)
                 )
         return tuple(v - a for v, a in zip(size, lo))
 
     def forward(self, input: Tensor, output_size: Any = None) -> Tensor:
         if isinstance(self.padding, str):
-            raise TypeError(
-                f"conv_transpose{self._nd}d(): argument 'padding' must be tuple of ints, not "
-                "str"
-            )
+            raise TypeError(_messages.conv_transpose_d_argument_padding(self))
         op = self._output_padding(input, output_size)
         return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding, op,
                                 self.groups, self.dilation)
@@ -324,7 +311,7 @@ class _LazyConvXdMixin(_LazyModuleMixin):
         if self.has_uninitialized_params():
             self.in_channels = self._get_in_channels(input)
             if self.in_channels % self.groups != 0:
-                raise ValueError("in_channels must be divisible by groups")
+                raise ValueError(_messages.channels_divisible_by_groups())
             if self.transposed:
                 shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
             else:
@@ -337,10 +324,7 @@ class _LazyConvXdMixin(_LazyModuleMixin):
     def _get_in_channels(self, input: Tensor) -> int:
         no_batch = self._nd + 1
         if input.ndim not in (no_batch, no_batch + 1):
-            raise RuntimeError(
-                f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
-                f"{type(self).__name__}, but got input of size: {_size(input.shape)}"
-            )
+            raise RuntimeError(_messages.conv_input_dims(no_batch, self, _size(input.shape)))
         return int(input.shape[1] if input.ndim == no_batch + 1 else input.shape[0])
 
 

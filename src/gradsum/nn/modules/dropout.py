@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import typing
 
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.module import Module as _Module
 
@@ -31,7 +32,7 @@ class _DropoutNd(_Module):
     def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise ValueError(_messages.dropout_probability(p))
         self.p = p
         self.inplace = inplace
 

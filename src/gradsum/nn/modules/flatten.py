@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import typing
 
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module as _Module
 
 if typing.TYPE_CHECKING:
@@ -51,16 +52,10 @@ class Unflatten(_Module):
     def __init__(self, dim: int, unflattened_size: tuple[int, ...] | list[int]) -> None:
         super().__init__()
         if not isinstance(unflattened_size, (tuple, list)):
-            raise TypeError(
-                "unflattened_size must be a tuple of ints, but found type "
-                f"{type(unflattened_size).__name__}"
-            )
+            raise TypeError(_messages.unflattened_size_tuple_ints_found_type(unflattened_size))
         for idx, elem in enumerate(unflattened_size):
             if not isinstance(elem, int):
-                raise TypeError(
-                    "unflattened_size must be tuple of ints, but found element of type "
-                    f"{type(elem).__name__} at pos {idx}"
-                )
+                raise TypeError(_messages.unflattened_size_tuple_ints_found_element(elem, idx))
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from gradsum import _device
 from gradsum import _dtype as D
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.batchnorm import _LazyNormBase, _local_version, _NormBase
 
@@ -57,15 +58,7 @@ class _InstanceNorm(_NormBase):
                     if prefix + n in state_dict]
             if keys:
                 klass = type(self).__name__
-                errors.append(
-                    "Unexpected running stats buffer(s) {names} for {klass} with "
-                    "track_running_stats=False. If state_dict is a checkpoint saved before "
-                    "0.4.0, this may be expected because {klass} does not track running stats "
-                    "by default since 0.4.0. Please remove these keys from state_dict. If the "
-                    "running stats are actually needed, instead set track_running_stats=True "
-                    "in {klass} to enable them. See the documentation of {klass} for "
-                    "details.".format(names=" and ".join(f'"{k}"' for k in keys), klass=klass)
-                )
+                errors.append(_messages.unexpected_running_stats(keys, klass))
                 state_dict = {k: v for k, v in state_dict.items() if k not in keys}
         super()._plan_load(state_dict, prefix, missing, unexpected, errors, actions)
 
@@ -74,14 +67,9 @@ class _InstanceNorm(_NormBase):
         feature_dim = input.ndim - self._get_no_batch_dim()
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
-                raise ValueError(
-                    f"expected input's size at dim={feature_dim} to match num_features "
-                    f"({self.num_features}), but got: {input.shape[feature_dim]}."
-                )
+                raise ValueError(_messages.expected_input_size_at_dim(feature_dim, self, input))
             warnings.warn(
-                f"input's size at dim={feature_dim} does not match num_features. You can "
-                "silence this warning by not passing in num_features, which is not used "
-                "because affine=False",
+                _messages.batch_norm_size_mismatch_warning(feature_dim),
                 stacklevel=2,
             )
         if input.ndim == self._get_no_batch_dim():
@@ -109,7 +97,7 @@ class InstanceNorm1d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (2, 3):
-            raise ValueError(f"expected 2D or 3D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(2, 3, input))
 
 
 class InstanceNorm2d(_InstanceNorm):
@@ -128,7 +116,7 @@ class InstanceNorm2d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (3, 4):
-            raise ValueError(f"expected 3D or 4D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(3, 4, input))
 
 
 class InstanceNorm3d(_InstanceNorm):
@@ -146,7 +134,7 @@ class InstanceNorm3d(_InstanceNorm):
 
     def _check_input_dim(self, input: Tensor) -> None:
         if input.ndim not in (4, 5):
-            raise ValueError(f"expected 4D or 5D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(4, 5, input))
 
 
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gradsum.autograd.grad_mode import no_grad as _no_grad
+from gradsum.nn import _messages
 from gradsum.nn.parameter import is_lazy as _is_lazy
 
 if typing.TYPE_CHECKING:
@@ -102,7 +103,7 @@ class LazyModuleMixin:
     def initialize_parameters(self, *args: Any, **kwargs: Any) -> None:
         """Infer the shapes from the input batch and materialize (overridden per class)."""
         raise NotImplementedError(
-            f"initialize_parameters is not implemented for {self.__class__.__name__}")
+            _messages.initialize_parameters_not_implemented(self))
 
     def has_uninitialized_params(self) -> bool:
         """Whether a parameter or buffer of this module is still uninitialized."""
@@ -114,18 +115,14 @@ class LazyModuleMixin:
         kwargs = kwargs or {}
         module.initialize_parameters(*args, **kwargs)
         if module.has_uninitialized_params():
-            raise RuntimeError(f"module {self._get_name()} has not been fully "  # type: ignore
-                               "initialized")
+            raise RuntimeError(_messages.module_not_fully_initialized(self))
         module._initialize_hook.remove()
         delattr(module, "_initialize_hook")
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
 
     def _replicate_for_data_parallel(self) -> Any:
-        raise RuntimeError(
-            "Modules with uninitialized parameters can't be used with `DataParallel`. "
-            "Run a dummy forward pass to correctly initialize the modules"
-        )
+        raise RuntimeError(_messages.uninitialized_parameters_with_data_parallel())
 
 
 def _size(shape: tuple[int, ...]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum.autograd.grad_mode import no_grad as _no_grad
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn import init as _init
 from gradsum.nn.modules.lazy import LazyModuleMixin as _LazyModuleMixin
@@ -172,8 +173,5 @@ class LazyLinear(_LazyModuleMixin, Linear):
                 self.reset_parameters()
         if self.in_features == 0:
             if input.shape[-1] != self.weight.shape[-1]:
-                raise AssertionError(
-                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
-                    f"in_features from self.weight: {self.weight.shape[-1]}"
-                )
+                raise AssertionError(_messages.in_features_mismatch(input, self))
             self.in_features = input.shape[-1]

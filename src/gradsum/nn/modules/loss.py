@@ -20,6 +20,7 @@ import typing
 import warnings
 from collections.abc import Callable
 
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.distance import PairwiseDistance as _PairwiseDistance
 from gradsum.nn.modules.module import Module as _Module
@@ -238,9 +239,7 @@ class TripletMarginLoss(_Loss):
                  reduce: bool | None = None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
-            raise ValueError(
-                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
-            )
+            raise ValueError(_messages.tripletmarginloss_expected_margin_greater_0(margin))
         self.margin = margin
         self.p = p
         self.eps = eps
@@ -259,12 +258,9 @@ class MultiMarginLoss(_WeightedLoss):
                  reduction: str = "mean") -> None:
         super().__init__(weight, size_average, reduce, reduction)
         if p != 1 and p != 2:
-            raise ValueError("only p == 1 and p == 2 supported")
+            raise ValueError(_messages.only_p_1_p_2())
         if weight is not None and weight.ndim != 1:
-            raise ValueError(
-                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D "
-                "instead"
-            )
+            raise ValueError(_messages.multimarginloss_expected_weight_none_or(weight))
         self.p = p
         self.margin = margin
 
@@ -306,9 +302,7 @@ class NLLLoss2d(NLLLoss):
                  ignore_index: int = -100, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
         warnings.warn(
-            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
-            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
-            "more details.", FutureWarning, stacklevel=2)
+            _messages.nllloss2d_been_deprecated_please_use(), FutureWarning, stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
@@ -330,8 +324,7 @@ class TripletMarginWithDistanceLoss(_Loss):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
         if margin <= 0:
             raise ValueError(
-                "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
-                f"{margin} instead")
+                _messages.triplet_distance_module_margin(margin))
         self.distance_function = (distance_function if distance_function is not None
                                   else _PairwiseDistance())
         self.margin = margin

@@ -39,6 +39,7 @@ from gradsum._tensor import Tensor as _Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.grad_mode import no_grad as _no_grad
 from gradsum.autograd.graph import RemovableHandle as _RemovableHandle
+from gradsum.nn import _messages
 from gradsum.nn.modules._functions import BackwardHookFunction as _BackwardHookFunction
 from gradsum.nn.parameter import Parameter as _Parameter
 
@@ -51,12 +52,6 @@ __all__ = [
     "register_module_forward_pre_hook", "register_module_forward_hook",
     "register_module_full_backward_pre_hook", "register_module_full_backward_hook", "Module"
 ]
-
-
-def _typename(obj: object) -> str:
-    if isinstance(obj, _Tensor):
-        return f"gradsum.{type(obj).__name__}"
-    return type(obj).__qualname__
 
 
 def _addindent(s: str, num_spaces: int) -> str:
@@ -262,10 +257,7 @@ class _BackwardHook:
             if out is None:
                 continue
             if len(out) != len(res):
-                raise RuntimeError(
-                    "Backward hook returned an invalid number of grad_input, got "
-                    f"{len(out)}, but expected {len(res)}"
-                )
+                raise RuntimeError(_messages.backward_hook_returned_invalid_number(out, res))
             res = out
         self.grad_outputs = None
         return tuple(res[i] for i in self.input_index)
@@ -293,10 +285,7 @@ class _BackwardHook:
             if new is None:
                 continue
             if len(new) != expected:
-                raise RuntimeError(
-                    "Backward pre hook returned an invalid number of grad_output, got "
-                    f"{len(new)}, but expected {expected}"
-                )
+                raise RuntimeError(_messages.backward_pre_hook_returned_invalid(new, expected))
             self.grad_outputs = new
         local = self.grad_outputs
         if self.input_index is None:
@@ -307,10 +296,7 @@ class _BackwardHook:
                 r = hook(self.module, grad_inputs, self.grad_outputs)
                 if r is not None and not (isinstance(r, tuple)
                                           and all(el is None for el in r)):
-                    raise RuntimeError(
-                        "Backward hook for Modules where no input requires gradient should "
-                        "always return None or None for all gradients."
-                    )
+                    raise RuntimeError(_messages.backward_hook_modules_where_no())
             self.grad_outputs = None
         if local is None:
             return None
@@ -332,10 +318,7 @@ class Module:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
-            raise TypeError(
-                f"{type(self).__name__}.__init__() got unexpected arguments {args} {kwargs}: "
-                "Module.__init__ takes none"
-            )
+            raise TypeError(_messages.module_init_unexpected_arguments(self, args, kwargs))
         sa = object.__setattr__
         sa(self, "training", True)
         sa(self, "_parameters", {})
@@ -351,9 +334,7 @@ class Module:
     forward: Callable[..., Any]
 
     def _forward_unimplemented(self, *args: Any) -> Any:
-        raise NotImplementedError(
-            f'Module [{type(self).__name__}] is missing the required "forward" function'
-        )
+        raise NotImplementedError(_messages.module_missing_required_forward_function(self))
 
     forward = _forward_unimplemented
 
@@ -388,10 +369,7 @@ class Module:
                         if isinstance(res, tuple) and len(res) == 2:
                             args, kwargs = res
                         else:
-                            raise RuntimeError(
-                                "forward pre-hook must return None or a tuple of (new_args, "
-                                f"new_kwargs), but got {res}."
-                            )
+                            raise RuntimeError(_messages.forward_pre_hook_return_none(res))
                 else:
                     res = rec.fn(self, args)
                     if res is not None:
@@ -411,8 +389,7 @@ class Module:
             if bw_hook is not None:
                 if not isinstance(result, (_Tensor, tuple)):
                     warnings.warn(
-                        "For backward hooks to be called, module output should be a Tensor or "
-                        f"a tuple of Tensors but received {type(result)}", stacklevel=3,
+                        _messages.backward_hooks_called_module_output(result), stacklevel=3,
                     )
                 result = bw_hook.setup_output_hook(result)
             return result
@@ -428,11 +405,7 @@ class Module:
                     if res is not None:
                         result = res
                 except Exception as e:
-                    warnings.warn(
-                        "global module forward hook with ``always_call=True`` raised an "
-                        "exception that was silenced as another error was raised in forward: "
-                        f"{e}", stacklevel=2,
-                    )
+                    warnings.warn(_messages.global_module_forward_hook_always(e), stacklevel=2)
             for rec in list(self._forward_hooks):
                 if not rec.always_call or id(rec) in called:
                     continue
@@ -443,8 +416,7 @@ class Module:
                         result = res
                 except Exception as e:
                     warnings.warn(
-                        "module forward hook with ``always_call=True`` raised an exception "
-                        f"that was silenced as another error was raised in forward: {e}",
+                        _messages.module_forward_hook_always_call(e),
                         stacklevel=2,
                     )
             raise
@@ -566,20 +538,17 @@ class Module:
             ['running']
         """
         if "_buffers" not in self.__dict__:
-            raise AttributeError("cannot assign buffer before Module.__init__() call")
+            raise AttributeError(_messages.cannot_assign_buffer_before_module())
         if not isinstance(name, str):
-            raise TypeError(f"buffer name should be a string. Got {_typename(name)}")
+            raise TypeError(_messages.buffer_name_string(name))
         if "." in name:
-            raise KeyError('buffer name can\'t contain "."')
+            raise KeyError(_messages.buffer_name_contains_dot())
         if name == "":
-            raise KeyError('buffer name can\'t be empty string ""')
+            raise KeyError(_messages.buffer_name_empty())
         if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute '{name}' already exists")
+            raise KeyError(_messages.attribute_already_exists(name))
         if tensor is not None and not isinstance(tensor, _Tensor):
-            raise TypeError(
-                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                "(gradsum Tensor or None required)"
-            )
+            raise TypeError(_messages.cannot_assign_object_buffer_gradsum(tensor, name))
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -589,43 +558,36 @@ class Module:
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` (a :class:`Parameter` or None) under ``name``."""
         if "_parameters" not in self.__dict__:
-            raise AttributeError("cannot assign parameter before Module.__init__() call")
+            raise AttributeError(_messages.cannot_assign_parameter_before_module())
         if not isinstance(name, str):
-            raise TypeError(f"parameter name should be a string. Got {_typename(name)}")
+            raise TypeError(_messages.parameter_name_string(name))
         if "." in name:
-            raise KeyError('parameter name can\'t contain "."')
+            raise KeyError(_messages.parameter_name_contains_dot())
         if name == "":
-            raise KeyError('parameter name can\'t be empty string ""')
+            raise KeyError(_messages.parameter_name_empty())
         if hasattr(self, name) and name not in self._parameters:
-            raise KeyError(f"attribute '{name}' already exists")
+            raise KeyError(_messages.attribute_already_exists(name))
         if param is None:
             self._parameters[name] = None
             return
         if not isinstance(param, _Parameter):
-            raise TypeError(
-                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                "(gradsum.nn.Parameter or None required)"
-            )
+            raise TypeError(_messages.cannot_assign_object_parameter_gradsum(param, name))
         if param.grad_fn is not None:
-            raise ValueError(
-                f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                f"created explicitly. To express '{name}' as a function of another Tensor, "
-                "compute the value in the forward() method."
-            )
+            raise ValueError(_messages.cannot_assign_non_leaf_tensor(name))
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a child module under ``name`` (same as attribute assignment)."""
         if not isinstance(module, Module) and module is not None:
-            raise TypeError(f"{_typename(module)} is not a Module subclass")
+            raise TypeError(_messages.not_a_module_subclass(module))
         if not isinstance(name, str):
-            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+            raise TypeError(_messages.module_name_string(name))
         if hasattr(self, name) and name not in self._modules:
-            raise KeyError(f"attribute '{name}' already exists")
+            raise KeyError(_messages.attribute_already_exists(name))
         if "." in name:
-            raise KeyError(f'module name can\'t contain ".", got: {name}')
+            raise KeyError(_messages.module_name_contains_dot(name))
         if name == "":
-            raise KeyError('module name can\'t be empty string ""')
+            raise KeyError(_messages.module_name_empty())
         self._modules[name] = module
 
     register_module = add_module
@@ -637,10 +599,10 @@ class Module:
         mod: Module = self
         for item in target.split("."):
             if not hasattr(mod, item):
-                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+                raise AttributeError(_messages.no_attribute(mod, item))
             mod = getattr(mod, item)
             if not isinstance(mod, Module):
-                raise AttributeError(f"`{item}` is not an nn.Module")
+                raise AttributeError(_messages.not_a_module(item))
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
@@ -648,10 +610,10 @@ class Module:
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
-            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+            raise AttributeError(_messages.no_attribute(mod, name))
         param = getattr(mod, name)
         if not isinstance(param, _Parameter):
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
+            raise AttributeError(_messages.not_a_parameter(name))
         return param
 
     def get_buffer(self, target: str) -> Tensor:
@@ -667,10 +629,10 @@ class Module:
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
-            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+            raise AttributeError(_messages.no_attribute(mod, name))
         buffer = getattr(mod, name)
         if name not in mod._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
+            raise AttributeError(_messages.not_a_buffer(name))
         return buffer
 
     # -- attribute protocol --------------------------------------------------------------------
@@ -687,7 +649,7 @@ class Module:
         store = d.get("_modules", _NO_STORE)
         if name in store:
             return store[name]
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        raise AttributeError(_messages.object_no_attribute(self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
@@ -703,31 +665,25 @@ class Module:
         params = d.get("_parameters")
         if isinstance(value, _Parameter):
             if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call")
+                raise AttributeError(_messages.cannot_assign_parameters_before_module())
             remove_from(d, self._buffers, self._modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                    "(gradsum.nn.Parameter or None expected)"
-                )
+                raise TypeError(_messages.cannot_assign_parameter_gradsum_nn(value, name))
             self.register_parameter(name, value)
             return
         modules = d.get("_modules")
         if isinstance(value, Module):
             if modules is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
+                raise AttributeError(_messages.cannot_assign_module_before_module())
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
             modules[name] = value
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as child module '{name}' "
-                    "(gradsum.nn.Module or None expected)"
-                )
+                raise TypeError(_messages.cannot_assign_child_module_gradsum(value, name))
             modules[name] = value
             return
         if isinstance(value, _Tensor) and getattr(value, "_is_buffer", False):
@@ -737,10 +693,7 @@ class Module:
         buffers = d.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, _Tensor):
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                    "(gradsum Tensor or None expected)"
-                )
+                raise TypeError(_messages.cannot_assign_buffer_gradsum_tensor(value, name))
             buffers[name] = value
             return
         object.__setattr__(self, name, value)
@@ -874,7 +827,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Set training mode on this module and all descendants; returns ``self``."""
         if not isinstance(mode, bool):
-            raise ValueError("training mode is expected to be boolean")
+            raise ValueError(_messages.training_mode_expected_boolean())
         self.training = mode
         for m in self.children():
             m.train(mode)
@@ -952,7 +905,7 @@ class Module:
         fmt = kwargs.pop("memory_format", None)
         kwargs.pop("non_blocking", None)
         if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+            raise TypeError(_messages.unexpected_keyword_arguments(kwargs))
         for a in args:
             if isinstance(a, D.dtype):
                 dtype = a
@@ -969,10 +922,7 @@ class Module:
         if dtype is None and fmt is None:
             return self
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(
-                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                f"dtype={dtype}"
-            )
+            raise TypeError(_messages.nn_module_only_accepts_floating(dtype))
 
         def convert(t: Tensor) -> Tensor:
             cast = dtype if dtype is not None and t.is_floating_point() else None
@@ -1095,17 +1045,11 @@ class Module:
             >>> fresh[0].count
             3
         """
-        raise RuntimeError(
-            "Reached a code path in Module.get_extra_state() that should never be called: "
-            "override get_extra_state() (and set_extra_state()) in the subclass"
-        )
+        raise RuntimeError(_messages.get_extra_state_not_overridden())
 
     def set_extra_state(self, state: Any) -> None:
         """Restore what :meth:`get_extra_state` returned (called by :meth:`load_state_dict`)."""
-        raise RuntimeError(
-            "Reached a code path in Module.set_extra_state() that should never be called: "
-            "override set_extra_state() (and get_extra_state()) in the subclass"
-        )
+        raise RuntimeError(_messages.set_extra_state_not_overridden())
 
     def _save_to_state_dict(self, destination: dict[str, Any], prefix: str,
                             keep_vars: bool) -> None:
@@ -1132,9 +1076,7 @@ class Module:
         """
         if args:  # torch's deprecated positional form: (destination, prefix, keep_vars)
             warnings.warn(
-                "Positional args are being deprecated, use kwargs instead. Refer to "
-                "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
-                "#torch.nn.Module.state_dict for details.",
+                _messages.positional_args_being_deprecated_use(),
                 FutureWarning, stacklevel=2,
             )
             if destination is None:
@@ -1172,18 +1114,12 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, _Tensor):
-                errors.append(
-                    f'While copying the parameter named "{key}", expected gradsum Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(value)}"
-                )
+                errors.append(_messages.state_dict_value_not_tensor(key, value))
                 continue
             if target.ndim == 0 and tuple(value.shape) == (1,):  # torch 0.3's 1-element form
                 value = value[0]
             if tuple(value.shape) != tuple(target.shape):
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)} "
-                    f"from checkpoint, the shape in current model is {tuple(target.shape)}."
-                )
+                errors.append(_messages.state_dict_size_mismatch(key, value, target))
                 continue
             actions.append((self, name, target, value))
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
@@ -1224,7 +1160,7 @@ class Module:
             True
         """
         if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+            raise TypeError(_messages.expected_state_dict_dict_like(state_dict))
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
@@ -1247,17 +1183,11 @@ class Module:
         visit(self, state_dict, "")
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(0, _messages.state_dict_unexpected_keys(unexpected))
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(0, _messages.state_dict_missing_keys(missing))
         if errors:
-            raise RuntimeError(
-                "Error(s) in loading state_dict for {}:\n\t{}".format(
-                    type(self).__name__, "\n\t".join(errors)
-                )
-            )
+            raise RuntimeError(_messages.load_state_dict_errors(self, errors))
         with _no_grad():
             for module, name, target, value in actions:
                 if target is None:

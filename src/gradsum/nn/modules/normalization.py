@@ -18,6 +18,7 @@ from typing import Any
 
 from gradsum import _creation, _device
 from gradsum import _dtype as D
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn import init as _init
 from gradsum.nn.modules.linear import _empty
@@ -110,9 +111,7 @@ class GroupNorm(_Module):
         _device.check_factory(device, "empty")  # (torch's error for a GPU device)
         super().__init__()
         if num_channels % num_groups != 0:
-            raise ValueError(
-                f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
-            )
+            raise ValueError(_messages.num_channels_divisible_by_num(num_channels, num_groups))
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps

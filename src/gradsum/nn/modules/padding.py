@@ -14,6 +14,7 @@ import typing
 from collections.abc import Sequence
 from typing import Any
 
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.modules.module import Module as _Module
 
@@ -170,7 +171,7 @@ class _CircularPadNd(_IndexPadNd):
     def forward(self, input: Tensor) -> Tensor:
         lo, hi = self._n + 1, self._n + 2
         if input.ndim not in (lo, hi):
-            raise ValueError(f"expected {lo}D or {hi}D input (got {input.ndim}D input)")
+            raise ValueError(_messages.expected_lo_or_hi_dims_input(lo, hi, input))
         return _F.pad(input, self.padding, "circular")
 
 

@@ -45,6 +45,7 @@ from typing import Any
 from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor as _Tensor
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn import init as _init
 from gradsum.nn.modules.module import Module as _Module
@@ -74,12 +75,8 @@ def _reject_packed(input: Any, name: str) -> None:
     if isinstance(input, (_Tensor, _PackedSequence)):
         return
     if hasattr(input, "batch_sizes"):
-        raise TypeError(
-            f"{name}: expected a gradsum PackedSequence, got {type(input).__module__}."
-            f"{type(input).__name__}: pack the sequences with "
-            "gradsum.nn.utils.rnn.pack_padded_sequence / pack_sequence"
-        )
-    raise TypeError(f"{name}: expected input to be a Tensor, got {type(input).__name__}")
+        raise TypeError(_messages.expected_gradsum_packedsequence_pack_sequences(name, input))
+    raise TypeError(_messages.expected_input_tensor(name, input))
 
 
 def _mini_batch(module: Any, input: Tensor, batch_sizes: Any) -> int:
@@ -146,43 +143,28 @@ class RNNCellBase(_Module):
     # torch's checks (at::check_rnn_cell_forward_input / _hidden)
     def _check_cell(self, input: Tensor, hxs: tuple[Tensor, ...]) -> None:
         if input.shape[1] != self.input_size:
-            raise RuntimeError(
-                f"input has inconsistent input_size: got {input.shape[1]} expected "
-                f"{self.input_size}"
-            )
+            raise RuntimeError(_messages.input_inconsistent_input_size_expected(input, self))
         w_dt = self.weight_ih.dtype
         if input.dtype != w_dt:
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {_F._torch_name(input.dtype)} "
-                f"and {_F._torch_name(w_dt)}: convert the input with .to({w_dt}) or the cell "
-                f"with .to({input.dtype})"
-            )
+            raise RuntimeError(_messages.rnn_cell_dtype_mismatch(input, w_dt))
         for k, hx in enumerate(hxs):
             if hx.shape[0] != input.shape[0]:
-                raise RuntimeError(
-                    f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size "
-                    f"{hx.shape[0]}"
-                )
+                raise RuntimeError(_messages.rnn_hidden_batch_mismatch(input, k, hx))
             if hx.ndim < 2 or hx.shape[1] != self.hidden_size:
                 got = hx.shape[1] if hx.ndim >= 2 else "none"
-                raise RuntimeError(
-                    f"hidden{k} has inconsistent hidden_size: got {got}, expected "
-                    f"{self.hidden_size}"
-                )
+                raise RuntimeError(_messages.hidden_inconsistent_hidden_size_expected(k, got, self))
 
     def _prepare(self, name: str, input: Tensor, hx: Any, n_states: int,
                  hidden_word: str) -> tuple[Tensor, tuple[Tensor, ...], bool]:
         _reject_packed(input, name)
         if input.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+            raise ValueError(_messages.expected_input_1d_or_2d(name, input))
         if hx is not None:
             states = (hx,) if n_states == 1 else tuple(hx)
             for idx, value in enumerate(states):
                 if value.dim() not in (1, 2):
                     what = hidden_word if n_states == 1 else f"hx[{idx}]"
-                    raise ValueError(
-                        f"{name}: Expected {what} to be 1D or 2D, got {value.dim()}D instead"
-                    )
+                    raise ValueError(_messages.expected_1d_or_2d_d(name, what, value))
         is_batched = input.dim() == 2
         if not is_batched:
             input = input.unsqueeze(0)
@@ -216,7 +198,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         input, (h,), is_batched = self._prepare("RNNCell", input, hx, 1, "hidden")
         if self.nonlinearity not in ("tanh", "relu"):
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+            raise RuntimeError(_messages.unknown_nonlinearity(self))
         mode = "RNN_RELU" if self.nonlinearity == "relu" else "RNN_TANH"
         ret = _rnn_layer(mode, input, self.weight_ih, self.bias_ih, self.weight_hh,
                         self.bias_hh, None, h, None, _Steps.uniform(1, input.shape[0], False))[0]
@@ -293,51 +275,36 @@ class RNNBase(_Module):
         self.batch_first = batch_first
         if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
                 or not 0 <= dropout <= 1):  # type: ignore[operator]
-            raise ValueError(
-                "dropout should be a number in range [0, 1] representing the probability of "
-                f"an element being zeroed (got {dropout!r})"
-            )
+            raise ValueError(_messages.dropout_number_range_0_1(dropout))
         self.dropout = float(dropout)  # type: ignore[arg-type]
         self.bidirectional = bidirectional
         self.proj_size = proj_size
         num_directions = 2 if bidirectional else 1
         if dropout > 0 and num_layers == 1:  # type: ignore[operator]
             warnings.warn(
-                "dropout option adds dropout after all but last recurrent layer, so non-zero "
-                "dropout expects num_layers greater than 1, but got "
-                f"dropout={dropout} and num_layers={num_layers}",
+                _messages.dropout_option_adds_dropout_after(dropout, num_layers),
                 stacklevel=3,
             )
         if not isinstance(bias, bool):
-            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+            raise TypeError(_messages.rnn_arg_type("bias", "bool", bias))
         if not isinstance(batch_first, bool):
-            raise TypeError(
-                f"batch_first should be of type bool, got: {type(batch_first).__name__}"
-            )
+            raise TypeError(_messages.rnn_arg_type("batch_first", "bool", batch_first))
         if not isinstance(input_size, int):
-            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+            raise TypeError(_messages.rnn_arg_type("input_size", "int", input_size))
         if input_size <= 0:
-            raise ValueError(f"input_size must be greater than zero (got {input_size})")
+            raise ValueError(_messages.rnn_arg_not_positive("input_size", input_size))
         if not isinstance(hidden_size, int):
-            raise TypeError(
-                f"hidden_size should be of type int, got: {type(hidden_size).__name__}"
-            )
+            raise TypeError(_messages.rnn_arg_type("hidden_size", "int", hidden_size))
         if hidden_size <= 0:
-            raise ValueError(f"hidden_size must be greater than zero (got {hidden_size})")
+            raise ValueError(_messages.rnn_arg_not_positive("hidden_size", hidden_size))
         if num_layers <= 0:
-            raise ValueError(f"num_layers must be greater than zero (got {num_layers})")
+            raise ValueError(_messages.rnn_arg_not_positive("num_layers", num_layers))
         if proj_size < 0:
-            raise ValueError(
-                "proj_size should be a positive integer or zero to disable projections "
-                f"(got {proj_size})"
-            )
+            raise ValueError(_messages.proj_size_positive_integer_or(proj_size))
         if proj_size >= hidden_size:
-            raise ValueError(
-                f"proj_size has to be smaller than hidden_size (got proj_size={proj_size}, "
-                f"hidden_size={hidden_size})"
-            )
+            raise ValueError(_messages.proj_size_smaller_hidden_size(proj_size, hidden_size))
         if mode not in _GATES:
-            raise ValueError("Unrecognized RNN mode: " + mode)
+            raise ValueError(_messages.unrecognized_rnn_mode(mode))
         gate_size = _GATES[mode] * hidden_size
         real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names: list[str] = []
@@ -399,20 +366,12 @@ class RNNBase(_Module):
     def check_input(self, input: Tensor, batch_sizes: Any = None) -> None:
         w_dt = self.weight_ih_l0.dtype
         if input.dtype != w_dt:
-            raise ValueError(
-                f"RNN input dtype ({input.dtype}) does not match weight dtype ({w_dt}). "
-                f"Convert input: input.to({w_dt}), or convert model: model.to({input.dtype})"
-            )
+            raise ValueError(_messages.rnn_input_dtype_mismatch(input, w_dt))
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
-            raise RuntimeError(
-                f"input must have {expected_input_dim} dimensions, got {input.dim()}"
-            )
+            raise RuntimeError(_messages.input_dimensions(expected_input_dim, input))
         if self.input_size != input.shape[-1]:
-            raise RuntimeError(
-                "input.size(-1) must be equal to input_size. Expected "
-                f"{self.input_size}, got {input.shape[-1]}"
-            )
+            raise RuntimeError(_messages.input_size_1_equal_input(self, input))
 
     def get_expected_hidden_size(self, input: Tensor,
                                  batch_sizes: Any = None) -> tuple[int, int, int]:
@@ -445,10 +404,7 @@ class RNNBase(_Module):
         """The stacked recurrence over a 3-D input; ``cx`` is the LSTM cell state."""
         seq = input.transpose(0, 1) if self.batch_first else input
         if seq.shape[0] == 0:
-            raise RuntimeError(
-                "Expected sequence length to be larger than 0 in RNN (got an input with "
-                f"shape {tuple(input.shape)})"
-            )
+            raise RuntimeError(_messages.expected_sequence_length_larger_0(input))
         t, b = seq.shape[0], seq.shape[1]
         output, h_n, c_n = self._layers(seq, hx, cx, _Steps.uniform(t, b, False),
                                         _Steps.uniform(t, b, True))
@@ -512,11 +468,7 @@ class RNNBase(_Module):
         w_dt = self.weight_ih_l0.dtype
         if lstm and data.dtype != w_dt:
             # torch's packed LSTM skips check_forward_args: its kernel's matmul refuses
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {_F._torch_name(data.dtype)} "
-                f"and {_F._torch_name(w_dt)}: convert the input with .to({w_dt}) or the module "
-                f"with .to({data.dtype})"
-            )
+            raise RuntimeError(_messages.rnn_module_dtype_mismatch(data, w_dt))
         # (torch's packed LSTM checks no sizes either, and may crash: gradsum checks them)
         self.check_forward_args(data, hx, batch_sizes_t)
         if lstm:
@@ -531,8 +483,7 @@ class RNNBase(_Module):
                      dims_msg: str) -> tuple[Tensor, bool, int]:
         _reject_packed(input, name)
         if input.dim() not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
-                             + dims_msg)
+            raise ValueError(_messages.expected_input_2d_or_3d(name, input, dims_msg))
         is_batched = input.dim() == 3
         batch_dim = 0 if self.batch_first else 1
         if not is_batched:
@@ -553,15 +504,10 @@ class RNNBase(_Module):
         if not is_batched:
             if hx is not None:
                 if hx.dim() != 2:
-                    raise RuntimeError(
-                        "For unbatched 2-D input, hx should also be 2-D but got "
-                        f"{hx.dim()}-D tensor"
-                    )
+                    raise RuntimeError(_messages.unbatched_2_d_input_hx(hx))
                 hx = hx.unsqueeze(1)
         elif hx is not None and hx.dim() != 3:
-            raise RuntimeError(
-                f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor"
-            )
+            raise RuntimeError(_messages.batched_3_d_input_hx(hx))
         if hx is None:
             hx = self._zeros(input, self.hidden_size)
         self.check_forward_args(input, hx)
@@ -587,7 +533,7 @@ class RNN(RNNBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+            raise ValueError(_messages.proj_size_argument_only_supported())
         if len(args) > 3:
             self.nonlinearity = args[3]
             args = args[:3] + args[4:]
@@ -598,9 +544,7 @@ class RNN(RNNBase):
         elif self.nonlinearity == "relu":
             mode = "RNN_RELU"
         else:
-            raise ValueError(
-                f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'."
-            )
+            raise ValueError(_messages.unknown_nonlinearity_select_from_tanh(self))
         super().__init__(mode, *args, **kwargs)
 
     def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
@@ -621,7 +565,7 @@ class GRU(RNNBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+            raise ValueError(_messages.proj_size_argument_only_supported())
         super().__init__("GRU", *args, **kwargs)
 
     def forward(self, input: Any, hx: Tensor | None = None) -> tuple[Any, Tensor]:
@@ -670,10 +614,7 @@ class LSTM(RNNBase):
             want = 3 if is_batched else 2
             if hx[0].dim() != want or hx[1].dim() != want:
                 kind = "batched 3-D" if is_batched else "unbatched 2-D"
-                raise RuntimeError(
-                    f"For {kind} input, hx and cx should also be {want}-D but got "
-                    f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors"
-                )
+                raise RuntimeError(_messages.input_hx_cx_also_d(kind, want, hx))
             if not is_batched:
                 hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
         self.check_forward_args(input, hx)

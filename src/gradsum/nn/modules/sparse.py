@@ -16,6 +16,7 @@ from typing import Any
 from gradsum import _creation, _device
 from gradsum import _dtype as D
 from gradsum.autograd.grad_mode import no_grad as _no_grad
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn import init as _init
 from gradsum.nn.modules.linear import _empty
@@ -56,8 +57,7 @@ class Embedding(_Module):
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:  # (torch asserts this)
                 raise _F._ArgAssertionError(
-                    f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} "
-                    f"for {num_embeddings} embeddings"
+                    _messages.embedding_padding_idx_out_of_range(padding_idx, num_embeddings)
                 )
             if padding_idx < 0:
                 padding_idx += num_embeddings
@@ -73,8 +73,7 @@ class Embedding(_Module):
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
                 raise _F._ArgAssertionError(  # (torch asserts this)
-                    "Shape of weight does not match num_embeddings and embedding_dim: got "
-                    f"{list(_weight.shape)}, expected [{num_embeddings}, {embedding_dim}]"
+                    _messages.embedding_weight_shape(_weight, num_embeddings, embedding_dim)
                 )
             self.weight = _Parameter(_weight, requires_grad=not _freeze)
 
@@ -112,10 +111,7 @@ class Embedding(_Module):
                         sparse: bool = False) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
         if embeddings.ndim != 2:  # (torch asserts this)
-            raise _F._ArgAssertionError(
-                "Embeddings parameter is expected to be 2-dimensional, got shape "
-                f"{tuple(embeddings.shape)}"
-            )
+            raise _F._ArgAssertionError(_messages.embedding_pretrained_not_2d(embeddings))
         rows, cols = embeddings.shape
         return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx,
                    max_norm=max_norm, norm_type=norm_type,
@@ -162,10 +158,10 @@ class EmbeddingBag(_Module):
         if padding_idx is not None:
             if padding_idx > 0:
                 if padding_idx >= num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
+                    raise AssertionError(_messages.padding_idx_within_num_embeddings())
             elif padding_idx < 0:
                 if padding_idx < -num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
+                    raise AssertionError(_messages.padding_idx_within_num_embeddings())
                 padding_idx = num_embeddings + padding_idx
         self.padding_idx = padding_idx
         if _weight is None:
@@ -175,7 +171,7 @@ class EmbeddingBag(_Module):
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError(
-                    "Shape of weight does not match num_embeddings and embedding_dim")
+                    _messages.embedding_bag_weight_shape())
             self.weight = _Parameter(_weight)
         self.mode = mode
         self.sparse = sparse
@@ -225,7 +221,7 @@ class EmbeddingBag(_Module):
             (tensor([[2.5000, 3.7000, 4.6500]]), False)
         """
         if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+            raise AssertionError(_messages.embedding_bag_pretrained_not_2d())
         rows, cols = embeddings.shape
         bag = cls(rows, cols, _weight=embeddings, max_norm=max_norm, norm_type=norm_type,
                   scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,

@@ -38,6 +38,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor as _Tensor
 from gradsum.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from gradsum.backends import mha as _mha_switch
+from gradsum.nn import _messages
 from gradsum.nn import functional as _F
 from gradsum.nn.init import xavier_uniform_ as _xavier_uniform_
 from gradsum.nn.modules.activation import GELU as _GELU
@@ -107,7 +108,7 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
         return _F.relu
     if activation == "gelu":
         return _F.gelu
-    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    raise RuntimeError(_messages.activation_relu_gelu(activation))
 
 
 def _none_or_dtype(input: Tensor | None) -> D.dtype | None:
@@ -115,7 +116,7 @@ def _none_or_dtype(input: Tensor | None) -> D.dtype | None:
         return None
     if isinstance(input, _Tensor):
         return input.dtype
-    raise RuntimeError("input to _none_or_dtype() must be None or gradsum.Tensor")
+    raise RuntimeError(_messages.input_none_or_dtype_none())
 
 
 def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: D.dtype | None,
@@ -126,10 +127,9 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: D.dtype | N
     if mask is None:
         return None
     if mask.dtype != D.bool_ and not mask.dtype.is_floating_point:
-        raise _F._ArgAssertionError(f"only bool and floating types of {mask_name} are supported")
+        raise _F._ArgAssertionError(_messages.only_bool_floating_types_supported(mask_name))
     if check_other and other_type is not None and mask.dtype != other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
-                      "same type for both instead.", stacklevel=3)
+        warnings.warn(_messages.mismatched_masks_deprecated(mask_name, other_name), stacklevel=3)
     if mask.dtype == D.bool_:
         np_dtype = _creation.empty((0,), dtype=target_type)._array.dtype
         return _make(xp.where(mask._array, -math.inf, 0.0).astype(np_dtype))
@@ -152,10 +152,7 @@ def _detect_is_causal_mask(mask: Tensor | None, is_causal: bool | None = None,
 
 
 def _view_error(shape: tuple[int, ...], size: int) -> RuntimeError:
-    return RuntimeError(
-        f"shape '{list(shape)}' is invalid for input of size {size}: the mask does not fit the "
-        "input; pass a (L, L) or (N * nhead, L, L) src_mask and an (N, L) src_key_padding_mask"
-    )
+    return RuntimeError(_messages.transformer_mask_shape_invalid(shape, size))
 
 
 def _needs_grad(tensors: tuple[Tensor | None, ...]) -> bool:
@@ -254,9 +251,7 @@ class TransformerEncoderLayer(_Module):
         merged: Any = None
         if src_mask is None and key_padding_mask is not None:
             if tuple(key_padding_mask.shape) != (n, length):
-                raise RuntimeError("For mask_type == 1 mask shape should be (B, L): "
-                                   f"expected src_key_padding_mask of shape {(n, length)}, got "
-                                   f"{tuple(key_padding_mask.shape)}")
+                raise RuntimeError(_messages.mask_type_1_mask_shape(n, length, key_padding_mask))
             merged = key_padding_mask._array.reshape(n, 1, 1, length)
         elif src_mask is not None:
             am = src_mask._array
@@ -274,14 +269,10 @@ class TransformerEncoderLayer(_Module):
                 if kp.size != n * length:
                     raise _view_error((n, 1, 1, length), kp.size)
                 if am.shape[1] not in (1, heads):
-                    raise RuntimeError(
-                        f"The size of tensor a ({am.shape[1]}) must match the size of tensor b "
-                        f"({heads}) at non-singleton dimension 1"
-                    )
+                    raise RuntimeError(_messages.attn_mask_heads_mismatch(am, heads))
                 am = am + kp.reshape(n, 1, 1, length)
             if am.shape[1] != heads:
-                raise RuntimeError("For mask_type == 2 mask shape should match input shape: "
-                                   f"expected a src_mask of shape {(n * heads, length, length)}")
+                raise RuntimeError(_messages.mask_type_2_mask_shape(n, heads, length))
             merged = am
         mask = None
         dead = None
@@ -356,8 +347,7 @@ class TransformerEncoder(_Module):
         self.mask_check = mask_check
         why_not = _why_not_sparsity_fast_path(encoder_layer)
         if enable_nested_tensor and why_not:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {why_not}", stacklevel=2)
+            warnings.warn(_messages.enable_nested_tensor_true_self(why_not), stacklevel=2)
             self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None,
@@ -401,19 +391,13 @@ class TransformerEncoder(_Module):
         n, s = src.shape[0], src.shape[1]
         if getattr(self, "mask_check", True):
             if keep.shape != (n, s):
-                raise RuntimeError(
-                    f"Mask size should match input size: src_key_padding_mask has shape "
-                    f"{tuple(keep.shape)}, expected {(n, s)}"
-                )
+                raise RuntimeError(_messages.mask_size_match_input_size(keep, n, s))
             if not bool(xp.all(keep[:, 1:] <= keep[:, :-1])):
                 return None  # not left-aligned
         if mask is not None or _needs_grad(first_layer._fast_path_args(src)):
             return None
         if keep.shape != (n, s):
-            raise RuntimeError(
-                f"Mask size should match input size: src_key_padding_mask has shape "
-                f"{tuple(keep.shape)}, expected {(n, s)}"
-            )
+            raise RuntimeError(_messages.mask_size_match_input_size(keep, n, s))
         # each sequence is its first sum(keep) positions
         return xp.arange(s)[None, :] < keep.sum(axis=1)[:, None]
 
@@ -635,20 +619,11 @@ class Transformer(_Module):
         (batch first with ``batch_first``; or unbatched ``(S, E)`` / ``(T, E)``)."""
         is_batched = src.ndim == 3
         if not self.batch_first and src.shape[1] != tgt.shape[1] and is_batched:
-            raise RuntimeError(
-                "the batch number of src and tgt must be equal: src has "
-                f"{src.shape[1]} and tgt {tgt.shape[1]} along dim 1 (batch_first=False)"
-            )
+            raise RuntimeError(_messages.transformer_batch_mismatch(src, tgt))
         if self.batch_first and src.shape[0] != tgt.shape[0] and is_batched:
-            raise RuntimeError(
-                "the batch number of src and tgt must be equal: src has "
-                f"{src.shape[0]} and tgt {tgt.shape[0]} along dim 0 (batch_first=True)"
-            )
+            raise RuntimeError(_messages.transformer_batch_mismatch_batch_first(src, tgt))
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
-            raise RuntimeError(
-                "the feature number of src and tgt must be equal to d_model: got "
-                f"{src.shape[-1]} and {tgt.shape[-1]} features, d_model={self.d_model}"
-            )
+            raise RuntimeError(_messages.feature_number_src_tgt_equal(src, tgt, self))
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
         return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,

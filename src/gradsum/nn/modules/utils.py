@@ -19,6 +19,8 @@ from collections.abc import Callable
 from itertools import repeat
 from typing import Any
 
+from gradsum.nn import _messages
+
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
@@ -53,7 +55,7 @@ def _list_with_default(out_size: Any, defaults: list[int]) -> Any:
     if isinstance(out_size, int):
         return out_size
     if len(defaults) <= len(out_size):
-        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+        raise ValueError(_messages.input_dimension_at_least(out_size))
     return [v if v is not None else d
             for v, d in zip(out_size, defaults[-len(out_size):], strict=False)]
 

@@ -17,6 +17,7 @@ from typing import Any
 from gradsum._backend import xp
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.distributed import _core
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module
 from gradsum.nn.parallel._reducer import Reducer
 
@@ -48,15 +49,10 @@ def _buffer_flags(broadcast_buffers: bool | None, forward_sync_buffers: bool | N
     if broadcast_buffers is not None:
         if forward_sync_buffers is not None:
             warnings.warn(
-                "Both `broadcast_buffers` and `forward_sync_buffers` were specified. "
-                "`broadcast_buffers` is deprecated and its value is ignored when "
-                "`forward_sync_buffers` is provided.", FutureWarning, stacklevel=3)
+                _messages.ddp_both_buffer_flags(), FutureWarning, stacklevel=3)
         else:
             warnings.warn(
-                "`broadcast_buffers` is deprecated. Use `forward_sync_buffers` instead. "
-                "IMPORTANT: unlike `broadcast_buffers=False`, `forward_sync_buffers=False` "
-                "still syncs buffers at init. If you rely on buffers NOT being synced at init "
-                "(e.g. rank-local buffers), keep using `broadcast_buffers=False`.",
+                _messages.ddp_broadcast_buffers_deprecated(),
                 FutureWarning, stacklevel=3)
     if forward_sync_buffers is not None:
         return True
@@ -180,48 +176,24 @@ class DistributedDataParallel(Module):
     ) -> None:
         super().__init__()
         if (delay_all_reduce_named_params is not None) != (param_to_hook_all_reduce is not None):
-            raise ValueError(
-                "delay_all_reduce_named_params and param_to_hook_all_reduce need to be set at "
-                "the same time."
-            )
+            raise ValueError(_messages.delay_all_reduce_named_params())
         for name, value in (("delay_all_reduce_named_params", delay_all_reduce_named_params),
                             ("mixed_precision", mixed_precision), ("device_mesh", device_mesh)):
             if value is not None:
-                raise NotImplementedError(
-                    f"DistributedDataParallel({name}=...) is not supported by gradsum: it "
-                    f"would change what the replicas compute. Leave {name}=None."
-                )
+                raise NotImplementedError(_messages.ddp_option_not_supported(name))
         group = _core._group(process_group)
         if not isinstance(module, Module):  # torch fails on module.named_parameters
-            raise AttributeError(
-                f"'{type(module).__name__}' object has no attribute 'named_parameters': "
-                f"DistributedDataParallel wraps a gradsum.nn.Module, got "
-                f"{type(module).__name__}"
-            )
+            raise AttributeError(_messages.ddp_module_without_named_parameters(module))
         if not any(p.requires_grad for p in module.parameters()):
-            raise RuntimeError(
-                "DistributedDataParallel is not needed when a module doesn't have any parameter "
-                f"that requires a gradient ({type(module).__name__} has "
-                f"{len(list(module.parameters()))} parameter(s), none requiring grad). Wrap a "
-                "module with trainable parameters, or call the module directly."
-            )
+            raise RuntimeError(_messages.ddp_no_parameter_requires_grad(module))
         if device_ids is not None and len(device_ids) > 1:
-            raise ValueError(
-                f"device_ids can only be None or contain a single element (got {device_ids}); "
-                "gradsum modules are on the CPU: leave device_ids None."
-            )
+            raise ValueError(_messages.ddp_device_ids_one_element(device_ids))
         if device_ids or output_device:
-            raise ValueError(
-                "DistributedDataParallel device_ids and output_device arguments only work with "
-                "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
-                f"{device_ids}, output_device {output_device}, and module parameters on cpu. "
-                "gradsum runs on the CPU: leave both None."
-            )
+            raise ValueError(_messages.ddp_device_ids_single_device(device_ids, output_device))
         sync_bufs_at_init = _buffer_flags(broadcast_buffers, forward_sync_buffers)
         if check_reduction:
             warnings.warn(
-                "The `check_reduction` argument in `DistributedDataParallel` module is "
-                "deprecated. Please avoid using it.", FutureWarning, stacklevel=2)
+                _messages.ddp_check_reduction_deprecated(), FutureWarning, stacklevel=2)
         self.module = module
         self.device_ids = None  # torch's attributes for a CPU module
         self.output_device = None
@@ -278,15 +250,11 @@ class DistributedDataParallel(Module):
                 if other[idx] == ref:
                     continue
                 if len(other[idx]) != len(ref):
-                    head = (f"DDP expects same model across all ranks, but Rank {r} has "
-                            f"{len(other[idx])} {kind}, while rank 0 has inconsistent "
-                            f"{len(ref)} {kind}")
+                    head = _messages.ddp_model_count_mismatch(r, len(other[idx]), kind, len(ref))
                 else:
-                    head = f"DDP expects same model across all ranks, but rank {r} differs"
-                raise RuntimeError(
-                    f"{head}: {_first_difference(ref, other[idx])} (this is rank "
-                    f"{group.rank}). Build the same model on every rank before wrapping it."
-                )
+                    head = _messages.ddp_model_differs(r)
+                raise RuntimeError(_messages.ddp_model_mismatch(
+                    head, _first_difference(ref, other[idx]), group.rank))
 
     @staticmethod
     def _sync_states(group: _core._Comm, tensors: list[Any]) -> None:
@@ -394,4 +362,4 @@ class DistributedDataParallel(Module):
         return super().state_dict(*args, **kwargs)
 
     def __getstate__(self) -> Any:
-        raise TypeError("DistributedDataParallel cannot be pickled; save ddp.module instead")
+        raise TypeError(_messages.ddp_cannot_be_pickled())

@@ -23,6 +23,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 
 _TensorOrTensors = Tensor | Iterable[Tensor]
 
@@ -37,11 +38,7 @@ def _vector_norm(arr: Any, norm_type: float) -> Any:
         return xp.sqrt((arr * arr).sum(dtype=arr.dtype))
     a = xp.abs(arr)
     if abs(norm_type) == math.inf and not a.size:  # (max/min of nothing: torch refuses too)
-        raise RuntimeError(
-            "_foreach_norm cannot compute the infinity norm on an empty tensor because the "
-            "operation does not have an identity: give the empty parameter no .grad (None) "
-            "or use a finite norm_type"
-        )
+        raise RuntimeError(_messages.foreach_norm_cannot_compute_infinity())
     if norm_type == math.inf:
         return a.max()
     if norm_type == -math.inf:
@@ -79,11 +76,7 @@ def get_total_norm(tensors: _TensorOrTensors, norm_type: float = 2.0,
         total = _vector_norm(xp.stack([xp.asarray(n, dtype=dt) for n in norms]), norm_type)
         total = xp.asarray(total, dtype=dt)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` is "
-            "non-finite, so it cannot be clipped. To disable this error and scale the "
-            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
-        )
+        raise RuntimeError(_messages.total_norm_order_gradients_from(norm_type))
     return Tensor._make(total)
 
 
@@ -136,7 +129,7 @@ def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: fl
         params = list(parameters)
         if is_generator and not params:
             warnings.warn(
-                "`parameters` is an empty generator, no gradient clipping will occur.",
+                _messages.parameters_empty_generator_no_gradient(),
                 UserWarning, stacklevel=2,
             )
     grads = [p.grad for p in params if p.grad is not None]
@@ -148,10 +141,7 @@ def clip_grad_norm_(parameters: _TensorOrTensors, max_norm: float, norm_type: fl
 def clip_grad_norm(parameters: _TensorOrTensors, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """Deprecated alias of :func:`clip_grad_norm_` (warns, like torch)."""
-    warnings.warn(
-        "`gradsum.nn.utils.clip_grad_norm` is now deprecated in favor of "
-        "`gradsum.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2,
-    )
+    warnings.warn(_messages.clip_grad_norm_deprecated(), FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 from gradsum import ops
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
@@ -30,7 +31,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
     """Point each parameter's data at consecutive slices of ``vec`` (like torch, the
     parameters then share ``vec``'s buffer)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected gradsum.Tensor, but got: {type(vec).__name__}")
+        raise TypeError(_messages.expected_gradsum_tensor(vec))
     pointer = 0
     for param in parameters:
         n = param.numel()

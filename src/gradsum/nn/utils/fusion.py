@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from gradsum import _creation, ops
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 
@@ -33,9 +34,9 @@ ModuleT = TypeVar("ModuleT", bound=Module)
 
 def _check_eval(layer: Module, bn: Module) -> None:
     if layer.training or bn.training:
-        raise AssertionError("Fusion only for eval!")
+        raise AssertionError(_messages.fusion_only_for_eval())
     if bn.running_mean is None or bn.running_var is None:
-        raise AssertionError("bn.running_mean and bn.running_var must not be None")
+        raise AssertionError(_messages.fuse_bn_without_running_stats())
 
 
 def fuse_conv_bn_eval(conv: ModuleT, bn: Module, transpose: bool = False) -> ModuleT:
@@ -96,13 +97,10 @@ def fuse_linear_bn_eval(linear: ModuleT, bn: Module) -> ModuleT:
             tracks no running stats (torch's exception type).
     """
     if linear.training or bn.training:
-        raise AssertionError("Fusion only for eval!")
+        raise AssertionError(_messages.fusion_only_for_eval())
     fused = copy.deepcopy(linear)
     if linear.out_features != bn.num_features and bn.num_features != 1:
-        raise AssertionError(
-            "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
-            f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
-        )
+        raise AssertionError(_messages.fuse_linear_out_features_bn(linear, bn))
     _check_eval(linear, bn)
     fused.weight, fused.bias = fuse_linear_bn_weights(
         fused.weight, fused.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight, bn.bias,

@@ -17,6 +17,7 @@ import inspect
 from typing import Any
 
 from gradsum._random import get_rng_state, set_rng_state
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module
 
 __all__ = ["skip_init"]
@@ -36,9 +37,9 @@ def skip_init(module_cls: type[Module], *args: Any, **kwargs: Any) -> Module:
             ``device`` argument (torch's requirement).
     """
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
-        raise RuntimeError(f"Expected a Module; got {module_cls}")
+        raise RuntimeError(_messages.expected_module(module_cls))
     if "device" not in inspect.signature(module_cls).parameters:
-        raise RuntimeError("Module must support a 'device' arg to skip initialization")
+        raise RuntimeError(_messages.module_support_device_arg_skip())
     kwargs["device"] = kwargs.pop("device", "cpu")
     state = get_rng_state()
     try:

@@ -29,6 +29,7 @@ from enum import Enum, auto
 from gradsum import _creation, linalg, ops
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 from gradsum.nn import functional as F
 from gradsum.nn.modules.module import Module
 from gradsum.nn.utils import parametrize
@@ -111,7 +112,7 @@ class _Orthogonal(Module):
                  use_trivialization: bool = True) -> None:
         super().__init__()
         if weight.is_complex() and orthogonal_map == _OrthMaps.householder:
-            raise ValueError("The householder parametrization does not support complex tensors.")
+            raise ValueError(_messages.householder_not_complex())
         self.shape = tuple(weight.shape)
         self.orthogonal_map = orthogonal_map
         if use_trivialization:
@@ -149,10 +150,7 @@ class _Orthogonal(Module):
     @no_grad()
     def right_inverse(self, Q: Tensor) -> Tensor:
         if tuple(Q.shape) != self.shape:
-            raise ValueError(
-                f"Expected a matrix or batch of matrices of shape {self.shape}. Got a tensor "
-                f"of shape {tuple(Q.shape)}."
-            )
+            raise ValueError(_messages.expected_matrix_or_batch_matrices_shape(self, Q))
         Q_init = Q
         n, k = Q.shape[-2], Q.shape[-1]
         transpose = n < k
@@ -161,10 +159,7 @@ class _Orthogonal(Module):
             n, k = k, n
         if not hasattr(self, "base"):
             if self.orthogonal_map in (_OrthMaps.cayley, _OrthMaps.matrix_exp):
-                raise NotImplementedError(
-                    "It is not possible to assign to the matrix exponential or the Cayley "
-                    "parametrizations when use_trivialization=False."
-                )
+                raise NotImplementedError(_messages.cannot_assign_orthogonal_map())
             A, tau = _geqrf(Q)
             diag = A.diagonal(dim1=-2, dim2=-1)
             signs = ops.where(tau == 0.0, -diag.sign(), diag.sign())
@@ -200,20 +195,15 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ValueError(_messages.module_no_parameter_or_buffer(module, name))
     if weight.ndim < 2:
-        raise ValueError(
-            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
-        )
+        raise ValueError(_messages.expected_matrix_or_batch_matrices_tensor(weight))
     if orthogonal_map is None:
         orthogonal_map = ("matrix_exp" if weight.shape[-2] == weight.shape[-1]
                           or weight.is_complex() else "householder")
     orth_enum = getattr(_OrthMaps, orthogonal_map, None)
     if orth_enum is None:
-        raise ValueError(
-            'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
-            f"Got: {orthogonal_map}"
-        )
+        raise ValueError(_messages.orthogonal_map_one_matrix_exp(orthogonal_map))
     orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
     parametrize.register_parametrization(module, name, orth, unsafe=True)
     return module
@@ -277,15 +267,9 @@ class _SpectralNorm(Module):
         super().__init__()
         ndim = weight.ndim
         if dim >= ndim or dim < -ndim:
-            raise IndexError(
-                "Dimension out of range (expected to be in range of "
-                f"[-{ndim}, {ndim - 1}] but got {dim})"
-            )
+            raise IndexError(_messages.dimension_out_range_expected_range(ndim, dim))
         if n_power_iterations <= 0:
-            raise ValueError(
-                "Expected n_power_iterations to be positive, but got "
-                f"n_power_iterations={n_power_iterations}"
-            )
+            raise ValueError(_messages.expected_n_power_iterations_positive(n_power_iterations))
         self.dim = dim if dim >= 0 else dim + ndim
         self.eps = eps
         if ndim > 1:
@@ -357,7 +341,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
-        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+        raise ValueError(_messages.module_no_parameter_or_buffer(module, name))
     if dim is None:
         dim = 1 if _is_conv_transpose(module) else 0
     parametrize.register_parametrization(

@@ -37,6 +37,7 @@ from typing import Any
 
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 from gradsum.nn.modules.container import ModuleDict, ModuleList
 from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
@@ -108,7 +109,7 @@ class ParametrizationList(ModuleList):
     def __init__(self, modules: Sequence[Module], original: Tensor,
                  unsafe: bool = False) -> None:
         if len(modules) == 0:
-            raise ValueError("ParametrizationList requires one or more modules.")
+            raise ValueError(_messages.parametrizationlist_requires_one_or_more())
         super().__init__(modules)
         self.unsafe = unsafe
         original_shape = tuple(original.shape)
@@ -120,30 +121,19 @@ class ParametrizationList(ModuleList):
                     with suppress(NotImplementedError):
                         new = module.right_inverse(new)
         if not isinstance(new, (Tensor, Sequence)):
-            raise ValueError(
-                "'right_inverse' must return a Tensor or a Sequence of tensors (list, "
-                f"tuple...). Got {type(new).__name__}"
-            )
+            raise ValueError(_messages.right_inverse_not_tensors(new))
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original.dtype != new.dtype:
-                raise ValueError(
-                    "When `right_inverse` outputs one tensor, it may not change the dtype.\n"
-                    f"original.dtype: {original.dtype}\n"
-                    f"right_inverse(original).dtype: {new.dtype}"
-                )
+                raise ValueError(_messages.when_right_inverse_outputs_one(original, new))
             with no_grad():
                 _maybe_set(original, new)
             _register_parameter_or_buffer(self, "original", original)
         else:
             for i, originali in enumerate(new):
                 if not isinstance(originali, Tensor):
-                    raise ValueError(
-                        "'right_inverse' must return a Tensor or a Sequence of tensors "
-                        f"(list, tuple...). Got element {i} of the sequence with type "
-                        f"{type(originali).__name__}."
-                    )
+                    raise ValueError(_messages.right_inverse_bad_element(i, originali))
                 # as torch: a Parameter original gives Parameters, with its requires_grad
                 if isinstance(original, Parameter):
                     originali = Parameter(originali, original.requires_grad)
@@ -152,22 +142,11 @@ class ParametrizationList(ModuleList):
         if not self.unsafe:
             Z = self()
             if not isinstance(Z, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(Z).__name__}.")
+                raise ValueError(_messages.parametrization_return_tensor(Z))
             if Z.dtype != original_dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the tensor, "
-                    "unless `unsafe` flag is enabled.\n"
-                    f"unparametrized dtype: {original_dtype}\n"
-                    f"parametrized dtype: {Z.dtype}"
-                )
+                raise ValueError(_messages.parametrization_changes_dtype(original_dtype, Z))
             if tuple(Z.shape) != original_shape:
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the tensor, "
-                    "unless `unsafe` flag is enabled.\n"
-                    f"unparametrized shape: {original_shape}\n"
-                    f"parametrized shape: {tuple(Z.shape)}"
-                )
+                raise ValueError(_messages.parametrization_changes_shape(original_shape, Z))
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrized tensor is ``value``: each
@@ -177,44 +156,27 @@ class ParametrizationList(ModuleList):
                 if hasattr(module, "right_inverse"):
                     value = module.right_inverse(value)
                 else:
-                    raise RuntimeError(
-                        f"parametrization {type(module).__name__} does not implement "
-                        "right_inverse."
-                    )
+                    raise RuntimeError(_messages.right_inverse_not_implemented(module))
             if self.is_tensor:
                 if not isinstance(value, Tensor):
-                    raise ValueError(
-                        f"`right_inverse` should return a tensor. Got {type(value).__name__}"
-                    )
+                    raise ValueError(_messages.right_inverse_return_tensor(value))
                 if value.dtype != self.original.dtype:
-                    raise ValueError(
-                        f"The tensor returned by `right_inverse` has dtype {value.dtype} "
-                        f"while `original` has dtype {self.original.dtype}"
-                    )
+                    raise ValueError(_messages.right_inverse_dtype_mismatch(value, self))
                 _maybe_set(self.original, value)
             else:
                 if not isinstance(value, collections.abc.Sequence):
-                    raise ValueError(
-                        "'right_inverse' must return a sequence of tensors. "
-                        f"Got {type(value).__name__}."
-                    )
+                    raise ValueError(_messages.right_inverse_return_sequence_tensors(value))
                 if len(value) != self.ntensors:
-                    raise ValueError(
-                        "'right_inverse' must return a sequence of tensors of length "
-                        f"{self.ntensors}. Got a sequence of length {len(value)}."
-                    )
+                    raise ValueError(_messages.right_inverse_wrong_length(self, value))
                 for i, tensor in enumerate(value):
                     original_i = getattr(self, f"original{i}")
                     if not isinstance(tensor, Tensor):
                         raise ValueError(
-                            "'right_inverse' must return a sequence of tensors or "
-                            f"reference-type opaques. Got element {i} of type "
-                            f"{type(tensor).__name__}."
+                            _messages.right_inverse_return_sequence_tensors_or(i, tensor)
                         )
                     if original_i.dtype != tensor.dtype:
                         raise ValueError(
-                            f"Tensor {i} returned by `right_inverse` has dtype {tensor.dtype} "
-                            f"while `original{i}` has dtype {original_i.dtype}"
+                            _messages.right_inverse_dtype_mismatch_at(i, tensor, original_i)
                         )
                     _maybe_set(original_i, tensor)
 
@@ -249,11 +211,7 @@ def _inject_new_class(module: Module) -> None:
         return replica
 
     def getstate(self: Module) -> Any:
-        raise RuntimeError(
-            "Serialization of parametrized modules is only supported through state_dict(). "
-            "See:\nhttps://pytorch.org/tutorials/beginner/saving_loading_models.html"
-            "#saving-loading-a-general-checkpoint-for-inference-and-or-resuming-training"
-        )
+        raise RuntimeError(_messages.serialization_parametrized_modules_only_supported())
 
     dct: dict[str, Any] = {"__getstate__": getstate}
     if not hasattr(cls, "__deepcopy__"):
@@ -266,7 +224,7 @@ def _inject_property(module: Module, tensor_name: str) -> None:
     """Define ``tensor_name`` on the module's (generated) class as a property: get computes
     the parametrization (cached inside :func:`cached`), set calls its ``right_inverse``."""
     if hasattr(module, tensor_name):
-        raise AssertionError(f"Module already has an attribute named '{tensor_name}'")
+        raise AssertionError(_messages.module_already_attribute_named(tensor_name))
 
     def get_cached_parametrization(parametrization: Module) -> Tensor:
         key = (id(module), tensor_name)
@@ -322,22 +280,11 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
             Y = getattr(module, tensor_name)
             X = parametrization(Y)
             if not isinstance(X, Tensor):
-                raise ValueError(f"A parametrization must return a tensor. Got "
-                                 f"{type(X).__name__}.")
+                raise ValueError(_messages.parametrization_return_tensor(X))
             if X.dtype != Y.dtype:
-                raise ValueError(
-                    "Registering a parametrization may not change the dtype of the tensor, "
-                    "unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.dtype: {Y.dtype}\n"
-                    f"parametrization(module.{tensor_name}).dtype: {X.dtype}"
-                )
+                raise ValueError(_messages.parametrization_output_changes_dtype(tensor_name, Y, X))
             if tuple(X.shape) != tuple(Y.shape):
-                raise ValueError(
-                    "Registering a parametrization may not change the shape of the tensor, "
-                    "unless the `unsafe` flag is enabled.\n"
-                    f"module.{tensor_name}.shape: {tuple(Y.shape)}\n"
-                    f"parametrization(module.{tensor_name}).shape: {tuple(X.shape)}"
-                )
+                raise ValueError(_messages.parametrization_output_changes_shape(tensor_name, Y, X))
             if hasattr(parametrization, "right_inverse"):
                 try:
                     Z = parametrization.right_inverse(X)
@@ -345,24 +292,11 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
                     pass
                 else:
                     if not isinstance(Z, Tensor):
-                        raise ValueError(
-                            "parametrization.right_inverse must return a tensor. Got: "
-                            f"{type(Z).__name__}"
-                        )
+                        raise ValueError(_messages.parametrization_right_inverse_return_tensor(Z))
                     if Z.dtype != Y.dtype:
-                        raise ValueError(
-                            "The tensor returned by parametrization.right_inverse must have "
-                            f"the same dtype as module.{tensor_name}, unless the `unsafe` "
-                            f"flag is enabled.\nmodule.{tensor_name}.dtype: {Y.dtype}\n"
-                            f"returned dtype: {Z.dtype}"
-                        )
+                        raise ValueError(_messages.right_inverse_changes_dtype(tensor_name, Y, Z))
                     if tuple(Z.shape) != tuple(Y.shape):
-                        raise ValueError(
-                            "The tensor returned by parametrization.right_inverse must have "
-                            f"the same shape as module.{tensor_name}, unless the `unsafe` "
-                            f"flag is enabled.\nmodule.{tensor_name}.shape: "
-                            f"{tuple(Y.shape)}\nreturned shape: {tuple(Z.shape)}"
-                        )
+                        raise ValueError(_messages.right_inverse_changes_shape(tensor_name, Y, Z))
         plist = module.parametrizations[tensor_name]
         plist.append(parametrization)
         plist.unsafe |= unsafe
@@ -376,10 +310,7 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
         _inject_property(module, tensor_name)
         module.parametrizations[tensor_name] = parametrizations
     else:
-        raise ValueError(
-            f"Module '{module}' does not have a parameter, a buffer, or a parametrized "
-            f"element with name '{tensor_name}'"
-        )
+        raise ValueError(_messages.no_tensor_to_parametrize(module, tensor_name))
     return module
 
 
@@ -417,7 +348,7 @@ def remove_parametrizations(module: Module, tensor_name: str,
         (True, 'Parameter')
     """
     if not is_parametrized(module, tensor_name):
-        raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
+        raise ValueError(_messages.no_parametrization_on(module, tensor_name))
     parametrizations = module.parametrizations[tensor_name]
     if parametrizations.is_tensor:
         original = parametrizations.original
@@ -430,10 +361,7 @@ def remove_parametrizations(module: Module, tensor_name: str,
             t = getattr(module, tensor_name)
             original = Parameter(t) if t.requires_grad else t
         else:
-            raise ValueError(
-                "Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is "
-                "parametrized in terms of a sequence of tensors."
-            )
+            raise ValueError(_messages.cannot_leave_unparametrized_leave_parametrized())
     delattr(module.__class__, tensor_name)
     del module.parametrizations[tensor_name]
     _register_parameter_or_buffer(module, tensor_name, original)

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 from gradsum.ops import sort
 from gradsum.ops.rearrange import cat, stack
 
@@ -137,7 +138,7 @@ def _packed_sequence_init_args(
     if batch_sizes is not None:
         return data, batch_sizes, sorted_indices, unsorted_indices
     if not (isinstance(data, (list, tuple)) and len(data) == 2):
-        raise AssertionError("Expected data to be a list or tuple of length 2")
+        raise AssertionError(_messages.expected_data_list_or_tuple())
     return data[0], data[1], sorted_indices, unsorted_indices
 
 
@@ -197,8 +198,7 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
 
 def _dim_error(dim: int, ndim: int) -> IndexError:
     lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
-    return IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                      f"got {dim})")
+    return IndexError(_messages.dim_out_of_range(lo, hi, dim))
 
 
 def _pack_padded(input: Tensor, lengths: Tensor, batch_first: bool) -> tuple[Tensor, Tensor]:
@@ -208,39 +208,22 @@ def _pack_padded(input: Tensor, lengths: Tensor, batch_first: bool) -> tuple[Ten
             raise _dim_error(1, input.dim())
         input = input.transpose(0, 1)
     if lengths.dim() != 1:
-        raise RuntimeError(
-            "'lengths' argument should be a 1D CPU int64 tensor, but got "
-            f"{lengths.dim()}D cpu {_torch_type_name(lengths)} tensor"
-        )
+        raise RuntimeError(_messages.pack_lengths_not_1d(lengths, _torch_type_name(lengths)))
     if input.dim() < 2:
         raise _dim_error(1, input.dim())
     batch_size = input.shape[1]
     lens = [int(v) for v in lengths.tolist()]
     if input.numel() == 0:
-        raise RuntimeError("Cannot pack empty tensors.")
+        raise RuntimeError(_messages.cannot_pack_empty_tensors())
     if len(lens) != batch_size:
-        raise RuntimeError(
-            f"Expected `len(lengths)` to be equal to batch_size, but got {len(lens)} "
-            f"(batch_size={batch_size})"
-        )
+        raise RuntimeError(_messages.expected_len_lengths_equal_batch(lens, batch_size))
     if lens[-1] <= 0:
-        raise RuntimeError(
-            "Length of all samples has to be greater than 0, but found an element in "
-            "'lengths' that is <= 0"
-        )
+        raise RuntimeError(_messages.length_all_samples_greater_0())
     if any(a < b for a, b in pairwise(lens)):
-        raise RuntimeError(
-            "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
-            "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
-            "pack_sequence to sidestep this requirement if you do not need ONNX "
-            "exportability."
-        )
+        raise RuntimeError(_messages.lengths_array_sorted_decreasing_order())
     if lens[0] > input.shape[0]:
         # (torch reads past the end of the input here; refuse instead)
-        raise RuntimeError(
-            f"Expected the longest length ({lens[0]}) to be at most the padded sequence "
-            f"length {input.shape[0]}: pass lengths that fit the input"
-        )
+        raise RuntimeError(_messages.expected_longest_length_at_most(lens, input))
     batch_sizes = [sum(1 for n in lens if n > t) for t in range(lens[0])]
     data = cat([input[t, :bs] for t, bs in enumerate(batch_sizes)], 0)
     return data, _creation.tensor(batch_sizes, dtype=D.int64)
@@ -266,11 +249,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     max_seq_length = len(batch_sizes)
     if total_length is not None:
         if total_length < max_seq_length:
-            raise ValueError(
-                "Expected total_length to be at least the length of the longest sequence in "
-                f"input, but got total_length={total_length} and max sequence length being "
-                f"{max_seq_length}"
-            )
+            raise ValueError(_messages.expected_total_length_at_least(total_length, max_seq_length))
         max_seq_length = total_length
     data = sequence.data
     max_batch = batch_sizes[0]
@@ -317,20 +296,15 @@ def pad_sequence(sequences: Tensor | Iterable[Tensor], batch_first: bool = False
         [[1.0, 2.0], [0.0, 3.0]]
     """
     if not isinstance(sequences, Iterable):
-        raise RuntimeError(
-            "pad_sequence: Expected iterable for input sequences, but got arg of type: "
-            f"{type(sequences)}"
-        )
+        raise RuntimeError(_messages.pad_sequence_expected_iterable_input(sequences))
     seqs = tuple(sequences)
     if padding_side not in ("left", "right"):
-        raise RuntimeError(
-            f"Expected padding_side to be one of left or right, but got {padding_side}."
-        )
+        raise RuntimeError(_messages.expected_padding_side_one_left(padding_side))
     if not seqs:
-        raise RuntimeError("received an empty list of sequences")
+        raise RuntimeError(_messages.received_empty_list_sequences())
     first = seqs[0]
     if first.dim() == 0:
-        raise RuntimeError("ArrayRef: invalid slice, N = 1; size = 0")
+        raise RuntimeError(_messages.arrayref_invalid_slice_n_1())
     trailing = tuple(first.shape[1:])
     dtype = first.dtype
     max_len = max(int(s.shape[0]) for s in seqs)
@@ -354,10 +328,7 @@ def _copy_broadcast(s: Tensor, shape: tuple[int, ...]) -> Tensor:
         for k in range(1, len(src) + 1):
             a, b = shape[-k], src[-k]
             if b != a and b != 1:
-                raise RuntimeError(
-                    f"The size of tensor a ({a}) must match the size of tensor b ({b}) at "
-                    f"non-singleton dimension {len(shape) - k}"
-                )
+                raise RuntimeError(_messages.size_mismatch_at_dim(a, b, shape, k))
     return s.expand(*shape)
 
 

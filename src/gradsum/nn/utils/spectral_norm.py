@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from gradsum import ops
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
+from gradsum.nn import _messages
 from gradsum.nn import functional as F
 from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
@@ -42,10 +43,7 @@ class SpectralNorm:
         self.name = name
         self.dim = dim
         if n_power_iterations <= 0:
-            raise ValueError(
-                "Expected n_power_iterations to be positive, but got "
-                f"n_power_iterations={n_power_iterations}"
-            )
+            raise ValueError(_messages.expected_n_power_iterations_positive(n_power_iterations))
         self.n_power_iterations = n_power_iterations
         self.eps = eps
 
@@ -92,13 +90,11 @@ class SpectralNorm:
         for rec in module._forward_pre_hooks:
             hook = rec.fn
             if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError(
-                    f"Cannot register two spectral_norm hooks on the same parameter {name}"
-                )
+                raise RuntimeError(_messages.cannot_register_two_spectral_norm(name))
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
-            raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
+            raise ValueError(_messages.spectralnorm_cannot_applied_parameter_none(name))
         with no_grad():
             weight_mat = fn.reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
@@ -154,4 +150,4 @@ def remove_spectral_norm(module: T_module, name: str = "weight") -> T_module:
             module._forward_pre_hooks.remove(rec)
             module._refresh_hooked()
             return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    raise ValueError(_messages.spectral_norm_not_found(name, module))

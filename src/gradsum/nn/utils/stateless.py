@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module
 
 __all__ = ["functional_call"]
@@ -51,10 +52,7 @@ def _untie_named_tensors_map(module: Module,
         tied_names = tied_names_map[given_name]
         values = {id(parameters_and_buffers[n]) for n in tied_names if n in given_names}
         if len(tied_names & given_tied) > 1 and len(values) != 1:
-            raise ValueError(
-                f"functional_call got multiple values for keys {sorted(tied_names)}, which "
-                "are tied. Consider using tie_weights=False"
-            )
+            raise ValueError(_messages.functional_call_multiple_values_keys(tied_names))
     untied = dict(parameters_and_buffers)
     for given_name in given_tied:
         for tied_name in tied_names_map[given_name]:
@@ -70,20 +68,20 @@ def _get_submodule(module: Module, name: str) -> Module:
     try:
         sub = getattr(parent, attr)
     except AttributeError as ex:
-        raise AttributeError(f"{parent._get_name()} has no attribute `{attr}`") from ex
+        raise AttributeError(_messages.no_attribute(parent, attr)) from ex
     if not isinstance(sub, Module):
-        raise TypeError(f"submodule `{name}`: {sub} is not an instance of gradsum.nn.Module")
+        raise TypeError(_messages.submodule_not_a_module(name, sub))
     return sub
 
 
 def _swap_tensor(module: Module, name: str, tensor: Any) -> Any:
     """torch's ``_named_member_accessor.swap_tensor`` with ``allow_missing=True``."""
     if tensor is not _MISSING and tensor is not None and not isinstance(tensor, Tensor):
-        raise TypeError(f"{tensor} is not an instance of gradsum.Tensor")
+        raise TypeError(_messages.not_a_tensor(tensor))
     prefix, _, attr = name.rpartition(".")
     module = _get_submodule(module, prefix)
     if attr == "":
-        raise KeyError('tensor name can\'t be empty string ""')
+        raise KeyError(_messages.tensor_name_empty())
     # (written straight into the stores, as torch: a plain tensor may stand in for a
     # Parameter for the duration of the call)
     for store in (module._parameters, module._buffers):
@@ -96,7 +94,7 @@ def _swap_tensor(module: Module, name: str, tensor: Any) -> Any:
             return orig
     orig = getattr(module, attr) if hasattr(module, attr) else _MISSING
     if orig is not _MISSING and orig is not None and not isinstance(orig, Tensor):
-        raise TypeError(f"attribute `{attr}`: {orig} is not an instance of gradsum.Tensor")
+        raise TypeError(_messages.attribute_not_a_tensor(attr, orig))
     if tensor is not _MISSING:
         setattr(module, attr, tensor)
     elif hasattr(module, attr):
@@ -134,12 +132,11 @@ def _reparametrize_module(module: Module, parameters_and_buffers: dict[str, Tens
         missing, unexpected = sorted(valid - keys), sorted(keys - valid)
         error_msgs = []
         if unexpected:
-            error_msgs.append(f"Unexpected key(s): {', '.join(map(repr, unexpected))}.")
+            error_msgs.append(_messages.functional_call_unexpected_keys(unexpected))
         if missing:
-            error_msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
+            error_msgs.append(_messages.functional_call_missing_keys(missing))
         if error_msgs:
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
-                module._get_name(), "\n\t".join(error_msgs)))
+            raise RuntimeError(_messages.reparametrize_errors(module, error_msgs))
     orig: dict[str, Any] = {}
     try:
         orig = _swap_tensors_dict(module, untied)
@@ -192,9 +189,7 @@ def functional_call(module: Module, parameters_and_buffers: dict[str, Tensor],
         [[2.0]]
     """
     warnings.warn(
-        "`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will "
-        "be removed in a future version of PyTorch. Please use `torch.func.functional_call` "
-        "instead which is a drop-in replacement.",
+        _messages.stateless_functional_call_deprecated(),
         FutureWarning, stacklevel=2,
     )
     return _functional_call(module, parameters_and_buffers, args, kwargs,

@@ -23,6 +23,7 @@ import warnings
 from typing import Any, TypeVar
 
 from gradsum._tensor import Tensor
+from gradsum.nn import _messages
 from gradsum.nn.modules.module import Module
 from gradsum.nn.parameter import Parameter
 from gradsum.nn.utils.parametrizations import _norm_except_dim, _weight_norm
@@ -51,16 +52,13 @@ class WeightNorm:
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
         warnings.warn(
-            "`torch.nn.utils.weight_norm` is deprecated in favor of "
-            "`torch.nn.utils.parametrizations.weight_norm`.",
+            _messages.weight_norm_deprecated(),
             FutureWarning, stacklevel=3,
         )
         for rec in module._forward_pre_hooks:
             hook = rec.fn
             if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(
-                    f"Cannot register two weight_norm hooks on the same parameter {name}"
-                )
+                raise RuntimeError(_messages.cannot_register_two_weight_norm(name))
         if dim is None:
             dim = -1
         fn = WeightNorm(name, dim)
@@ -127,4 +125,4 @@ def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
             module._forward_pre_hooks.remove(rec)
             module._refresh_hooked()
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(_messages.weight_norm_not_found(name, module))
