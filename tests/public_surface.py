@@ -8,7 +8,9 @@
   lives, which moves) and backward-node classes (``MulBackward0``: torch keeps them out of its
   namespaces; their names are surface through ``grad_fn``, below);
 - ``classes``: for every public class those modules export, the names ``dir()`` shows that do
-  not start with a single ``_`` (dunders are kept: ``Tensor.__add__`` is surface), recorded
+  not start with a single ``_`` (dunders are kept: ``Tensor.__add__`` is surface; what a class
+  has only from a base outside gradsum is recorded as that base, since Python's own classes
+  differ between its versions), recorded
   once per class; ``aliases``: the other public names of the same class object;
 - ``ops``: the names of the op registry :data:`gradsum.ops.OPS`;
 - ``grad_fn``: for every entry of the op table (``tests/ops/opinfo``), by the op's name, the
@@ -22,6 +24,7 @@ imported into a module) are free to change.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import inspect
 import json
@@ -99,10 +102,28 @@ def _module_names(mod: types.ModuleType) -> list[str]:
     return sorted(out)
 
 
+def _defined_by_python(cls: type, name: str) -> bool:
+    """Whether ``cls`` has ``name`` only from a base or metaclass outside gradsum
+    (``object.__init__``, ``BaseException.add_note``, ``enum.IntEnum.__format__``): Python's,
+    which differs between its versions."""
+    for klass in (*cls.__mro__, *type(cls).__mro__):  # (then the metaclass: enum's EnumType)
+        if name in vars(klass):
+            return not klass.__module__.startswith("gradsum")
+    return False
+
+
 def _class_names(cls: type) -> list[str]:
+    if isinstance(cls, enum.EnumMeta):  # (an enum is its members and its own methods; what
+        # dir() shows of enum's machinery and of the value's type varies with Python)
+        own = {n for k in cls.__mro__ if k.__module__.startswith("gradsum") for n in vars(k)}
+        return sorted({*cls.__members__, *(n for n in own if not n.startswith("_"))})
     # (``__slotnames__``: copyreg's cache, set on a class the first time one is pickled)
-    return sorted(n for n in dir(cls) if (not n.startswith("_") or n.startswith("__"))
-                  and n != "__slotnames__")
+    names = [n for n in dir(cls) if (not n.startswith("_") or n.startswith("__"))
+             and n != "__slotnames__" and not _defined_by_python(cls, n)]
+    # (what it has from Python is recorded as the bases it has it from)
+    names += [f"(base {k.__qualname__})" for k in cls.__mro__[1:]
+              if k.__module__ == "builtins" and k is not object]
+    return sorted(names)
 
 
 def _grad_fn_names() -> dict[str, list[list[list[str | None]]]]:

@@ -71,6 +71,8 @@ class _Renderer:
         self.from_imports: dict[str, set[str]] = {}  # module -> names
 
     def _name(self, module: str, name: str) -> str:
+        if module == "_collections_abc":  # (Python 3.10's name for collections.abc's classes)
+            module = "collections.abc"
         if module == "builtins":
             if name in self.shadowed:
                 self.imports.add("builtins")

@@ -3,8 +3,8 @@ functions ``igamma``/``igammac`` and Hurwitz ``zeta``.
 
 Example:
     >>> import gradsum
-    >>> gradsum.lgamma(gradsum.tensor([1.0, 3.0], dtype=gradsum.float64)).tolist()
-    [0.0, 0.6931471805599453]
+    >>> [round(v, 6) for v in gradsum.lgamma(gradsum.tensor([1.0, 3.0])).tolist()]
+    [0.0, 0.693147]
 """
 
 from __future__ import annotations
