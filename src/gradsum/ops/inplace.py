@@ -36,6 +36,7 @@ from gradsum.ops._core import (
     scalar_value,
     set_history,
     stale_views,
+    tensor_method,
 )
 from gradsum.ops.activation import relu, sigmoid
 from gradsum.ops.arithmetic import _tname, add, neg, pow, reciprocal, sub
@@ -538,9 +539,13 @@ def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
 
 
 add_ = _binary_inplace("add_", add, xp.add)
+tensor_method("add_")(add_)
 sub_ = _binary_inplace("sub_", sub, xp.subtract)
+tensor_method("sub_", "subtract_")(sub_)
 mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
+tensor_method("mul_", "multiply_")(mul_)
 div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
+tensor_method("div_", "divide_", "true_divide_")(div_)
 
 
 class ZeroBackward0(Node):
@@ -577,7 +582,7 @@ def _filled(old: Tensor, value: Any, cls: type[Node]) -> Tensor:
     return record(cls(), (old, vt) if cls is FillBackward3 else (old,), out)
 
 
-@register("zero_")
+@register("zero_", method=True)
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place (the buffer and its identity survive)."""
     _check_leaf(self, "zero_")
@@ -587,7 +592,7 @@ def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0)
 
 
-@register("fill_")
+@register("fill_", method=True)
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
@@ -641,7 +646,7 @@ def _copy_from(old: Tensor, src: Tensor) -> Tensor:
     return record(node, (old, src), out)
 
 
-@register("copy_")
+@register("copy_", method=True)
 def copy_(self: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast, any dtype) into this tensor in place."""
     _check_leaf(self, "copy_")
@@ -867,26 +872,47 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
 
 
 relu_ = _op_inplace("relu_", relu)
+tensor_method("relu_")(relu_)
 exp_ = _op_inplace("exp_", exp)
+tensor_method("exp_")(exp_)
 log_ = _op_inplace("log_", log)
+tensor_method("log_")(log_)
 log1p_ = _op_inplace("log1p_", log1p)
+tensor_method("log1p_")(log1p_)
 sqrt_ = _op_inplace("sqrt_", sqrt)
+tensor_method("sqrt_")(sqrt_)
 rsqrt_ = _op_inplace("rsqrt_", rsqrt)
+tensor_method("rsqrt_")(rsqrt_)
 abs_ = _op_inplace("abs_", abs)
+tensor_method("abs_", "absolute_")(abs_)
 neg_ = _op_inplace("neg_", neg)
+tensor_method("neg_", "negative_")(neg_)
 sin_ = _op_inplace("sin_", sin)
+tensor_method("sin_")(sin_)
 cos_ = _op_inplace("cos_", cos)
+tensor_method("cos_")(cos_)
 tanh_ = _op_inplace("tanh_", tanh)
+tensor_method("tanh_")(tanh_)
 sigmoid_ = _op_inplace("sigmoid_", sigmoid)
+tensor_method("sigmoid_")(sigmoid_)
 sign_ = _op_inplace("sign_", sign)
+tensor_method("sign_")(sign_)
 floor_ = _op_inplace("floor_", floor)
+tensor_method("floor_")(floor_)
 ceil_ = _op_inplace("ceil_", ceil)
+tensor_method("ceil_")(ceil_)
 round_ = _op_inplace("round_", round)
+tensor_method("round_")(round_)
 trunc_ = _op_inplace("trunc_", trunc)
+tensor_method("trunc_")(trunc_)
 reciprocal_ = _op_inplace("reciprocal_", reciprocal)
+tensor_method("reciprocal_")(reciprocal_)
 erf_ = _op_inplace("erf_", erf)
+tensor_method("erf_")(erf_)
 pow_ = _op_inplace("pow_", pow, elementwise=True)
+tensor_method("pow_", dunders="__ipow__")(pow_)
 clamp_ = _op_inplace("clamp_", clamp)
+tensor_method("clamp_", "clip_")(clamp_)
 OPS["clip_"] = clamp_
 
 
@@ -969,6 +995,7 @@ def _remember_shape(t: Tensor) -> None:
     node._get_hooks().shapes.setdefault(nr, t._array.shape)
 
 
+@tensor_method("t_")
 def t_(self: Tensor) -> Tensor:
     """In-place :meth:`t`: this tensor becomes its transpose (same buffer, version bumped).
 
@@ -989,6 +1016,7 @@ def t_(self: Tensor) -> Tensor:
                      lambda old: F.views._permute(old, dims, TBackward1, True))
 
 
+@tensor_method("transpose_", "swapaxes_", "swapdims_")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """In-place :meth:`transpose` of ``dim0`` and ``dim1`` (same buffer, version bumped).
 
@@ -1011,6 +1039,7 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
                      lambda old: F.views._permute(old, perm, TransposeBackward1, True))
 
 
+@tensor_method("unsqueeze_")
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """In-place :meth:`unsqueeze`: a dimension of size 1 is inserted at ``dim``.
 
@@ -1027,6 +1056,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
                      lambda old: F.views._reshape(old, new, UnsqueezeBackward1, True))
 
 
+@tensor_method("squeeze_")
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
     """In-place :meth:`squeeze`: dimensions of size 1 (all, or those in ``dim``) are removed.
 
@@ -1121,6 +1151,7 @@ def _no_grad_check(self: Tensor, name: str) -> None:
                            f"var.detach().{name}() instead.")
 
 
+@tensor_method("apply_")
 def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
     """Replace each element by ``callable(element)``, in place (slow: one Python call per
     element; refused on a tensor that requires grad).
@@ -1137,6 +1168,7 @@ def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
     return self
 
 
+@tensor_method("map_")
 def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
     """Replace each element ``a`` by ``callable(a, b)``, ``b`` from ``tensor`` (broadcast to
     this tensor's shape), in place.
@@ -1157,6 +1189,7 @@ def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> T
     return self
 
 
+@tensor_method("resize_")
 def resize_(self: Tensor, *sizes: Any) -> Tensor:
     """Give this tensor the shape ``sizes`` in place: the first elements (in memory order)
     are kept, new ones are zero (torch's are uninitialised); refused when it requires grad.
@@ -1191,6 +1224,7 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
     return self
 
 
+@tensor_method("resize_as_")
 def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
     """:meth:`resize_` to ``the_template``'s shape.
 
@@ -1203,7 +1237,7 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
 
 
 # -- masked_fill_ and fill_diagonal_ (bound as Tensor methods in gradsum.ops) ----------------------
-@register("masked_fill_")
+@register("masked_fill_", method=True)
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place :func:`masked_fill`."""
     from gradsum.ops import inplace
@@ -1217,6 +1251,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     inplace._write(self, res._array, "masked_fill_")
     return self
 
+@tensor_method("fill_diagonal_")
 def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """Fill the main diagonal in place (of a matrix, or of a tensor with equal sizes); with
     ``wrap``, a tall matrix's diagonal restarts after each ``N + 1`` rows, as torch's.

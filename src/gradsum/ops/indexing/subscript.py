@@ -26,6 +26,7 @@ from gradsum.ops._core import (
     mark_view,
     needs_grad,
     record,
+    tensor_method,
 )
 
 _max_reduce = xp.maximum.reduce
@@ -265,6 +266,7 @@ def _strict_index(x: Any, k: tuple[Any, ...], value: Any = None, write: bool = F
                 from None
 
 
+@tensor_method(dunders="__getitem__")
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
     k, advanced = _convert_key(key, a._array.shape)

@@ -23,7 +23,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
+from gradsum.ops._core import _make, needs_grad, record, register, tensor_method, wrap_dim
 from gradsum.ops.linalg._base import (
     _ERR,
     LinAlgError,
@@ -76,6 +76,7 @@ class LinalgInvExBackward0(Node):
         return F.neg(F.matmul(F.matmul(ot, g), ot))
 
 
+@tensor_method("inverse")
 @autocast_policy("linalg_inv")
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix; :class:`LinAlgError` for a singular one.
@@ -235,6 +236,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return t
 
 
+@tensor_method("pinverse")
 @autocast_policy("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: :func:`pinv` with ``rtol=rcond``."""
@@ -353,6 +355,7 @@ class TriangularSolveBackward0(_MultiOutput):
         return gb, ga
 
 
+@tensor_method("triangular_solve")
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> Any:
     """``torch.triangular_solve`` (deprecated in torch: prefer ``linalg.solve_triangular``):
@@ -652,6 +655,7 @@ class CholeskySolveBackward0(Node):
         return (F.sum_to(gb, self.shapes[0]) if self.needs(0) else None), gl
 
 
+@tensor_method("cholesky_solve")
 @autocast_policy("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """The solution of ``A X = B`` given the Cholesky factor of ``A`` (``A = L L^T``, or
@@ -706,6 +710,7 @@ class CholeskyInverseBackward0(Node):
         return F.neg(F.matmul(L, c) if self.upper else F.matmul(c, L))
 
 
+@tensor_method("cholesky_inverse")
 @autocast_policy("cholesky_inverse")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor;
@@ -764,3 +769,13 @@ def _removed(name: str) -> Callable[..., Any]:
     method.__name__ = name
     method.__doc__ = f"Removed in torch 1.9: raises, as torch's ``Tensor.{name}``."
     return method
+
+
+_removed_solve = _removed("solve")
+tensor_method("solve")(_removed_solve)
+_removed_lstsq = _removed("lstsq")
+tensor_method("lstsq")(_removed_lstsq)
+_removed_eig = _removed("eig")
+tensor_method("eig")(_removed_eig)
+_removed_symeig = _removed("symeig")
+tensor_method("symeig")(_removed_symeig)
