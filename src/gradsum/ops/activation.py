@@ -950,10 +950,14 @@ class _ActBackwardBackward(Node):
 
 def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type[Node]]:
     """The node classes ``<name>Backward0`` and ``<bwd_name>BackwardBackward0``."""
-    fwd = type(f"{name}Backward0", (_ActBackward,), {"__slots__": ()})
-    bwd = type(f"{bwd_name or name}BackwardBackward0", (_ActBackwardBackward,),
-               {"__slots__": ()})
-    return fwd, bwd
+
+    class Fwd(_ActBackward, name=f"{name}Backward0"):
+        __slots__ = ()
+
+    class Bwd(_ActBackwardBackward, name=f"{bwd_name or name}BackwardBackward0"):
+        __slots__ = ()
+
+    return Fwd, Bwd
 
 def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
     """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool

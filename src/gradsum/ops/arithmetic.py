@@ -364,8 +364,12 @@ class _DivScalarBackward(MulScalarBackward):
 
 
 # Same class names as torch's nodes for tensor-scalar products (torch wraps the scalar).
-_MulScalar = type("MulBackward0", (MulScalarBackward,), {"__slots__": ()})
-_DivScalar = type("DivBackward0", (_DivScalarBackward,), {"__slots__": ()})
+class _MulScalar(MulScalarBackward, name="MulBackward0"):
+    __slots__ = ()
+
+
+class _DivScalar(_DivScalarBackward, name="DivBackward0"):
+    __slots__ = ()
 
 
 @register("mul", "multiply", method=True, dunders=("__mul__", "__rmul__"))

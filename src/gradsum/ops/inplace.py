@@ -868,6 +868,7 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
+    method.__wrapped__ = op  # type: ignore[attr-defined]  # (its signature: the op's)
     return register(name)(method) if registered else method
 
 
@@ -1087,10 +1088,20 @@ class _CmpBackward(Node):
                      for i, s in enumerate(self.shapes))
 
 
+def _cmp_nodes(name: str) -> tuple[type[Node], type[Node]]:
+    """The node classes ``<name>Backward0`` (a scalar operand) and ``<name>Backward1``."""
+
+    class Scalar(_CmpBackward, name=f"{name}Backward0"):
+        __slots__ = ()
+
+    class Other(_CmpBackward, name=f"{name}Backward1"):
+        __slots__ = ()
+
+    return Scalar, Other
+
+
 _CMP_NODES: dict[str, tuple[type[Node], type[Node]]] = {
-    name: (type(f"{name}Backward0", (_CmpBackward,), {"__slots__": ()}),
-           type(f"{name}Backward1", (_CmpBackward,), {"__slots__": ()}))
-    for name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge")
+    name: _cmp_nodes(name) for name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge")
 }
 
 
@@ -1295,4 +1306,5 @@ def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
 
     wrapped.__name__ = name
     wrapped.__doc__ = method.__doc__
+    wrapped.__wrapped__ = method  # type: ignore[attr-defined]  # (its signature: the op's)
     return wrapped

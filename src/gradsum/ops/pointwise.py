@@ -268,7 +268,9 @@ def sign(a: Tensor) -> Tensor:
 
 
 def _rounding(name: str, fn: Any) -> Any:
-    cls = type(f"{name.capitalize()}Backward0", (SignBackward0,), {"__slots__": ()})
+    class cls(SignBackward0, name=f"{name.capitalize()}Backward0"):
+        __slots__ = ()
+
 
     def op(a: Tensor) -> Tensor:
         x = a._array
