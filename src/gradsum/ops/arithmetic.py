@@ -1067,7 +1067,7 @@ def select_const(cond: Any, a: float, b: float, dtype: Any) -> Any:
     return res
 
 
-def _bitwise(name: str, fn: Any) -> Any:
+def _bitwise(name: str, fn: Any, **surface: Any) -> Any:
     def op(a: Any, b: Any) -> Tensor:
         if not isinstance(a, Tensor):
             a = _left(a, b)
@@ -1083,18 +1083,15 @@ def _bitwise(name: str, fn: Any) -> Any:
     op.__name__ = name
     op.__doc__ = (f"Elementwise ``{name}`` of bool or integer tensors (the ``{name[8:]}`` "
                   "operator; not differentiable).")
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-bitwise_and = _bitwise("bitwise_and", xp.bitwise_and)
-tensor_method("bitwise_and", dunders=("__and__", "__rand__"),
-              inplace=twin("bitwise_and_", "__iand__", cast=True))(bitwise_and)
-bitwise_or = _bitwise("bitwise_or", xp.bitwise_or)
-tensor_method("bitwise_or", dunders=("__or__", "__ror__"),
-              inplace=twin("bitwise_or_", "__ior__", cast=True))(bitwise_or)
-bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor)
-tensor_method("bitwise_xor", dunders=("__rxor__", "__xor__"),
-              inplace=twin("bitwise_xor_", "__ixor__", cast=True))(bitwise_xor)
+bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, method=True, dunders=("__and__", "__rand__"),
+                       inplace=twin("bitwise_and_", "__iand__", cast=True))
+bitwise_or = _bitwise("bitwise_or", xp.bitwise_or, method=True, dunders=("__or__", "__ror__"),
+                      inplace=twin("bitwise_or_", "__ior__", cast=True))
+bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, method=True, dunders=("__xor__", "__rxor__"),
+                       inplace=twin("bitwise_xor_", "__ixor__", cast=True))
 
 
 @register("bitwise_not", method=True, inplace=twin("bitwise_not_", untracked=True))

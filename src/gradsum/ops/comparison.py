@@ -99,7 +99,9 @@ def _not_tensor(name: str, arg: str, pos: int, v: Any) -> TypeError:
                      f"{type(v).__name__}. Wrap it with gradsum.tensor().")
 
 
-def _compare(name: str, fn: Any) -> Any:
+def _compare(name: str, fn: Any, **surface: Any) -> Any:
+    """The comparison op ``name`` (``fn`` on the promoted arrays), registered with its
+    ``surface`` (see :func:`register`)."""
     logical = name.startswith("logical")
 
     def op(a: Any, b: Any) -> Tensor:
@@ -115,29 +117,23 @@ def _compare(name: str, fn: Any) -> Any:
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-eq = _compare("eq", xp.equal)
-tensor_method("eq", inplace=twin("eq_", cmp="Eq"))(eq)
-ne = _compare("ne", xp.not_equal)
-tensor_method("ne", "not_equal", inplace=(twin("ne_", cmp="Ne"), twin("not_equal_", cmp="Ne")))(ne)
-lt = _compare("lt", xp.less)
-tensor_method("lt", "less", inplace=(twin("lt_", cmp="Lt"), twin("less_", cmp="Lt")))(lt)
-le = _compare("le", xp.less_equal)
-tensor_method("le", "less_equal",
-              inplace=(twin("le_", cmp="Le"), twin("less_equal_", cmp="Le")))(le)
-gt = _compare("gt", xp.greater)
-tensor_method("gt", "greater", inplace=(twin("gt_", cmp="Gt"), twin("greater_", cmp="Gt")))(gt)
-ge = _compare("ge", xp.greater_equal)
-tensor_method("ge", "greater_equal",
-              inplace=(twin("ge_", cmp="Ge"), twin("greater_equal_", cmp="Ge")))(ge)
-logical_and = _compare("logical_and", xp.logical_and)
-tensor_method("logical_and", inplace="logical_and_")(logical_and)
-logical_or = _compare("logical_or", xp.logical_or)
-tensor_method("logical_or", inplace="logical_or_")(logical_or)
-logical_xor = _compare("logical_xor", xp.logical_xor)
-tensor_method("logical_xor", inplace="logical_xor_")(logical_xor)
+eq = _compare("eq", xp.equal, method=True, inplace=twin("eq_", cmp="Eq"))
+ne = _compare("ne", xp.not_equal, method=("ne", "not_equal"),
+              inplace=(twin("ne_", cmp="Ne"), twin("not_equal_", cmp="Ne")))
+lt = _compare("lt", xp.less, method=("lt", "less"),
+              inplace=(twin("lt_", cmp="Lt"), twin("less_", cmp="Lt")))
+le = _compare("le", xp.less_equal, method=("le", "less_equal"),
+              inplace=(twin("le_", cmp="Le"), twin("less_equal_", cmp="Le")))
+gt = _compare("gt", xp.greater, method=("gt", "greater"),
+              inplace=(twin("gt_", cmp="Gt"), twin("greater_", cmp="Gt")))
+ge = _compare("ge", xp.greater_equal, method=("ge", "greater_equal"),
+              inplace=(twin("ge_", cmp="Ge"), twin("greater_equal_", cmp="Ge")))
+logical_and = _compare("logical_and", xp.logical_and, method=True, inplace="logical_and_")
+logical_or = _compare("logical_or", xp.logical_or, method=True, inplace="logical_or_")
+logical_xor = _compare("logical_xor", xp.logical_xor, method=True, inplace="logical_xor_")
 
 
 @register("logical_not", method=True, inplace=twin("logical_not_", untracked=True))

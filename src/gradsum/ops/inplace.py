@@ -475,7 +475,8 @@ def _other_array(self: Tensor, other: Any) -> Any:
     return scalar_value(other)
 
 
-def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
+def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any, **surface: Any
+                    ) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         if isinstance(alpha, Tensor):
             alpha = alpha.item()  # (torch takes a one-element tensor as the number)
@@ -527,7 +528,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
-    return register(name)(method)
+    return register(name, **surface)(method)
 
 
 def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
@@ -538,14 +539,12 @@ def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
         return False
 
 
-add_ = _binary_inplace("add_", add, xp.add)
-tensor_method("add_")(add_)
-sub_ = _binary_inplace("sub_", sub, xp.subtract)
-tensor_method("sub_", "subtract_")(sub_)
-mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
-tensor_method("mul_", "multiply_")(mul_)
-div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
-tensor_method("div_", "divide_", "true_divide_")(div_)
+add_ = _binary_inplace("add_", add, xp.add, method=True)
+sub_ = _binary_inplace("sub_", sub, xp.subtract, method=("sub_", "subtract_"))
+mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply,
+                       method=("mul_", "multiply_"))
+div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide,
+                       method=("div_", "divide_", "true_divide_"))
 
 
 class ZeroBackward0(Node):
@@ -838,14 +837,16 @@ def _writable(a: Any) -> Any:
 
 
 def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
-                check_cast: bool = False, elementwise: bool = False) -> Callable[..., Tensor]:
+                check_cast: bool = False, elementwise: bool = False, **surface: Any
+                ) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
     in-place op: the tensor's grad_fn becomes the op's node). A result that ``t``'s dtype
     cannot hold (``int_tensor.sqrt_()``) raises before anything is written. ``registered``:
     list it in ``OPS`` (False for a Tensor method whose out-of-place op is a composite).
     ``check_cast``: the op's result dtype is the operands' promoted dtype, checked against
     ``t``'s before the op runs (torch's order for the binary in-place ops). ``elementwise``:
-    the first argument broadcasts against ``t``, and the output shape is checked first."""
+    the first argument broadcasts against ``t``, and the output shape is checked first.
+    ``surface``: a registered twin's Tensor methods and operators (see :func:`register`)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_leaf(self, name)
@@ -869,51 +870,30 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
     method.__wrapped__ = op  # type: ignore[attr-defined]  # (its signature: the op's)
-    return register(name)(method) if registered else method
+    return register(name, **surface)(method) if registered else method
 
 
-relu_ = _op_inplace("relu_", relu)
-tensor_method("relu_")(relu_)
-exp_ = _op_inplace("exp_", exp)
-tensor_method("exp_")(exp_)
-log_ = _op_inplace("log_", log)
-tensor_method("log_")(log_)
-log1p_ = _op_inplace("log1p_", log1p)
-tensor_method("log1p_")(log1p_)
-sqrt_ = _op_inplace("sqrt_", sqrt)
-tensor_method("sqrt_")(sqrt_)
-rsqrt_ = _op_inplace("rsqrt_", rsqrt)
-tensor_method("rsqrt_")(rsqrt_)
-abs_ = _op_inplace("abs_", abs)
-tensor_method("abs_", "absolute_")(abs_)
-neg_ = _op_inplace("neg_", neg)
-tensor_method("neg_", "negative_")(neg_)
-sin_ = _op_inplace("sin_", sin)
-tensor_method("sin_")(sin_)
-cos_ = _op_inplace("cos_", cos)
-tensor_method("cos_")(cos_)
-tanh_ = _op_inplace("tanh_", tanh)
-tensor_method("tanh_")(tanh_)
-sigmoid_ = _op_inplace("sigmoid_", sigmoid)
-tensor_method("sigmoid_")(sigmoid_)
-sign_ = _op_inplace("sign_", sign)
-tensor_method("sign_")(sign_)
-floor_ = _op_inplace("floor_", floor)
-tensor_method("floor_")(floor_)
-ceil_ = _op_inplace("ceil_", ceil)
-tensor_method("ceil_")(ceil_)
-round_ = _op_inplace("round_", round)
-tensor_method("round_")(round_)
-trunc_ = _op_inplace("trunc_", trunc)
-tensor_method("trunc_")(trunc_)
-reciprocal_ = _op_inplace("reciprocal_", reciprocal)
-tensor_method("reciprocal_")(reciprocal_)
-erf_ = _op_inplace("erf_", erf)
-tensor_method("erf_")(erf_)
-pow_ = _op_inplace("pow_", pow, elementwise=True)
-tensor_method("pow_", dunders="__ipow__")(pow_)
-clamp_ = _op_inplace("clamp_", clamp)
-tensor_method("clamp_", "clip_")(clamp_)
+relu_ = _op_inplace("relu_", relu, method=True)
+exp_ = _op_inplace("exp_", exp, method=True)
+log_ = _op_inplace("log_", log, method=True)
+log1p_ = _op_inplace("log1p_", log1p, method=True)
+sqrt_ = _op_inplace("sqrt_", sqrt, method=True)
+rsqrt_ = _op_inplace("rsqrt_", rsqrt, method=True)
+abs_ = _op_inplace("abs_", abs, method=("abs_", "absolute_"))
+neg_ = _op_inplace("neg_", neg, method=("neg_", "negative_"))
+sin_ = _op_inplace("sin_", sin, method=True)
+cos_ = _op_inplace("cos_", cos, method=True)
+tanh_ = _op_inplace("tanh_", tanh, method=True)
+sigmoid_ = _op_inplace("sigmoid_", sigmoid, method=True)
+sign_ = _op_inplace("sign_", sign, method=True)
+floor_ = _op_inplace("floor_", floor, method=True)
+ceil_ = _op_inplace("ceil_", ceil, method=True)
+round_ = _op_inplace("round_", round, method=True)
+trunc_ = _op_inplace("trunc_", trunc, method=True)
+reciprocal_ = _op_inplace("reciprocal_", reciprocal, method=True)
+erf_ = _op_inplace("erf_", erf, method=True)
+pow_ = _op_inplace("pow_", pow, elementwise=True, method=True, dunders="__ipow__")
+clamp_ = _op_inplace("clamp_", clamp, method=("clamp_", "clip_"))
 OPS["clip_"] = clamp_
 
 

@@ -267,10 +267,9 @@ def sign(a: Tensor) -> Tensor:
     return record(SignBackward0(), (a,), out)
 
 
-def _rounding(name: str, fn: Any) -> Any:
-    class cls(SignBackward0, name=f"{name.capitalize()}Backward0"):
+def _rounding(name: str, fn: Any, **surface: Any) -> Any:
+    class Rounding(SignBackward0, name=f"{name.capitalize()}Backward0"):
         __slots__ = ()
-
 
     def op(a: Tensor) -> Tensor:
         x = a._array
@@ -278,21 +277,17 @@ def _rounding(name: str, fn: Any) -> Any:
         out = fn(x) if x.dtype.kind in "fV" else x.copy()
         if not needs_grad(a):
             return _make(out)
-        return record(cls(), (a,), out)
+        return record(Rounding(), (a,), out)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} (gradient zero everywhere)."
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-floor = _rounding("floor", xp.floor)
-tensor_method("floor")(floor)
-ceil = _rounding("ceil", xp.ceil)
-tensor_method("ceil")(ceil)
-round = _rounding("round", xp.round)
-tensor_method("round")(round)
-trunc = _rounding("trunc", xp.trunc)
-tensor_method("trunc", inplace="fix_")(trunc)
+floor = _rounding("floor", xp.floor, method=True)
+ceil = _rounding("ceil", xp.ceil, method=True)
+round = _rounding("round", xp.round, method=True)
+trunc = _rounding("trunc", xp.trunc, method=True, inplace="fix_")
 _F32, _I32, _I8, _U8 = (xp.dtype(t) for t in (xp.float32, xp.int32, xp.int8, xp.uint8))
 _F64 = xp.dtype(xp.float64)
 
@@ -1559,10 +1554,11 @@ class AtanhBackward1(_InplaceNotImplemented):
     op = "atanh"
 
 
-def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node]
-                  ) -> Callable[[Tensor], Tensor]:
+def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node],
+                  inplace: tuple[str, ...]) -> Callable[[Tensor], Tensor]:
     """The out-of-place op an in-place inverse hyperbolic function writes back: ``fn``'s
-    value, recorded with torch's ``...Backward1`` node."""
+    value, recorded with torch's ``...Backward1`` node; the twins ``inplace`` are made
+    from it."""
 
     def op(input: Tensor) -> Tensor:
         with no_grad():
@@ -1571,15 +1567,12 @@ def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node]
             return _make(out)
         return record(node_cls(), (input,), out)
 
-    return op
+    return tensor_method(inplace=inplace)(op)
 
 
-_acosh_inplace = _inplace_form(acosh, AcoshBackward1)
-tensor_method(inplace=("acosh_", "arccosh_"))(_acosh_inplace)
-_asinh_inplace = _inplace_form(asinh, AsinhBackward1)
-tensor_method(inplace=("arcsinh_", "asinh_"))(_asinh_inplace)
-_atanh_inplace = _inplace_form(atanh, AtanhBackward1)
-tensor_method(inplace=("arctanh_", "atanh_"))(_atanh_inplace)
+_acosh_inplace = _inplace_form(acosh, AcoshBackward1, inplace=("acosh_", "arccosh_"))
+_asinh_inplace = _inplace_form(asinh, AsinhBackward1, inplace=("arcsinh_", "asinh_"))
+_atanh_inplace = _inplace_form(atanh, AtanhBackward1, inplace=("arctanh_", "atanh_"))
 
 
 def _identity(input: Tensor) -> Tensor:

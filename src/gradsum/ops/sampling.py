@@ -49,19 +49,14 @@ def _random_fill(name: str) -> Callable[..., Tensor]:
 
     method.__name__ = name
     method.__doc__ = f"Fill in place with random values ({name[:-1]}), from the generator."
-    return method
+    return tensor_method(name)(method)
 
 
 normal_ = _random_fill("normal_")
-tensor_method("normal_")(normal_)
 uniform_ = _random_fill("uniform_")
-tensor_method("uniform_")(uniform_)
 bernoulli_ = _random_fill("bernoulli_")
-tensor_method("bernoulli_")(bernoulli_)
 exponential_ = _random_fill("exponential_")
-tensor_method("exponential_")(exponential_)
 random_ = _random_fill("random_")
-tensor_method("random_")(random_)
 
 
 # -- random fills ---------------------------------------------------------------------------------

@@ -762,20 +762,16 @@ _REMOVED = {
 
 
 def _removed(name: str) -> Callable[..., Any]:
+    """``Tensor.<name>``, a method torch removed: it raises with torch's text."""
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"This function was deprecated since version 1.9 and is now "
                            f"removed. {_REMOVED[name]}")
 
     method.__name__ = name
     method.__doc__ = f"Removed in torch 1.9: raises, as torch's ``Tensor.{name}``."
-    return method
+    return tensor_method(name)(method)
 
 
-_removed_solve = _removed("solve")
-tensor_method("solve")(_removed_solve)
-_removed_lstsq = _removed("lstsq")
-tensor_method("lstsq")(_removed_lstsq)
-_removed_eig = _removed("eig")
-tensor_method("eig")(_removed_eig)
-_removed_symeig = _removed("symeig")
-tensor_method("symeig")(_removed_symeig)
+for _name in _REMOVED:
+    _removed(_name)
