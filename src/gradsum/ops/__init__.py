@@ -485,29 +485,19 @@ __all__ = ["OPS", "Tensor", "as_tensor_like", "register"]
 _ = (_core, _wrap_dim)
 
 
-# Operators whose Python signature is the op's own: bind them directly (one call frame less on
-# the hottest path). The reflected forms of + and * are the same op (both are commutative and
-# torch's type promotion is symmetric).
 from gradsum.ops.arithmetic import square
-
-# -- Tensor methods composed from the ops above: no node of their own, so they are not in OPS;
-# their gradients are their parts' (tests/tensor/test_composed_methods.py checks them) --
 from gradsum.ops.indexing.gather_scatter import scatter
-from gradsum.ops.indexing.masked import _where_method, argwhere, masked_scatter, nonzero
+from gradsum.ops.indexing.masked import argwhere, masked_scatter, nonzero
 from gradsum.ops.inplace import fill_diagonal_, masked_fill_
 from gradsum.ops.pointwise import sgn, type_as
 from gradsum.ops.rearrange import RepeatBackward0, repeat
-from gradsum.ops.reduction import _max_method, _min_method, sum_to_size
+from gradsum.ops.reduction import sum_to_size
 from gradsum.ops.scan import diff
 from gradsum.ops.sorting import argsort, sort, topk
 
-# -- cumulative, diagonal, roll/rot90 and add*mm methods (no einsum, cdist, tensordot, *_indices)
 _ = (einsum, cdist, tensordot, triu_indices, tril_indices)
 
-# -- in-place forms of the integer/bitwise/logical ops, and the augmented operators torch has
 
-
-# == median ... scatter_reduce (sorting, reduction, indexing): imports and Tensor methods ==========
 from gradsum.ops.indexing.gather_scatter import (
     scatter_reduce,
     take,
@@ -536,9 +526,7 @@ from gradsum.ops.sorting import (
 )
 
 _ = (meshgrid, searchsorted, bucketize, std_mean, var_mean)
-# == end median ... scatter_reduce =================================================================
 
-# == special functions, linalg decompositions ===================================================
 from gradsum.ops.arithmetic import (
     fmod,
 )
@@ -591,19 +579,13 @@ from gradsum.ops.special.erf import (
     erfinv,
 )
 from gradsum.ops.special.gamma import (
-    _polygamma_method,
     digamma,
     lgamma,
     polygamma,
 )
 
 _ = (LinAlgError,)
-# == end special functions, linalg decompositions ===============================================
 
-# -- torch's composites (broadcast/stack/split helpers, clamp_min/max, fmax/fmin, scatters) ---
-# torch's everyday top-level functions (tile, *stack, tensor_split, nansum, fmax, dist, ...):
-# imports, the existing composites torch also has at top level, and the Tensor methods. The
-# new logit/clamp_min/clamp_max have torch's own nodes and replace the composite methods.
 from gradsum.ops.arithmetic import (
     float_power,
 )
@@ -667,11 +649,7 @@ from gradsum.ops.views import (
 
 _ = (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, column_stack,
      combinations, dstack, hstack, isin, vstack)
-# -- end composites ----------------------------------------------------------------------------
 
-# == torch.Tensor's remaining methods: acosh ... unfold, put, cov ===============================
-from gradsum._creation import bernoulli as _creation_bernoulli
-from gradsum._creation import multinomial as _creation_multinomial
 from gradsum.ops.activation import (
     hardshrink,
     prelu,
@@ -695,10 +673,6 @@ from gradsum.ops.comparison import (
 from gradsum.ops.indexing.gather_scatter import (
     put,
 )
-
-# torch's top-level in-place functions (``torch.i0_(t)`` is ``t.i0_()``)
-# == end igamma/igammac ===========================================================================
-# == triangular/LU solves, lstsq, cond, ..., index_reduce ========================================
 from gradsum.ops.indexing.index import (
     index_reduce,
 )
@@ -737,9 +711,6 @@ from gradsum.ops.reduction import (
 from gradsum.ops.sorting import (
     msort,
 )
-
-# == end remaining methods ========================================================================
-# == torch.special's remaining functions: igamma/igammac and in-place aliases ====================
 from gradsum.ops.special.gamma import (
     igamma,
     igammac,
@@ -747,9 +718,8 @@ from gradsum.ops.special.gamma import (
 )
 
 _ = (chain_matmul, lu_unpack)
-# == end triangular/LU solves =====================================================================
 
-# == the Tensor surface: every method, operator and in-place twin the family files declare ======
+# -- the Tensor surface: every method, operator and in-place twin the family files declare --
 _core.bind_surface()
 #: the Tensor methods bound from the registry (name -> function), a view of ``_core.SPECS``
 METHODS: dict[str, Any] = {n: s.fn for s in _core.SPECS.values() for n in s.methods}
