@@ -67,6 +67,8 @@ def test_declared_ops_are_reachable_under_their_names() -> None:
     for spec in _core.SPECS.values():
         for name in spec.names:
             assert _core.OPS[name] is spec.fn, name
+    for name, fn in _core.OPS.items():  # (every entry of OPS comes from a register call)
+        assert name in _core.SPECS[fn].names, name
     import gradsum.linalg
     import gradsum.nn.functional
     import gradsum.special

@@ -84,7 +84,7 @@ _Twins = str | Twin | tuple[str | Twin, ...]
 def _declare(fn: Callable[..., Any], names: tuple[str, ...], method: _Names,
              dunders: str | tuple[str, ...], inplace: _Twins) -> None:
     if method is True:
-        methods: tuple[str, ...] = names or (fn.__name__,)
+        methods: tuple[str, ...] = names
     elif method is False:
         methods = ()
     else:
@@ -120,7 +120,7 @@ def register(*names: str, method: _Names = False, dunders: str | tuple[str, ...]
         own = names or (fn.__name__,)
         for n in own:
             OPS[n] = fn
-        _declare(fn, names, method, dunders, inplace)
+        _declare(fn, own, method, dunders, inplace)
         return fn
 
     return deco

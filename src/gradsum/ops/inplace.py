@@ -26,7 +26,6 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, AccumulateGrad, Node
 from gradsum.autograd.saved import hooks_state, on_view
 from gradsum.ops._core import (
-    OPS,
     _make,
     broadcast_error,
     edge,
@@ -894,7 +893,7 @@ reciprocal_ = _op_inplace("reciprocal_", reciprocal, method=True)
 erf_ = _op_inplace("erf_", erf, method=True)
 pow_ = _op_inplace("pow_", pow, elementwise=True, method=True, dunders="__ipow__")
 clamp_ = _op_inplace("clamp_", clamp, method=("clamp_", "clip_"))
-OPS["clip_"] = clamp_
+register("clip_")(clamp_)  # (torch's alias, an op of its own name)
 
 
 # -- in-place metadata changes: t_ transpose_ unsqueeze_ squeeze_ ------------------------------
