@@ -171,7 +171,11 @@ class Function:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._backward_cls = type(f"{cls.__name__}Backward", (BackwardCFunction,), {})
+
+        class Backward(BackwardCFunction, name=f"{cls.__name__}Backward"):
+            pass
+
+        cls._backward_cls = Backward
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:

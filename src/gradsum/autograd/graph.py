@@ -131,6 +131,15 @@ class Node:
     #: holders, and a pass-through adds none)
     _user_backward = False
 
+    def __init_subclass__(cls, name: str | None = None, **kwargs: Any) -> None:
+        """``class _MulScalar(MulScalarBackward, name="MulBackward0")``: a node class whose
+        name is torch's where gradsum has a second class for the node (a rule specialised for
+        a scalar operand, the Backward0 and Backward1 forms of one factory): ``name()``,
+        ``type(node).__name__`` and the repr give ``name``."""
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.__name__ = cls.__qualname__ = name
+
     def __init__(self) -> None:
         self._seq = next(_seq)
         self._next: tuple[tuple[Node | None, int], ...] = ()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from gradsum import _dtype as D
@@ -25,15 +26,160 @@ FnT = TypeVar("FnT", bound=Callable[..., Any])
 OPS: dict[str, Callable[..., Any]] = {}
 
 
-def register(*names: str) -> Callable[[FnT], FnT]:
-    """Register a public op under its torch name(s)."""
+@dataclass(frozen=True)
+class Twin:
+    """An in-place twin that :func:`bind_surface` makes from an out-of-place function:
+    ``t.<op>_(...)`` computes the op and writes the result back into ``t``
+    (``ops.inplace._op_inplace``).
+
+    ``names``: the Tensor attributes it is bound to (one object; the first name is the one its
+    messages give, the others are torch's aliases and augmented operators, ``__ifloordiv__``).
+    ``check_cast`` and ``elementwise``: as ``_op_inplace``'s. ``cmp``: a comparison's twin
+    (``t.eq_(other)``: the 0/1 result in ``t``'s dtype), recorded with the ``<cmp>Backward0/1``
+    nodes. ``untracked``: an op torch gives no derivative (``bitwise_not_``). ``no_overlap``:
+    ``(position, keyword)`` of a source operand that must not overlap ``t`` (torch's
+    ``assert_no_overlap``).
+    """
+
+    names: tuple[str, ...]
+    check_cast: bool = False
+    elementwise: bool = False
+    cmp: str = ""
+    untracked: bool = False
+    no_overlap: tuple[int, str] | None = None
+
+
+def twin(*names: str, cast: bool = False, elementwise: bool = False, cmp: str = "",
+         untracked: bool = False, no_overlap: tuple[int, str] | None = None) -> Twin:
+    """A :class:`Twin` bound to ``names``; ``cast``: the binary ops' check that the promoted
+    dtype fits ``t`` and that the operand broadcasts to ``t``'s shape (both checks first)."""
+    return Twin(names, check_cast=cast, elementwise=elementwise or cast, cmp=cmp,
+                untracked=untracked, no_overlap=no_overlap)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One declaration of the surface: a function and the names it is reached under.
+
+    ``names``: its names in :data:`OPS` (and so in ``gradsum.ops``); ``methods``: the Tensor
+    methods that are the function itself; ``dunders``: the operators that are; ``twins``: the
+    in-place twins made from it. A function may be declared in several steps (a factory
+    registers the op, the family file then adds its methods): the steps merge.
+    """
+
+    fn: Callable[..., Any]
+    names: tuple[str, ...] = ()
+    methods: tuple[str, ...] = ()
+    dunders: tuple[str, ...] = ()
+    twins: tuple[Twin, ...] = ()
+
+
+#: every declaration, by function (see :func:`register`, :func:`tensor_method`)
+SPECS: dict[Callable[..., Any], OpSpec] = {}
+
+_Names = bool | str | tuple[str, ...]
+_Twins = str | Twin | tuple[str | Twin, ...]
+
+
+def _declare(fn: Callable[..., Any], names: tuple[str, ...], method: _Names,
+             dunders: str | tuple[str, ...], inplace: _Twins) -> None:
+    if method is True:
+        methods: tuple[str, ...] = names
+    elif method is False:
+        methods = ()
+    else:
+        methods = (method,) if isinstance(method, str) else tuple(method)
+    dunders = (dunders,) if isinstance(dunders, str) else tuple(dunders)
+    items = (inplace,) if isinstance(inplace, (str, Twin)) else tuple(inplace)
+    twins = tuple(Twin((t,)) if isinstance(t, str) else t for t in items)
+    prev = SPECS.get(fn)
+    if prev is not None:
+        names, methods = prev.names + names, prev.methods + methods
+        dunders, twins = prev.dunders + dunders, prev.twins + twins
+    SPECS[fn] = OpSpec(fn, names, methods, dunders, twins)
+
+
+def register(*names: str, method: _Names = False, dunders: str | tuple[str, ...] = (),
+             inplace: _Twins = ()) -> Callable[[FnT], FnT]:
+    """Declare a public op under its torch name(s) (default: the function's name), listed in
+    :data:`OPS`, and the surface made from it.
+
+    ``method``: ``True`` binds it as the Tensor methods of the same names, a name or tuple of
+    names binds it under those; ``dunders``: the operators that are the op itself
+    (``("__mul__", "__rmul__")``); ``inplace``: the in-place twins :func:`bind_surface` makes
+    from it, a name (``"mul_"``) or :class:`Twin` (see :func:`twin`), or a tuple of those.
+
+    Example:
+        >>> from gradsum.ops._core import SPECS
+        >>> from gradsum.ops.pointwise import expm1
+        >>> SPECS[expm1].methods, SPECS[expm1].twins[0].names
+        (('expm1',), ('expm1_',))
+    """
 
     def deco(fn: FnT) -> FnT:
-        for n in names or (fn.__name__,):
+        own = names or (fn.__name__,)
+        for n in own:
             OPS[n] = fn
+        _declare(fn, own, method, dunders, inplace)
         return fn
 
     return deco
+
+
+def tensor_method(*names: str, dunders: str | tuple[str, ...] = (),
+                  inplace: _Twins = ()) -> Callable[[FnT], FnT]:
+    """Declare Tensor methods (``names``), operators and in-place twins made from a function
+    that is not an op of its own: a composite of ops, an adapter that orders the arguments
+    as the method takes them (``Tensor.max``, ``Tensor.where``), a hand-written twin's alias."""
+
+    def deco(fn: FnT) -> FnT:
+        _declare(fn, (), names, dunders, inplace)
+        return fn
+
+    return deco
+
+
+def surface() -> dict[str, Any]:
+    """Every Tensor attribute the declarations give, by name: the functions (methods and
+    operators) and the in-place twins made once for all their names. A name declared twice
+    raises (each attribute has one home)."""
+    from gradsum.ops import inplace as _inplace
+
+    out: dict[str, Any] = {}
+
+    def put(name: str, obj: Any) -> None:
+        if name in out and out[name] is not obj:
+            raise RuntimeError(f"Tensor.{name} is declared twice (by {out[name]!r} and {obj!r})")
+        out[name] = obj
+
+    for spec in SPECS.values():
+        for name in spec.methods + spec.dunders:
+            put(name, spec.fn)
+        for tw in spec.twins:
+            first = tw.names[0]
+            if tw.cmp:
+                obj = _inplace._cmp_inplace(first, spec.fn, tw.cmp)
+            elif tw.untracked:
+                obj = _inplace._untracked_inplace(first, spec.fn)
+            else:
+                obj = _inplace._op_inplace(first, spec.fn, registered=False,
+                                           check_cast=tw.check_cast,
+                                           elementwise=tw.elementwise)
+            if tw.no_overlap is not None:
+                obj = _inplace._no_overlap(first, obj, *tw.no_overlap)
+            for name in tw.names:
+                put(name, obj)
+    return out
+
+
+def bind_surface() -> dict[str, Any]:
+    """Bind :func:`surface` onto :class:`Tensor` (once, when ``gradsum.ops`` is imported:
+    the methods are the functions themselves, so a method call costs no extra frame).
+    Returns what it bound."""
+    bound = surface()
+    for name, obj in bound.items():
+        setattr(Tensor, name, obj)
+    return bound
 
 
 _make = Tensor._make

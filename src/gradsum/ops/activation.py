@@ -114,7 +114,7 @@ def _sigmoid_array(x: Any) -> Any:
     return xp.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
-@register("sigmoid")
+@register("sigmoid", method=True)
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function ``1 / (1 + exp(-a))``."""
     out = _sigmoid_array(_unary_float(a))
@@ -174,7 +174,7 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     return out
 
 
-@register("relu")
+@register("relu", method=True)
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``."""
     x = a._array
@@ -294,7 +294,7 @@ def _gelu_grad(ga: Any, x: Any, approximate: str) -> Any:
     return pdf
 
 
-@register("gelu")
+@register("gelu", method=True)
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` for the tanh formula.
 
@@ -386,7 +386,7 @@ def _silu_array(x: Any) -> Any:
         return xp.asarray(x / (const(x.dtype, 1) + xp.exp(-x))).astype(x.dtype, copy=False)
 
 
-@register("silu")
+@register("silu", method=True)
 def silu(a: Tensor) -> Tensor:
     """``a * sigmoid(a)``, as torch's kernel computes it: ``a / (1 + exp(-a))``."""
     x = _float_only(a, "silu_cpu")
@@ -445,7 +445,7 @@ def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
     return out
 
 
-@register("leaky_relu")
+@register("leaky_relu", method=True)
 def leaky_relu(a: Tensor, negative_slope: float = 0.01) -> Tensor:
     """``a`` where positive, ``negative_slope * a`` elsewhere."""
     x = _float_only(a, "leaky_relu_cpu")
@@ -509,7 +509,7 @@ def _softplus_array(x: Any, beta: float, threshold: float) -> Any:
     return xp.where(z > threshold, x, soft).astype(x.dtype, copy=False)
 
 
-@register("softplus")
+@register("softplus", method=True)
 def softplus(a: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * a)) / beta``, linear above ``threshold``."""
     x = _float_only(a, "softplus_cpu")
@@ -590,7 +590,7 @@ def _float_array(a: Tensor, name: str, dim: int) -> tuple[Any, int]:
     return x, d
 
 
-@register("softmax")
+@register("softmax", method=True)
 def softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``exp(a) / sum(exp(a), dim)``, computed stably."""
     if dtype is not None:
@@ -717,7 +717,7 @@ def _log_softmax_array(x: Any, d: int) -> Any:
     return out
 
 
-@register("log_softmax")
+@register("log_softmax", method=True)
 def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``a - logsumexp(a, dim)``, computed stably."""
     if dtype is not None:
@@ -741,7 +741,7 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 # -- activations torch also has as Tensor methods ------------------------------------------------
-@register("hardshrink")
+@register("hardshrink", method=True)
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """0 on ``[-lambd, lambd]``, ``input`` elsewhere (``nn.functional.hardshrink``).
 
@@ -831,7 +831,7 @@ def _prelu_kernel_backward(g: Tensor, x: Tensor, w: Tensor, nx: bool = True,
     return outs
 
 
-@register("prelu")
+@register("prelu", method=True)
 @autocast_policy("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` has one element or
@@ -950,10 +950,14 @@ class _ActBackwardBackward(Node):
 
 def _act_nodes(name: str, bwd_name: str | None = None) -> tuple[type[Node], type[Node]]:
     """The node classes ``<name>Backward0`` and ``<bwd_name>BackwardBackward0``."""
-    fwd = type(f"{name}Backward0", (_ActBackward,), {"__slots__": ()})
-    bwd = type(f"{bwd_name or name}BackwardBackward0", (_ActBackwardBackward,),
-               {"__slots__": ()})
-    return fwd, bwd
+
+    class Fwd(_ActBackward, name=f"{name}Backward0"):
+        __slots__ = ()
+
+    class Bwd(_ActBackwardBackward, name=f"{bwd_name or name}BackwardBackward0"):
+        __slots__ = ()
+
+    return Fwd, Bwd
 
 def _act_backward(g: Tensor, x: Tensor, act: _Act) -> Tensor:
     """``g * f'(x)``, recorded with ``x`` as an input (see :class:`_ActBackward`). A bool

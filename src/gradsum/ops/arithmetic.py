@@ -41,6 +41,8 @@ from gradsum.ops._core import (
     register,
     scalar_opmath,
     scalar_value,
+    tensor_method,
+    twin,
 )
 
 _ndarray = xp.ndarray
@@ -244,7 +246,7 @@ def _plus_scaled(x: Any, y: Any, alpha: Any) -> Any:
     return x + _scaled(x, y, alpha)
 
 
-@register("add")
+@register("add", method=True, dunders=("__add__", "__radd__"))
 def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a + alpha * b`` with broadcasting.
 
@@ -274,7 +276,7 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     return record(node, (a, b), out)
 
 
-@register("sub")
+@register("sub", method=("sub", "subtract"), dunders="__sub__")
 def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     """``a - alpha * b`` with broadcasting."""
     if alpha is not _INT_ONE and isinstance(alpha, Tensor):
@@ -362,11 +364,15 @@ class _DivScalarBackward(MulScalarBackward):
 
 
 # Same class names as torch's nodes for tensor-scalar products (torch wraps the scalar).
-_MulScalar = type("MulBackward0", (MulScalarBackward,), {"__slots__": ()})
-_DivScalar = type("DivBackward0", (_DivScalarBackward,), {"__slots__": ()})
+class _MulScalar(MulScalarBackward, name="MulBackward0"):
+    __slots__ = ()
 
 
-@register("mul", "multiply")
+class _DivScalar(_DivScalarBackward, name="DivBackward0"):
+    __slots__ = ()
+
+
+@register("mul", "multiply", method=True, dunders=("__mul__", "__rmul__"))
 def mul(a: Any, b: Any) -> Tensor:
     """Elementwise product with broadcasting.
 
@@ -430,7 +436,7 @@ def _quiet_div(x: Any, y: Any) -> Any:
     return x / y
 
 
-@register("div", "true_divide", "divide")
+@register("div", "true_divide", "divide", method=True, dunders="__truediv__")
 def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     """True division with broadcasting (integers promote to the default float)."""
     if rounding_mode is not None:
@@ -581,7 +587,7 @@ class PowBackward2(Node):
         return F.mul(g, F.mul(out, math.log(s) if s > 0 else math.nan))
 
 
-@register("pow")
+@register("pow", method=True, dunders="__pow__")
 def pow(a: Any, b: Any) -> Tensor:
     """``a ** b`` with broadcasting; ``a`` or ``b`` may be a Python number."""
     if not isinstance(a, Tensor):
@@ -709,7 +715,7 @@ class NegBackward0(Node):
         return F.neg(g)
 
 
-@register("neg", "negative")
+@register("neg", "negative", method=True, dunders="__neg__")
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
     if a._array.dtype.kind == "b":
@@ -731,7 +737,7 @@ class ReciprocalBackward0(Node):
         return F.neg(F.mul(g, F.mul(out, out)))
 
 
-@register("reciprocal")
+@register("reciprocal", method=True)
 def reciprocal(a: Tensor) -> Tensor:
     """``1 / a``."""
     x = _unary_float(a)
@@ -765,7 +771,7 @@ def _floor_divide(x: Any, y: Any) -> Any:
     return out
 
 
-@register("floor_divide")
+@register("floor_divide", method=True, inplace=twin("floor_divide_", "__ifloordiv__", cast=True))
 def floor_divide(a: Any, b: Any) -> Tensor:
     """Division rounded down (not differentiable, like torch's)."""
     a, b, x, y, bt = _binary(a, b)
@@ -913,7 +919,7 @@ def _remainder(x: Any, y: Any) -> Any:
     return _remainder_fmod(x, y)
 
 
-@register("remainder")
+@register("remainder", method=True, inplace=twin("remainder_", "__imod__", cast=True))
 def remainder(a: Any, b: Any) -> Tensor:
     """Python-style modulus ``a - floor(a / b) * b`` (the sign of ``b``), like torch's."""
     if isinstance(a, (bool, int, float, xp.generic)) and isinstance(b, Tensor):
@@ -1061,7 +1067,7 @@ def select_const(cond: Any, a: float, b: float, dtype: Any) -> Any:
     return res
 
 
-def _bitwise(name: str, fn: Any) -> Any:
+def _bitwise(name: str, fn: Any, **surface: Any) -> Any:
     def op(a: Any, b: Any) -> Tensor:
         if not isinstance(a, Tensor):
             a = _left(a, b)
@@ -1077,15 +1083,18 @@ def _bitwise(name: str, fn: Any) -> Any:
     op.__name__ = name
     op.__doc__ = (f"Elementwise ``{name}`` of bool or integer tensors (the ``{name[8:]}`` "
                   "operator; not differentiable).")
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-bitwise_and = _bitwise("bitwise_and", xp.bitwise_and)
-bitwise_or = _bitwise("bitwise_or", xp.bitwise_or)
-bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor)
+bitwise_and = _bitwise("bitwise_and", xp.bitwise_and, method=True, dunders=("__and__", "__rand__"),
+                       inplace=twin("bitwise_and_", "__iand__", cast=True))
+bitwise_or = _bitwise("bitwise_or", xp.bitwise_or, method=True, dunders=("__or__", "__ror__"),
+                      inplace=twin("bitwise_or_", "__ior__", cast=True))
+bitwise_xor = _bitwise("bitwise_xor", xp.bitwise_xor, method=True, dunders=("__xor__", "__rxor__"),
+                       inplace=twin("bitwise_xor_", "__ixor__", cast=True))
 
 
-@register("bitwise_not")
+@register("bitwise_not", method=True, inplace=twin("bitwise_not_", untracked=True))
 def bitwise_not(a: Tensor) -> Tensor:
     """Elementwise bitwise not: logical not of a bool tensor, ``~x`` of an integer one."""
     x = a._array
@@ -1095,6 +1104,7 @@ def bitwise_not(a: Tensor) -> Tensor:
     return _make(xp.invert(x))
 
 
+@tensor_method(dunders="__invert__")
 def invert(a: Tensor) -> Tensor:
     """``~a`` (Python's operator): torch raises TypeError for a floating tensor."""
     if a._array.dtype.kind in "fV":
@@ -1143,7 +1153,7 @@ def _lerp_dtype_check(name: str, ref: Any, other: Any, what: str) -> None:
         )
 
 
-@register("lerp")
+@register("lerp", method=True, inplace="lerp_")
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)`` with broadcasting; ``weight`` is a number or a
     tensor. Floating dtypes only, all operands of one dtype (as torch).
@@ -1237,7 +1247,7 @@ def _addc(name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any
     return x, t1, t2, value
 
 
-@register("addcmul")
+@register("addcmul", method=True, inplace="addcmul_")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 * tensor2`` with broadcasting.
 
@@ -1271,7 +1281,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return t
 
 
-@register("addcdiv")
+@register("addcdiv", method=True, inplace="addcdiv_")
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2`` with broadcasting (floating dtypes: torch refuses
     integer division here).
@@ -1337,7 +1347,7 @@ class FmodBackward1(Node):
         return ga, gb
 
 
-@register("fmod")
+@register("fmod", method=True, inplace="fmod_")
 def fmod(input: Tensor, other: Any) -> Tensor:
     """The C remainder: the result has the sign of the dividend (``input``); integer tensors
     stay integers (division by an integer 0 raises, as torch).
@@ -1371,7 +1381,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
 
 
 # -- float_power, fmax / fmin ---------------------------------------------------------------
-@register("float_power")
+@register("float_power", method=True)
 def float_power(input: Any, exponent: Any) -> Tensor:
     """:func:`pow` computed in float64 (both operands are converted first).
 
@@ -1394,6 +1404,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
     return F.pow(f64(input), f64(exponent))
 
 
+@tensor_method("float_power_")
 def _float_power_(self: Tensor, exponent: Any) -> Tensor:
     """In-place :func:`float_power`: only a float64 tensor can hold the result."""
     if self._array.dtype != xp.float64:
@@ -1463,7 +1474,8 @@ def _shifts_in_range(y: Any, bits: int) -> bool:
     return bool((y.view(f"u{y.dtype.itemsize}") < bits).all())
 
 
-@register("bitwise_left_shift")
+@register("bitwise_left_shift", method=True, dunders="__lshift__",
+          inplace=twin("bitwise_left_shift_", "__ilshift__", cast=True))
 def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     """``input << other`` for integer tensors (a shift by the bit width or more, or by a
     negative amount, gives 0, as torch's).
@@ -1489,7 +1501,8 @@ def bitwise_left_shift(input: Any, other: Any) -> Tensor:
     return _make(out)
 
 
-@register("bitwise_right_shift")
+@register("bitwise_right_shift", method=True, dunders="__rshift__",
+          inplace=twin("bitwise_right_shift_", "__irshift__", cast=True))
 def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     """``input >> other`` (arithmetic for signed integers; a shift by the bit width or more,
     or by a negative amount, shifts by the width minus one, as torch's).
@@ -1507,7 +1520,19 @@ def bitwise_right_shift(input: Any, other: Any) -> Tensor:
     return _make(xp.asarray(xp.right_shift(x, y.astype(x.dtype)), dtype=x.dtype))
 
 
-@register("gcd")
+@tensor_method(dunders="__rlshift__")
+def _rlshift(self: Tensor, other: Any) -> Tensor:
+    """``other << self``."""
+    return bitwise_left_shift(other, self)
+
+
+@tensor_method(dunders="__rrshift__")
+def _rrshift(self: Tensor, other: Any) -> Tensor:
+    """``other >> self``."""
+    return bitwise_right_shift(other, self)
+
+
+@register("gcd", method=True, inplace=twin("gcd_", cast=True))
 def gcd(input: Tensor, other: Tensor) -> Tensor:
     """Greatest common divisor, elementwise (integers only; ``gcd(0, 0)`` is 0).
 
@@ -1522,7 +1547,7 @@ def gcd(input: Tensor, other: Tensor) -> Tensor:
     return _make(xp.asarray(xp.gcd(x, y), dtype=x.dtype))
 
 
-@register("lcm")
+@register("lcm", method=True, inplace=twin("lcm_", cast=True))
 def lcm(input: Tensor, other: Tensor) -> Tensor:
     """Least common multiple, elementwise (integers only).
 
@@ -1551,7 +1576,7 @@ class LdexpBackward0(Node):
         return ga, ge
 
 
-@register("ldexp")
+@register("ldexp", method=True, inplace=twin("ldexp_", cast=True))
 def ldexp(input: Tensor, other: Tensor) -> Tensor:
     """``input * 2 ** other`` in the promoted floating dtype.
 
@@ -1590,7 +1615,7 @@ class FrexpBackward0(Node):
         return grads
 
 
-@register("frexp")
+@register("frexp", method=True)
 def frexp(input: Tensor) -> Any:
     """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` and
     ``0.5 <= |mantissa| < 1`` (the exponent is int32).
@@ -1615,6 +1640,7 @@ def frexp(input: Tensor) -> Any:
     return frexp_result(record(node, (input,), m), _make(e))
 
 
+@tensor_method("positive")
 def positive(input: Tensor) -> Tensor:
     """``+input``: the tensor itself (bool tensors raise, as torch's).
 
@@ -1632,7 +1658,7 @@ def positive(input: Tensor) -> Tensor:
 
 # -- square (bound as Tensor methods in gradsum.ops) -----------------------------------------------
 # -- a few everyday composites (built from primitives above; torch names) ---------------------
-@register("square")
+@register("square", method=True, inplace="square_")
 def square(a: Tensor) -> Tensor:
     """``a ** 2`` (torch records it as ``PowBackward0`` too)."""
     return pow(a, 2)

@@ -25,6 +25,8 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    tensor_method,
+    twin,
 )
 from gradsum.ops.arithmetic import _arrays, _sum_to
 
@@ -79,13 +81,13 @@ def _extremum(a: Any, b: Any, sign: int) -> Tensor:
     return t
 
 
-@register("maximum")
+@register("maximum", method=True)
 def maximum(a: Any, b: Any) -> Tensor:
     """Elementwise maximum; ties split the gradient equally (torch's rule)."""
     return _extremum(a, b, 1)
 
 
-@register("minimum")
+@register("minimum", method=True)
 def minimum(a: Any, b: Any) -> Tensor:
     """Elementwise minimum; ties split the gradient equally."""
     return _extremum(a, b, -1)
@@ -97,7 +99,9 @@ def _not_tensor(name: str, arg: str, pos: int, v: Any) -> TypeError:
                      f"{type(v).__name__}. Wrap it with gradsum.tensor().")
 
 
-def _compare(name: str, fn: Any) -> Any:
+def _compare(name: str, fn: Any, **surface: Any) -> Any:
+    """The comparison op ``name`` (``fn`` on the promoted arrays), registered with its
+    ``surface`` (see :func:`register`)."""
     logical = name.startswith("logical")
 
     def op(a: Any, b: Any) -> Tensor:
@@ -113,42 +117,47 @@ def _compare(name: str, fn: Any) -> Any:
 
     op.__name__ = name
     op.__doc__ = f"Elementwise ``{name}`` comparison, a bool tensor (not differentiable)."
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-eq = _compare("eq", xp.equal)
-ne = _compare("ne", xp.not_equal)
-lt = _compare("lt", xp.less)
-le = _compare("le", xp.less_equal)
-gt = _compare("gt", xp.greater)
-ge = _compare("ge", xp.greater_equal)
-logical_and = _compare("logical_and", xp.logical_and)
-logical_or = _compare("logical_or", xp.logical_or)
-logical_xor = _compare("logical_xor", xp.logical_xor)
+eq = _compare("eq", xp.equal, method=True, inplace=twin("eq_", cmp="Eq"))
+ne = _compare("ne", xp.not_equal, method=("ne", "not_equal"),
+              inplace=(twin("ne_", cmp="Ne"), twin("not_equal_", cmp="Ne")))
+lt = _compare("lt", xp.less, method=("lt", "less"),
+              inplace=(twin("lt_", cmp="Lt"), twin("less_", cmp="Lt")))
+le = _compare("le", xp.less_equal, method=("le", "less_equal"),
+              inplace=(twin("le_", cmp="Le"), twin("less_equal_", cmp="Le")))
+gt = _compare("gt", xp.greater, method=("gt", "greater"),
+              inplace=(twin("gt_", cmp="Gt"), twin("greater_", cmp="Gt")))
+ge = _compare("ge", xp.greater_equal, method=("ge", "greater_equal"),
+              inplace=(twin("ge_", cmp="Ge"), twin("greater_equal_", cmp="Ge")))
+logical_and = _compare("logical_and", xp.logical_and, method=True, inplace="logical_and_")
+logical_or = _compare("logical_or", xp.logical_or, method=True, inplace="logical_or_")
+logical_xor = _compare("logical_xor", xp.logical_xor, method=True, inplace="logical_xor_")
 
 
-@register("logical_not")
+@register("logical_not", method=True, inplace=twin("logical_not_", untracked=True))
 def logical_not(a: Tensor) -> Tensor:
     """Elementwise not (bool result)."""
     return _make(xp.logical_not(a._array))
 
 
-@register("isnan")
+@register("isnan", method=True)
 def isnan(a: Tensor) -> Tensor:
     return _make(xp.isnan(a._array))
 
 
-@register("isinf")
+@register("isinf", method=True)
 def isinf(a: Tensor) -> Tensor:
     return _make(xp.isinf(a._array))
 
 
-@register("isfinite")
+@register("isfinite", method=True)
 def isfinite(a: Tensor) -> Tensor:
     return _make(xp.isfinite(a._array))
 
 
-@register("equal")
+@register("equal", method=True)
 def equal(a: Tensor, b: Tensor) -> bool:
     """True when both tensors have the same shape and elements.
 
@@ -170,7 +179,7 @@ def equal(a: Tensor, b: Tensor) -> bool:
     return True
 
 
-@register("allclose")
+@register("allclose", method=True)
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     """Whether all elements are close (``|a - b| <= atol + rtol * |b|``)."""
@@ -189,7 +198,7 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
         )
 
 
-@register("isclose")
+@register("isclose", method=True)
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
             equal_nan: bool = False) -> Tensor:
     _same_dtype(a, b)
@@ -204,7 +213,7 @@ def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
     return v
 
 
-@register("signbit")
+@register("signbit", method=True)
 def signbit(input: Tensor) -> Tensor:
     """Whether the sign bit is set (True for -0.0 and negative numbers); a bool tensor that
     never requires grad.
@@ -243,6 +252,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
     return _make(xp.asarray(out, dtype=bool))
 
 
+@tensor_method("is_complex")
 def is_complex(input: Tensor) -> bool:
     """Whether ``input`` has a complex dtype (never, in gradsum: its dtypes are real).
 
@@ -255,6 +265,7 @@ def is_complex(input: Tensor) -> bool:
     return input._array.dtype.kind == "c"
 
 
+@tensor_method("is_same_size")
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     """Whether two tensors have the same shape.
 
@@ -311,7 +322,7 @@ def _fextremum(name: str, input: Any, other: Any) -> Tensor:
     return t
 
 
-@register("fmax")
+@register("fmax", method=True)
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise maximum that ignores nan (nan only where both are nan).
 
@@ -323,7 +334,7 @@ def fmax(input: Tensor, other: Tensor) -> Tensor:
     return _fextremum("fmax", input, other)
 
 
-@register("fmin")
+@register("fmin", method=True)
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     """Elementwise minimum that ignores nan (nan only where both are nan).
 
@@ -341,7 +352,7 @@ not_equal = ne
 
 
 # -- predicates and identities of real tensors -----------------------------------------------
-@register("isposinf")
+@register("isposinf", method=True)
 def isposinf(input: Tensor) -> Tensor:
     """Where the values are ``+inf`` (bool; always False for integers).
 
@@ -354,7 +365,7 @@ def isposinf(input: Tensor) -> Tensor:
     return _make(xp.isposinf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, dtype=bool))
 
 
-@register("isneginf")
+@register("isneginf", method=True)
 def isneginf(input: Tensor) -> Tensor:
     """Where the values are ``-inf`` (bool; always False for integers).
 
@@ -367,7 +378,7 @@ def isneginf(input: Tensor) -> Tensor:
     return _make(xp.isneginf(x) if x.dtype.kind in "fV" else xp.zeros(x.shape, dtype=bool))
 
 
-@register("isreal")
+@register("isreal", method=True)
 def isreal(input: Tensor) -> Tensor:
     """Where the values are real: everywhere, for gradsum's real dtypes.
 

@@ -26,7 +26,6 @@ from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, AccumulateGrad, Node
 from gradsum.autograd.saved import hooks_state, on_view
 from gradsum.ops._core import (
-    OPS,
     _make,
     broadcast_error,
     edge,
@@ -36,6 +35,7 @@ from gradsum.ops._core import (
     scalar_value,
     set_history,
     stale_views,
+    tensor_method,
 )
 from gradsum.ops.activation import relu, sigmoid
 from gradsum.ops.arithmetic import _tname, add, neg, pow, reciprocal, sub
@@ -474,7 +474,8 @@ def _other_array(self: Tensor, other: Any) -> Any:
     return scalar_value(other)
 
 
-def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callable[..., Tensor]:
+def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any, **surface: Any
+                    ) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
         if isinstance(alpha, Tensor):
             alpha = alpha.item()  # (torch takes a one-element tensor as the number)
@@ -526,7 +527,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any) -> Callabl
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
-    return register(name)(method)
+    return register(name, **surface)(method)
 
 
 def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
@@ -537,10 +538,12 @@ def _bcast_ok(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
         return False
 
 
-add_ = _binary_inplace("add_", add, xp.add)
-sub_ = _binary_inplace("sub_", sub, xp.subtract)
-mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply)
-div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide)
+add_ = _binary_inplace("add_", add, xp.add, method=True)
+sub_ = _binary_inplace("sub_", sub, xp.subtract, method=("sub_", "subtract_"))
+mul_ = _binary_inplace("mul_", lambda a, b, alpha=1: F.mul(a, b), xp.multiply,
+                       method=("mul_", "multiply_"))
+div_ = _binary_inplace("div_", lambda a, b, alpha=1: F.div(a, b), xp.true_divide,
+                       method=("div_", "divide_", "true_divide_"))
 
 
 class ZeroBackward0(Node):
@@ -577,7 +580,7 @@ def _filled(old: Tensor, value: Any, cls: type[Node]) -> Tensor:
     return record(cls(), (old, vt) if cls is FillBackward3 else (old,), out)
 
 
-@register("zero_")
+@register("zero_", method=True)
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place (the buffer and its identity survive)."""
     _check_leaf(self, "zero_")
@@ -587,7 +590,7 @@ def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0)
 
 
-@register("fill_")
+@register("fill_", method=True)
 def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
@@ -641,7 +644,7 @@ def _copy_from(old: Tensor, src: Tensor) -> Tensor:
     return record(node, (old, src), out)
 
 
-@register("copy_")
+@register("copy_", method=True)
 def copy_(self: Tensor, src: Any) -> Tensor:
     """Copy ``src`` (broadcast, any dtype) into this tensor in place."""
     _check_leaf(self, "copy_")
@@ -833,14 +836,16 @@ def _writable(a: Any) -> Any:
 
 
 def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
-                check_cast: bool = False, elementwise: bool = False) -> Callable[..., Tensor]:
+                check_cast: bool = False, elementwise: bool = False, **surface: Any
+                ) -> Callable[..., Tensor]:
     """``t.<op>_(...)``: the out-of-place ``op`` written back into ``t`` (recorded like every
     in-place op: the tensor's grad_fn becomes the op's node). A result that ``t``'s dtype
     cannot hold (``int_tensor.sqrt_()``) raises before anything is written. ``registered``:
     list it in ``OPS`` (False for a Tensor method whose out-of-place op is a composite).
     ``check_cast``: the op's result dtype is the operands' promoted dtype, checked against
     ``t``'s before the op runs (torch's order for the binary in-place ops). ``elementwise``:
-    the first argument broadcasts against ``t``, and the output shape is checked first."""
+    the first argument broadcasts against ``t``, and the output shape is checked first.
+    ``surface``: a registered twin's Tensor methods and operators (see :func:`register`)."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         _check_leaf(self, name)
@@ -863,31 +868,32 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
 
     method.__name__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: writes into this tensor, bumps its version."
-    return register(name)(method) if registered else method
+    method.__wrapped__ = op  # type: ignore[attr-defined]  # (its signature: the op's)
+    return register(name, **surface)(method) if registered else method
 
 
-relu_ = _op_inplace("relu_", relu)
-exp_ = _op_inplace("exp_", exp)
-log_ = _op_inplace("log_", log)
-log1p_ = _op_inplace("log1p_", log1p)
-sqrt_ = _op_inplace("sqrt_", sqrt)
-rsqrt_ = _op_inplace("rsqrt_", rsqrt)
-abs_ = _op_inplace("abs_", abs)
-neg_ = _op_inplace("neg_", neg)
-sin_ = _op_inplace("sin_", sin)
-cos_ = _op_inplace("cos_", cos)
-tanh_ = _op_inplace("tanh_", tanh)
-sigmoid_ = _op_inplace("sigmoid_", sigmoid)
-sign_ = _op_inplace("sign_", sign)
-floor_ = _op_inplace("floor_", floor)
-ceil_ = _op_inplace("ceil_", ceil)
-round_ = _op_inplace("round_", round)
-trunc_ = _op_inplace("trunc_", trunc)
-reciprocal_ = _op_inplace("reciprocal_", reciprocal)
-erf_ = _op_inplace("erf_", erf)
-pow_ = _op_inplace("pow_", pow, elementwise=True)
-clamp_ = _op_inplace("clamp_", clamp)
-OPS["clip_"] = clamp_
+relu_ = _op_inplace("relu_", relu, method=True)
+exp_ = _op_inplace("exp_", exp, method=True)
+log_ = _op_inplace("log_", log, method=True)
+log1p_ = _op_inplace("log1p_", log1p, method=True)
+sqrt_ = _op_inplace("sqrt_", sqrt, method=True)
+rsqrt_ = _op_inplace("rsqrt_", rsqrt, method=True)
+abs_ = _op_inplace("abs_", abs, method=("abs_", "absolute_"))
+neg_ = _op_inplace("neg_", neg, method=("neg_", "negative_"))
+sin_ = _op_inplace("sin_", sin, method=True)
+cos_ = _op_inplace("cos_", cos, method=True)
+tanh_ = _op_inplace("tanh_", tanh, method=True)
+sigmoid_ = _op_inplace("sigmoid_", sigmoid, method=True)
+sign_ = _op_inplace("sign_", sign, method=True)
+floor_ = _op_inplace("floor_", floor, method=True)
+ceil_ = _op_inplace("ceil_", ceil, method=True)
+round_ = _op_inplace("round_", round, method=True)
+trunc_ = _op_inplace("trunc_", trunc, method=True)
+reciprocal_ = _op_inplace("reciprocal_", reciprocal, method=True)
+erf_ = _op_inplace("erf_", erf, method=True)
+pow_ = _op_inplace("pow_", pow, elementwise=True, method=True, dunders="__ipow__")
+clamp_ = _op_inplace("clamp_", clamp, method=("clamp_", "clip_"))
+register("clip_")(clamp_)  # (torch's alias, an op of its own name)
 
 
 # -- in-place metadata changes: t_ transpose_ unsqueeze_ squeeze_ ------------------------------
@@ -969,6 +975,7 @@ def _remember_shape(t: Tensor) -> None:
     node._get_hooks().shapes.setdefault(nr, t._array.shape)
 
 
+@tensor_method("t_")
 def t_(self: Tensor) -> Tensor:
     """In-place :meth:`t`: this tensor becomes its transpose (same buffer, version bumped).
 
@@ -989,6 +996,7 @@ def t_(self: Tensor) -> Tensor:
                      lambda old: F.views._permute(old, dims, TBackward1, True))
 
 
+@tensor_method("transpose_", "swapaxes_", "swapdims_")
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """In-place :meth:`transpose` of ``dim0`` and ``dim1`` (same buffer, version bumped).
 
@@ -1011,6 +1019,7 @@ def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
                      lambda old: F.views._permute(old, perm, TransposeBackward1, True))
 
 
+@tensor_method("unsqueeze_")
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """In-place :meth:`unsqueeze`: a dimension of size 1 is inserted at ``dim``.
 
@@ -1027,6 +1036,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
                      lambda old: F.views._reshape(old, new, UnsqueezeBackward1, True))
 
 
+@tensor_method("squeeze_")
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
     """In-place :meth:`squeeze`: dimensions of size 1 (all, or those in ``dim``) are removed.
 
@@ -1057,10 +1067,20 @@ class _CmpBackward(Node):
                      for i, s in enumerate(self.shapes))
 
 
+def _cmp_nodes(name: str) -> tuple[type[Node], type[Node]]:
+    """The node classes ``<name>Backward0`` (a scalar operand) and ``<name>Backward1``."""
+
+    class Scalar(_CmpBackward, name=f"{name}Backward0"):
+        __slots__ = ()
+
+    class Other(_CmpBackward, name=f"{name}Backward1"):
+        __slots__ = ()
+
+    return Scalar, Other
+
+
 _CMP_NODES: dict[str, tuple[type[Node], type[Node]]] = {
-    name: (type(f"{name}Backward0", (_CmpBackward,), {"__slots__": ()}),
-           type(f"{name}Backward1", (_CmpBackward,), {"__slots__": ()}))
-    for name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge")
+    name: _cmp_nodes(name) for name in ("Eq", "Ne", "Lt", "Le", "Gt", "Ge")
 }
 
 
@@ -1121,6 +1141,7 @@ def _no_grad_check(self: Tensor, name: str) -> None:
                            f"var.detach().{name}() instead.")
 
 
+@tensor_method("apply_")
 def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
     """Replace each element by ``callable(element)``, in place (slow: one Python call per
     element; refused on a tensor that requires grad).
@@ -1137,6 +1158,7 @@ def apply_(self: Tensor, callable: Callable[[Any], Any]) -> Tensor:
     return self
 
 
+@tensor_method("map_")
 def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> Tensor:
     """Replace each element ``a`` by ``callable(a, b)``, ``b`` from ``tensor`` (broadcast to
     this tensor's shape), in place.
@@ -1157,6 +1179,7 @@ def map_(self: Tensor, tensor: Tensor, callable: Callable[[Any, Any], Any]) -> T
     return self
 
 
+@tensor_method("resize_")
 def resize_(self: Tensor, *sizes: Any) -> Tensor:
     """Give this tensor the shape ``sizes`` in place: the first elements (in memory order)
     are kept, new ones are zero (torch's are uninitialised); refused when it requires grad.
@@ -1191,6 +1214,7 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
     return self
 
 
+@tensor_method("resize_as_")
 def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
     """:meth:`resize_` to ``the_template``'s shape.
 
@@ -1203,7 +1227,7 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
 
 
 # -- masked_fill_ and fill_diagonal_ (bound as Tensor methods in gradsum.ops) ----------------------
-@register("masked_fill_")
+@register("masked_fill_", method=True)
 def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     """In-place :func:`masked_fill`."""
     from gradsum.ops import inplace
@@ -1217,6 +1241,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     inplace._write(self, res._array, "masked_fill_")
     return self
 
+@tensor_method("fill_diagonal_")
 def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """Fill the main diagonal in place (of a matrix, or of a tensor with equal sizes); with
     ``wrap``, a tall matrix's diagonal restarts after each ``N + 1`` rows, as torch's.
@@ -1260,4 +1285,5 @@ def _no_overlap(name: str, method: Callable[..., Tensor], pos: int, kw: str
 
     wrapped.__name__ = name
     wrapped.__doc__ = method.__doc__
+    wrapped.__wrapped__ = method  # type: ignore[attr-defined]  # (its signature: the op's)
     return wrapped

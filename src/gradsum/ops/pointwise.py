@@ -37,6 +37,7 @@ from gradsum.ops._core import (
     record,
     register,
     scalar_value,
+    tensor_method,
 )
 from gradsum.ops.arithmetic import (
     _ERR,
@@ -79,7 +80,7 @@ class ExpBackward0(Node):
         return F.mul(g, out)
 
 
-@register("exp")
+@register("exp", method=True)
 def exp(a: Tensor) -> Tensor:
     """Elementwise ``e ** a``."""
     out = xp.exp(_unary_float(a))
@@ -94,7 +95,7 @@ class LogBackward0(Node):
         return F.div(g, a)
 
 
-@register("log")
+@register("log", method=True)
 def log(a: Tensor) -> Tensor:
     """Natural logarithm."""
     out = quietly(xp.log, _unary_float(a))
@@ -109,7 +110,7 @@ class Log1PBackward0(Node):
         return F.div(g, F.add(a, 1))
 
 
-@register("log1p")
+@register("log1p", method=True)
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
     out = quietly(xp.log1p, _unary_float(a))
@@ -124,7 +125,7 @@ class SqrtBackward0(Node):
         return F.div(g, F.mul(out, 2))
 
 
-@register("sqrt")
+@register("sqrt", method=True)
 def sqrt(a: Tensor) -> Tensor:
     """Elementwise square root."""
     out = quietly(xp.sqrt, _unary_float(a))
@@ -139,7 +140,7 @@ class RsqrtBackward0(Node):
         return F.mul(F.mul(g, F.pow(out, 3)), -0.5)
 
 
-@register("rsqrt")
+@register("rsqrt", method=True)
 def rsqrt(a: Tensor) -> Tensor:
     """``1 / sqrt(a)``."""
     x = _unary_float(a)
@@ -155,7 +156,7 @@ class AbsBackward0(Node):
         return F.mul(g, F.sign(a))
 
 
-@register("abs", "absolute")
+@register("abs", "absolute", method=True)
 def abs(a: Tensor) -> Tensor:
     """Absolute value (its gradient at 0 is 0, as torch's)."""
     _no_bool(a._array, "abs_cpu")
@@ -171,7 +172,7 @@ class SinBackward0(Node):
         return F.mul(g, F.cos(a))
 
 
-@register("sin")
+@register("sin", method=True)
 def sin(a: Tensor) -> Tensor:
     """Elementwise sine."""
     out = xp.sin(_unary_float(a))
@@ -186,7 +187,7 @@ class CosBackward0(Node):
         return F.mul(g, F.neg(F.sin(a)))
 
 
-@register("cos")
+@register("cos", method=True)
 def cos(a: Tensor) -> Tensor:
     """Elementwise cosine."""
     out = xp.cos(_unary_float(a))
@@ -226,7 +227,7 @@ def tanh_backward(g: Tensor, y: Tensor) -> Tensor:
     return _fused_backward(g, y, _tanh_grad(g._array, y._array), TanhBackwardBackward0)
 
 
-@register("tanh")
+@register("tanh", method=True)
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     x = a._array
@@ -241,7 +242,7 @@ class SignBackward0(Node):
         return F.zeros_like(g)
 
 
-@register("sign")
+@register("sign", method=True)
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by sign (gradient zero everywhere)."""
     x = a._array
@@ -266,8 +267,9 @@ def sign(a: Tensor) -> Tensor:
     return record(SignBackward0(), (a,), out)
 
 
-def _rounding(name: str, fn: Any) -> Any:
-    cls = type(f"{name.capitalize()}Backward0", (SignBackward0,), {"__slots__": ()})
+def _rounding(name: str, fn: Any, **surface: Any) -> Any:
+    class Rounding(SignBackward0, name=f"{name.capitalize()}Backward0"):
+        __slots__ = ()
 
     def op(a: Tensor) -> Tensor:
         x = a._array
@@ -275,17 +277,17 @@ def _rounding(name: str, fn: Any) -> Any:
         out = fn(x) if x.dtype.kind in "fV" else x.copy()
         if not needs_grad(a):
             return _make(out)
-        return record(cls(), (a,), out)
+        return record(Rounding(), (a,), out)
 
     op.__name__ = name
     op.__doc__ = f"Elementwise {name} (gradient zero everywhere)."
-    return register(name)(op)
+    return register(name, **surface)(op)
 
 
-floor = _rounding("floor", xp.floor)
-ceil = _rounding("ceil", xp.ceil)
-round = _rounding("round", xp.round)
-trunc = _rounding("trunc", xp.trunc)
+floor = _rounding("floor", xp.floor, method=True)
+ceil = _rounding("ceil", xp.ceil, method=True)
+round = _rounding("round", xp.round, method=True)
+trunc = _rounding("trunc", xp.trunc, method=True, inplace="fix_")
 _F32, _I32, _I8, _U8 = (xp.dtype(t) for t in (xp.float32, xp.int32, xp.int8, xp.uint8))
 _F64 = xp.dtype(xp.float64)
 
@@ -332,7 +334,7 @@ class ClampBackward1(Node):
         return F.where(_make(mask), g, F.zeros((), dtype=g.dtype))
 
 
-@register("clamp", "clip")
+@register("clamp", "clip", method=True)
 def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
     if not isinstance(a, Tensor):
@@ -479,7 +481,7 @@ class Expm1Backward0(Node):
         return F.mul(g, F.add(out, 1))
 
 
-@register("expm1")
+@register("expm1", method=True, inplace="expm1_")
 def expm1(a: Tensor) -> Tensor:
     """``exp(a) - 1``, accurate for small ``a`` (integers give the default float dtype).
 
@@ -501,7 +503,7 @@ class Exp2Backward0(Node):
         return F.mul(F.mul(g, out), _LN2)
 
 
-@register("exp2")
+@register("exp2", method=True, inplace="exp2_")
 def exp2(a: Tensor) -> Tensor:
     """``2 ** a`` elementwise (integers give the default float dtype).
 
@@ -523,7 +525,7 @@ class Log2Backward0(Node):
         return F.div(g, F.mul(a, _LN2))
 
 
-@register("log2")
+@register("log2", method=True, inplace="log2_")
 def log2(a: Tensor) -> Tensor:
     """Base-2 logarithm.
 
@@ -545,7 +547,7 @@ class Log10Backward0(Node):
         return F.div(g, F.mul(a, _LN10))
 
 
-@register("log10")
+@register("log10", method=True, inplace="log10_")
 def log10(a: Tensor) -> Tensor:
     """Base-10 logarithm.
 
@@ -567,7 +569,7 @@ class TanBackward0(Node):
         return F.mul(g, F.add(F.pow(out, 2), 1))
 
 
-@register("tan")
+@register("tan", method=True, inplace="tan_")
 def tan(a: Tensor) -> Tensor:
     """Elementwise tangent.
 
@@ -594,7 +596,7 @@ class AsinBackward0(Node):
             return F.mul(g, F.rsqrt(_one_minus_square(a)))
 
 
-@register("asin", "arcsin")
+@register("asin", "arcsin", method=True, inplace=("asin_", "arcsin_"))
 def asin(a: Tensor) -> Tensor:
     """Elementwise arcsine (nan outside ``[-1, 1]``; the gradient is inf at +-1, as torch's).
 
@@ -617,7 +619,7 @@ class AcosBackward0(Node):
             return F.mul(g, F.neg(F.rsqrt(_one_minus_square(a))))
 
 
-@register("acos", "arccos")
+@register("acos", "arccos", method=True, inplace=("acos_", "arccos_"))
 def acos(a: Tensor) -> Tensor:
     """Elementwise arccosine (nan outside ``[-1, 1]``).
 
@@ -639,7 +641,7 @@ class AtanBackward0(Node):
         return F.div(g, F.add(F.mul(a, a), 1))
 
 
-@register("atan", "arctan")
+@register("atan", "arctan", method=True, inplace=("atan_", "arctan_"))
 def atan(a: Tensor) -> Tensor:
     """Elementwise arctangent.
 
@@ -660,7 +662,7 @@ class SinhBackward0(Node):
         return F.mul(g, cosh(a))
 
 
-@register("sinh")
+@register("sinh", method=True, inplace="sinh_")
 def sinh(a: Tensor) -> Tensor:
     """Hyperbolic sine.
 
@@ -682,7 +684,7 @@ class CoshBackward0(Node):
         return F.mul(g, sinh(a))
 
 
-@register("cosh")
+@register("cosh", method=True, inplace="cosh_")
 def cosh(a: Tensor) -> Tensor:
     """Hyperbolic cosine.
 
@@ -715,7 +717,7 @@ class Atan2Backward0(Node):
         return ga, gb
 
 
-@register("atan2", "arctan2")
+@register("atan2", "arctan2", method=True, inplace=("atan2_", "arctan2_"))
 def atan2(input: Tensor, other: Tensor) -> Tensor:
     """The angle of the point ``(other, input)``, elementwise with broadcasting (integers give
     the default float dtype).
@@ -753,7 +755,7 @@ class NanToNumBackward0(Node):
         return F.mul(g, _make(xp.isfinite(a._array)))
 
 
-@register("nan_to_num")
+@register("nan_to_num", method=True, inplace="nan_to_num_")
 def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Tensor:
     """``input`` with nan, +inf and -inf replaced (by default with 0 and the dtype's largest and
@@ -803,7 +805,7 @@ class SincBackward0(Node):
         return F.where(_make(sq._array == 0), F.zeros((), dtype=out.dtype), out)
 
 
-@register("sinc")
+@register("sinc", method=True, inplace="sinc_")
 def sinc(input: Tensor) -> Tensor:
     """The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0).
 
@@ -827,7 +829,7 @@ class FracBackward0(Node):
         return g
 
 
-@register("frac")
+@register("frac", method=True, inplace="frac_")
 def frac(input: Tensor) -> Tensor:
     """The fractional part ``x - trunc(x)`` (floating dtypes only, as torch).
 
@@ -867,7 +869,7 @@ def _angle(input: Tensor, node_cls: type[Deg2RadBackward0]) -> Tensor:
     return record(node_cls(), (input,), out)
 
 
-@register("deg2rad")
+@register("deg2rad", method=True, inplace="deg2rad_")
 def deg2rad(input: Tensor) -> Tensor:
     """Degrees to radians.
 
@@ -879,7 +881,7 @@ def deg2rad(input: Tensor) -> Tensor:
     return _angle(input, Deg2RadBackward0)
 
 
-@register("rad2deg")
+@register("rad2deg", method=True, inplace="rad2deg_")
 def rad2deg(input: Tensor) -> Tensor:
     """Radians to degrees."""
     return _angle(input, Rad2DegBackward0)
@@ -979,7 +981,7 @@ def _hypot32(x: Any, y: Any) -> Any:
     return out
 
 
-@register("hypot")
+@register("hypot", method=True, inplace="hypot_")
 def hypot(input: Tensor, other: Tensor) -> Tensor:
     """``sqrt(input**2 + other**2)`` without overflow, with broadcasting.
 
@@ -1053,7 +1055,7 @@ def _logaddexp32(x: Any, y: Any, base2: bool) -> Any:
     return out
 
 
-@register("logaddexp")
+@register("logaddexp", method=True)
 def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     """``log(exp(input) + exp(other))`` computed stably.
 
@@ -1072,7 +1074,7 @@ def logaddexp(input: Tensor, other: Tensor) -> Tensor:
     return _record2(LogaddexpBackward0(), input, other, out, x, y, (input, other))
 
 
-@register("logaddexp2")
+@register("logaddexp2", method=True)
 def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
     """``log2(2**input + 2**other)`` computed stably."""
     x, y = _float_pair("logaddexp2", input, other)
@@ -1133,7 +1135,7 @@ def _nextafter(x: Any, y: Any) -> Any:
     return out.view(x.dtype)
 
 
-@register("nextafter")
+@register("nextafter", method=True, inplace="nextafter_")
 def nextafter(input: Tensor, other: Tensor) -> Tensor:
     """The next floating-point value after ``input`` towards ``other`` (torch's gradient:
     ``grad`` for ``input``, zeros for ``other``).
@@ -1158,7 +1160,7 @@ _NotImplementedNode: type[Node] = type("NotImplemented", (Node,), {
 })
 
 
-@register("heaviside")
+@register("heaviside", method=True, inplace="heaviside_")
 def heaviside(input: Tensor, values: Tensor) -> Tensor:
     """The Heaviside step: 0 below 0, ``values`` at 0, 1 above (nan gives 0, as torch).
     Both operands must have one dtype; not differentiable (torch's ``NotImplemented`` node).
@@ -1231,7 +1233,7 @@ class CopysignBackward1(CopysignBackward0):
         return _sum_to(F.mul(g, _copysign_ratio(a, out)), self.shapes[0])
 
 
-@register("copysign")
+@register("copysign", method=True, inplace="copysign_")
 def copysign(input: Tensor, other: Any) -> Tensor:
     """``|input|`` with the sign of ``other`` (a tensor or a number; integers give floats).
 
@@ -1294,7 +1296,7 @@ class LogitBackward0(Node):
             return F.masked_fill(base, _make((x < self.eps) | (x > 1 - self.eps)), 0.0)
 
 
-@register("logit")
+@register("logit", method=True, inplace="logit_")
 def logit(input: Tensor, eps: float | None = None) -> Tensor:
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given
     (integers give the default float dtype).
@@ -1389,7 +1391,7 @@ def _clamp_one(input: Tensor, bound: Any, is_min: bool) -> Tensor:
     return t
 
 
-@register("clamp_min")
+@register("clamp_min", method=True, inplace="clamp_min_")
 def clamp_min(input: Tensor, min: Any) -> Tensor:
     """:func:`clamp` with a lower bound only (a number or a tensor); its own node, as torch's.
 
@@ -1401,7 +1403,7 @@ def clamp_min(input: Tensor, min: Any) -> Tensor:
     return _clamp_one(input, min, True)
 
 
-@register("clamp_max")
+@register("clamp_max", method=True, inplace="clamp_max_")
 def clamp_max(input: Tensor, max: Any) -> Tensor:
     """:func:`clamp` with an upper bound only (a number or a tensor).
 
@@ -1482,7 +1484,7 @@ class AtanhBackward0(Node):
             return F.mul(g, F.reciprocal(F.rsub(F.pow(a, 2), 1)))
 
 
-@register("acosh", "arccosh")
+@register("acosh", "arccosh", method=True)
 def acosh(input: Tensor) -> Tensor:
     """Inverse hyperbolic cosine (nan below 1; integers give the default float dtype).
 
@@ -1496,7 +1498,7 @@ def acosh(input: Tensor) -> Tensor:
     return _unary(input, out, AcoshBackward0, "input")
 
 
-@register("asinh", "arcsinh")
+@register("asinh", "arcsinh", method=True)
 def asinh(input: Tensor) -> Tensor:
     """Inverse hyperbolic sine.
 
@@ -1508,7 +1510,7 @@ def asinh(input: Tensor) -> Tensor:
     return _unary(input, _via64(xp.arcsinh, _unary_float(input)), AsinhBackward0, "input")
 
 
-@register("atanh", "arctanh")
+@register("atanh", "arctanh", method=True)
 def atanh(input: Tensor) -> Tensor:
     """Inverse hyperbolic tangent (+-inf at +-1, nan outside ``[-1, 1]``).
 
@@ -1552,10 +1554,11 @@ class AtanhBackward1(_InplaceNotImplemented):
     op = "atanh"
 
 
-def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node]
-                  ) -> Callable[[Tensor], Tensor]:
+def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node],
+                  inplace: tuple[str, ...]) -> Callable[[Tensor], Tensor]:
     """The out-of-place op an in-place inverse hyperbolic function writes back: ``fn``'s
-    value, recorded with torch's ``...Backward1`` node."""
+    value, recorded with torch's ``...Backward1`` node; the twins ``inplace`` are made
+    from it."""
 
     def op(input: Tensor) -> Tensor:
         with no_grad():
@@ -1564,19 +1567,19 @@ def _inplace_form(fn: Callable[[Tensor], Tensor], node_cls: type[Node]
             return _make(out)
         return record(node_cls(), (input,), out)
 
-    return op
+    return tensor_method(inplace=inplace)(op)
 
 
-_acosh_inplace = _inplace_form(acosh, AcoshBackward1)
-_asinh_inplace = _inplace_form(asinh, AsinhBackward1)
-_atanh_inplace = _inplace_form(atanh, AtanhBackward1)
+_acosh_inplace = _inplace_form(acosh, AcoshBackward1, inplace=("acosh_", "arccosh_"))
+_asinh_inplace = _inplace_form(asinh, AsinhBackward1, inplace=("arcsinh_", "asinh_"))
+_atanh_inplace = _inplace_form(atanh, AtanhBackward1, inplace=("arctanh_", "atanh_"))
 
 
 def _identity(input: Tensor) -> Tensor:
     return input
 
 
-@register("fix")
+@register("fix", method=True)
 def fix(input: Tensor) -> Tensor:
     """Alias of :func:`trunc`: rounds toward zero.
 
@@ -1596,7 +1599,7 @@ class AngleBackward0(Node):
         return F.zeros_like(g)  # (a real tensor's angle is piecewise constant)
 
 
-@register("angle")
+@register("angle", method=True)
 def angle(input: Tensor) -> Tensor:
     """The argument of each value: ``pi`` for negatives, 0 otherwise (nan stays nan);
     integers give the default float dtype.
@@ -1625,9 +1628,11 @@ def angle(input: Tensor) -> Tensor:
 
 
 # -- type_as and sgn (bound as Tensor methods in gradsum.ops) --------------------------------------
+@tensor_method("type_as")
 def type_as(a: Tensor, other: Tensor) -> Tensor:
     return a.to(other.dtype)
 
+@tensor_method("sgn", inplace="sgn_")
 def sgn(a: Tensor) -> Tensor:
     """:func:`sign` (gradsum's tensors are real).
 

@@ -29,6 +29,7 @@ from gradsum.ops._core import (
     record,
     register,
     scalar_value,
+    tensor_method,
     wrap_dim,
     wrap_dims,
 )
@@ -149,7 +150,7 @@ class FlipBackward0(Node):
         return flip(g, self.dims)
 
 
-@register("flip")
+@register("flip", method=True)
 def flip(a: Tensor, *dims: Any) -> Tensor:
     """Reverse the order of elements along ``dims`` (a copy, like torch's); ``flip(t, (0, 1))``
     and ``t.flip(0, 1)`` both work."""
@@ -206,13 +207,13 @@ def _tri(a: Tensor, diagonal: int, lower: bool) -> Tensor:
     return record(node, (a,), out)
 
 
-@register("tril")
+@register("tril", method=True, inplace="tril_")
 def tril(a: Tensor, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dimensions (the rest zeroed)."""
     return _tri(a, diagonal, True)
 
 
-@register("triu")
+@register("triu", method=True, inplace="triu_")
 def triu(a: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dimensions (the rest zeroed)."""
     return _tri(a, diagonal, False)
@@ -230,7 +231,7 @@ class RollBackward0(Node):
         return roll(g, tuple(-s for s in self.shifts), self.dims)
 
 
-@register("roll")
+@register("roll", method=True)
 def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     """Roll ``input`` by ``shifts`` along ``dims`` (elements leaving one end come back at the
     other); without ``dims`` the flattened tensor is rolled and the shape restored.
@@ -304,7 +305,7 @@ def _rot90_last2(x: Any, kk: int) -> Any:
     return out
 
 
-@register("rot90")
+@register("rot90", method=True)
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims`` (from the first towards the
     second axis; a copy).
@@ -343,7 +344,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     return record(node, (input,), out)
 
 
-@register("fliplr")
+@register("fliplr", method=True)
 def fliplr(input: Tensor) -> Tensor:
     """Reverse the columns (dim 1) of a tensor of at least 2 dimensions."""
     if input._array.ndim < 2:
@@ -351,7 +352,7 @@ def fliplr(input: Tensor) -> Tensor:
     return F.flip(input, (1,))
 
 
-@register("flipud")
+@register("flipud", method=True)
 def flipud(input: Tensor) -> Tensor:
     """Reverse the rows (dim 0) of a tensor of at least 1 dimension."""
     if input._array.ndim < 1:
@@ -370,7 +371,7 @@ class DiagEmbedBackward0(Node):
         return diagonal(g, self.offset, self.dim1, self.dim2)
 
 
-@register("diag_embed")
+@register("diag_embed", method=True)
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """A tensor whose diagonals along ``dim1``/``dim2`` (new dims of size ``n + |offset|``)
     hold the last dimension of ``input``; zeros elsewhere.
@@ -397,7 +398,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
     return record(node, (input,), out)
 
 
-@register("diag")
+@register("diag", method=True)
 def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     """A vector -> the square matrix with it on diagonal ``diagonal``; a matrix -> that
     diagonal (a copy).
@@ -434,7 +435,7 @@ def _repeats_index(reps: Any, what: str = "repeats") -> Any:
     return xp.repeat(xp.arange(reps.size), reps.reshape(-1))
 
 
-@register("repeat_interleave")
+@register("repeat_interleave", method=True)
 def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None, *,
                       output_size: int | None = None) -> Tensor:
     """Repeat each element (or each slice along ``dim``) ``repeats`` times; ``repeats`` is an
@@ -558,6 +559,7 @@ def tile(input: Tensor, dims: Any) -> Tensor:
     return F.repeat(input, (1,) * (input.ndim - len(reps)) + reps)
 
 
+@tensor_method("tile")
 def _tile_method(self: Tensor, *dims: Any) -> Tensor:
     """``t.tile(*dims)``: :func:`tile` with the dims as arguments or one sequence."""
     return tile(self, dims[0] if len(dims) == 1 and not isinstance(dims[0], int) else dims)
@@ -744,7 +746,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
 
 
 # -- diagflat and the *_scatter family ------------------------------------------------------
-@register("diagflat")
+@register("diagflat", method=True)
 def diagflat(input: Tensor, offset: int = 0) -> Tensor:
     """A matrix with the flattened input on its ``offset`` diagonal (``DiagEmbedBackward0``).
 
@@ -766,7 +768,7 @@ class NarrowCopyBackward0(Node):
         return slice_scatter(z, g, self.dim, self.start, self.start + g.shape[self.dim])
 
 
-@register("narrow_copy")
+@register("narrow_copy", method=True)
 def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     """A copy (not a view) of :func:`narrow`'s slice.
 
@@ -898,7 +900,7 @@ class RepeatBackward0(Node):
         tiles = F.reshape(g, tuple(inter))
         return F.reshape(F.sum(tiles, tuple(range(0, len(inter), 2))), self.in_shape)
 
-@register("repeat")
+@register("repeat", method=True)
 def repeat(a: Tensor, *sizes: Any) -> Tensor:
     """Tile ``a`` ``sizes`` times along each dimension (a copy, like torch's).
 

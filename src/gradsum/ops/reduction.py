@@ -38,6 +38,7 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    tensor_method,
     wrap_dim,
     wrap_dims,
 )
@@ -145,7 +146,7 @@ def _add_columns(x: Any, n: int) -> Any:
     return out
 
 
-@register("sum")
+@register("sum", method=True)
 def sum(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None
         ) -> Tensor:
     """Sum over ``dim`` (all dimensions by default). Integers and bools sum to int64."""
@@ -205,7 +206,7 @@ def _require_float(a: Tensor, name: str) -> None:
         )
 
 
-@register("mean")
+@register("mean", method=True)
 def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | None = None
          ) -> Tensor:
     """Mean over ``dim`` (all dimensions by default); floating tensors only."""
@@ -291,7 +292,7 @@ def _var_array(x: Any, dims: tuple[int, ...], corr: float, keepdim: bool) -> Any
     return xp.asarray(out, dtype=x.dtype)
 
 
-@register("var")
+@register("var", method=True)
 def var(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Variance over ``dim``; ``correction=1`` (Bessel's) by default, as torch."""
@@ -326,7 +327,7 @@ class StdBackward0(Node):
         return _var_backward(g_var, a, self)
 
 
-@register("std")
+@register("std", method=True)
 def std(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation over ``dim`` (``correction=1`` by default)."""
@@ -441,13 +442,13 @@ def _as_tuple(dim: Any) -> tuple[Any, ...]:
     return (dim,) if isinstance(dim, (int, xp.integer)) else tuple(dim)
 
 
-@register("amax")
+@register("amax", method=True)
 def amax(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Maximum over ``dim`` (all dims when empty); ties share the gradient evenly."""
     return _extreme(a, dim if _given(dim) else None, keepdim, True, AmaxBackward0, "amax")
 
 
-@register("amin")
+@register("amin", method=True)
 def amin(a: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Minimum over ``dim`` (all dims when empty); ties share the gradient evenly."""
     return _extreme(a, dim if _given(dim) else None, keepdim, False, AminBackward0, "amin")
@@ -522,6 +523,18 @@ def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     return _max_dim(a, dim, keepdim, False)
 
 
+@tensor_method("max")
+def _max_method(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """``Tensor.max``: :func:`max` with the tensor first."""
+    return max(a, dim, keepdim)
+
+
+@tensor_method("min")
+def _min_method(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+    """``Tensor.min``: :func:`min` with the tensor first."""
+    return min(a, dim, keepdim)
+
+
 def _arg_extreme(a: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor:
     x = a._array
     fn = xp.argmax if name == "argmax" else xp.argmin
@@ -548,13 +561,13 @@ def _arg_extreme(a: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor
     return _make(fn(x, axis=d, keepdims=keepdim).astype(xp.int64))
 
 
-@register("argmax")
+@register("argmax", method=True)
 def argmax(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the maximum (first one on ties), int64, not differentiable."""
     return _arg_extreme(a, dim, keepdim, "argmax")
 
 
-@register("argmin")
+@register("argmin", method=True)
 def argmin(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the minimum (first one on ties), int64, not differentiable."""
     return _arg_extreme(a, dim, keepdim, "argmin")
@@ -572,7 +585,7 @@ class LogsumexpBackward0(Node):
                      F.exp(F.sub(a, o)))
 
 
-@register("logsumexp")
+@register("logsumexp", method=True)
 def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(a), dim))``, computed stably."""
     x = a._array
@@ -651,7 +664,7 @@ def _prod_safe_zeros(g: Tensor, a: Tensor, d: int) -> Tensor:
     return F.mul(g, F.mul(normal, reverse))
 
 
-@register("prod")
+@register("prod", method=True)
 @autocast_policy("prod")
 def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: D.dtype | None = None) -> Tensor:
@@ -747,7 +760,7 @@ def _norm_array(x: Any, p: float, dims: tuple[int, ...], keepdim: bool) -> Any:
     return (ax**p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
 
 
-@register("norm")
+@register("norm", method=True)
 def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: D.dtype | None = None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements by default): p = 2/'fro', 1, inf, -inf, 0, or
@@ -815,19 +828,19 @@ def _logical_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
     return dims if ndim else ()
 
 
-@register("all")
+@register("all", method=True)
 def all(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
     return _make(xp.asarray(x.all(axis=_logical_axes(dim, x.ndim), keepdims=keepdim)))
 
 
-@register("any")
+@register("any", method=True)
 def any(a: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
     x = a._array
     return _make(xp.asarray(x.any(axis=_logical_axes(dim, x.ndim), keepdims=keepdim)))
 
 
-@register("count_nonzero")
+@register("count_nonzero", method=True)
 def count_nonzero(a: Tensor, dim: Any = None) -> Tensor:
     """Non-zero entries counted over ``dim`` (all dims for None or an empty tuple, as in
     torch; a 0-d tensor accepts dim 0 / -1)."""
@@ -1059,7 +1072,7 @@ class AminmaxBackward0(_TwoOut):
         return res
 
 
-@register("aminmax")
+@register("aminmax", method=True)
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
     """The named tuple ``(min, max)`` over ``dim`` (all elements by default); ties share the
     gradient evenly, as amin/amax.
@@ -1110,7 +1123,7 @@ class _NoDerivative(Node):
 _NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"  # (torch's node name)
 
 
-@register("bincount")
+@register("bincount", method=True)
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """How often each value ``0 .. max`` occurs in a 1-D non-negative integer tensor (at
     least ``minlength`` bins), or the sums of ``weights`` per value.
@@ -1145,7 +1158,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
                              ).astype(xp.int64, copy=False))  # (no copies of int64 arrays)
 
 
-@register("histc")
+@register("histc", method=True)
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     """A histogram of ``bins`` equal-width bins between ``min`` and ``max`` (the data's range
     when both are 0; values outside are ignored). Not differentiable.
@@ -1189,7 +1202,7 @@ class NansumBackward0(Node):
         return F.mul(ge, _make(~xp.isnan(a._array)))
 
 
-@register("nansum")
+@register("nansum", method=True)
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
            dtype: D.dtype | None = None) -> Tensor:
     """Sum over ``dim`` (all by default) with nan counted as zero (integers and bools give
@@ -1219,7 +1232,7 @@ def nansum(input: Tensor, dim: Any = None, keepdim: bool = False, *,
     return t
 
 
-@register("nanmean")
+@register("nanmean", method=True)
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
             dtype: D.dtype | None = None) -> Tensor:
     """The mean over ``dim`` of the entries that are not nan (nan where all are; floating
@@ -1274,7 +1287,7 @@ class DistBackward0(Node):
                 F.sum_to(F.neg(gd), self.b_shape) if self.needs(1) else None)
 
 
-@register("dist")
+@register("dist", method=True)
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other`` (broadcast), over all entries.
 
@@ -1349,6 +1362,7 @@ histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 
 # -- cov, corrcoef, histogram ---------------------------------------------------------------------
+@tensor_method("cov")
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
@@ -1422,6 +1436,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     return F.squeeze(F.div(c, norm_factor))
 
 
+@tensor_method("corrcoef")
 def corrcoef(input: Tensor) -> Tensor:
     """Pearson correlation coefficients of the variables in the rows of ``input`` (clipped to
     ``[-1, 1]``), as ``torch.corrcoef``.
@@ -1443,6 +1458,7 @@ def corrcoef(input: Tensor) -> Tensor:
     return F.clamp(c, -1, 1)
 
 
+@tensor_method("histogram")
 def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None = None,
               weight: Tensor | None = None, density: bool = False) -> Any:
     """``(hist, bin_edges)``: counts (or summed weights, or a density) of ``input`` in
@@ -1486,6 +1502,7 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None =
 
 
 # -- sum_to_size (bound as Tensor methods in gradsum.ops) ------------------------------------------
+@tensor_method("sum_to_size")
 def sum_to_size(a: Tensor, *size: Any) -> Tensor:
     """Sum ``a`` down to ``size``, which must broadcast to ``a.shape`` (``a`` itself when the
     shapes are equal).

@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
+from gradsum.ops._core import tensor_method
 from gradsum.ops.inplace import _check_leaf, _write
 
 #: fills torch implements for floating dtypes only: its kernel name (None: its own message)
@@ -47,7 +49,7 @@ def _random_fill(name: str) -> Callable[..., Tensor]:
 
     method.__name__ = name
     method.__doc__ = f"Fill in place with random values ({name[:-1]}), from the generator."
-    return method
+    return tensor_method(name)(method)
 
 
 normal_ = _random_fill("normal_")
@@ -64,6 +66,7 @@ def _fill_random(self: Tensor, name: str, arr: Any) -> Tensor:
     return self
 
 
+@tensor_method("geometric_")
 def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     """Fill in place with draws of a geometric distribution (trials to the first success,
     ``1, 2, ...``).
@@ -86,6 +89,7 @@ def _float_fill_check(self: Tensor, kernel: str) -> None:
         raise D.not_implemented(kernel, self._array.dtype, "Convert with .float() first.")
 
 
+@tensor_method("cauchy_")
 def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None
             ) -> Tensor:
     """Fill in place with draws of a Cauchy distribution.
@@ -109,6 +113,7 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     return _fill_random(self, "cauchy_", median + sigma * r.standard_cauchy(self._array.shape))
 
 
+@tensor_method("log_normal_")
 def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None
                 ) -> Tensor:
     """Fill in place with ``exp`` of normal draws (``mean``, ``std``).
@@ -125,3 +130,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     r = _random.rng(generator)
     return _fill_random(self, "log_normal_", r.lognormal(mean, std, self._array.shape))
+
+# torch's Tensor.bernoulli() and Tensor.multinomial(): the creation functions, tensor first
+tensor_method("bernoulli")(_creation.bernoulli)
+tensor_method("multinomial")(_creation.multinomial)

@@ -30,7 +30,7 @@ from gradsum.ops._core import (
 from gradsum.ops.reduction import _check_differentiable, _contig, values_indices
 
 
-@register("cumsum")
+@register("cumsum", method=True, inplace="cumsum_")
 def cumsum(a: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Cumulative sum along ``dim`` (its gradient is a reversed cumulative sum); ``dtype``
     converts the input first, as torch does."""
@@ -179,7 +179,7 @@ def _cumprod_grad_zeros(x: Any, g: Any, d: int) -> Any:
     return _contig(xp.moveaxis(res, -1, d)).astype(x.dtype, copy=False)
 
 
-@register("cumprod")
+@register("cumprod", method=True, inplace="cumprod_")
 def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
     """Cumulative product along ``dim`` (integers give int64, as torch); the gradient is exact
     where the input has zeros.
@@ -238,7 +238,7 @@ class LogcumsumexpBackward0(Node):
             return F.sub(op, on)
 
 
-@register("logcumsumexp")
+@register("logcumsumexp", method=True)
 def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(input)))`` along ``dim``, computed stably (floating dtypes only).
 
@@ -344,7 +344,7 @@ def _last_hit(hit: Any, d: int) -> Any:
     return xp.ascontiguousarray(xp.moveaxis(idx.reshape(moved.shape), -1, d))
 
 
-@register("cummax")
+@register("cummax", method=True)
 def cummax(input: Tensor, dim: int) -> Any:
     """``(values, indices)`` of the running maximum along ``dim`` (ties: the later index, as
     torch's); the gradient goes to the argmax positions.
@@ -358,7 +358,7 @@ def cummax(input: Tensor, dim: int) -> Any:
     return _cum_extreme(input, dim, True)
 
 
-@register("cummin")
+@register("cummin", method=True)
 def cummin(input: Tensor, dim: int) -> Any:
     """``(values, indices)`` of the running minimum along ``dim`` (see :func:`cummax`)."""
     return _cum_extreme(input, dim, False)
@@ -368,6 +368,7 @@ def cummin(input: Tensor, dim: int) -> Any:
 def _slab(nd: int, d: int, s: slice) -> tuple[Any, ...]:
     return (slice(None),) * d + (s,) + (slice(None),) * (nd - d - 1)
 
+@register("diff", method=True)
 def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bool), after

@@ -232,7 +232,7 @@ def _kth_smallest(flat: Any, k: int) -> Any:
     return xp.partition(flat, k)[k]
 
 
-@register("median")
+@register("median", method=True)
 def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """The lower median of all elements (a nan if any is nan); with ``dim``, the named tuple
     ``(values, indices)`` along it (ties: the median's position in the stable order).
@@ -250,7 +250,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return _median_dim(input, dim, keepdim, False)
 
 
-@register("nanmedian")
+@register("nanmedian", method=True)
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """:func:`median` ignoring nans (a nan only where every element is nan)."""
     _require_tensor("nanmedian", "input", 1, input)
@@ -308,7 +308,7 @@ def _quickselect(vals: list[Any], k: int) -> int:
     return ind[k]
 
 
-@register("kthvalue")
+@register("kthvalue", method=True)
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest element along ``dim`` (1-based; nan is the largest) and its
     index, as torch's named tuple ``(values, indices)``; ties pick torch's index.
@@ -430,7 +430,7 @@ def _mode_row(row: Any) -> tuple[Any, int]:
     return best_v, best_i
 
 
-@register("mode")
+@register("mode", method=True)
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
     """The most frequent value along ``dim`` (the smallest among equally frequent ones) and
     an index of it, as torch's named tuple ``(values, indices)`` (torch's index on CPU).
@@ -539,7 +539,7 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
     return F.squeeze_(out, -1)
 
 
-@register("quantile")
+@register("quantile", method=True)
 @autocast_policy("quantile")
 def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
              interpolation: str = "linear") -> Tensor:
@@ -555,7 +555,7 @@ def quantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = Fals
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
-@register("nanquantile")
+@register("nanquantile", method=True)
 @autocast_policy("nanquantile")
 def nanquantile(input: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                 interpolation: str = "linear") -> Tensor:
@@ -601,7 +601,7 @@ def _unique_outputs(input: Tensor, node_cls: type[_NotDifferentiable], out: Any,
     return res[0] if len(res) == 1 else tuple(res)
 
 
-@register("unique")
+@register("unique", method=True)
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct elements (sorted; torch's CPU kernel sorts with ``sorted=False`` too),
@@ -636,7 +636,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
                            return_inverse, return_counts)
 
 
-@register("unique_consecutive")
+@register("unique_consecutive", method=True)
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,
                        dim: int | None = None) -> Any:
     """Collapse each run of equal consecutive elements (slices along ``dim``) to one, with
@@ -757,7 +757,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-@register("msort")
+@register("msort", method=True)
 def msort(input: Tensor) -> Tensor:
     """``input`` sorted along its first dimension (the values of ``sort(input, 0)``).
 
@@ -770,7 +770,7 @@ def msort(input: Tensor) -> Tensor:
 
 
 # -- sort, argsort and topk (bound as Tensor methods in gradsum.ops) -------------------------------
-@register("argsort")
+@register("argsort", method=True)
 def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False
             ) -> Tensor:
     """Indices that sort ``a`` along ``dim`` (int64, not differentiable; stable order)."""
@@ -793,7 +793,7 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
             order = xp.take_along_axis(order, xp.argsort(~nan, axis=d, kind="stable"), axis=d)
     return Tensor._make(order.astype(xp.int64))
 
-@register("sort")
+@register("sort", method=True)
 def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """``(values, indices)`` sorted along ``dim``; values are differentiable (a gather)."""
 
@@ -802,7 +802,7 @@ def sort(a: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
         return F.values_indices(a.clone(), idx)
     return F.values_indices(as_node(F.gather(a, dim, idx), SortBackward0), idx)
 
-@register("topk")
+@register("topk", method=True)
 def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
 

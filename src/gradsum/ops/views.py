@@ -34,6 +34,7 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    tensor_method,
     wrap_dim,
     wrap_dims,
 )
@@ -55,7 +56,7 @@ class ExpandBackward0(Node):
         return F.sum_to(g, self.in_shape)
 
 
-@register("expand", "broadcast_to")
+@register("expand", "broadcast_to", method=True)
 def expand(a: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view of ``a`` with ``sizes`` (-1 keeps a dimension). Read-only, like torch's
     expanded tensors that refuse in-place writes."""
@@ -91,6 +92,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     return mark_view(record(node, (a,), out), a, lambda b: expand(b, target))
 
 
+@tensor_method("expand_as")
 def expand_as(a: Tensor, other: Tensor) -> Tensor:
     return expand(a, other.shape)
 
@@ -199,13 +201,13 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
     return mark_view(t, a, lambda b: reshape(b, shape))
 
 
-@register("reshape")
+@register("reshape", method=True)
 def reshape(a: Tensor, *shape: Any) -> Tensor:
     """Same elements in a new shape; a view when the layout allows, else a copy."""
     return _reshape(a, _sizes(shape), ViewBackward0, False)
 
 
-@register("view")
+@register("view", method=True)
 def view(a: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape; raises when the layout needs a copy (use reshape)."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
@@ -213,15 +215,17 @@ def view(a: Tensor, *shape: Any) -> Tensor:
     return _reshape(a, _sizes(shape), ViewBackward0, True)
 
 
+@tensor_method("view_as")
 def view_as(a: Tensor, other: Tensor) -> Tensor:
     return view(a, other.shape)
 
 
+@tensor_method("reshape_as")
 def reshape_as(a: Tensor, other: Tensor) -> Tensor:
     return reshape(a, other.shape)
 
 
-@register("flatten")
+@register("flatten", method=True)
 def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` into one."""
     nd = a._array.ndim
@@ -239,7 +243,7 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(a, shp[:s] + (n,) + shp[e + 1 :])
 
 
-@register("unflatten")
+@register("unflatten", method=True)
 def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     d = wrap_dim(dim, a._array.ndim)
     shp = a._array.shape
@@ -258,7 +262,7 @@ def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return reshape(a, shp[:d] + sizes + shp[d + 1 :])
 
 
-@register("squeeze")
+@register("squeeze", method=True)
 def squeeze(a: Tensor, dim: Any = None) -> Tensor:
     """Remove dimensions of size 1 (all, or those in ``dim``)."""
     shp = a._array.shape
@@ -274,7 +278,7 @@ def squeeze(a: Tensor, dim: Any = None) -> Tensor:
     return _reshape(a, new, cls, True)
 
 
-@register("unsqueeze")
+@register("unsqueeze", method=True)
 def unsqueeze(a: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at ``dim``."""
     shp = a._array.shape
@@ -320,13 +324,13 @@ def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0],
     return mark_view(record(node, (a,), out), a, lambda b: permute(b, dims))
 
 
-@register("permute")
+@register("permute", method=True)
 def permute(a: Tensor, *dims: Any) -> Tensor:
     """Reorder dimensions (a view)."""
     return _permute(a, _sizes(dims), PermuteBackward0)
 
 
-@register("transpose", "swapaxes")
+@register("transpose", "swapaxes", method=True)
 def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     nd = a._array.ndim
@@ -338,7 +342,7 @@ def transpose(a: Tensor, dim0: int, dim1: int) -> Tensor:
     return _permute(a, tuple(dims), TransposeBackward0, True)
 
 
-@register("t")
+@register("t", method=True)
 def t(a: Tensor) -> Tensor:
     """Transpose of a tensor of at most 2 dimensions."""
     nd = a._array.ndim
@@ -353,7 +357,7 @@ def t(a: Tensor) -> Tensor:
 _REVERSED = {0: (), 1: (0,), 2: (1, 0)}  # t()'s dims by rank
 
 
-@register("contiguous")
+@register("contiguous", method=True)
 def contiguous(a: Tensor, memory_format: Any = None) -> Tensor:
     """``a`` itself when laid out in ``memory_format``'s order (default: row-major, i.e.
     C-contiguous), else a copy in that layout that stays in the graph."""
@@ -370,7 +374,7 @@ def contiguous(a: Tensor, memory_format: Any = None) -> Tensor:
                     else _memory_format.relayout(x, fmt))
 
 
-@register("narrow")
+@register("narrow", method=True)
 def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a negative start counts from the end;
     the range must fit: torch checks it rather than clipping like a slice)."""
@@ -394,7 +398,7 @@ def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
     return getitem(a, (slice(None),) * d + (slice(start, start + length),))
 
 
-@register("select")
+@register("select", method=True)
 def select(a: Tensor, dim: int, index: int) -> Tensor:
     d = wrap_dim(dim, a._array.ndim)
     return getitem(a, (slice(None),) * d + (index,))
@@ -409,7 +413,7 @@ def _check_splittable(a: Tensor, name: str) -> None:
         )
 
 
-@register("split")
+@register("split", method=True)
 def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of ``split_size`` (the last may be smaller) or of the given section sizes."""
     _check_splittable(a, "split")
@@ -535,7 +539,7 @@ def _multi_views(out: tuple[Tensor, ...], a: Tensor, node: str,
     return out
 
 
-@register("chunk")
+@register("chunk", method=True)
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller), like torch."""
     _check_splittable(a, "chunk")
@@ -548,7 +552,7 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(a, -(-n // chunks), d)
 
 
-@register("unbind")
+@register("unbind", method=True)
 def unbind(a: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along ``dim``, as a tuple."""
     d = wrap_dim(dim, a._array.ndim)
@@ -618,7 +622,7 @@ def _diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, d1: int, 
     return record(node, (g,), out)
 
 
-@register("diagonal")
+@register("diagonal", method=True)
 def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal of ``input`` along ``dim1``/``dim2`` (``offset`` > 0: above it), as the
     last dimension; a view that shares storage and version counter with ``input``.
@@ -642,7 +646,7 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 # -- movedim / repeat_interleave / take_along_dim / triangle indices ---------------------------
-@register("movedim", "moveaxis")
+@register("movedim", "moveaxis", method=True)
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     """Move dims ``source`` to positions ``destination`` (the others keep their order); a
     view (torch records it as a permute).
@@ -797,7 +801,7 @@ def _slice_dim(input: Tensor, d: int, start: int, stop: int) -> Tensor:
     return F.getitem(input, key)
 
 
-@register("tensor_split")
+@register("tensor_split", method=True)
 def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *,
                  sections: int | None = None, indices: Sequence[int] | None = None
                  ) -> tuple[Tensor, ...]:
@@ -867,7 +871,7 @@ def _split_helper(name: str, min_dim: int, input: Tensor, spec: Any) -> tuple[Te
     return tensor_split(input, spec, d)
 
 
-@register("hsplit")
+@register("hsplit", method=True)
 def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 1 (dim 0 for 1-D); a number of sections must divide
     the size.
@@ -880,7 +884,7 @@ def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     return _split_helper("hsplit", 1, input, indices_or_sections)
 
 
-@register("vsplit")
+@register("vsplit", method=True)
 def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 0 of a tensor of at least 2 dimensions.
 
@@ -892,7 +896,7 @@ def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     return _split_helper("vsplit", 2, input, indices_or_sections)
 
 
-@register("dsplit")
+@register("dsplit", method=True)
 def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     """:func:`tensor_split` along dim 2 of a tensor of at least 3 dimensions.
 
@@ -904,7 +908,7 @@ def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
     return _split_helper("dsplit", 3, input, indices_or_sections)
 
 
-@register("swapdims")
+@register("swapdims", method=True)
 def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     """:func:`transpose` under NumPy's other name (a view).
 
@@ -916,7 +920,7 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return F.transpose(input, dim0, dim1)
 
 
-@register("ravel")
+@register("ravel", method=True)
 def ravel(input: Tensor) -> Tensor:
     """The tensor as 1-D: a view when it is contiguous, otherwise a view of a contiguous copy
     (torch's ``contiguous().view(-1)``).
@@ -929,6 +933,7 @@ def ravel(input: Tensor) -> Tensor:
     return F.reshape(F.contiguous(input), (-1,))
 
 
+@tensor_method("conj", "conj_physical", "resolve_conj", "resolve_neg")
 def conj(input: Tensor) -> Tensor:
     """The complex conjugate: the tensor itself for gradsum's real dtypes.
 
@@ -944,6 +949,7 @@ def conj(input: Tensor) -> Tensor:
 conj_physical = resolve_conj = resolve_neg = real = conj
 
 
+@tensor_method("is_conj", "is_neg")
 def is_conj(input: Tensor) -> bool:
     """Whether the conjugate bit is set: never, for real tensors."""
     return False
@@ -952,11 +958,13 @@ def is_conj(input: Tensor) -> bool:
 is_neg = is_conj
 
 
+@tensor_method("is_inference")
 def is_inference(input: Tensor) -> bool:
     """Whether this is an inference tensor: never (gradsum's inference_mode is no_grad)."""
     return False
 
 
+@tensor_method("adjoint")
 def adjoint(input: Tensor) -> Tensor:
     """The conjugate transpose of the last two dimensions: a transpose view for real tensors.
 
@@ -1005,6 +1013,7 @@ class UnfoldBackward0(Node):
         return _unfold_backward(g, self.in_shape, self.dim, self.size, self.step)
 
 
+@tensor_method("unfold")
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """A view of every slice of length ``size`` along ``dimension``, ``step`` apart, as a
     new last dimension (``Tensor.unfold``).
@@ -1045,6 +1054,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return mark_view(record(node, (input,), out), input, view_fn)
 
 
+@tensor_method("split_with_sizes")
 def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0
                      ) -> tuple[Tensor, ...]:
     """Pieces of the given sizes along ``dim`` (they must add up to its length); views.
@@ -1086,6 +1096,7 @@ def _unsafe_pieces(input: Tensor, pieces: tuple[Tensor, ...], dim: int) -> tuple
     return tuple(record(node, (input,), a, i) for i, a in enumerate(arrays))
 
 
+@tensor_method("unsafe_split")
 def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, ...]:
     """:func:`split` whose pieces autograd does not treat as views (torch's
     ``UnsafeSplitBackward0``): writing into one in place is allowed.
@@ -1100,6 +1111,7 @@ def unsafe_split(input: Tensor, split_size: int, dim: int = 0) -> tuple[Tensor, 
     return _unsafe_pieces(input, pieces, wrap_dim(dim, input._array.ndim))
 
 
+@tensor_method("unsafe_chunk")
 def unsafe_chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """:func:`chunk` whose pieces autograd does not treat as views (see
     :func:`unsafe_split`).
@@ -1126,6 +1138,7 @@ def _root(a: Any) -> Any:
         a = b
 
 
+@tensor_method("data_ptr")
 def data_ptr(self: Tensor) -> int:
     """The address of the tensor's first element.
 
@@ -1138,6 +1151,7 @@ def data_ptr(self: Tensor) -> int:
     return int(self._array.__array_interface__["data"][0])
 
 
+@tensor_method("storage_offset")
 def storage_offset(self: Tensor) -> int:
     """The offset, in elements, of the first element in the memory the tensor views.
 
@@ -1152,16 +1166,19 @@ def storage_offset(self: Tensor) -> int:
     return int(diff // a.itemsize) if a.itemsize else 0
 
 
+@tensor_method("get_device")
 def get_device(self: Tensor) -> int:
     """The CUDA device index: -1 for a CPU tensor (always, in gradsum)."""
     return -1
 
 
+@tensor_method("is_pinned")
 def is_pinned(self: Tensor, device: Any = None) -> bool:
     """Whether the tensor lives in pinned memory: never, in gradsum."""
     return False
 
 
+@tensor_method("is_shared")
 def is_shared(self: Tensor) -> bool:
     """Whether the tensor lives in shared memory: never, in gradsum."""
     return False
@@ -1281,7 +1298,7 @@ def _int_list(name: str, arg: str, pos: int, v: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in v)
 
 
-@register("as_strided")
+@register("as_strided", method=True)
 def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
                storage_offset: int | None = None) -> Tensor:
     """A view of ``input``'s storage with the given sizes and strides (in elements), starting

@@ -392,7 +392,7 @@ class KronBackward0(Node):
         return ga, gb
 
 
-@register("kron")
+@register("kron", method=True)
 def kron(input: Tensor, other: Tensor) -> Tensor:
     """The Kronecker product (the operand with fewer dims gets leading ones).
 

@@ -141,7 +141,7 @@ def _add_product(kind: str, input: Tensor, m1: Tensor, m2: Tensor, beta: Any, al
     return t
 
 
-@register("addmm")
+@register("addmm", method=True, inplace="addmm_")
 @autocast_policy("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1
           ) -> Tensor:
@@ -156,13 +156,13 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: An
     return _add_product("addmm", input, mat1, mat2, beta, alpha)
 
 
-@register("addmv")
+@register("addmv", method=True, inplace="addmv_")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)``."""
     return _add_product("addmv", input, mat, vec, beta, alpha)
 
 
-@register("addbmm")
+@register("addbmm", method=True, inplace="addbmm_")
 @autocast_policy("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
            ) -> Tensor:
@@ -170,7 +170,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alph
     return _add_product("addbmm", input, batch1, batch2, beta, alpha)
 
 
-@register("baddbmm")
+@register("baddbmm", method=True, inplace="baddbmm_")
 @autocast_policy("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
             ) -> Tensor:
@@ -192,7 +192,7 @@ class AddrBackward0(Node):
         return gi, g1, g2
 
 
-@register("addr")
+@register("addr", method=True, inplace="addr_")
 def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1
          ) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)`` (``input`` broadcasts; with ``beta`` 0 it

@@ -124,7 +124,7 @@ class BmmBackward0(MmBackward0):
         return ga, gb
 
 
-@register("matmul")
+@register("matmul", method=True, dunders="__matmul__")
 @autocast_policy("matmul")
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """Matrix product with torch's rules for 1-D, 2-D and batched (broadcast) operands."""
@@ -361,7 +361,7 @@ def _torch_name(dt: Any) -> str:
     return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
 
 
-@register("mm")
+@register("mm", method=True)
 @autocast_policy("mm")
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     """Product of two matrices (2-D only: use :func:`matmul` for other ranks).
@@ -382,7 +382,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     return matmul(input, mat2)
 
 
-@register("bmm")
+@register("bmm", method=True)
 @autocast_policy("bmm")
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     """Batched matrix product of two 3-D tensors with the same batch size (no broadcasting:
@@ -416,7 +416,7 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return _matmul(input, mat2, True)
 
 
-@register("mv")
+@register("mv", method=True)
 @excluded  # (not on torch's autocast lists: its matmul does not cast)
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     """Product of a matrix and a vector.
@@ -453,7 +453,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
     return matmul(input, vec)
 
 
-@register("dot")
+@register("dot", method=True)
 @excluded
 def dot(input: Tensor, tensor: Tensor) -> Tensor:
     """Inner product of two 1-D tensors of the same size and dtype.
@@ -480,7 +480,7 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
     return matmul(input, tensor)
 
 
-@register("outer", "ger")
+@register("outer", "ger", method=True)
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """Outer product of two vectors."""
     # (torch's graph: ``a.reshape(n, 1) * b``, b broadcast as it is)
@@ -584,7 +584,7 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
 
 
 # -- products -------------------------------------------------------------------------------
-@register("inner")
+@register("inner", method=True)
 def inner(input: Tensor, other: Tensor) -> Tensor:
     """The sum of products over the last dimensions (a product when either is 0-d).
 
@@ -619,7 +619,7 @@ class VdotBackward0(Node):
                 F.mul(g, a) if self.needs(1) else None)
 
 
-@register("vdot")
+@register("vdot", method=True)
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     """The dot product of two 1-D tensors of one dtype (the first conjugated, which changes
     nothing for gradsum's real dtypes).

@@ -28,6 +28,8 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    tensor_method,
+    twin,
     wrap_dim,
 )
 from gradsum.ops.arithmetic import _tname
@@ -58,7 +60,7 @@ class GatherBackward0(Node):
                             distinct=self.distinct)
 
 
-@register("gather")
+@register("gather", method=True)
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = a[index[i][j]][j]`` for ``dim=0`` (and so on): values along ``dim``."""
     if index.__class__ is Tensor and index._array.dtype.kind in "iu":
@@ -127,7 +129,7 @@ class ScatterAddBackward0(Node):
         return gs, gsrc
 
 
-@register("scatter_add")
+@register("scatter_add", method=True, inplace=twin("scatter_add_", no_overlap=(2, "src")))
 def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """``a`` with ``src`` added at ``index`` along ``dim`` (the reverse of gather)."""
     idx = _index_array(index, "scatter_add")
@@ -187,7 +189,7 @@ def _scatter_add(a: Tensor, d: int, index: Tensor, src: Tensor, key: Any,
     return record(node, (a, src), out)
 
 
-@register("take_along_dim")
+@register("take_along_dim", method=True)
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Pick values along ``dim`` at ``indices`` (broadcast with ``input`` on the other dims);
     without ``dim`` both are flattened. A :func:`gather`.
@@ -241,7 +243,7 @@ class TakeBackward0(Node):
         return F.reshape(flat, self.in_shape)
 
 
-@register("take")
+@register("take", method=True)
 def take(input: Tensor, index: Tensor) -> Tensor:
     """The elements of ``input`` read as a flat array at ``index`` (negative counts from the
     end); the result has ``index``'s shape.
@@ -415,7 +417,7 @@ def _arange_like(idx: Any, d: int) -> Any:
                                                 idx.shape))
 
 
-@register("scatter_reduce")
+@register("scatter_reduce", method=True, inplace="scatter_reduce_")
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True) -> Tensor:
     """``input`` with each ``src[i][j]`` reduced into position ``[index[i][j]][j]`` (for
@@ -501,7 +503,7 @@ def _scatter_out(input: Tensor, src: Tensor, key: Any) -> Any:
     return out
 
 
-@register("select_scatter")
+@register("select_scatter", method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``src`` written at ``index`` along ``dim`` (the reverse of
     :func:`select`).
@@ -548,7 +550,7 @@ class SliceScatterBackward0(Node):
         return ga, gs
 
 
-@register("slice_scatter")
+@register("slice_scatter", method=True)
 def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = None,
                   end: int | None = None, step: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` written into ``input[start:end:step]`` along ``dim``.
@@ -596,7 +598,7 @@ class DiagonalScatterBackward0(Node):
         return ga, gs
 
 
-@register("diagonal_scatter")
+@register("diagonal_scatter", method=True)
 def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
                      dim2: int = 1) -> Tensor:
     """A copy of ``input`` with ``src`` written on the ``offset`` diagonal of dims
@@ -641,7 +643,7 @@ class PutBackward0(Node):
         return gi, gs
 
 
-@register("put")
+@register("put", method=True, inplace=twin("put_", no_overlap=(1, "source")))
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or, with ``accumulate``, added) at the
     flat positions ``index`` (negative counts from the end).
@@ -726,6 +728,7 @@ def _index_put_accumulate(input: Tensor, key: tuple[Any, ...], values: Tensor) -
     return record(node, (input, values), out)
 
 
+@tensor_method("index_put", inplace=twin("index_put_", no_overlap=(1, "values")))
 def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Tensor:
     """``Tensor.index_put``: a copy with ``values`` written at ``input[indices]`` (a tuple of
     index tensors); ``accumulate`` adds instead, repeated indices adding up.
@@ -763,6 +766,7 @@ def _index_of(index: Any, name: str) -> Any:
                         f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
     return index._array
 
+@tensor_method("scatter", inplace="scatter_")
 def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
             reduce: str | None = None) -> Tensor:
     """``a`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (for ``dim=0``, and so on),

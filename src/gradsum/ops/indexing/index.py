@@ -25,6 +25,8 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    tensor_method,
+    twin,
     wrap_dim,
 )
 from gradsum.ops.arithmetic import _tname
@@ -70,7 +72,7 @@ def _index_array(index: Any, name: str) -> Any:
     return arr
 
 
-@register("index_select")
+@register("index_select", method=True)
 def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     """Entries of ``a`` along ``dim`` at the 1-D ``index`` (repeats allowed)."""
     idx = _index_array(index, "index_select")
@@ -121,7 +123,7 @@ class IndexAddBackward0(Node):
         return gs, gsrc
 
 
-@register("index_add")
+@register("index_add", method=True, inplace=twin("index_add_", no_overlap=(2, "source")))
 def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """``a`` with ``alpha * source`` added at ``index`` along ``dim`` (repeats add up)."""
     idx = _index_array(index, "index_add")
@@ -361,7 +363,7 @@ class IndexCopyBackward0(Node):
         return ga, gs
 
 
-@register("index_copy")
+@register("index_copy", method=True, inplace="index_copy_")
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """``input`` with the slices of ``source`` copied to positions ``index`` along ``dim`` (for
     a repeated index the last slice wins).
@@ -455,7 +457,7 @@ class IndexFillBackward1(IndexFillBackward0):
         return ga, gv
 
 
-@register("index_fill")
+@register("index_fill", method=True, inplace="index_fill_")
 def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """``input`` with ``value`` (a number or a 0-d tensor) at positions ``index`` along
     ``dim`` (negative indices count from the end).
@@ -611,6 +613,7 @@ class IndexReduceBackward0(Node):
         return (gs if self.needs(0) else None), (g_src if self.needs(1) else None)
 
 
+@tensor_method("index_reduce", inplace="index_reduce_")
 def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
                  include_self: bool = True) -> Tensor:
     """``input`` with the slices of ``source`` reduced (``prod``, ``mean``, ``amax``,

@@ -25,6 +25,7 @@ from gradsum.ops._core import (
     record,
     register,
     scalar_value,
+    tensor_method,
 )
 from gradsum.ops.arithmetic import _checked, _left, _sum_to
 from gradsum.ops.comparison import _require_tensor
@@ -90,6 +91,13 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
     return record(node, (None, a, b), out)
 
 
+@tensor_method("where")
+def _where_method(a: Tensor, condition: Tensor, other: Any) -> Tensor:
+    """``t.where(condition, other)``: :func:`where` with the tensor as the values taken
+    where ``condition`` holds."""
+    return where(condition, a, other)
+
+
 class MaskedFillBackward0(Node):
     __slots__ = ("in_shape", "mask")
 
@@ -109,7 +117,7 @@ class MaskedFillBackward1(MaskedFillBackward0):
     __slots__ = ()
 
 
-@register("masked_fill")
+@register("masked_fill", method=True)
 def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``a`` with ``value`` where ``mask`` is True (``value`` a number or a 0-d tensor)."""
     m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
@@ -152,7 +160,7 @@ class MaskedSelectBackward0(Node):
         return F.sum_to(F.index_put(z, (_make(self.mask),), g), self.in_shape)
 
 
-@register("masked_select")
+@register("masked_select", method=True)
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     """The entries of ``input`` where the (broadcast) bool ``mask`` holds, as a 1-D tensor.
 
@@ -188,7 +196,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 # -- nonzero, argwhere and masked_scatter (bound as Tensor methods in gradsum.ops) -----------------
-@register("nonzero")
+@register("nonzero", method=True)
 def nonzero(a: Tensor, *, as_tuple: bool = False) -> Any:
     """Indices of the nonzero entries: an ``(n, ndim)`` int64 tensor, or a tuple per dim."""
 
@@ -224,6 +232,7 @@ def _nonzero_by_rows(x: Any) -> tuple[Any, ...]:
         return row, col
     return (*(xp.repeat(c.reshape(-1), counts) for c in xp.indices(x.shape[:-1])), col)
 
+@register("argwhere", method=True)
 def argwhere(a: Tensor) -> Tensor:
     """The indices of the nonzero entries, one row each (``nonzero()``).
 
@@ -234,6 +243,7 @@ def argwhere(a: Tensor) -> Tensor:
     """
     return nonzero(a)
 
+@tensor_method("masked_scatter", inplace="masked_scatter_")
 def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """``a`` (broadcast with ``mask``) with the first entries of ``source``, in order, written
     where ``mask`` is True.

@@ -26,6 +26,7 @@ from gradsum.ops._core import (
     mark_view,
     needs_grad,
     record,
+    tensor_method,
 )
 
 _max_reduce = xp.maximum.reduce
@@ -213,7 +214,8 @@ class AliasBackward0(IndexBackward0):
 
 
 # ``x[None]`` is torch's unsqueeze; the rule is still indexing's (index_grad).
-_IndexUnsqueezeBackward0 = type("UnsqueezeBackward0", (IndexBackward0,), {"__slots__": ()})
+class _IndexUnsqueezeBackward0(IndexBackward0, name="UnsqueezeBackward0"):
+    __slots__ = ()
 
 
 def _basic_index_node(k: tuple[Any, ...], shape: tuple[int, ...], key: Any) -> IndexBackward0:
@@ -265,6 +267,7 @@ def _strict_index(x: Any, k: tuple[Any, ...], value: Any = None, write: bool = F
                 from None
 
 
+@tensor_method(dunders="__getitem__")
 def getitem(a: Tensor, key: Any) -> Tensor:
     """``a[key]``: slices, ints, None, Ellipsis (views) and bool/int tensors (copies)."""
     k, advanced = _convert_key(key, a._array.shape)
@@ -475,12 +478,18 @@ def in_bounds(idx: Any, size: int) -> bool:
 
 
 def as_node(t: Tensor, cls: type[Node]) -> Tensor:
-    """``t`` whose grad_fn, a node of ``cls``'s base class (same slots, same rule), is
-    renamed ``cls``: torch's name for a node that gradsum makes with a more general op
-    (the values of a sort are a gather). A no-op when ``t`` has another grad_fn or none."""
+    """``t`` (just made, by a more general op: the values of a sort are a gather) with its
+    grad_fn, a node of ``cls``'s base class (same slots, same rule), made again as a ``cls``,
+    torch's node for the op: the state moves over whole, its sequence number included. A
+    no-op when ``t`` has another grad_fn or none."""
     fn = t._grad_fn
     if fn is not None and type(fn) is cls.__base__:
-        fn.__class__ = cls
+        node = cls.__new__(cls)
+        for k in cls.__mro__:
+            for s in k.__dict__.get("__slots__", ()):
+                if s != "__weakref__" and hasattr(fn, s):
+                    setattr(node, s, getattr(fn, s))
+        t._grad_fn = node
     return t
 
 

@@ -18,7 +18,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record, register
+from gradsum.ops._core import _make, needs_grad, record, register, tensor_method
 from gradsum.ops.linalg._base import (
     _ERR,
     LinAlgError,
@@ -302,6 +302,7 @@ def svdvals(A: Tensor) -> Tensor:
     return svd(A, full_matrices=False).S
 
 
+@tensor_method("svd")
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     """``torch.svd``: ``(U, S, V)`` with ``V = Vh^T`` (``some=False``: full matrices;
     ``compute_uv=False``: zero U and V)."""
@@ -314,6 +315,7 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
     return torch_svd_result(U, S, _mT(Vh))
 
 
+@tensor_method("cholesky")
 def cholesky_legacy(input: Tensor, upper: bool = False) -> Tensor:
     """``torch.cholesky`` (deprecated in torch: prefer ``linalg.cholesky``)."""
     return cholesky(input, upper=upper, _legacy=True)
@@ -392,6 +394,7 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 
 
 # -- linalg method forms ---------------------------------------------------------------------------
+@tensor_method("qr")
 def _qr_method(self: Tensor, some: bool = True) -> Any:
     """``t.qr(some)``: ``linalg.qr(t, 'reduced' if some else 'complete')``."""
     return qr(self, "reduced" if some else "complete")

@@ -17,7 +17,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record, register
+from gradsum.ops._core import _make, needs_grad, record, register, tensor_method
 from gradsum.ops.linalg._base import _check_square, _mT, _MultiOutput, _record_outputs
 from gradsum.ops.linalg.solvers import inv
 
@@ -81,6 +81,7 @@ class LinalgDetBackward0(Node):
         return F.mul(scale, _mT(inv(safe)))
 
 
+@tensor_method("det")
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix in ``A`` (``(..., n, n)``).
 
@@ -126,6 +127,7 @@ def _slogdet(name: str, A: Tensor, cls: Any) -> Any:
     return cls(*ts)
 
 
+@tensor_method("slogdet")
 def slogdet(A: Tensor) -> Any:
     """``(sign, logabsdet)`` of each square matrix (sign 0 and -inf for a singular one).
 
@@ -143,6 +145,7 @@ def linalg_slogdet(A: Tensor) -> Any:
     return _slogdet("linalg.slogdet", A, linalg_slogdet_result)
 
 
+@tensor_method("logdet")
 def logdet(A: Tensor) -> Tensor:
     """``log(det(A))``: nan for a negative determinant, -inf for a singular matrix
     (torch's composite: slogdet, then ``where``)."""

@@ -25,6 +25,7 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    tensor_method,
     wrap_dim,
 )
 from gradsum.ops.arithmetic import _tname
@@ -42,7 +43,7 @@ class TraceBackward0(Node):
         return _diagonal_backward(F.expand(g, (n,)), self.in_shape, 0, 0, 1)
 
 
-@register("trace")
+@register("trace", method=True)
 @autocast_policy("trace")
 def trace(input: Tensor) -> Tensor:
     """The sum of the main diagonal of a matrix (integers give int64).
@@ -107,6 +108,7 @@ def _cross(input: Tensor, other: Tensor, dim: int) -> Tensor:
     return t
 
 
+@tensor_method("cross")
 def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (broadcasting the other dims); without
     ``dim``, the first dim of size 3 (torch's deprecated default: prefer ``linalg.cross``).
@@ -131,7 +133,7 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:
     return _cross(input, other, dim)
 
 
-@register("matrix_power")
+@register("matrix_power", method=True)
 def matrix_power(input: Tensor, n: int) -> Tensor:
     """The ``n``-th power of a (batch of) square matrix by repeated squaring; ``n = 0`` gives
     the identity, a negative ``n`` a power of the inverse.
@@ -223,6 +225,7 @@ class LinalgMatrixExpBackward0(Node):
         return F.narrow(F.narrow(big, -2, 0, n), -1, n, n)
 
 
+@tensor_method("matrix_exp")
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix.
 

@@ -302,7 +302,7 @@ class RenormBackward0(Node):
                                                                    self.maxnorm), nb)), g)
 
 
-@register("renorm")
+@register("renorm", method=True, inplace="renorm_")
 def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """Each slice along ``dim`` rescaled so that its ``p``-norm is at most ``maxnorm``.
 

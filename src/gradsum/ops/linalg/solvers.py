@@ -23,7 +23,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim
+from gradsum.ops._core import _make, needs_grad, record, register, tensor_method, wrap_dim
 from gradsum.ops.linalg._base import (
     _ERR,
     LinAlgError,
@@ -76,6 +76,7 @@ class LinalgInvExBackward0(Node):
         return F.neg(F.matmul(F.matmul(ot, g), ot))
 
 
+@tensor_method("inverse")
 @autocast_policy("linalg_inv")
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix; :class:`LinAlgError` for a singular one.
@@ -235,6 +236,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     return t
 
 
+@tensor_method("pinverse")
 @autocast_policy("pinverse")
 def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
     """``torch.pinverse``: :func:`pinv` with ``rtol=rcond``."""
@@ -353,6 +355,7 @@ class TriangularSolveBackward0(_MultiOutput):
         return gb, ga
 
 
+@tensor_method("triangular_solve")
 def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> Any:
     """``torch.triangular_solve`` (deprecated in torch: prefer ``linalg.solve_triangular``):
@@ -652,6 +655,7 @@ class CholeskySolveBackward0(Node):
         return (F.sum_to(gb, self.shapes[0]) if self.needs(0) else None), gl
 
 
+@tensor_method("cholesky_solve")
 @autocast_policy("cholesky_solve")
 def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     """The solution of ``A X = B`` given the Cholesky factor of ``A`` (``A = L L^T``, or
@@ -706,6 +710,7 @@ class CholeskyInverseBackward0(Node):
         return F.neg(F.matmul(L, c) if self.upper else F.matmul(c, L))
 
 
+@tensor_method("cholesky_inverse")
 @autocast_policy("cholesky_inverse")
 def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """The inverse of ``A = L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor;
@@ -757,10 +762,16 @@ _REMOVED = {
 
 
 def _removed(name: str) -> Callable[..., Any]:
+    """``Tensor.<name>``, a method torch removed: it raises with torch's text."""
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"This function was deprecated since version 1.9 and is now "
                            f"removed. {_REMOVED[name]}")
 
     method.__name__ = name
     method.__doc__ = f"Removed in torch 1.9: raises, as torch's ``Tensor.{name}``."
-    return method
+    return tensor_method(name)(method)
+
+
+for _name in _REMOVED:
+    _removed(_name)

@@ -81,7 +81,7 @@ class I0Backward0(Node):
         return F.mul(g, _special_i1(a))
 
 
-@register("i0")
+@register("i0", method=True, inplace="i0_")
 def i0(input: Tensor) -> Tensor:
     """The modified Bessel function of the first kind, order 0.
 

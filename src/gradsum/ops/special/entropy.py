@@ -65,7 +65,7 @@ def _xlogy_array(x: Any, y: Any) -> Any:
         return xp.where(xp.isnan(y), xp.nan, out)
 
 
-@register("xlogy")
+@register("xlogy", method=True, inplace="xlogy_")
 def xlogy(input: Any, other: Any) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is nan); either
     operand may be a number. The gradient for ``input`` is ``log(other)`` where ``input`` is

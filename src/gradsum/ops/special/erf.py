@@ -74,7 +74,7 @@ def _erf_array(x: Any) -> Any:
     return erf64(x, exact=xp.asarray(x).dtype.itemsize >= 8)
 
 
-@register("erf")
+@register("erf", method=True)
 def erf(a: Tensor) -> Tensor:
     """The error function."""
     x = _unary_float(a)
@@ -212,7 +212,7 @@ class ErfcBackward0(Node):
         return F.mul(g, F.mul(F.exp(F.neg(F.mul(a, a))), -2.0 / math.sqrt(_PI)))
 
 
-@register("erfc")
+@register("erfc", method=True, inplace="erfc_")
 def erfc(input: Tensor) -> Tensor:
     """The complementary error function ``1 - erf(x)``, accurate in the tails.
 
@@ -251,7 +251,7 @@ class ErfinvBackward0(Node):
         return F.mul(F.mul(g, 0.5 * math.sqrt(_PI)), F.exp(F.mul(e, e)))
 
 
-@register("erfinv")
+@register("erfinv", method=True, inplace="erfinv_")
 def erfinv(input: Tensor) -> Tensor:
     """The inverse error function on ``[-1, 1]`` (+-inf at +-1, nan outside).
 

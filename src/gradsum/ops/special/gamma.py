@@ -24,6 +24,8 @@ from gradsum.ops._core import (
     record,
     register,
     scalar_value,
+    tensor_method,
+    twin,
 )
 from gradsum.ops._scipy_special import kernel as _scipy_kernel
 from gradsum.ops.arithmetic import _ERR, _bcast, _require_tensor, _sum_to, _unary, _unary_float
@@ -264,7 +266,7 @@ class LgammaBackward0(Node):
         return F.mul(g, digamma(a))
 
 
-@register("lgamma")
+@register("lgamma", method=True, inplace="lgamma_")
 def lgamma(input: Tensor) -> Tensor:
     """``log|Gamma(x)|`` (inf at the poles 0, -1, -2, ...).
 
@@ -286,7 +288,7 @@ class DigammaBackward0(Node):
         return F.mul(g, polygamma(1, a))
 
 
-@register("digamma")
+@register("digamma", method=True, inplace="digamma_")
 def digamma(input: Tensor) -> Tensor:
     """The logarithmic derivative of Gamma (torch's values: -inf at +0, +inf at -0, nan at
     the negative integers).
@@ -333,6 +335,12 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     t = record(node, (input,), out)
     node.save(input)
     return t
+
+
+@tensor_method("polygamma", inplace="polygamma_")
+def _polygamma_method(self: Tensor, n: int) -> Tensor:
+    """``t.polygamma(n)``: :func:`polygamma` with the tensor first."""
+    return polygamma(n, self)
 
 
 def _zeta_array(x: Any, q: Any) -> Any:
@@ -572,7 +580,7 @@ def _igamma(name: str, input: Tensor, other: Tensor, upper: bool) -> Tensor:
     return _record2(node, input, other, out, a, x, (input, other))
 
 
-@register("igamma", "special_gammainc")
+@register("igamma", "special_gammainc", method="igamma", inplace=twin("igamma_", cast=True))
 def igamma(input: Tensor, other: Tensor) -> Tensor:
     """The regularized lower incomplete gamma function ``P(input, other)``
     (``torch.special.gammainc``); differentiable in ``other`` only, as torch.
@@ -587,7 +595,7 @@ def igamma(input: Tensor, other: Tensor) -> Tensor:
     return _igamma("igamma", input, other, upper=False)
 
 
-@register("igammac", "special_gammaincc")
+@register("igammac", "special_gammaincc", method="igammac", inplace=twin("igammac_", cast=True))
 def igammac(input: Tensor, other: Tensor) -> Tensor:
     """The regularized upper incomplete gamma function ``Q(input, other) = 1 - P``
     (``torch.special.gammaincc``)."""
@@ -605,7 +613,7 @@ class MvlgammaBackward0(Node):
         return F.mul(g, s)
 
 
-@register("mvlgamma")
+@register("mvlgamma", method=True, inplace="mvlgamma_")
 def mvlgamma(input: Tensor, p: int) -> Tensor:
     """The multivariate log-gamma function of dimension ``p``: ``sum_j lgamma(x - j / 2)``
     plus ``p (p - 1) / 4 log(pi)`` (torch no longer checks that the values exceed
