@@ -4,7 +4,6 @@ LocalResponseNorm. Batch, group and instance norm: test_normalization.py."""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -16,10 +15,16 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from derivative_helpers import (  # noqa: E402
+    compare_derivatives,
+    normal_arrays,
+)
 from diff_helpers import (  # noqa: E402
     as_np,
     same_error,
 )
+
+_arr = normal_arrays(8)
 
 Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
 
@@ -140,72 +145,6 @@ def test_local_response_norm_edges_match_torch() -> None:
         assert lib.nn.functional.local_response_norm(x, 2) is x
 
 
-RNG = np.random.default_rng(8)
-
-
-def _name(t: Any) -> str | None:
-    if t is None or t.grad_fn is None:
-        return None
-    return t.grad_fn.name().replace("torch::autograd::", "")
-
-
-def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(as_np(a), as_np(b), rtol=tol, atol=tol, equal_nan=True)
-
-
-def _run(lib: Any, fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...],
-         seed: int, second: bool = True) -> dict[str, Any]:
-    """``fn(lib, *tensors)``; the first and second derivatives (create_graph) with respect to
-    the tensors at ``grad_idx`` (float64), against fixed random output weights."""
-    ts = [lib.tensor(a, requires_grad=i in grad_idx) if np.asarray(a).dtype.kind == "f"
-          else lib.tensor(a) for i, a in enumerate(arrays)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        y = fn(lib, *ts)
-    rng = np.random.default_rng(seed)
-    w = lib.tensor(rng.standard_normal(tuple(y.shape)))
-    ins = [ts[i] for i in grad_idx]
-    gs = lib.autograd.grad((y * w).sum(), ins, create_graph=True)
-    res: dict[str, Any] = {"y": y, "name": _name(y), "g": gs,
-                           "g_rg": [g.requires_grad for g in gs],
-                           "g_names": [_name(g) for g in gs]}
-    live = [(g, i) for g, i in zip(gs, grad_idx) if g.requires_grad]
-    if live and second:
-        vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g, _ in live]
-        tot = sum((g * v).sum() for (g, _), v in zip(live, vs))
-        res["gg"] = lib.autograd.grad(tot, ins, allow_unused=True)
-    return res
-
-
-def _compare(fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...] = (0,),
-             names: bool = True, tol: float = 1e-10, second: bool = True) -> dict[str, Any]:
-    """Values, first and (``second``) second derivatives, ``requires_grad`` of the first
-    derivatives and (``names``) the ``grad_fn`` names of the output and of the first
-    derivatives."""
-    t = _run(torch, fn, arrays, grad_idx, 1, second)
-    g = _run(gradsum, fn, arrays, grad_idx, 1, second)
-    _close(g["y"], t["y"], tol)
-    assert g["name"] == t["name"]
-    for a, b in zip(g["g"], t["g"]):
-        _close(a, b, tol)
-    assert g["g_rg"] == t["g_rg"]
-    if names:
-        assert g["g_names"] == t["g_names"]
-    assert ("gg" in g) == ("gg" in t)
-    if "gg" in t:
-        for a, b in zip(g["gg"], t["gg"]):
-            if b is None:
-                assert a is None or not as_np(a).any()
-            else:
-                assert a is not None
-                _close(a, b, tol)
-    return t
-
-
-def _arr(*shape: int) -> Any:
-    return RNG.standard_normal(shape)
-
-
 # -- layer norm -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("affine", ["wb", "w", "b", ""])
 @pytest.mark.parametrize("shape,ns", [((3, 4), (4,)), ((2, 3, 4), (3, 4))])
@@ -224,7 +163,7 @@ def test_layer_norm_one_node_two_derivatives(affine: str, shape: tuple[int, ...]
         # (torch's layer_norm_double_backward fails with an internal error when the bias
         # gradient is differentiated without a weight, or when only the bias requires grad)
         broken = 2 in idx and ("w" not in affine or idx == (2,))
-        t = _compare(fn, [x, w, b], idx, tol=1e-9, second=not broken)
+        t = compare_derivatives(fn, [x, w, b], idx, tol=1e-9, second=not broken)
         assert t["name"] == "NativeLayerNormBackward0"
         assert set(t["g_names"]) == {"NativeLayerNormBackwardBackward0"}
 
