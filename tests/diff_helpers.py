@@ -21,6 +21,18 @@ def _torch() -> Any:
     return torch
 
 
+def both(fn: Program) -> tuple[Any, Any]:
+    """``(gradsum's result, torch's result)`` of the same program."""
+    return fn(gradsum), fn(_torch())
+
+
+def same(fn: Program) -> Any:
+    """Both return equal results (torch's returned)."""
+    got, want = both(fn)
+    assert got == want
+    return want
+
+
 def both_or_error(fn: Program, quiet: bool = False) -> tuple[Any, Any]:
     """``fn(gradsum)`` and ``fn(torch)``, or the exception type each raised (warnings
     ignored when ``quiet``)."""

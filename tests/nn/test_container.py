@@ -4,7 +4,6 @@ ParameterList, ParameterDict) and the deprecated Container."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,22 +14,10 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import (  # noqa: E402
+from diff_helpers import (  # noqa: E402  # noqa: E402
+    same,
     same_error,
 )
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
 
 
 # -- containers --------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ LocalResponseNorm. Batch, group and instance norm: test_normalization.py."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -19,25 +18,13 @@ from derivative_helpers import (  # noqa: E402
     compare_derivatives,
     normal_arrays,
 )
-from diff_helpers import (  # noqa: E402
+from diff_helpers import (  # noqa: E402  # noqa: E402
     as_np,
+    same,
     same_error,
 )
 
 _arr = normal_arrays(8)
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
 
 
 # -- layers ------------------------------------------------------------------------------------
