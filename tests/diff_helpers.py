@@ -204,3 +204,37 @@ def assert_torch_bits(actual: Any, expected: Any, *, rtol: float = 1e-6, atol: f
             f"{e.ravel()[bad[:5]].tolist()}")
     else:
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+# -- the summary form (autograd, ops and tensor tests) ------------------------------------------
+def summary(x: Any) -> Any:
+    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
+    import numpy as np
+
+    if isinstance(x, (_torch().Tensor, gradsum.Tensor)):
+        return (tuple(x.shape), str(x.dtype).split(".")[-1],
+                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
+    if isinstance(x, (tuple, list)):
+        return tuple(summary(v) for v in x)
+    if isinstance(x, str):
+        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
+    return x
+
+
+def summary_outcome(fn: Callable[[Any], Any], m: Any) -> Any:
+    """``("ok", summary of fn(m))`` or ``("raises", the exception's type name)``."""
+    try:
+        return "ok", summary(fn(m))
+    except Exception as e:  # the exception's type is part of the contract
+        return "raises", type(e).__name__
+
+
+def same_summary(fn: Callable[[Any], Any]) -> Any:
+    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
+    want, got = summary_outcome(fn, _torch()), summary_outcome(fn, gradsum)
+    assert got == want, f"gradsum: {got}\ntorch:   {want}"
+    return got
+
+
+def leaf(m: Any, data: Any) -> Any:
+    return m.tensor(data, requires_grad=True)
