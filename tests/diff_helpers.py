@@ -238,3 +238,49 @@ def same_summary(fn: Callable[[Any], Any]) -> Any:
 
 def leaf(m: Any, data: Any) -> Any:
     return m.tensor(data, requires_grad=True)
+
+
+# -- the op outcome (ops and tensor tests): exact values and the grad_fn name ---------------------
+def op_outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """What ``fn(lib)`` does: ('err', exception type name) or ('ok', dtype, shape, values,
+    requires_grad, grad_fn name)."""
+    import numpy as np
+
+    torch = _torch()
+    try:
+        out = fn(lib)
+    except Exception as e:  # any exception is an outcome to compare
+        return ("err", type(e).__name__)
+    if isinstance(out, (torch.dtype, gradsum.dtype)):
+        return ("dtype", str(out).split(".")[-1].replace("bool_", "bool"))
+    arr = out.detach().numpy() if isinstance(out, torch.Tensor) else out._array
+    fn_name = None
+    if out.grad_fn is not None:
+        fn_name = (type(out.grad_fn).__name__ if isinstance(out, torch.Tensor)
+                   else out.grad_fn.name())
+    values = [repr(float(v)) if isinstance(v, float) else v for v in np.ravel(arr).tolist()]
+    return ("ok", str(out.dtype).split(".")[-1].replace("bool_", "bool"), tuple(out.shape),
+            values, out.requires_grad, fn_name)
+
+
+def same_op(fn: Callable[[Any], Any]) -> None:
+    """torch's and gradsum's ``op_outcome`` of ``fn`` are equal."""
+    t, g = op_outcome(_torch(), fn), op_outcome(gradsum, fn)
+    assert g == t, f"gradsum {g} != torch {t}"
+
+
+def bool_of(lib: Any) -> Any:
+    """The library's bool dtype (``torch.bool``, ``gradsum.bool_``)."""
+    return lib.bool if lib is _torch() else lib.bool_
+
+
+def ramp(lib: Any, shape: tuple[int, ...], dtype: str = "float32", rg: bool = False) -> Any:
+    """A tensor of ``1, 2, ...`` modulo 7 (modulo 2 for bool) of ``shape`` and ``dtype``."""
+    import math
+
+    import numpy as np
+
+    dt = bool_of(lib) if dtype == "bool" else getattr(lib, dtype)
+    n = math.prod(shape)
+    vals = np.arange(1, n + 1).reshape(shape) % (2 if dtype == "bool" else 7)
+    return lib.tensor(vals.tolist(), dtype=dt, requires_grad=rg)
