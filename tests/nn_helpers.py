@@ -138,3 +138,44 @@ def same_values(fn: Both, rtol: float = 1e-5, atol: float = 1e-6) -> None:
         gn, tn = to_np(g), to_np(t)
         assert gn.shape == tn.shape and gn.dtype == tn.dtype, (gn, tn)
         np.testing.assert_allclose(gn, tn, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# -- arrays from a test module's own RandomState --------------------------------------------------
+def randn_arrays(rs: np.random.RandomState) -> Callable[..., np.ndarray]:
+    """``arr(*shape)``: ``rs.randn(*shape)``; ``rs`` is the test module's own RandomState, so each
+    module draws the values it drew before."""
+    def arr(*shape: int) -> np.ndarray:
+        return rs.randn(*shape)
+
+    return arr
+
+
+def wide_randn_arrays(rs: np.random.RandomState) -> Callable[..., np.ndarray]:
+    """``arr(*shape, ties=False)``: ``rs.randn(*shape) * 2.5``, rounded to integers (ties) when
+    ``ties``; ``rs`` as in ``randn_arrays``."""
+    def arr(*shape: int, ties: bool = False) -> np.ndarray:
+        a = rs.randn(*shape) * 2.5
+        return np.round(a) if ties else a
+
+    return arr
+
+
+# -- values, reprs, tensors ------------------------------------------------------------------------
+def floats(t: Any) -> np.ndarray:
+    """``t``'s values as a float64 NumPy array (through ``tolist``)."""
+    return np.asarray(t.detach().tolist(), dtype=float)
+
+
+def floats_or_none(t: Any) -> np.ndarray | None:
+    """``floats(t)``, None for None."""
+    return None if t is None else floats(t)
+
+
+def gradsum_repr(obj: Any) -> str:
+    """``repr(obj)`` with torch's module prefix read as gradsum's."""
+    return repr(obj).replace("torch.", "gradsum.")
+
+
+def lib_tensor(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
+    """``arr`` as a tensor of ``lib`` of ``dtype`` (a name), requiring grad by default."""
+    return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)

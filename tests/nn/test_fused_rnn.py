@@ -21,14 +21,11 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 from gradsum.ops import rnn as _rnn  # noqa: E402
+from nn_helpers import floats  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 2e-5}
 IN, HID = 3, 5
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
 
 
 def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
@@ -104,7 +101,7 @@ def _compare(cls: str, kw: dict[str, Any], dtype: str, seq: int = 4, batch: int 
         assert len(part_t) == len(part_g)
         for a, b in zip(part_t, part_g):
             assert tuple(a.shape) == tuple(b.shape)
-            np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype])
+            np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype])
 
 
 MODULES = [("LSTM", {}), ("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})]
@@ -180,7 +177,7 @@ def test_cells_like_torch(cls: str, kw: dict[str, Any], given: bool, dtype: str)
         grads = lib.autograd.grad(loss, [x, *hs, *mod.parameters()])
         res.append(outs + list(grads))
     for a, b in zip(*res):
-        np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype])
+        np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype])
 
 
 # -- gradcheck / gradgradcheck of the fused node -------------------------------------------------
@@ -258,7 +255,7 @@ def test_both_backward_forms_agree(mode: str, proj: int, bias: bool) -> None:
         for a, b in zip(*res):
             assert (a is None) == (b is None)
             if a is not None:
-                np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-13)
+                np.testing.assert_allclose(floats(a), floats(b), rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
@@ -275,7 +272,7 @@ def test_module_double_backward_like_torch(cls: str) -> None:
         params = list(mod.parameters())
         gs = lib.autograd.grad(loss, [x, *params], create_graph=True)
         s = sum((g * g).sum() for g in gs)
-        res.append([_np(g) for g in lib.autograd.grad(s, [x, *params])])
+        res.append([floats(g) for g in lib.autograd.grad(s, [x, *params])])
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
 
@@ -367,13 +364,13 @@ def test_repeated_calls_leave_the_weights_alone(cls: str, sizes: tuple[int, int]
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     t_mod, g_mod = _twins(cls, "float64", *sizes)
-    before = {k: _np(v).copy() for k, v in g_mod.state_dict().items()}
+    before = {k: floats(v).copy() for k, v in g_mod.state_dict().items()}
     shape = (3, sizes[0]) if cls.endswith("Cell") else (4, 3, sizes[0])
     x = rng.standard_normal(shape)
     want = t_mod(torch.tensor(x))
     for _ in range(3):
         got = g_mod(gradsum.tensor(x))
         w, gv = (want[0], got[0]) if isinstance(want, tuple) else (want, got)
-        np.testing.assert_allclose(_np(gv), _np(w), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(floats(gv), floats(w), rtol=1e-12, atol=1e-14)
     for k, v in g_mod.state_dict().items():
-        np.testing.assert_array_equal(_np(v), before[k])
+        np.testing.assert_array_equal(floats(v), before[k])

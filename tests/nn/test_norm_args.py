@@ -23,6 +23,7 @@ from diff_helpers import (  # noqa: E402  # noqa: E402
     same,
     same_error,
 )
+from nn_helpers import gradsum_repr, lib_tensor  # noqa: E402
 
 _arr = normal_arrays(8)
 
@@ -37,14 +38,6 @@ def test_layer_norm_over_an_empty_shape() -> None:
 
 
 LIBS = [gradsum, torch]
-
-
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
-
-
-def _t(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
-    return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)
 
 
 # -- RMSNorm / LocalResponseNorm / Softmax2d -----------------------------------------------------
@@ -63,14 +56,14 @@ def test_rmsnorm_matches_torch(ns: Any, eps: float | None, affine: bool,
             m = m.double()
         if affine:
             with lib.no_grad():
-                m.weight.copy_(_t(lib, np.linspace(0.5, 1.5, m.weight.numel()).reshape(
+                m.weight.copy_(lib_tensor(lib, np.linspace(0.5, 1.5, m.weight.numel()).reshape(
                     tuple(m.weight.shape)), dtype, False))
-        x = _t(lib, arr, dtype)
+        x = lib_tensor(lib, arr, dtype)
         y = m(x)
         gs = lib.autograd.grad((y * y * y).sum(), [x, *m.parameters()], create_graph=True)
         gg = lib.autograd.grad(sum((g * g).sum() for g in gs), x)
         res.append([as_np(y), *[as_np(g) for g in gs], as_np(gg[0]), y.grad_fn.name(),
-                    _repr(m), list(m.state_dict()), m.eps, str(y.dtype).split(".")[-1]])
+                    gradsum_repr(m), list(m.state_dict()), m.eps, str(y.dtype).split(".")[-1]])
     t, g = res
     tol = 1e-10 if dtype == "float64" else 2e-5
     n = len(t) - 5
@@ -112,11 +105,11 @@ def test_local_response_norm_matches_torch(size: int, shape: tuple[int, ...], kw
     arr = np.random.default_rng(5).standard_normal(shape)
     for lib in (torch, gradsum):
         m = lib.nn.LocalResponseNorm(size, **kw)
-        x = _t(lib, arr, dtype)
+        x = lib_tensor(lib, arr, dtype)
         y = m(x)
         (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
         (gg,) = lib.autograd.grad((g * g).sum(), x)
-        res.append([as_np(y), as_np(g), as_np(gg), y.grad_fn.name(), _repr(m)])
+        res.append([as_np(y), as_np(g), as_np(gg), y.grad_fn.name(), gradsum_repr(m)])
     t, g = res
     tol = 1e-10 if dtype == "float64" else 5e-5
     for a, b in zip(g[:3], t[:3]):

@@ -21,14 +21,11 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import floats  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 1e-5}
 SEQ, BATCH, IN, HID = 4, 3, 3, 5
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
 
 
 def _weights(lib: Any, y: Any) -> Any:
@@ -56,7 +53,7 @@ def _compare(t_vals: list[Any], g_vals: list[Any], dtype: str, what: list[str]) 
             continue
         assert tuple(a.shape) == tuple(b.shape), (name, a.shape, b.shape)
         assert str(b.dtype).split(".")[-1] == str(a.dtype).split(".")[-1], name
-        np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype],
+        np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype],
                                    err_msg=name)
 
 
@@ -172,7 +169,7 @@ def test_second_order_gradients_like_torch(cls: str) -> None:
         params = list(mod.parameters())
         gs = lib.autograd.grad(loss, [x, *params], create_graph=True)
         s = sum((g * g).sum() for g in gs)
-        res.append([_np(g) for g in lib.autograd.grad(s, [x, *params])])
+        res.append([floats(g) for g in lib.autograd.grad(s, [x, *params])])
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
 
@@ -217,9 +214,9 @@ def test_dropout_between_layers(cls: str) -> None:
         lib.manual_seed(0)
         x = lib.tensor(x_arr, dtype=lib.float64)
         mod.eval()
-        ref = _np(mod(x)[0])
+        ref = floats(mod(x)[0])
         mod.train()
-        runs = [_np(mod(x)[0]) for _ in range(8)]
+        runs = [floats(mod(x)[0]) for _ in range(8)]
         assert not any(np.allclose(r, ref) for r in runs)
         assert not np.allclose(runs[0], runs[1])
         diffs.append(np.mean([np.abs(r - ref).mean() for r in runs]))
@@ -260,14 +257,14 @@ def test_state_dict_keys_shapes_and_interchange(cls: str, args: tuple[int, ...],
     # (the spread over all of them: a 4-element bias alone can draw a small std)
     bound = 1 / np.sqrt(args[1])
     for v in g_sd.values():
-        assert np.all(np.abs(_np(v)) <= bound)
-    values = np.concatenate([_np(v).ravel() for v in g_sd.values()])
+        assert np.all(np.abs(floats(v)) <= bound)
+    values = np.concatenate([floats(v).ravel() for v in g_sd.values()])
     assert values.std() > bound / 4
     # gradsum -> torch, key for key
-    t_mod.load_state_dict({k: torch.tensor(_np(v), dtype=torch.float64)
+    t_mod.load_state_dict({k: torch.tensor(floats(v), dtype=torch.float64)
                            for k, v in g_sd.items()})
     for k, v in t_mod.state_dict().items():
-        np.testing.assert_array_equal(_np(v), _np(g_sd[k]))
+        np.testing.assert_array_equal(floats(v), floats(g_sd[k]))
     if hasattr(g_mod, "all_weights"):
         assert [[tuple(p.shape) for p in ws] for ws in g_mod.all_weights] == \
             [[tuple(p.shape) for p in ws] for ws in t_mod.all_weights]

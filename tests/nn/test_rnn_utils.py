@@ -19,19 +19,16 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
+from nn_helpers import floats  # noqa: E402
 
 TOL = {"float64": 1e-10, "float32": 1e-5}
 LIBS = (torch, gradsum)
 
 
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
 def _close(g: Any, t: Any, dtype: str = "float64", what: str = "") -> None:
     assert tuple(g.shape) == tuple(t.shape), (what, g.shape, t.shape)
     assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], what
-    np.testing.assert_allclose(_np(g), _np(t), rtol=TOL[dtype], atol=TOL[dtype], err_msg=what)
+    np.testing.assert_allclose(floats(g), floats(t), rtol=TOL[dtype], atol=TOL[dtype], err_msg=what)
 
 
 def _cot(lib: Any, y: Any) -> Any:
@@ -479,7 +476,7 @@ def test_orthogonal_parametrization(shape: tuple[int, int], omap: str | None,
     _run_twins(t_mod, g_mod, _rng(12).standard_normal((2, shape[1])), dtype, "orth")
     q = g_mod.weight.detach()
     gram = q @ q.T if shape[0] <= shape[1] else q.T @ q
-    np.testing.assert_allclose(_np(gram), np.eye(min(shape)), atol=1e-5)
+    np.testing.assert_allclose(floats(gram), np.eye(min(shape)), atol=1e-5)
     # assigning an orthogonal matrix goes through right_inverse
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         with lib.no_grad():
