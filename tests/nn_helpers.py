@@ -179,3 +179,19 @@ def gradsum_repr(obj: Any) -> str:
 def lib_tensor(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
     """``arr`` as a tensor of ``lib`` of ``dtype`` (a name), requiring grad by default."""
     return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)
+
+
+def twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """The torch module ``torch.nn.<cls>(*args, **kwargs)`` and a gradsum one holding torch's
+    (initial) parameters, both in ``dtype`` (warnings ignored while building)."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
+        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
+    state = {k: gradsum.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()}
+    g_mod.load_state_dict(state)
+    return t_mod, g_mod

@@ -8,7 +8,6 @@ nodes per call stays pinned; saved-tensor checks as torch's."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -21,21 +20,14 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 from gradsum.ops import rnn as _rnn  # noqa: E402
-from nn_helpers import floats  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    floats,
+    twins,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 2e-5}
 IN, HID = 3, 5
-
-
-def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
-        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
-    g_mod.load_state_dict({k: gradsum.tensor(v.detach().numpy())
-                           for k, v in t_mod.state_dict().items()})
-    return t_mod, g_mod
 
 
 def _cot(lib: Any, y: Any, k: float) -> Any:
@@ -82,7 +74,7 @@ def _run(lib: Any, mod: Any, x_arr: np.ndarray, states: list[np.ndarray] | None,
 
 def _compare(cls: str, kw: dict[str, Any], dtype: str, seq: int = 4, batch: int = 3,
              states: bool = False, packed: list[int] | None = None) -> None:
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, **kw)
     rs = np.random.RandomState(5)
     if kw.get("batch_first") and packed is None:
         x_arr = rs.randn(batch, seq, IN)
@@ -158,7 +150,7 @@ CELLS = [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
 @pytest.mark.parametrize("cls,kw", CELLS,
                          ids=["lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_nobias"])
 def test_cells_like_torch(cls: str, kw: dict[str, Any], given: bool, dtype: str) -> None:
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, **kw)
     rs = np.random.RandomState(2)
     x_arr = rs.randn(3, IN)
     st = [rs.randn(3, HID) for _ in range(2 if cls == "LSTMCell" else 1)]
@@ -263,7 +255,7 @@ def test_module_double_backward_like_torch(cls: str) -> None:
     rs = np.random.RandomState(1)
     x_arr = rs.randn(4, 2, IN)
     res = []
-    t_mod, g_mod = _twins(cls, "float64", IN, 4, num_layers=2, batch_first=True)
+    t_mod, g_mod = twins(cls, "float64", IN, 4, num_layers=2, batch_first=True)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         x = lib.tensor(x_arr, dtype=lib.float64, requires_grad=True)
         out, hid = mod(x)
@@ -323,7 +315,7 @@ def test_cell_is_one_node() -> None:
 
 # -- saved tensors -------------------------------------------------------------------------------
 def test_weight_changed_in_place_after_forward_raises_like_torch() -> None:
-    t_mod, g_mod = _twins("LSTM", "float64", IN, HID)
+    t_mod, g_mod = twins("LSTM", "float64", IN, HID)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         out, _ = mod(lib.ones(2, 1, IN, dtype=lib.float64))
         with lib.no_grad():
@@ -363,7 +355,7 @@ def test_repeated_calls_leave_the_weights_alone(cls: str, sizes: tuple[int, int]
     the parameter itself, so every second call of ports/lbfgs_sequence's LSTMCell was wrong)."""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
-    t_mod, g_mod = _twins(cls, "float64", *sizes)
+    t_mod, g_mod = twins(cls, "float64", *sizes)
     before = {k: floats(v).copy() for k, v in g_mod.state_dict().items()}
     shape = (3, sizes[0]) if cls.endswith("Cell") else (4, 3, sizes[0])
     x = rng.standard_normal(shape)

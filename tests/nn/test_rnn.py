@@ -21,7 +21,10 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
-from nn_helpers import floats  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    floats,
+    twins,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 1e-5}
@@ -32,17 +35,6 @@ def _weights(lib: Any, y: Any) -> Any:
     """A fixed, non-uniform cotangent pattern."""
     k = np.cos(1.7 * np.arange(int(np.prod(y.shape)))).reshape(tuple(y.shape))
     return lib.tensor(k, dtype=y.dtype)
-
-
-def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """The torch module and a gradsum one holding torch's (initial) parameters."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
-        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
-    state = {k: gradsum.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()}
-    g_mod.load_state_dict(state)
-    return t_mod, g_mod
 
 
 def _compare(t_vals: list[Any], g_vals: list[Any], dtype: str, what: list[str]) -> None:
@@ -95,7 +87,7 @@ def test_cells_values_and_gradients(cls: str, kw: dict[str, Any], dtype: str) ->
     for bias in (True, False):
         for batched in (True, False):
             for given in (True, False):
-                t_mod, g_mod = _twins(cls, dtype, IN, HID, bias=bias, **kw)
+                t_mod, g_mod = twins(cls, dtype, IN, HID, bias=bias, **kw)
                 lead = (BATCH,) if batched else ()
                 x = rs.randn(*lead, IN)
                 states = [rs.randn(*lead, HID) for _ in range(2 if lstm else 1)] if given \
@@ -116,8 +108,8 @@ def _check_module(cls: str, kw: dict[str, Any], dtype: str, layers: int, bidir: 
                   batch_first: bool, unbatched: bool, given: bool, bias: bool,
                   rs: np.random.RandomState) -> None:
     lstm = cls == "LSTM"
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, num_layers=layers, bias=bias,
-                          batch_first=batch_first, bidirectional=bidir, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, num_layers=layers, bias=bias,
+                         batch_first=batch_first, bidirectional=bidir, **kw)
     proj = kw.get("proj_size", 0)
     nd = 2 if bidir else 1
     x_shape = (BATCH, SEQ, IN) if batch_first else (SEQ, BATCH, IN)
@@ -161,7 +153,7 @@ def test_second_order_gradients_like_torch(cls: str) -> None:
     rs = np.random.RandomState(3)
     x_arr = rs.randn(3, 2, IN)
     res = []
-    t_mod, g_mod = _twins(cls, "float64", IN, 4, num_layers=2, bidirectional=True)
+    t_mod, g_mod = twins(cls, "float64", IN, 4, num_layers=2, bidirectional=True)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         x = lib.tensor(x_arr, dtype=lib.float64, requires_grad=True)
         out = mod(x)[0]
@@ -196,19 +188,19 @@ def test_dropout_between_layers(cls: str) -> None:
     rs = np.random.RandomState(9)
     x_arr = rs.randn(SEQ, BATCH, IN)
     # eval: dropout is off, the values equal torch's
-    t_mod, g_mod = _twins(cls, "float64", IN, HID, num_layers=3, dropout=0.5)
+    t_mod, g_mod = twins(cls, "float64", IN, HID, num_layers=3, dropout=0.5)
     t_mod.eval()
     g_mod.eval()
     tv, what = _run(t_mod, torch, x_arr, None, "float64", cls == "LSTM", cell=False)
     gv, _ = _run(g_mod, gradsum, x_arr, None, "float64", cls == "LSTM", cell=False)
     _compare(tv, gv, "float64", what)
     # p == 1 while training: the layers above the first see zeros, deterministic in both
-    t_mod, g_mod = _twins(cls, "float64", IN, HID, num_layers=2, dropout=1.0)
+    t_mod, g_mod = twins(cls, "float64", IN, HID, num_layers=2, dropout=1.0)
     tv, what = _run(t_mod, torch, x_arr, None, "float64", cls == "LSTM", cell=False)
     gv, _ = _run(g_mod, gradsum, x_arr, None, "float64", cls == "LSTM", cell=False)
     _compare(tv, gv, "float64", what)
     # p == 0.5 while training: random, so the statistics are compared loosely
-    t_mod, g_mod = _twins(cls, "float64", IN, 64, num_layers=2, dropout=0.5)
+    t_mod, g_mod = twins(cls, "float64", IN, 64, num_layers=2, dropout=0.5)
     diffs = []
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.manual_seed(0)
@@ -392,7 +384,7 @@ def test_foreign_packed_sequence_is_rejected_clearly() -> None:
 
 
 def test_batch_of_zero_and_no_grad_like_torch() -> None:
-    t_mod, g_mod = _twins("LSTM", "float64", IN, HID, bidirectional=True)
+    t_mod, g_mod = twins("LSTM", "float64", IN, HID, bidirectional=True)
     for mod, lib in ((t_mod, torch), (g_mod, gradsum)):
         out, (h, c) = mod(lib.zeros(4, 0, IN, dtype=lib.float64))
         assert tuple(out.shape) == (4, 0, 2 * HID) and tuple(h.shape) == (2, 0, HID)
