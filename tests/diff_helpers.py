@@ -21,6 +21,12 @@ def _torch() -> Any:
     return torch
 
 
+def torch_or_skip() -> Any:
+    """torch, or skip the calling test when it is not installed."""
+    return pytest.importorskip(
+        "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
+
+
 def both(fn: Program) -> tuple[Any, Any]:
     """``(gradsum's result, torch's result)`` of the same program."""
     return fn(gradsum), fn(_torch())
