@@ -67,8 +67,6 @@ def test_conv2d_module_attributes() -> None:
 
 
 RS = np.random.RandomState(1234)
-
-
 _arr = wide_randn_arrays(RS)
 
 

@@ -23,8 +23,6 @@ def test_embedding_from_pretrained_asserts_2d() -> None:
 
 
 RS = np.random.RandomState(4321)
-
-
 _arr = randn_arrays(RS)
 
 

@@ -60,8 +60,6 @@ def test_linear_accepted_shapes_still_match(shapes: tuple[Any, ...]) -> None:
 
 
 RS = np.random.RandomState(4321)
-
-
 _arr = randn_arrays(RS)
 
 

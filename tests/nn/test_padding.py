@@ -22,8 +22,6 @@ Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
 _arr = wide_randn_arrays(RS)
 
 

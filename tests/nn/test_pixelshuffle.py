@@ -13,8 +13,6 @@ from diff_helpers import check_grads, same_error, same_repr  # noqa: E402
 from nn_helpers import randn_arrays  # noqa: E402
 
 RS = np.random.RandomState(4321)
-
-
 _arr = randn_arrays(RS)
 
 

@@ -22,8 +22,6 @@ Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(4321)
-
-
 _arr = randn_arrays(RS)
 
 
