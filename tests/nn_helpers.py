@@ -1,5 +1,8 @@
 """Shared helpers for the nn/optim tests: build the same values in gradsum and torch, run a
-function on both, compare outputs and gradients."""
+function on both, compare outputs and gradients; errors with their messages (``raised``,
+``same_error_text``); programs ``fn(lib, functional)`` (``both_raise``, ``same_values``); each
+module's random arrays (``randn_arrays``, ``wide_randn_arrays``); values, reprs and tensors
+(``floats``, ``gradsum_repr``, ``lib_tensor``); torch/gradsum module twins (``twins``)."""
 
 from __future__ import annotations
 
