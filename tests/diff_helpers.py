@@ -21,6 +21,24 @@ def _torch() -> Any:
     return torch
 
 
+def torch_or_skip() -> Any:
+    """torch, or skip the calling test when it is not installed."""
+    return pytest.importorskip(
+        "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
+
+
+def both(fn: Program) -> tuple[Any, Any]:
+    """``(gradsum's result, torch's result)`` of the same program."""
+    return fn(gradsum), fn(_torch())
+
+
+def same(fn: Program) -> Any:
+    """Both return equal results (torch's returned)."""
+    got, want = both(fn)
+    assert got == want
+    return want
+
+
 def both_or_error(fn: Program, quiet: bool = False) -> tuple[Any, Any]:
     """``fn(gradsum)`` and ``fn(torch)``, or the exception type each raised (warnings
     ignored when ``quiet``)."""
@@ -192,3 +210,83 @@ def assert_torch_bits(actual: Any, expected: Any, *, rtol: float = 1e-6, atol: f
             f"{e.ravel()[bad[:5]].tolist()}")
     else:
         np.testing.assert_allclose(a, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
+
+
+# -- the summary form (autograd, ops and tensor tests) ------------------------------------------
+def summary(x: Any) -> Any:
+    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
+    import numpy as np
+
+    if isinstance(x, (_torch().Tensor, gradsum.Tensor)):
+        return (tuple(x.shape), str(x.dtype).split(".")[-1],
+                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
+    if isinstance(x, (tuple, list)):
+        return tuple(summary(v) for v in x)
+    if isinstance(x, str):
+        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
+    return x
+
+
+def summary_outcome(fn: Callable[[Any], Any], m: Any) -> Any:
+    """``("ok", summary of fn(m))`` or ``("raises", the exception's type name)``."""
+    try:
+        return "ok", summary(fn(m))
+    except Exception as e:  # the exception's type is part of the contract
+        return "raises", type(e).__name__
+
+
+def same_summary(fn: Callable[[Any], Any]) -> Any:
+    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
+    want, got = summary_outcome(fn, _torch()), summary_outcome(fn, gradsum)
+    assert got == want, f"gradsum: {got}\ntorch:   {want}"
+    return got
+
+
+def leaf(m: Any, data: Any) -> Any:
+    return m.tensor(data, requires_grad=True)
+
+
+# -- the op outcome (ops and tensor tests): exact values and the grad_fn name ---------------------
+def op_outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, ...]:
+    """What ``fn(lib)`` does: ('err', exception type name) or ('ok', dtype, shape, values,
+    requires_grad, grad_fn name)."""
+    import numpy as np
+
+    torch = _torch()
+    try:
+        out = fn(lib)
+    except Exception as e:  # any exception is an outcome to compare
+        return ("err", type(e).__name__)
+    if isinstance(out, (torch.dtype, gradsum.dtype)):
+        return ("dtype", str(out).split(".")[-1].replace("bool_", "bool"))
+    arr = out.detach().numpy() if isinstance(out, torch.Tensor) else out._array
+    fn_name = None
+    if out.grad_fn is not None:
+        fn_name = (type(out.grad_fn).__name__ if isinstance(out, torch.Tensor)
+                   else out.grad_fn.name())
+    values = [repr(float(v)) if isinstance(v, float) else v for v in np.ravel(arr).tolist()]
+    return ("ok", str(out.dtype).split(".")[-1].replace("bool_", "bool"), tuple(out.shape),
+            values, out.requires_grad, fn_name)
+
+
+def same_op(fn: Callable[[Any], Any]) -> None:
+    """torch's and gradsum's ``op_outcome`` of ``fn`` are equal."""
+    t, g = op_outcome(_torch(), fn), op_outcome(gradsum, fn)
+    assert g == t, f"gradsum {g} != torch {t}"
+
+
+def bool_of(lib: Any) -> Any:
+    """The library's bool dtype (``torch.bool``, ``gradsum.bool_``)."""
+    return lib.bool if lib is _torch() else lib.bool_
+
+
+def ramp(lib: Any, shape: tuple[int, ...], dtype: str = "float32", rg: bool = False) -> Any:
+    """A tensor of ``1, 2, ...`` modulo 7 (modulo 2 for bool) of ``shape`` and ``dtype``."""
+    import math
+
+    import numpy as np
+
+    dt = bool_of(lib) if dtype == "bool" else getattr(lib, dtype)
+    n = math.prod(shape)
+    vals = np.arange(1, n + 1).reshape(shape) % (2 if dtype == "bool" else 7)
+    return lib.tensor(vals.tolist(), dtype=dt, requires_grad=rg)

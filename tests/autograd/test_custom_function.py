@@ -7,44 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
-import gradsum
+from diff_helpers import leaf, same_summary
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-def _summary(x: Any) -> Any:
-    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return (tuple(x.shape), str(x.dtype).split(".")[-1],
-                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
-    if isinstance(x, (tuple, list)):
-        return tuple(_summary(v) for v in x)
-    if isinstance(x, str):
-        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
-    return x
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    try:
-        return "ok", _summary(fn(m))
-    except Exception as e:  # the exception's type is part of the contract
-        return "raises", type(e).__name__
-
-
-def same(fn: Callable[[Any], Any]) -> Any:
-    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
-    want, got = _outcome(fn, torch), _outcome(fn, gradsum)
-    assert got == want, f"gradsum: {got}\ntorch:   {want}"
-    return got
-
-
-def leaf(m: Any, data: Any) -> Any:
-    return m.tensor(data, requires_grad=True)
 
 
 # -- autograd.Function --------------------------------------------------------------------------
@@ -64,7 +33,7 @@ def test_function_backward_returning_a_non_tensor_raises_runtime_error(bad):
         x = leaf(m, [1.0, 2.0])
         _fn(m, lambda ctx, g: (bad, None)).apply(x, 2.0).sum().backward()
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 def test_function_gradient_for_a_non_tensor_argument_raises():
@@ -72,7 +41,7 @@ def test_function_gradient_for_a_non_tensor_argument_raises():
         x = leaf(m, [1.0, 2.0])
         _fn(m, lambda ctx, g: (g * 2, g)).apply(x, 2.0).sum().backward()
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 def test_function_non_tensor_output_gets_none_gradient():
@@ -94,7 +63,7 @@ def test_function_non_tensor_output_gets_none_gradient():
         y.sum().backward()
         return seen, k, x.grad
 
-    same(f)
+    same_summary(f)
 
 
 def test_function_save_for_backward_refuses_non_tensors():
@@ -105,7 +74,7 @@ def test_function_save_for_backward_refuses_non_tensors():
 
         _fn(m, lambda ctx, g: (g, None), forward).apply(leaf(m, [1.0]), 2.0)
 
-    assert same(f) == ("raises", "TypeError")
+    assert same_summary(f) == ("raises", "TypeError")
 
 
 def test_function_mark_dirty_bumps_the_version():
@@ -122,7 +91,7 @@ def test_function_mark_dirty_bumps_the_version():
         y.sum().backward()
         return y is h, v, x.grad
 
-    same(f)
+    same_summary(f)
 
 
 def test_function_setup_context_style():
@@ -144,9 +113,9 @@ def test_function_setup_context_style():
         Fn.apply(x, 3.0).sum().backward()
         return x.grad
 
-    same(f)
+    same_summary(f)
 
 
 @pytest.mark.filterwarnings("ignore:.*should not be instantiated")
 def test_function_instance_call_raises():
-    same(lambda m: _fn(m, lambda ctx, g: g)()(m.ones(2), 2.0))
+    same_summary(lambda m: _fn(m, lambda ctx, g: g)()(m.ones(2), 2.0))

@@ -3,37 +3,14 @@ returned as is, mark_dirty on views, dirty tensors not returned, needs_input_gra
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
 
 pytest.importorskip("torch", reason="the side-by-side tests compare with torch")
 
-import torch
 
-import gradsum
-
-
-def _norm(x: Any) -> Any:
-    """A comparable form: tensors as (values, requires_grad), exceptions as their type."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return ("T", x.detach().tolist(), x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_norm(v) for v in x)
-    return x
-
-
-def _same(program: Any) -> None:
-    out = []
-    for lib in (torch, gradsum):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(_norm(program(lib)))
-        except Exception as e:  # (the type is what is compared)
-            out.append(type(e))
-    assert out[1] == out[0], out
+from autograd_helpers import same_exact
 
 
 def _fn(m: Any, fwd: Any, bwd: Any, setup: Any = None) -> Any:
@@ -83,7 +60,7 @@ def test_function_apply_binds_keyword_arguments_by_name(call: str) -> None:
         z.sum().backward()
         return z, x.grad, seen
 
-    _same(program)
+    same_exact(program)
 
 
 def test_needs_input_grad_is_the_inputs_requires_grad_in_no_grad_mode_too() -> None:
@@ -100,7 +77,7 @@ def test_needs_input_grad_is_the_inputs_requires_grad_in_no_grad_mode_too() -> N
             f.apply(x, m.ones(2), 3)
         return seen
 
-    _same(program)
+    same_exact(program)
 
 
 @pytest.mark.parametrize("case", ["base", "inplace_leaf", "inplace_nonleaf", "plain",
@@ -120,7 +97,7 @@ def test_an_input_returned_as_is_is_a_view_of_it(case: str) -> None:
             y.mul_(2)
         return y._base is src, y is src, y.requires_grad, y.is_leaf
 
-    _same(program)
+    same_exact(program)
 
 
 def test_mark_dirty_on_a_view_rewrites_the_bases_history() -> None:
@@ -138,7 +115,7 @@ def test_mark_dirty_on_a_view_rewrites_the_bases_history() -> None:
         (y * m.tensor([1.0, 2.0, 4.0])).sum().backward()
         return z is v, v._version, y, x.grad
 
-    _same(program)
+    same_exact(program)
 
 
 @pytest.mark.parametrize("case", ["not_returned", "not_returned_no_grad", "view_two_outputs",
@@ -162,4 +139,4 @@ def test_mark_dirty_misuse(case: str) -> None:
             x = (x * 1)[:1]
         return f.apply(x)
 
-    _same(program)
+    same_exact(program)

@@ -2,37 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import pytest
 
 pytest.importorskip("torch", reason="the side-by-side tests compare with torch")
 
-import torch
 
-import gradsum
-
-
-def _norm(x: Any) -> Any:
-    """A comparable form: tensors as (values, requires_grad), exceptions as their type."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return ("T", x.detach().tolist(), x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_norm(v) for v in x)
-    return x
-
-
-def _same(program: Any) -> None:
-    out = []
-    for lib in (torch, gradsum):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(_norm(program(lib)))
-        except Exception as e:  # (the type is what is compared)
-            out.append(type(e))
-    assert out[1] == out[0], out
+from autograd_helpers import same_exact
 
 
 @pytest.mark.parametrize("case", ["basic", "unused", "allow_unused", "materialize", "create",
@@ -59,7 +36,7 @@ def test_grad_is_grads_batched(case: str) -> None:
             r = m.autograd.grad(y, ins, grad_outputs=go, is_grads_batched=True)
         return r
 
-    _same(program)
+    same_exact(program)
 
 
 @pytest.mark.parametrize("fn", ["backward", "grad"])
@@ -71,4 +48,4 @@ def test_extra_gradients_are_ignored_as_torchs_zip_does(fn: str) -> None:
         m.autograd.backward(x.sum(), grad_tensors=[m.ones(()), m.ones(())])
         return x.grad
 
-    _same(program)
+    same_exact(program)

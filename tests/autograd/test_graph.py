@@ -3,48 +3,20 @@ get_gradient_edge and increment_version."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="the side-by-side tests compare with torch")
 
-import gradsum  # noqa: E402
-
-
-def _norm(x: Any) -> Any:
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return ("T", [round(v, 5) for v in x.detach().reshape(-1).tolist()], x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_norm(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _norm(v) for k, v in x.items()}
-    return x
-
-
-def _run(lib: Any, program: Callable[[Any], Any]) -> Any:
-    try:
-        return _norm(program(lib))
-    except Exception as e:  # (compared by type and first words)
-        return (type(e).__name__, str(e)[:40])
-
-
-def _same(program: Callable[[Any], Any]) -> Any:
-    a, b = _run(gradsum, program), _run(torch, program)
-    assert a == b, (a, b)
-    return a
-
-
-def _t(lib: Any, values: Any, rg: bool = True) -> Any:
-    return lib.tensor(values, dtype=lib.float64, requires_grad=rg)
+from autograd_helpers import same_rounded, tensor64  # noqa: E402
 
 
 # -- multi-grad hooks, gradient edges, increment_version ------------------------------------
 def test_multi_grad_hook_all() -> None:
     def prog(lib: Any) -> Any:
-        a = _t(lib, [1.0, 2.0])
-        b = _t(lib, [3.0, 4.0])
+        a = tensor64(lib, [1.0, 2.0])
+        b = tensor64(lib, [3.0, 4.0])
         c = a * b
         d = a * b
         calls: list[Any] = []
@@ -62,14 +34,14 @@ def test_multi_grad_hook_all() -> None:
         c.sum().backward()
         return calls
 
-    out = _same(prog)
+    out = same_rounded(prog)
     assert len(out) == 4
 
 
 def test_multi_grad_hook_any_and_bad_mode() -> None:
     def prog(lib: Any) -> Any:
-        a = _t(lib, [1.0, 2.0])
-        b = _t(lib, [3.0, 4.0])
+        a = tensor64(lib, [1.0, 2.0])
+        b = tensor64(lib, [3.0, 4.0])
         calls: list[Any] = []
         lib.autograd.graph.register_multi_grad_hook(
             (a, b), lambda g: calls.append(g.tolist()), mode="any")
@@ -77,19 +49,19 @@ def test_multi_grad_hook_any_and_bad_mode() -> None:
         (a * 2).sum().backward()
         return calls
 
-    _same(prog)
+    same_rounded(prog)
 
     def bad(lib: Any) -> Any:
-        lib.autograd.graph.register_multi_grad_hook((_t(lib, [1.0]),), print, mode="some")
+        lib.autograd.graph.register_multi_grad_hook((tensor64(lib, [1.0]),), print, mode="some")
 
-    _same(bad)
+    same_rounded(bad)
 
 
 def test_gradient_edge() -> None:
     """get_gradient_edge as torch's: an edge as an input of autograd.grad and backward(inputs=), as
     an output with its gradient given, its node name and output_nr."""
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         h = x * 3
         y = (h * h).sum()
         G = lib.autograd.graph
@@ -102,28 +74,28 @@ def test_gradient_edge() -> None:
         return (gh, gx, gh2, x.grad, gx2, e.node.name(), e.output_nr,
                 G.get_gradient_edge(x).node.name().split("::")[-1])
 
-    _same(prog)
+    same_rounded(prog)
 
     def no_grad(lib: Any) -> Any:
         lib.autograd.graph.get_gradient_edge(lib.ones(2))
 
-    _same(no_grad)
+    same_rounded(no_grad)
 
     def materialize(lib: Any) -> Any:
-        x = _t(lib, [1.0])
-        z = _t(lib, [1.0])
+        x = tensor64(lib, [1.0])
+        z = tensor64(lib, [1.0])
         y = (x * 2).sum()
         lib.autograd.grad(y, (x, lib.autograd.graph.get_gradient_edge(z)),
                           materialize_grads=True)
 
-    _same(materialize)
+    same_rounded(materialize)
 
 
 def test_increment_version() -> None:
     """increment_version bumps the versions as torch's, so that a backward through a saved tensor
     raises torch's error."""
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         y = x * 1
         z = y * y
         v0 = y._version
@@ -135,4 +107,4 @@ def test_increment_version() -> None:
             err = str(e)[:50]
         return v0, y._version, x._version, err
 
-    _same(prog)
+    same_rounded(prog)

@@ -4,47 +4,13 @@ arrives, no replacing a None gradient), post-accumulate-grad hooks, node pre- an
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import numpy as np
 import pytest
 
-import gradsum
+from diff_helpers import leaf, same_summary
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-def _summary(x: Any) -> Any:
-    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return (tuple(x.shape), str(x.dtype).split(".")[-1],
-                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
-    if isinstance(x, (tuple, list)):
-        return tuple(_summary(v) for v in x)
-    if isinstance(x, str):
-        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
-    return x
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    try:
-        return "ok", _summary(fn(m))
-    except Exception as e:  # the exception's type is part of the contract
-        return "raises", type(e).__name__
-
-
-def same(fn: Callable[[Any], Any]) -> Any:
-    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
-    want, got = _outcome(fn, torch), _outcome(fn, gradsum)
-    assert got == want, f"gradsum: {got}\ntorch:   {want}"
-    return got
-
-
-def leaf(m: Any, data: Any) -> Any:
-    return m.tensor(data, requires_grad=True)
 
 
 # -- tensor hooks ---------------------------------------------------------------------------------
@@ -54,7 +20,7 @@ def test_tensor_hook_may_not_change_dtype():
         x.register_hook(lambda g: g.double())
         (x * 3).sum().backward()
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 def test_tensor_hooks_run_with_none_when_no_gradient_arrives():
@@ -76,7 +42,7 @@ def test_tensor_hooks_run_with_none_when_no_gradient_arrives():
         F.apply(h, w).sum().backward()
         return seen, x.grad is None
 
-    same(f)
+    same_summary(f)
 
 
 def test_tensor_hook_cannot_replace_a_none_gradient():
@@ -94,7 +60,7 @@ def test_tensor_hook_cannot_replace_a_none_gradient():
         x.register_hook(lambda g: m.ones(2))
         F.apply(x, w).sum().backward()
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 @pytest.mark.parametrize("ret", ["int", "tensor"])
@@ -104,7 +70,7 @@ def test_post_accumulate_grad_hook_must_return_none(ret):
         x.register_post_accumulate_grad_hook(lambda t: 5 if ret == "int" else t * 2)
         (x * 3).sum().backward()
 
-    same(f)
+    same_summary(f)
 
 
 # -- node hooks -----------------------------------------------------------------------------------
@@ -126,7 +92,7 @@ def test_node_hook_results_are_checked(kind, result):
         h.sum().backward()
         return x.grad, w.grad
 
-    same(f)
+    same_summary(f)
 
 
 def test_node_post_hook_cannot_fill_a_none_slot():
@@ -136,7 +102,7 @@ def test_node_post_hook_cannot_fill_a_none_slot():
         h.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, gi[0]))
         h.sum().backward()
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 def test_node_post_hook_sees_none_for_edges_outside_inputs():
@@ -148,7 +114,7 @@ def test_node_post_hook_sees_none_for_edges_outside_inputs():
         h.sum().backward(inputs=[x])
         return seen, x.grad, w.grad
 
-    same(f)
+    same_summary(f)
 
 
 def test_accumulate_grad_node_hooks_run():
@@ -163,4 +129,4 @@ def test_accumulate_grad_node_hooks_run():
         m.autograd.grad((x * 2).sum(), x)  # captured, the sink does not run
         return seen, x.grad
 
-    same(f)
+    same_summary(f)

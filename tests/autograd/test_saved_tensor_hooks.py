@@ -5,7 +5,6 @@ custom Functions through them, and the toolkit reading graphs whose saved tensor
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -13,39 +12,13 @@ import pytest
 torch = pytest.importorskip("torch", reason="the side-by-side tests compare with torch")
 
 import gradsum  # noqa: E402
-
-
-def _norm(x: Any) -> Any:
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return ("T", [round(v, 5) for v in x.detach().reshape(-1).tolist()], x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_norm(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _norm(v) for k, v in x.items()}
-    return x
-
-
-def _run(lib: Any, program: Callable[[Any], Any]) -> Any:
-    try:
-        return _norm(program(lib))
-    except Exception as e:  # (compared by type and first words)
-        return (type(e).__name__, str(e)[:40])
-
-
-def _same(program: Callable[[Any], Any]) -> Any:
-    a, b = _run(gradsum, program), _run(torch, program)
-    assert a == b, (a, b)
-    return a
-
-
-def _t(lib: Any, values: Any, rg: bool = True) -> Any:
-    return lib.tensor(values, dtype=lib.float64, requires_grad=rg)
+from autograd_helpers import same_rounded, tensor64  # noqa: E402
 
 
 # -- saved_tensors_hooks -------------------------------------------------------------------
 def test_pack_unpack_calls_and_what_they_see() -> None:
     def prog(lib: Any) -> Any:
-        a = _t(lib, [1.0, 2.0, 3.0])
+        a = tensor64(lib, [1.0, 2.0, 3.0])
         log: list[Any] = []
 
         def pack(x: Any) -> Any:
@@ -63,13 +36,13 @@ def test_pack_unpack_calls_and_what_they_see() -> None:
         c.sum().backward()
         return log, n_fwd, a.grad
 
-    out = _same(prog)
+    out = same_rounded(prog)
     assert out[1] == 3
 
 
 def test_nested_hooks_use_innermost_and_thread_local() -> None:
     def prog(lib: Any) -> Any:
-        a = _t(lib, [1.0, 2.0])
+        a = tensor64(lib, [1.0, 2.0])
         log: list[str] = []
         hooks = lib.autograd.graph.saved_tensors_hooks
         with hooks(lambda x: (log.append("outer"), x)[1], lambda x: x):
@@ -90,12 +63,12 @@ def test_nested_hooks_use_innermost_and_thread_local() -> None:
         w.sum().backward()
         return log, seen, a.grad, v.grad_fn is not None
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_packed_value_is_what_node_keeps_and_release() -> None:
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         packed: list[Any] = []
 
         def pack(t: Any) -> Any:
@@ -113,12 +86,12 @@ def test_packed_value_is_what_node_keeps_and_release() -> None:
             second = str(e)[:40]
         return x.grad, second
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_no_version_check_through_hooks() -> None:
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0, 3.0])
+        x = tensor64(lib, [1.0, 2.0, 3.0])
         y = x * 1
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
             z = y * y
@@ -126,40 +99,41 @@ def test_no_version_check_through_hooks() -> None:
         z.sum().backward()
         return x.grad
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_unpack_errors() -> None:
     """An unpack hook returning a non-tensor or a tensor of another shape fails in backward with
     torch's exception types."""
     def not_tensor(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 5):
             z = x * x
         z.sum().backward()
 
-    assert _same(not_tensor)[0] == "TypeError"
+    assert same_rounded(not_tensor)[0] == "TypeError"
 
     def other_shape(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0, 3.0])
+        x = tensor64(lib, [1.0, 2.0, 3.0])
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: lib.ones(2)):
             z = x * x
         z.sum().backward()
 
-    assert _same(other_shape)[0] == "RuntimeError"
+    assert same_rounded(other_shape)[0] == "RuntimeError"
 
     def pack_inplace(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         y = x * 1
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t.add_(1), lambda t: t):
             y * y
 
-    assert _same(pack_inplace) == ("RuntimeError", "A saved tensor pack hook is modifying it")
+    assert same_rounded(pack_inplace) == ("RuntimeError",
+                                          "A saved tensor pack hook is modifying it")
 
 
 def test_double_backward_through_hooks() -> None:
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0])
+        x = tensor64(lib, [1.0, 2.0])
         with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach().clone(),
                                                     lambda t: t):
             y = x ** 3
@@ -168,7 +142,7 @@ def test_double_backward_through_hooks() -> None:
         (g2,) = lib.autograd.grad(g.sum(), x)
         return g, g2
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_custom_function_save_for_backward_hooks() -> None:
@@ -185,7 +159,7 @@ def test_custom_function_save_for_backward_hooks() -> None:
                 a, out = ctx.saved_tensors
                 return g * out / a
 
-        x = _t(lib, [1.0, 3.0])
+        x = tensor64(lib, [1.0, 3.0])
         log: list[Any] = []
         with lib.autograd.graph.saved_tensors_hooks(
                 lambda t: (log.append(("p", t is x)), t)[1],
@@ -195,12 +169,12 @@ def test_custom_function_save_for_backward_hooks() -> None:
         o.sum().backward()
         return log, x.grad
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_save_on_cpu() -> None:
     def prog(lib: Any) -> Any:
-        x = _t(lib, [1.0, 2.0, 3.0])
+        x = tensor64(lib, [1.0, 2.0, 3.0])
         y = x * 1
         with lib.autograd.graph.save_on_cpu():
             z = y * y
@@ -210,7 +184,7 @@ def test_save_on_cpu() -> None:
         (z.sum() + w.sum()).backward()
         return x.grad
 
-    _same(prog)
+    same_rounded(prog)
 
 
 def test_disable_saved_tensors_hooks() -> None:
@@ -220,7 +194,7 @@ def test_disable_saved_tensors_hooks() -> None:
                 g.saved_tensors_hooks(lambda t: t, lambda t: t):
             pass
 
-    assert _same(inside) == ("RuntimeError", "no hooks please")
+    assert same_rounded(inside) == ("RuntimeError", "no hooks please")
 
     def active(lib: Any) -> Any:
         g = lib.autograd.graph
@@ -228,7 +202,7 @@ def test_disable_saved_tensors_hooks() -> None:
                 g.disable_saved_tensors_hooks("already active"):
             pass
 
-    assert _same(active) == ("RuntimeError", "already active")
+    assert same_rounded(active) == ("RuntimeError", "already active")
 
     def restored(lib: Any) -> Any:
         g = lib.autograd.graph
@@ -244,7 +218,7 @@ def test_disable_saved_tensors_hooks() -> None:
             pass
         return msg
 
-    assert _same(restored) == "a"
+    assert same_rounded(restored) == "a"
 
 
 def test_hooks_state_clean_after_exception() -> None:

@@ -5,39 +5,17 @@ was detached in place or written without a record, no-grad views of bases that r
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
 import gradsum
+from autograd_helpers import same_exact
+from diff_helpers import leaf, same_summary
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-def _norm(x: Any) -> Any:
-    """A comparable form: tensors as (values, requires_grad), exceptions as their type."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return ("T", x.detach().tolist(), x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_norm(v) for v in x)
-    return x
-
-
-def _same(program: Any) -> None:
-    out = []
-    for lib in (torch, gradsum):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                out.append(_norm(program(lib)))
-        except Exception as e:  # (the type is what is compared)
-            out.append(type(e))
-    assert out[1] == out[0], out
 
 
 @pytest.mark.parametrize("case", ["leaf", "nonleaf", "requires_grad_false"])
@@ -55,7 +33,7 @@ def test_inplace_on_a_view_of_a_base_detached_in_place_raises(case: str) -> None
         v.mul_(2)
         return v
 
-    _same(program)
+    same_exact(program)
 
 
 @pytest.mark.parametrize("case", ["read", "inplace", "follows_requires_grad_"])
@@ -76,7 +54,7 @@ def test_a_no_grad_view_requires_grad_while_its_base_does(case: str) -> None:
             v.mul_(2)
         return before, v.requires_grad, v.is_leaf, x._version
 
-    _same(program)
+    same_exact(program)
 
 
 def test_seed_10042_agrees_with_torch() -> None:
@@ -125,41 +103,11 @@ def test_view_gets_a_new_grad_fn_after_an_unrecorded_write_to_its_base() -> None
     assert prog(torch) == prog(gradsum)
 
 
-def _summary(x: Any) -> Any:
-    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return (tuple(x.shape), str(x.dtype).split(".")[-1],
-                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
-    if isinstance(x, (tuple, list)):
-        return tuple(_summary(v) for v in x)
-    if isinstance(x, str):
-        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
-    return x
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    try:
-        return "ok", _summary(fn(m))
-    except Exception as e:  # the exception's type is part of the contract
-        return "raises", type(e).__name__
-
-
-def same(fn: Callable[[Any], Any]) -> Any:
-    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
-    want, got = _outcome(fn, torch), _outcome(fn, gradsum)
-    assert got == want, f"gradsum: {got}\ntorch:   {want}"
-    return got
-
-
-def leaf(m: Any, data: Any) -> Any:
-    return m.tensor(data, requires_grad=True)
-
-
 # -- detach_ ------------------------------------------------------------------------------------
 def test_detach_inplace_refuses_every_view():
-    same(lambda m: m.zeros(3)[0:2].detach_())  # (the base does not require grad)
-    same(lambda m: m.zeros(3).view(3).detach_())
-    same(lambda m: m.zeros(3).detach().detach_().is_leaf)
+    same_summary(lambda m: m.zeros(3)[0:2].detach_())  # (the base does not require grad)
+    same_summary(lambda m: m.zeros(3).view(3).detach_())
+    same_summary(lambda m: m.zeros(3).detach().detach_().is_leaf)
 
 
 def test_inplace_through_view_twice_needs_retain_graph():
@@ -178,7 +126,7 @@ def test_inplace_through_view_twice_needs_retain_graph():
         out2.backward()
         return first
 
-    assert same(f) == ("raises", "RuntimeError")
+    assert same_summary(f) == ("raises", "RuntimeError")
 
 
 def test_data_has_its_own_version_counter():
@@ -189,7 +137,7 @@ def test_data_has_its_own_version_counter():
         y.backward()
         return x._version, x.grad
 
-    same(f)
+    same_summary(f)
 
 
 VIEW_PROGRAMS = {

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import gradsum
+from diff_helpers import torch_or_skip
 from gradsum._backend import xp
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,14 +31,9 @@ def load(name: str) -> ModuleType:
     return mod
 
 
-def need_torch() -> Any:
-    return pytest.importorskip(
-        "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
-
-
 def T(t: gradsum.Tensor, requires_grad: bool = False) -> Any:
     """A torch copy of a gradsum tensor."""
-    torch = need_torch()
+    torch = torch_or_skip()
     return torch.tensor(t.detach().numpy().copy(), requires_grad=requires_grad)
 
 
@@ -75,7 +71,7 @@ def test_examples_run_as_scripts():
 
 # -- 1. weight tying ------------------------------------------------------------------------------
 def test_weight_tying_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("weight_tying")
     r = ex.main(small=True)
@@ -106,7 +102,7 @@ def test_weight_tying_matches_torch():
 
 # -- 2. multiple losses ---------------------------------------------------------------------------
 def test_multiple_losses_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     ex = load("multiple_losses")
     r = ex.main(small=True)
     assert r["max_abs_diff"] < 1e-6
@@ -137,7 +133,7 @@ def test_multiple_losses_matches_torch():
 
 # -- 3. big batch split ---------------------------------------------------------------------------
 def test_big_batch_split_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("big_batch_split")
     r = ex.main(small=True)
@@ -172,7 +168,7 @@ def test_big_batch_split_matches_torch():
 
 # -- 4. multi-task --------------------------------------------------------------------------------
 def test_multi_task_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("multi_task")
     r = ex.main(small=True)
@@ -202,7 +198,7 @@ def test_multi_task_matches_torch():
 # -- 5. gradient penalty --------------------------------------------------------------------------
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_gradient_penalty_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("gradient_penalty")
     r = ex.main(small=True)
@@ -243,7 +239,7 @@ def test_gradient_penalty_matches_torch():
 
 # -- 6. MAML --------------------------------------------------------------------------------------
 def test_maml_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("maml")
     r = ex.main(small=True)
@@ -279,7 +275,7 @@ def test_maml_matches_torch():
 
 # -- 7. per-example gradients ---------------------------------------------------------------------
 def test_per_example_grads_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     F = torch.nn.functional
     ex = load("per_example_grads")
     r = ex.main(small=True)
@@ -303,7 +299,7 @@ def test_per_example_grads_matches_torch():
 
 # -- 8. None versus zero --------------------------------------------------------------------------
 def test_none_vs_zero_matches_torch():
-    torch = need_torch()
+    torch = torch_or_skip()
     ex = load("none_vs_zero")
     r = ex.main(small=True)
     s = ex.setup(small=True)

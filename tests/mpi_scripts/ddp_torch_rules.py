@@ -6,6 +6,8 @@ ranks. Each section runs even if another failed and prints "<section> OK" when i
 import sys
 import warnings
 
+from _worker import expect, failed, section
+
 import gradsum
 import gradsum.distributed as dist
 from gradsum import nn
@@ -16,28 +18,6 @@ r, W = dist.get_rank(), dist.get_world_size()
 assert W == 2, "run on 2 ranks"
 
 
-failed: list[str] = []
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond: bool, what: str) -> None:
-    if not cond:
-        raise Failed(what)
-
-
-def section(fn):
-    try:
-        fn()
-    except Exception as e:  # report and go on: the other sections are independent
-        failed.append(fn.__name__)
-        print(f"rank {r}: {fn.__name__} FAILED: {type(e).__name__}: {e}", flush=True)
-    else:
-        print(f"rank {r}: {fn.__name__} OK", flush=True)
-    dist.barrier()
-    return fn
 
 
 @section
@@ -49,15 +29,15 @@ def no_sync_forward_decides() -> None:
     out = d(x).sum()
     with d.no_sync():
         out.backward()
-    check(m.weight.grad.tolist() == [[1.5, 1.5]], f"fwd out/bwd in: {m.weight.grad.tolist()}")
+    expect(m.weight.grad.tolist() == [[1.5, 1.5]], f"fwd out/bwd in: {m.weight.grad.tolist()}")
     d.zero_grad()
     with d.no_sync():
         out = d(x).sum()
     out.backward()
     got = m.weight.grad.tolist()
-    check(got == [[r + 1.0] * 2], f"fwd in/bwd out: {got}")
+    expect(got == [[r + 1.0] * 2], f"fwd in/bwd out: {got}")
     d(x).sum().backward()  # synchronises the accumulated sum: (2 + 4) / 2
-    check(m.weight.grad.tolist() == [[3.0, 3.0]], f"synced step: {m.weight.grad.tolist()}")
+    expect(m.weight.grad.tolist() == [[3.0, 3.0]], f"synced step: {m.weight.grad.tolist()}")
     # a forward outside no_sync, then a backward inside (synchronises) and one outside: error
     out = d(x).sum()
     with d.no_sync():
@@ -65,9 +45,9 @@ def no_sync_forward_decides() -> None:
     try:
         out.backward()
     except RuntimeError as e:
-        check(str(e).startswith("Expected to mark a variable ready only once"), str(e))
+        expect(str(e).startswith("Expected to mark a variable ready only once"), str(e))
     else:
-        check(False, "second backward of a synchronised forward did not raise")
+        expect(False, "second backward of a synchronised forward did not raise")
 
 
 @section
@@ -89,12 +69,12 @@ def buffer_broadcast_rule() -> None:
         seen.append(m2.b.item())
         if grad:
             o.sum().backward()
-    check(seen == [0.0, 10.0, 20.0, 30.0 + r, 40.0 + r, 50.0], f"buffer broadcasts {seen}")
+    expect(seen == [0.0, 10.0, 20.0, 30.0 + r, 40.0 + r, 50.0], f"buffer broadcasts {seen}")
     with d2.no_sync():
         d2(x).sum().backward()
         m2.b.fill_(60.0 + r)
         d2(x).sum().backward()  # the previous forward was inside no_sync: no broadcast
-        check(m2.b.item() == 60.0 + r, f"no_sync forward broadcast buffers: {m2.b.item()}")
+        expect(m2.b.item() == 60.0 + r, f"no_sync forward broadcast buffers: {m2.b.item()}")
 
 
 @section
@@ -106,11 +86,11 @@ def broadcast_buffers_false() -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         DDP(m3, broadcast_buffers=False)
-    check([w.category for w in caught] == [FutureWarning], f"warnings {caught}")
-    check(m3.b.item() == r + 1.0, "broadcast_buffers=False synced the buffers at init")
+    expect([w.category for w in caught] == [FutureWarning], f"warnings {caught}")
+    expect(m3.b.item() == r + 1.0, "broadcast_buffers=False synced the buffers at init")
     probe = m3.weight.detach().clone()
     dist.broadcast(probe, 0)
-    check(gradsum.equal(probe, m3.weight.detach()), "parameters not synced at init")
+    expect(gradsum.equal(probe, m3.weight.detach()), "parameters not synced at init")
 
 
 @section
@@ -121,10 +101,10 @@ def forward_sync_buffers() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         d4 = DDP(m4, forward_sync_buffers=False)
-    check(m4.b.item() == 1.0, "forward_sync_buffers=False: buffers not synced at init")
+    expect(m4.b.item() == 1.0, "forward_sync_buffers=False: buffers not synced at init")
     m4.b.fill_(5.0 + r)
     d4(gradsum.ones(1, 2))
-    check(m4.b.item() == 5.0 + r, "forward_sync_buffers=False broadcast before a forward")
+    expect(m4.b.item() == 5.0 + r, "forward_sync_buffers=False broadcast before a forward")
 
 
 @section
@@ -138,10 +118,9 @@ def constructor_errors() -> None:
         try:
             build()
         except kind as e:
-            check(phrase in str(e), str(e))
+            expect(phrase in str(e), str(e))
         else:
-            check(False, f"no {kind.__name__} ({phrase})")
-
+            expect(False, f"no {kind.__name__} ({phrase})")
 
 
 def destroy_twice() -> None:
@@ -149,9 +128,9 @@ def destroy_twice() -> None:
     try:
         dist.destroy_process_group()
     except AssertionError as e:
-        check(str(e).startswith("Process group cannot be None"), str(e))
+        expect(str(e).startswith("Process group cannot be None"), str(e))
     else:
-        check(False, "destroying twice did not raise")
+        expect(False, "destroying twice did not raise")
 
 
 try:

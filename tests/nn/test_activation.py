@@ -17,19 +17,17 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    gradsum_repr,
+    lib_tensor,
+    wide_randn_arrays,
+)
 
 Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-check = check_grads
+_arr = wide_randn_arrays(RS)
 
 
 # -- activations ---------------------------------------------------------------------------
@@ -65,13 +63,13 @@ def test_activation_values_and_gradients(name: str, data: str) -> None:
     fn, second = ACTIVATIONS[name]
     arr = _KINKS if data == "kinks" else _arr(2, 6)
     # (torch's float64 hardsigmoid gradient is float32's 1/6: equal to 3e-8 relative only)
-    check(fn, [arr], second=second, atol=1e-7 if name == "hardsigmoid" else 1e-10)
+    check_grads(fn, [arr], second=second, atol=1e-7 if name == "hardsigmoid" else 1e-10)
 
 
 def test_prelu_weight_gradient() -> None:
-    check(lambda lib, F, x, w: F.prelu(x, w), [_arr(3, 4, 2), np.array([0.1, 0.2, 0.3, 0.4])],
-          second=False)
-    check(lambda lib, F, x, w: F.prelu(x, w), [_arr(5), np.array([0.25])], second=False)
+    check_grads(lambda lib, F, x, w: F.prelu(x, w), [_arr(3, 4, 2), np.array([0.1, 0.2, 0.3, 0.4])],
+                second=False)
+    check_grads(lambda lib, F, x, w: F.prelu(x, w), [_arr(5), np.array([0.25])], second=False)
 
 
 @pytest.mark.parametrize("name", ["elu_", "selu_", "celu_", "hardtanh_", "relu6_", "mish_",
@@ -87,7 +85,7 @@ def test_inplace_activations(name: str) -> None:
             getattr(F, base)(y, inplace=True)
         return y
 
-    check(prog, [_KINKS], second=False, atol=1e-7 if name == "hardsigmoid_" else 1e-10)
+    check_grads(prog, [_KINKS], second=False, atol=1e-7 if name == "hardsigmoid_" else 1e-10)
 
 
 def test_rrelu_training_draws_slopes_in_bounds() -> None:
@@ -154,23 +152,15 @@ def test_prelu_module_parameters_and_training() -> None:
 F = gradsum.nn.functional
 
 
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
-
-
-def _t(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
-    return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)
-
-
 @pytest.mark.parametrize("shape", [(2, 3, 2, 2), (3, 2, 4)])
 def test_softmax2d_matches_torch(shape: tuple[int, ...]) -> None:
     res = []
     arr = np.random.default_rng(6).standard_normal(shape)
     for lib in (torch, gradsum):
-        x = _t(lib, arr)
+        x = lib_tensor(lib, arr)
         y = lib.nn.Softmax2d()(x)
         (g,) = lib.autograd.grad((y * y).sum(), x)
-        res.append([as_np(y), as_np(g), y.grad_fn.name(), _repr(lib.nn.Softmax2d())])
+        res.append([as_np(y), as_np(g), y.grad_fn.name(), gradsum_repr(lib.nn.Softmax2d())])
     np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-12)
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-10, atol=1e-14)
     assert res[1][2:] == res[0][2:]

@@ -5,8 +5,6 @@ with torch's first and second derivatives, composites keeping torch's names, and
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,72 +15,14 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from derivative_helpers import (  # noqa: E402
+    compare_derivatives,
+    grad_fn_name,
+    normal_arrays,
+)
 from diff_helpers import as_np, same_error  # noqa: E402
 
-RNG = np.random.default_rng(8)
-
-
-def _name(t: Any) -> str | None:
-    if t is None or t.grad_fn is None:
-        return None
-    return t.grad_fn.name().replace("torch::autograd::", "")
-
-
-def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(as_np(a), as_np(b), rtol=tol, atol=tol, equal_nan=True)
-
-
-def _run(lib: Any, fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...],
-         seed: int, second: bool = True) -> dict[str, Any]:
-    """``fn(lib, *tensors)``; the first and second derivatives (create_graph) with respect to
-    the tensors at ``grad_idx`` (float64), against fixed random output weights."""
-    ts = [lib.tensor(a, requires_grad=i in grad_idx) if np.asarray(a).dtype.kind == "f"
-          else lib.tensor(a) for i, a in enumerate(arrays)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        y = fn(lib, *ts)
-    rng = np.random.default_rng(seed)
-    w = lib.tensor(rng.standard_normal(tuple(y.shape)))
-    ins = [ts[i] for i in grad_idx]
-    gs = lib.autograd.grad((y * w).sum(), ins, create_graph=True)
-    res: dict[str, Any] = {"y": y, "name": _name(y), "g": gs,
-                           "g_rg": [g.requires_grad for g in gs],
-                           "g_names": [_name(g) for g in gs]}
-    live = [(g, i) for g, i in zip(gs, grad_idx) if g.requires_grad]
-    if live and second:
-        vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g, _ in live]
-        tot = sum((g * v).sum() for (g, _), v in zip(live, vs))
-        res["gg"] = lib.autograd.grad(tot, ins, allow_unused=True)
-    return res
-
-
-def _compare(fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...] = (0,),
-             names: bool = True, tol: float = 1e-10, second: bool = True) -> dict[str, Any]:
-    """Values, first and (``second``) second derivatives, ``requires_grad`` of the first
-    derivatives and (``names``) the ``grad_fn`` names of the output and of the first
-    derivatives."""
-    t = _run(torch, fn, arrays, grad_idx, 1, second)
-    g = _run(gradsum, fn, arrays, grad_idx, 1, second)
-    _close(g["y"], t["y"], tol)
-    assert g["name"] == t["name"]
-    for a, b in zip(g["g"], t["g"]):
-        _close(a, b, tol)
-    assert g["g_rg"] == t["g_rg"]
-    if names:
-        assert g["g_names"] == t["g_names"]
-    assert ("gg" in g) == ("gg" in t)
-    if "gg" in t:
-        for a, b in zip(g["gg"], t["gg"]):
-            if b is None:
-                assert a is None or not as_np(a).any()
-            else:
-                assert a is not None
-                _close(a, b, tol)
-    return t
-
-
-def _arr(*shape: int) -> Any:
-    return RNG.standard_normal(shape)
+_arr = normal_arrays(8)
 
 
 # -- activations ----------------------------------------------------------------------------------
@@ -92,34 +32,36 @@ A = np.array([[-30.0, -2.0, -0.5, 0.0, 0.3, 1.2], [3.0, 25.0, -1.0, 0.7, -0.2, 2
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_glu_one_node_two_derivatives(dim: int) -> None:
     x = _arr(4, 6, 2)
-    t = _compare(lambda lib, xx: lib.nn.functional.glu(xx, dim), [x])
+    t = compare_derivatives(lambda lib, xx: lib.nn.functional.glu(xx, dim), [x])
     assert t["name"] == "GluBackward0" and t["g_names"] == ["GluBackwardBackward0"]
-    _compare(lambda lib, xx: lib.nn.GLU(dim)(xx), [x])
+    compare_derivatives(lambda lib, xx: lib.nn.GLU(dim)(xx), [x])
 
 
 def test_mish_one_node_two_derivatives() -> None:
-    t = _compare(lambda lib, xx: lib.nn.functional.mish(xx), [A])
+    t = compare_derivatives(lambda lib, xx: lib.nn.functional.mish(xx), [A])
     assert t["name"] == "MishBackward0" and t["g_names"] == ["MulBackward0"]
-    _compare(lambda lib, xx: lib.nn.Mish()(xx), [A])
+    compare_derivatives(lambda lib, xx: lib.nn.Mish()(xx), [A])
 
 
 def test_logsigmoid_one_node_two_derivatives() -> None:
-    t = _compare(lambda lib, xx: lib.nn.functional.logsigmoid(xx), [A * 3])
+    t = compare_derivatives(lambda lib, xx: lib.nn.functional.logsigmoid(xx), [A * 3])
     assert t["name"] == "LogSigmoidBackward0"
     assert t["g_names"] == ["LogSigmoidBackwardBackward0"]
-    _compare(lambda lib, xx: lib.nn.LogSigmoid()(xx), [A])
+    compare_derivatives(lambda lib, xx: lib.nn.LogSigmoid()(xx), [A])
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0, 0.5])
 def test_celu_node_is_celus(alpha: float) -> None:
-    t = _compare(lambda lib, xx: lib.nn.functional.celu(xx, alpha), [A])
+    t = compare_derivatives(lambda lib, xx: lib.nn.functional.celu(xx, alpha), [A])
     assert t["name"] == "CeluBackward0" and t["g_names"] == ["EluBackwardBackward0"]
-    _compare(lambda lib, xx: lib.nn.CELU(alpha)(xx), [A])
+    compare_derivatives(lambda lib, xx: lib.nn.CELU(alpha)(xx), [A])
 
 
 def test_elu_and_selu_keep_elus_node() -> None:
-    assert _compare(lambda lib, xx: lib.nn.functional.elu(xx), [A])["name"] == "EluBackward0"
-    assert _compare(lambda lib, xx: lib.nn.functional.selu(xx), [A])["name"] == "EluBackward0"
+    assert compare_derivatives(lambda lib, xx: lib.nn.functional.elu(xx),
+                               [A])["name"] == "EluBackward0"
+    assert compare_derivatives(lambda lib, xx: lib.nn.functional.selu(xx),
+                               [A])["name"] == "EluBackward0"
 
 
 def test_other_composites_keep_torch_names() -> None:
@@ -138,7 +80,8 @@ def test_other_composites_keep_torch_names() -> None:
         (lambda lib, a: lib.nn.functional.normalize(a), [x]),
     ]:
         n = len(arrays)
-        _compare(fn, arrays, tuple(i for i in range(n) if arrays[i] is not s), names=False)
+        compare_derivatives(fn, arrays, tuple(i for i in range(n) if arrays[i] is not s),
+                            names=False)
 
 
 # -- prelu ----------------------------------------------------------------------------------------
@@ -151,9 +94,9 @@ def test_prelu_one_node_two_derivatives(xshape: tuple[int, ...],
     x.reshape(-1)[:1] = 0.0  # (the kink: torch's x > 0 and x >= 0 masks)
     w = _arr(*wshape) * 0.3
     for idx in [(0, 1), (0,), (1,)]:
-        t = _compare(lambda lib, xx, ww: lib.nn.functional.prelu(xx, ww), [x, w], idx)
+        t = compare_derivatives(lambda lib, xx, ww: lib.nn.functional.prelu(xx, ww), [x, w], idx)
         assert t["name"] == "PreluKernelBackward0" and all(t["g_rg"])
-        _compare(lambda lib, xx, ww: xx.prelu(ww), [x, w], idx)
+        compare_derivatives(lambda lib, xx, ww: xx.prelu(ww), [x, w], idx)
 
 
 def test_prelu_module_and_shared_implementation() -> None:
@@ -164,7 +107,7 @@ def test_prelu_module_and_shared_implementation() -> None:
         y = m(lib.tensor(x, dtype=lib.float32, requires_grad=True))
         (g,) = lib.autograd.grad(y.sum(), m.weight, create_graph=True)
         assert g.requires_grad
-        names.append(_name(g))
+        names.append(grad_fn_name(g))
     assert names[0] == names[1] == "ViewBackward0"
     assert gradsum.nn.functional.prelu.__doc__ and gradsum.prelu(
         gradsum.tensor([-2.0]), gradsum.tensor([0.5])).tolist() == [-1.0]
@@ -182,7 +125,7 @@ def test_inplace_leaky_relu_negative_slope_raises_at_backward() -> None:
     def prog(lib: Any) -> Any:
         a = lib.tensor(x, requires_grad=True)
         y = lib.nn.functional.leaky_relu(a * 1, -0.5, inplace=True)
-        assert _name(y) == "LeakyReluBackward1"
+        assert grad_fn_name(y) == "LeakyReluBackward1"
         y.sum().backward()
 
     same_error(prog)
@@ -191,7 +134,7 @@ def test_inplace_leaky_relu_negative_slope_raises_at_backward() -> None:
         for lib in (torch, gradsum):
             a = lib.tensor(x, requires_grad=True)
             y = lib.nn.functional.leaky_relu(a * 1, slope, inplace=True)
-            assert _name(y) == "LeakyReluBackward1"
+            assert grad_fn_name(y) == "LeakyReluBackward1"
             y.sum().backward()
             grads.append(as_np(a.grad))
         np.testing.assert_allclose(grads[1], grads[0])

@@ -6,92 +6,59 @@ clip_grad_norm_ of an empty gradient."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-import torch.nn.functional as TF  # noqa: E402
 
 import gradsum  # noqa: E402
-import gradsum.nn.functional as F  # noqa: E402
-from nn_helpers import to_np  # noqa: E402
-
-Both = Callable[[Any, Any], Any]  # fn(lib, functional) -> result
-
-
-def _error_of(fn: Callable[[], Any]) -> type[BaseException] | None:
-    try:
-        fn()
-    except Exception as e:  # (any type: the type is what is compared)
-        return type(e)
-    return None
-
-
-def same_error(fn: Both) -> type[BaseException]:
-    """Run ``fn`` with torch and with gradsum: both raise, gradsum an instance of torch's type."""
-    t_err = _error_of(lambda: fn(torch, TF))
-    assert t_err is not None, "torch did not raise"
-    with pytest.raises(t_err):
-        fn(gradsum, F)
-    return t_err
-
-
-def same_values(fn: Both, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """Run ``fn`` with both libraries; each returns a list of tensors (or None) to compare."""
-    got, want = fn(gradsum, F), fn(torch, TF)
-    assert len(got) == len(want)
-    for g, t in zip(got, want):
-        assert (g is None) == (t is None)
-        if t is None:
-            continue
-        gn, tn = to_np(g), to_np(t)
-        assert gn.shape == tn.shape and gn.dtype == tn.dtype, (gn, tn)
-        np.testing.assert_allclose(gn, tn, rtol=rtol, atol=atol, equal_nan=True)
+from nn_helpers import (  # noqa: E402
+    both_raise,
+    same_values,
+)
 
 
 # -- layer_norm, conv2d, embedding, one_hot -----------------------------------------------------
 def test_layer_norm_argument_errors() -> None:
-    same_error(lambda lib, f: f.layer_norm(lib.zeros(2, 5), 5))  # TypeError: a tuple is needed
-    same_error(lambda lib, f: f.layer_norm(lib.ones(2, 5, dtype=lib.int64), (5,)))
-    same_error(lambda lib, f: f.layer_norm(lib.ones(2, 5, dtype=lib.float64), (5,),
+    both_raise(lambda lib, f: f.layer_norm(lib.zeros(2, 5), 5))  # TypeError: a tuple is needed
+    both_raise(lambda lib, f: f.layer_norm(lib.ones(2, 5, dtype=lib.int64), (5,)))
+    both_raise(lambda lib, f: f.layer_norm(lib.ones(2, 5, dtype=lib.float64), (5,),
                                            lib.ones(5)))
 
 
 @pytest.mark.parametrize("kw", [{"stride": 0}, {"stride": (1, 0)}, {"dilation": 0}])
 def test_conv2d_non_positive_stride_dilation(kw: dict[str, Any]) -> None:
-    same_error(lambda lib, f: f.conv2d(lib.ones(1, 1, 4, 4), lib.ones(1, 1, 2, 2), **kw))
+    both_raise(lambda lib, f: f.conv2d(lib.ones(1, 1, 4, 4), lib.ones(1, 1, 2, 2), **kw))
 
 
 @pytest.mark.parametrize("padding_idx", [3, -4])
 def test_embedding_padding_idx_out_of_range_asserts(padding_idx: int) -> None:
-    same_error(lambda lib, f: f.embedding(lib.tensor([0]), lib.zeros(3, 2),
+    both_raise(lambda lib, f: f.embedding(lib.tensor([0]), lib.zeros(3, 2),
                                           padding_idx=padding_idx))
-    same_error(lambda lib, f: lib.nn.Embedding(3, 2, padding_idx=padding_idx))
+    both_raise(lambda lib, f: lib.nn.Embedding(3, 2, padding_idx=padding_idx))
     with pytest.raises(ValueError):  # (and still the ValueError gradsum raised before)
         gradsum.nn.Embedding(3, 2, padding_idx=padding_idx)
 
 
 def test_embedding_argument_errors() -> None:
-    same_error(lambda lib, f: f.embedding(lib.tensor([1], dtype=lib.uint8), lib.zeros(3, 2)))
-    same_error(lambda lib, f: f.embedding(lib.tensor([1]), lib.zeros(1, 3, 2)))
-    same_error(lambda lib, f: lib.nn.Embedding(3, 2, _weight=lib.zeros(2, 2)))
+    both_raise(lambda lib, f: f.embedding(lib.tensor([1], dtype=lib.uint8), lib.zeros(3, 2)))
+    both_raise(lambda lib, f: f.embedding(lib.tensor([1]), lib.zeros(1, 3, 2)))
+    both_raise(lambda lib, f: lib.nn.Embedding(3, 2, _weight=lib.zeros(2, 2)))
     same_values(lambda lib, f: [f.embedding(lib.tensor([2], dtype=lib.int32),
                                             lib.arange(6.0).reshape(3, 2))])
 
 
 def test_one_hot_of_empty_needs_num_classes() -> None:
-    same_error(lambda lib, f: f.one_hot(lib.zeros(0, dtype=lib.int64)))
+    both_raise(lambda lib, f: f.one_hot(lib.zeros(0, dtype=lib.int64)))
     same_values(lambda lib, f: [f.one_hot(lib.zeros(0, dtype=lib.int64), 3)])
 
 
 def test_trunc_normal_refuses_integer_tensors() -> None:
-    same_error(lambda lib, f: lib.nn.init.trunc_normal_(lib.zeros(3, dtype=lib.int64)))
+    both_raise(lambda lib, f: lib.nn.init.trunc_normal_(lib.zeros(3, dtype=lib.int64)))
 
 
 # -- containers and Module ----------------------------------------------------------------------
@@ -114,7 +81,7 @@ def test_sequential_add_mul_operators() -> None:
     assert run(gradsum) == run(torch)
     for bad in (lambda lib: lib.nn.Sequential() + [1], lambda lib: lib.nn.Sequential() * 0,
                 lambda lib: lib.nn.Sequential() * 1.5):
-        same_error(lambda lib, f, bad=bad: bad(lib))
+        both_raise(lambda lib, f, bad=bad: bad(lib))
 
 
 @pytest.mark.parametrize("index", [0, 1, 2, 5])
@@ -126,7 +93,7 @@ def test_module_list_insert_like_torch(index: int) -> None:
         return _layout(ml)
 
     assert run(gradsum) == run(torch)
-    same_error(lambda lib, f: lib.nn.ModuleList([lib.nn.ReLU()]).insert(-1, lib.nn.Tanh()))
+    both_raise(lambda lib, f: lib.nn.ModuleList([lib.nn.ReLU()]).insert(-1, lib.nn.Tanh()))
 
 
 def test_get_buffer() -> None:
@@ -139,7 +106,7 @@ def test_get_buffer() -> None:
 
     assert build(gradsum).get_buffer("0.running").tolist() == [1.0, 1.0]
     for target in ("0.weight", "0.nothing", "1.running"):
-        same_error(lambda lib, f, target=target: build(lib).get_buffer(target))
+        both_raise(lambda lib, f, target=target: build(lib).get_buffer(target))
 
 
 # -- clip_grad_norm_ ----------------------------------------------------------------------------
@@ -150,4 +117,4 @@ def test_clip_grad_norm_infinity_norm_of_an_empty_grad(norm_type: float) -> None
         p.grad = lib.zeros(0)
         return lib.nn.utils.clip_grad_norm_([p], 1.0, norm_type)
 
-    same_error(fn)
+    both_raise(fn)

@@ -15,18 +15,10 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import randn_arrays  # noqa: E402
 
 RS = np.random.RandomState(4321)
-
-
-def _arr(*shape: int) -> np.ndarray:
-    return RS.randn(*shape)
-
-
-_np = as_np
-
-
-check = check_grads
+_arr = randn_arrays(RS)
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
@@ -54,14 +46,14 @@ def test_sdpa_values_and_grads(kind: str) -> None:
     if kind == "float":
         arrays.append(_arr(4, 5))
     # (torch's flash CPU kernel has no double backward: second order only on its math path)
-    check(fn, arrays, second=kind == "float")
+    check_grads(fn, arrays, second=kind == "float")
 
 
 def test_sdpa_shapes_gqa_and_unbatched() -> None:
-    check(lambda lib, F, q, k, v: F.scaled_dot_product_attention(q, k, v),
-          [_arr(4, 8), _arr(5, 8), _arr(5, 3)])
-    check(lambda lib, F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
-          [_arr(2, 6, 4, 8), _arr(2, 3, 5, 8), _arr(2, 3, 5, 8)], second=False)
+    check_grads(lambda lib, F, q, k, v: F.scaled_dot_product_attention(q, k, v),
+                [_arr(4, 8), _arr(5, 8), _arr(5, 3)])
+    check_grads(lambda lib, F, q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                [_arr(2, 6, 4, 8), _arr(2, 3, 5, 8), _arr(2, 3, 5, 8)], second=False)
     same_error(lambda lib: lib.nn.functional.scaled_dot_product_attention(
         lib.ones(2, 6, 4, 8), lib.ones(2, 3, 5, 8), lib.ones(2, 3, 5, 8)))
     same_error(lambda lib: lib.nn.functional.scaled_dot_product_attention(
@@ -79,7 +71,7 @@ def test_sdpa_fully_masked_rows_are_zero() -> None:
         y = lib.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=m)
         y.sum().backward()
         assert y[0, 1].tolist() == [0.0] * 4
-        assert not np.isnan(_np(q.grad)).any()
+        assert not np.isnan(as_np(q.grad)).any()
 
 
 # -- MultiheadAttention -------------------------------------------------------------------------
@@ -148,7 +140,7 @@ def test_multihead_attention(ctor: dict[str, Any], call: dict[str, Any]) -> None
         if kw["need_weights"]:  # (else torch's flash CPU kernel: no double backward)
             s = sum((g * g).sum() for g in gs)
             gg = lib.autograd.grad(s, [q, *params])
-        res.append([_np(out), _np(w), *[_np(g) for g in gs], *[_np(g) for g in gg]])
+        res.append([as_np(out), as_np(w), *[as_np(g) for g in gs], *[as_np(g) for g in gg]])
     for i, (a, b) in enumerate(zip(*res)):
         if a is None or b is None:
             assert a is None and b is None, i

@@ -17,12 +17,9 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
+from nn_helpers import floats  # noqa: E402
 
 Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
 
 
 def warning_categories(fn: Program, lib: Any) -> list[type[Warning]]:
@@ -50,7 +47,7 @@ def test_clip_grad_norm_of_an_infinite_gradient_is_silent(norm_type: Any) -> Non
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             total = lib.nn.utils.clip_grad_norm_(ps, 1.0, norm_type=norm_type)
-        got.append((total.item(), [values(p.grad).tolist() for p in ps]))
+        got.append((total.item(), [floats(p.grad).tolist() for p in ps]))
     assert str(got[0]) == str(got[1])  # (nan-aware)
 
 
@@ -73,7 +70,7 @@ def test_get_total_norm_and_clip_grads_with_norm() -> None:
         ps = _params(lib, [[3.0, 4.0], [12.0]])
         assert u.clip_grads_with_norm_(ps, 2.0, lib.tensor(13.0)) is None
         got.append(([(n.item(), str(n.dtype)[-7:]) for n in norms],
-                    [values(p.grad).tolist() for p in ps]))
+                    [floats(p.grad).tolist() for p in ps]))
     assert [d for _, d in got[0][0]] == [d for _, d in got[1][0]]
     assert [v for v, _ in got[0][0]] == pytest.approx([v for v, _ in got[1][0]])
     np.testing.assert_allclose(got[0][1][0], got[1][1][0], rtol=1e-6)

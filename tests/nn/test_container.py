@@ -4,7 +4,6 @@ ParameterList, ParameterDict) and the deprecated Container."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,22 +14,11 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import (  # noqa: E402
+from diff_helpers import (  # noqa: E402  # noqa: E402
+    same,
     same_error,
 )
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
+from nn_helpers import gradsum_repr  # noqa: E402
 
 
 # -- containers --------------------------------------------------------------------------------
@@ -64,10 +52,6 @@ def test_sequential_insert_into_named_keys() -> None:
                .insert(1, lib.nn.ReLU()))
 
 
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
-
-
 # -- ParameterList / ParameterDict ---------------------------------------------------------------
 def _plist_program(lib: Any) -> list[Any]:
     nn = lib.nn
@@ -81,9 +65,9 @@ def _plist_program(lib: Any) -> list[Any]:
     sl = pl[1:4:2]
     out += [type(sl).__name__, len(sl), sl[0] is pl[1], sl[1] is pl[3]]
     out += [[n for n, _ in pl.named_parameters()], list(pl.state_dict())]
-    out += [[tuple(p.shape) for p in pl], _repr(pl)]
+    out += [[tuple(p.shape) for p in pl], gradsum_repr(pl)]
     pl.append("not a tensor")
-    out += [_repr(pl).splitlines()[-2], len(list(pl.parameters()))]
+    out += [gradsum_repr(pl).splitlines()[-2], len(list(pl.parameters()))]
     return out
 
 
@@ -125,7 +109,7 @@ def _pdict_program(lib: Any) -> list[Any]:
     out += [list(pd), list(pd.fromkeys(["u", "v"]))]
     out += [[n for n, _ in pd.named_parameters()], list(pd.state_dict())]
     del pd["a"]
-    out += [list(pd), _repr(pd)]
+    out += [list(pd), gradsum_repr(pd)]
     pd.clear()
     out += [len(pd), list(pd.parameters())]
     return out
@@ -167,7 +151,7 @@ def _containers_in_module(lib: Any) -> list[Any]:
         opt.zero_grad()
         net(x).backward()
         opt.step()
-    return [list(net.state_dict()), [n for n, _ in net.named_parameters()], _repr(net),
+    return [list(net.state_dict()), [n for n, _ in net.named_parameters()], gradsum_repr(net),
             [p.detach().numpy().tolist() for p in net.parameters()]]
 
 

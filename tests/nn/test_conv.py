@@ -19,7 +19,11 @@ import gradsum.nn.functional as F  # noqa: E402
 from diff_helpers import (  # noqa: E402
     as_np,
     same_error,
-    )
+)
+from nn_helpers import (  # noqa: E402
+    floats,
+    wide_randn_arrays,
+)
 
 
 def test_conv2d_unknown_padding_mode_message() -> None:
@@ -30,15 +34,11 @@ def test_conv2d_unknown_padding_mode_message() -> None:
         gradsum.nn.Conv2d(1, 1, 1, padding="foo", padding_mode="foo")
 
 
-def values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
 # -- conv2d ------------------------------------------------------------------------------------
 def test_conv2d_takes_one_element_sequences() -> None:
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((3, 2, 3, 3))
-    outs = [values(lib.nn.functional.conv2d(lib.tensor(x.tolist()), lib.tensor(w.tolist()),
+    outs = [floats(lib.nn.functional.conv2d(lib.tensor(x.tolist()), lib.tensor(w.tolist()),
                                             stride=(2,), padding=[1], dilation=(1,)))
             for lib in (gradsum, torch)]
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-5)
@@ -67,14 +67,7 @@ def test_conv2d_module_attributes() -> None:
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-_np = as_np
+_arr = wide_randn_arrays(RS)
 
 
 @pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
@@ -93,7 +86,7 @@ def test_conv2d_padding_modes(mode: str, padding: Any) -> None:
         xt = lib.tensor(x, dtype=lib.float64, requires_grad=True)
         y = conv(xt)
         y.pow(2).sum().backward()
-        outs.append((_np(y), _np(xt.grad), _np(conv.weight.grad), repr(conv)))
+        outs.append((as_np(y), as_np(xt.grad), as_np(conv.weight.grad), repr(conv)))
     for a, b in zip(outs[0][:3], outs[1][:3]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
     assert outs[0][3] == outs[1][3]

@@ -19,6 +19,7 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import floats  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
@@ -30,10 +31,6 @@ def rand(*shape: int) -> np.ndarray:
 def distinct(*shape: int) -> np.ndarray:
     """Values without ties (max pooling's argmax is then unique)."""
     return RNG.permutation(math.prod(shape)).reshape(shape) / 7.0 - 1.0
-
-
-def np_of(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
 
 
 # -- convolution: values, gradients, grad_fn -------------------------------------------------
@@ -132,13 +129,13 @@ def _run_module_both(make: Any, x: np.ndarray, fwd_kw: dict[str, Any] | None = N
     yg, yt = gm(xg, **(fwd_kw or {})), tm(xt, **(fwd_kw or {}))
     assert tuple(yg.shape) == tuple(yt.shape)
     assert yg.dtype.name == "float32" and yt.dtype == torch.float32
-    np.testing.assert_allclose(np_of(yg), np_of(yt), rtol=tol, atol=tol)
+    np.testing.assert_allclose(floats(yg), floats(yt), rtol=tol, atol=tol)
     r = rand(*yt.shape).astype(np.float32)
     (yg * gradsum.tensor(r)).sum().backward()
     (yt * torch.tensor(r)).sum().backward()
-    np.testing.assert_allclose(np_of(xg.grad), np_of(xt.grad), rtol=tol, atol=tol)
+    np.testing.assert_allclose(floats(xg.grad), floats(xt.grad), rtol=tol, atol=tol)
     for (n, tp), (_, gp) in zip(tm.named_parameters(), gm.named_parameters()):
-        np.testing.assert_allclose(np_of(gp.grad), np_of(tp.grad), rtol=tol, atol=tol,
+        np.testing.assert_allclose(floats(gp.grad), floats(tp.grad), rtol=tol, atol=tol,
                                    err_msg=n)
     assert yg.grad_fn.name() == yt.grad_fn.name()
 
@@ -366,7 +363,7 @@ def test_max_unpool_values_and_derivatives(case: int) -> None:
     x = distinct(*shape)
     pool = {1: "max_pool1d", 2: "max_pool2d", 3: "max_pool3d"}[nd]
     tp = getattr(torch.nn.functional, pool)(torch.tensor(x), return_indices=True, **kw)
-    y = np_of(tp[0])
+    y = floats(tp[0])
     idx = tp[1].numpy()
 
     def fn_size(lib: Any, F: Any, y: Any, i: Any) -> Any:
@@ -415,8 +412,8 @@ def test_pool_modules_return_indices_and_unpool_roundtrip() -> None:
     for lib in (gradsum, torch):
         t = lib.tensor(x)
         y, i = lib.nn.MaxPool3d(2, return_indices=True)(t)
-        outs.append((np_of(y), np_of(i), np_of(lib.nn.MaxUnpool3d(2)(y, i)),
-                     np_of(lib.nn.AdaptiveMaxPool3d(2, return_indices=True)(t)[1])))
+        outs.append((floats(y), floats(i), floats(lib.nn.MaxUnpool3d(2)(y, i)),
+                     floats(lib.nn.AdaptiveMaxPool3d(2, return_indices=True)(t)[1])))
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a, b)
 
@@ -427,7 +424,7 @@ def test_pool_float32_nan_and_int() -> None:
     for f in (lambda lib, t: lib.nn.functional.max_pool3d(t, 2),
               lambda lib, t: lib.nn.functional.adaptive_max_pool3d(t, 3),
               lambda lib, t: lib.nn.functional.avg_pool3d(t, 2, 1, 1)):
-        g, t = (np_of(f(lib, lib.tensor(x))) for lib in (gradsum, torch))
+        g, t = (floats(f(lib, lib.tensor(x))) for lib in (gradsum, torch))
         np.testing.assert_allclose(g, t, rtol=1e-6, atol=1e-6, equal_nan=True)
     xi = RNG.integers(-9, 9, (1, 2, 4, 4, 4))
     g, t = (f(lib, lib.tensor(xi)) for lib in (gradsum, torch)

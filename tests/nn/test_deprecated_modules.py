@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 import pytest
 
 import gradsum
 from gradsum import nn
+from nn_helpers import close
 
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
 
 tnn = torch.nn
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().numpy())
-
-
-def close(g: Any, t: Any, tol: float) -> None:
-    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
 
 
 def test_container_and_nllloss2d_warn() -> None:

@@ -15,22 +15,13 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import wide_randn_arrays  # noqa: E402
 
 Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-_np = as_np
-
-
-check = check_grads
+_arr = wide_randn_arrays(RS)
 
 
 # -- normalize, cosine_similarity, pairwise_distance ------------------------------------------
@@ -48,15 +39,15 @@ check = check_grads
 def test_distances(fn: Program, shapes: list[tuple[int, ...]]) -> None:
     """normalize / cosine_similarity / pairwise_distance: torch's values and first and second
     derivatives."""
-    check(fn, [_arr(*s) for s in shapes])
+    check_grads(fn, [_arr(*s) for s in shapes])
 
 
 def test_cosine_similarity_zero_vector_first_order() -> None:
     # the clamped norm: a zero row gives 0 similarity and torch's (finite) gradient
     a = _arr(3, 4)
     a[1] = 0.0
-    check(lambda lib, F, x, y: F.cosine_similarity(x, y), [a, _arr(3, 4)], second=False)
-    check(lambda lib, F, x: F.normalize(x), [a], second=False)
+    check_grads(lambda lib, F, x, y: F.cosine_similarity(x, y), [a, _arr(3, 4)], second=False)
+    check_grads(lambda lib, F, x: F.normalize(x), [a], second=False)
 
 
 def test_distance_modules() -> None:
@@ -66,7 +57,7 @@ def test_distance_modules() -> None:
     for make in (lambda nn: nn.CosineSimilarity(), lambda nn: nn.PairwiseDistance(3.0)):
         t = make(torch.nn)(torch.tensor(a), torch.tensor(b))
         g = make(gradsum.nn)(gradsum.tensor(a), gradsum.tensor(b))
-        np.testing.assert_allclose(_np(g), _np(t), rtol=1e-12)
+        np.testing.assert_allclose(as_np(g), as_np(t), rtol=1e-12)
     same_error(lambda lib: lib.nn.functional.cosine_similarity(lib.ones(2, dtype=lib.int64),
                                                                lib.ones(2, dtype=lib.int64),
                                                                dim=0))

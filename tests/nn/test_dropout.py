@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,23 +15,12 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import (  # noqa: E402
+from diff_helpers import (  # noqa: E402  # noqa: E402
     as_np,
+    same,
     same_error,
 )
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
+from nn_helpers import gradsum_repr  # noqa: E402
 
 
 @pytest.mark.parametrize("dtype", ["int64", "bool"])
@@ -56,10 +44,6 @@ def test_dropout_training_must_be_bool(training: Any) -> None:
 
 
 LIBS = [gradsum, torch]
-
-
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
 
 
 # -- dropout variants ----------------------------------------------------------------------------
@@ -167,7 +151,7 @@ def test_dropout_modules_repr_train_eval_and_inplace(name: str) -> None:
         m.train()
         x2 = lib.ones(*shape)
         y_train = m(x2)
-        out.append([_repr(m), _repr(m2), y_eval is x, list(m.state_dict()),
+        out.append([gradsum_repr(m), gradsum_repr(m2), y_eval is x, list(m.state_dict()),
                     y_train is x2 if "Alpha" not in name else None,
                     bool((as_np(x2) != 1).any()) if "Alpha" not in name else None])
     assert out[0] == out[1]

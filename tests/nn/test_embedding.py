@@ -15,6 +15,7 @@ from diff_helpers import (  # noqa: E402
     as_np,
     same_error,
     )
+from nn_helpers import randn_arrays  # noqa: E402
 
 
 def test_embedding_from_pretrained_asserts_2d() -> None:
@@ -22,13 +23,7 @@ def test_embedding_from_pretrained_asserts_2d() -> None:
 
 
 RS = np.random.RandomState(4321)
-
-
-def _arr(*shape: int) -> np.ndarray:
-    return RS.randn(*shape)
-
-
-_np = as_np
+_arr = randn_arrays(RS)
 
 
 def test_embedding_max_norm_and_scale_grad_by_freq() -> None:
@@ -41,12 +36,12 @@ def test_embedding_max_norm_and_scale_grad_by_freq() -> None:
                                         scale_grad_by_freq=True)
         (y * y).sum().backward()
         version = w._version
-        res.append((_np(y), _np(w), _np(w.grad), version))
+        res.append((as_np(y), as_np(w), as_np(w.grad), version))
         m = lib.nn.Embedding(6, 3, max_norm=1.0, norm_type=1.0)
         with lib.no_grad():
             m.weight.copy_(lib.tensor(w0))
         m(lib.tensor(idx))
-        res.append((_np(m.weight),))
+        res.append((as_np(m.weight),))
     for a, b in zip(res[0][:3], res[2][:3]):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(res[3][0], res[1][0], rtol=1e-6, atol=1e-6)  # (float32)

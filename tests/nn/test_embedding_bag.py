@@ -11,6 +11,7 @@ import pytest
 import gradsum
 import gradsum.nn.functional as GF
 from gradsum import nn
+from nn_helpers import close, copy_state, same_error_text
 
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
@@ -23,41 +24,6 @@ TF = torch.nn.functional
 
 DT = {"float64": (gradsum.float64, torch.float64, 1e-10),
       "float32": (gradsum.float32, torch.float32, 1e-5)}
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().numpy())
-
-
-def close(g: Any, t: Any, tol: float) -> None:
-    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
-
-
-def outcome(fn: Any) -> tuple[type | None, str]:
-    try:
-        fn()
-    except Exception as e:  # (the outcome is what is compared)
-        return type(e), str(e)
-    return None, ""
-
-
-def same_error(fg: Any, ft: Any, exact: bool = True) -> None:
-    g, t = outcome(fg), outcome(ft)
-    assert g[0] is not None and t[0] is not None, (g, t)
-    assert issubclass(g[0], t[0]) or g[0] is t[0], (g, t)
-    if exact:
-        # (torch's C++ errors may end with a line naming the tensor type)
-        expected = t[1].split("\n[ torch.")[0].replace("torch.", "gradsum.")
-        # (legacy type names are torch's in both: Tensor.type() says 'torch.FloatTensor')
-        got = g[1].replace("gradsum._tensor.Tensor", "gradsum.Tensor").replace("torch.",
-                                                                              "gradsum.")
-        assert got == expected, (g, t)
-
-
-def copy_state(gm: Any, tm: Any) -> None:
-    """torch's values into gradsum's module (same keys)."""
-    sd = {k: gradsum.tensor(v.detach().numpy().copy()) for k, v in tm.state_dict().items()}
-    gm.load_state_dict(sd)
 
 
 # -- EmbeddingBag ----------------------------------------------------------------------------------
@@ -173,10 +139,10 @@ def test_embedding_bag_errors() -> None:
             kg["per_sample_weights"] = gradsum.ones(n, dtype=dtg)
             kt["per_sample_weights"] = torch.ones(n, dtype=dtt)
         exact = psw not in ("ones5",)
-        same_error(lambda ga=ga, kg=kg: GF.embedding_bag(*ga, **kg),
-                   lambda ta=ta, kt=kt: TF.embedding_bag(*ta, **kt), exact=exact)
-    same_error(lambda: GF.embedding_bag(ig.float(), wg, gradsum.tensor([0])),
-               lambda: TF.embedding_bag(it.float(), wt, torch.tensor([0])))
+        same_error_text(lambda ga=ga, kg=kg: GF.embedding_bag(*ga, **kg),
+                        lambda ta=ta, kt=kt: TF.embedding_bag(*ta, **kt), exact=exact)
+    same_error_text(lambda: GF.embedding_bag(ig.float(), wg, gradsum.tensor([0])),
+                    lambda: TF.embedding_bag(it.float(), wt, torch.tensor([0])))
 
 
 def test_embedding_bag_module() -> None:
@@ -199,10 +165,10 @@ def test_embedding_bag_module() -> None:
         yg.sum().backward()
         yt.sum().backward()
         close(g.weight.grad, t.weight.grad, 1e-5)
-    same_error(lambda: nn.EmbeddingBag(3, 2, padding_idx=3),
-               lambda: tnn.EmbeddingBag(3, 2, padding_idx=3))
-    same_error(lambda: nn.EmbeddingBag(3, 2, padding_idx=-4),
-               lambda: tnn.EmbeddingBag(3, 2, padding_idx=-4))
+    same_error_text(lambda: nn.EmbeddingBag(3, 2, padding_idx=3),
+                    lambda: tnn.EmbeddingBag(3, 2, padding_idx=3))
+    same_error_text(lambda: nn.EmbeddingBag(3, 2, padding_idx=-4),
+                    lambda: tnn.EmbeddingBag(3, 2, padding_idx=-4))
     w = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
     g = nn.EmbeddingBag.from_pretrained(gradsum.tensor(w), mode="sum")
     t = tnn.EmbeddingBag.from_pretrained(torch.tensor(w), mode="sum")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,21 +10,10 @@ torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-import gradsum  # noqa: E402
-from diff_helpers import same_error  # noqa: E402
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
+from diff_helpers import (  # noqa: E402
+    same,
+    same_error,
+)
 
 
 def test_unflatten() -> None:

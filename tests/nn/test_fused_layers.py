@@ -23,12 +23,9 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import floats_or_none  # noqa: E402
 
 TOL = {"float64": 1e-10, "float32": 3e-5}
-
-
-def _np(t: Any) -> np.ndarray | None:
-    return None if t is None else np.asarray(t.detach().tolist(), dtype=float)
 
 
 def _side_by_side(fn: Callable[..., Any], arrays: list[np.ndarray], dtype: str,
@@ -43,7 +40,7 @@ def _side_by_side(fn: Callable[..., Any], arrays: list[np.ndarray], dtype: str,
         y = fn(lib, *ts)
         w = np.cos(seed + np.arange(int(np.prod(tuple(y.shape))))).reshape(tuple(y.shape))
         (y * lib.tensor(w, dtype=dt)).sum().backward()
-        res.append([_np(y)] + [_np(ts[i].grad) for i in grad])
+        res.append([floats_or_none(y)] + [floats_or_none(ts[i].grad) for i in grad])
     return res[0], res[1]
 
 
@@ -309,7 +306,8 @@ def test_multihead_attention_through_sdpa_side_by_side(masks: str) -> None:
             y, w = m(xt, xt, xt, **kw)
         assert w is None
         (y * lib.tensor(np.cos(np.arange(N * L * E)).reshape(N, L, E))).sum().backward()
-        res.append([_np(y), _np(xt.grad)] + [_np(p.grad) for p in m.parameters()])
+        res.append([floats_or_none(y), floats_or_none(xt.grad)]
+                   + [floats_or_none(p.grad) for p in m.parameters()])
     _assert_same(res[0], res[1], "float64")
 
 

@@ -8,7 +8,6 @@ nodes per call stays pinned; saved-tensor checks as torch's."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -21,24 +20,14 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
 from gradsum.ops import rnn as _rnn  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    floats,
+    twins,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 2e-5}
 IN, HID = 3, 5
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
-def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
-        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
-    g_mod.load_state_dict({k: gradsum.tensor(v.detach().numpy())
-                           for k, v in t_mod.state_dict().items()})
-    return t_mod, g_mod
 
 
 def _cot(lib: Any, y: Any, k: float) -> Any:
@@ -85,7 +74,7 @@ def _run(lib: Any, mod: Any, x_arr: np.ndarray, states: list[np.ndarray] | None,
 
 def _compare(cls: str, kw: dict[str, Any], dtype: str, seq: int = 4, batch: int = 3,
              states: bool = False, packed: list[int] | None = None) -> None:
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, **kw)
     rs = np.random.RandomState(5)
     if kw.get("batch_first") and packed is None:
         x_arr = rs.randn(batch, seq, IN)
@@ -104,7 +93,7 @@ def _compare(cls: str, kw: dict[str, Any], dtype: str, seq: int = 4, batch: int 
         assert len(part_t) == len(part_g)
         for a, b in zip(part_t, part_g):
             assert tuple(a.shape) == tuple(b.shape)
-            np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype])
+            np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype])
 
 
 MODULES = [("LSTM", {}), ("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"})]
@@ -161,7 +150,7 @@ CELLS = [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
 @pytest.mark.parametrize("cls,kw", CELLS,
                          ids=["lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_nobias"])
 def test_cells_like_torch(cls: str, kw: dict[str, Any], given: bool, dtype: str) -> None:
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, **kw)
     rs = np.random.RandomState(2)
     x_arr = rs.randn(3, IN)
     st = [rs.randn(3, HID) for _ in range(2 if cls == "LSTMCell" else 1)]
@@ -180,7 +169,7 @@ def test_cells_like_torch(cls: str, kw: dict[str, Any], given: bool, dtype: str)
         grads = lib.autograd.grad(loss, [x, *hs, *mod.parameters()])
         res.append(outs + list(grads))
     for a, b in zip(*res):
-        np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype])
+        np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype])
 
 
 # -- gradcheck / gradgradcheck of the fused node -------------------------------------------------
@@ -258,7 +247,7 @@ def test_both_backward_forms_agree(mode: str, proj: int, bias: bool) -> None:
         for a, b in zip(*res):
             assert (a is None) == (b is None)
             if a is not None:
-                np.testing.assert_allclose(_np(a), _np(b), rtol=1e-12, atol=1e-13)
+                np.testing.assert_allclose(floats(a), floats(b), rtol=1e-12, atol=1e-13)
 
 
 @pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
@@ -266,7 +255,7 @@ def test_module_double_backward_like_torch(cls: str) -> None:
     rs = np.random.RandomState(1)
     x_arr = rs.randn(4, 2, IN)
     res = []
-    t_mod, g_mod = _twins(cls, "float64", IN, 4, num_layers=2, batch_first=True)
+    t_mod, g_mod = twins(cls, "float64", IN, 4, num_layers=2, batch_first=True)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         x = lib.tensor(x_arr, dtype=lib.float64, requires_grad=True)
         out, hid = mod(x)
@@ -275,7 +264,7 @@ def test_module_double_backward_like_torch(cls: str) -> None:
         params = list(mod.parameters())
         gs = lib.autograd.grad(loss, [x, *params], create_graph=True)
         s = sum((g * g).sum() for g in gs)
-        res.append([_np(g) for g in lib.autograd.grad(s, [x, *params])])
+        res.append([floats(g) for g in lib.autograd.grad(s, [x, *params])])
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
 
@@ -326,7 +315,7 @@ def test_cell_is_one_node() -> None:
 
 # -- saved tensors -------------------------------------------------------------------------------
 def test_weight_changed_in_place_after_forward_raises_like_torch() -> None:
-    t_mod, g_mod = _twins("LSTM", "float64", IN, HID)
+    t_mod, g_mod = twins("LSTM", "float64", IN, HID)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         out, _ = mod(lib.ones(2, 1, IN, dtype=lib.float64))
         with lib.no_grad():
@@ -366,14 +355,14 @@ def test_repeated_calls_leave_the_weights_alone(cls: str, sizes: tuple[int, int]
     the parameter itself, so every second call of ports/lbfgs_sequence's LSTMCell was wrong)."""
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
-    t_mod, g_mod = _twins(cls, "float64", *sizes)
-    before = {k: _np(v).copy() for k, v in g_mod.state_dict().items()}
+    t_mod, g_mod = twins(cls, "float64", *sizes)
+    before = {k: floats(v).copy() for k, v in g_mod.state_dict().items()}
     shape = (3, sizes[0]) if cls.endswith("Cell") else (4, 3, sizes[0])
     x = rng.standard_normal(shape)
     want = t_mod(torch.tensor(x))
     for _ in range(3):
         got = g_mod(gradsum.tensor(x))
         w, gv = (want[0], got[0]) if isinstance(want, tuple) else (want, got)
-        np.testing.assert_allclose(_np(gv), _np(w), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(floats(gv), floats(w), rtol=1e-12, atol=1e-14)
     for k, v in g_mod.state_dict().items():
-        np.testing.assert_array_equal(_np(v), before[k])
+        np.testing.assert_array_equal(floats(v), before[k])

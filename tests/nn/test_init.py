@@ -18,10 +18,7 @@ from diff_helpers import (  # noqa: E402
     as_np,
     same_error,
 )
-
-
-def values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
+from nn_helpers import floats  # noqa: E402
 
 
 # -- nn.init: eye_, dirac_, orthogonal_, sparse_ -------------------------------------------------
@@ -29,7 +26,7 @@ def values(t: Any) -> np.ndarray:
 def test_init_eye(shape: tuple[int, ...]) -> None:
     """nn.init.eye_ gives torch's values."""
     got, want = (lib.nn.init.eye_(lib.empty(*shape)) for lib in (gradsum, torch))
-    assert values(got).tolist() == values(want).tolist()
+    assert floats(got).tolist() == floats(want).tolist()
 
 
 @pytest.mark.parametrize("shape,groups", [((4, 2, 3, 3), 1), ((4, 2, 3, 2), 2),
@@ -38,7 +35,7 @@ def test_init_eye(shape: tuple[int, ...]) -> None:
 def test_init_dirac(shape: tuple[int, ...], groups: int) -> None:
     """nn.init.dirac_ (with groups) gives torch's values."""
     got, want = (lib.nn.init.dirac_(lib.empty(*shape), groups) for lib in (gradsum, torch))
-    assert values(got).tolist() == values(want).tolist()
+    assert floats(got).tolist() == floats(want).tolist()
 
 
 @pytest.mark.parametrize("fn,args", [
@@ -60,7 +57,7 @@ def test_init_orthogonal(shape: tuple[int, ...]) -> None:
     assert gradsum.nn.init.orthogonal_(t, gain=2.0) is t
     if not t.numel():
         return
-    a = values(t).reshape(shape[0], -1)
+    a = floats(t).reshape(shape[0], -1)
     gram = a @ a.T if shape[0] <= a.shape[1] else a.T @ a
     np.testing.assert_allclose(gram, 4 * np.eye(len(gram)), atol=1e-5)
 

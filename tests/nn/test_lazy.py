@@ -11,6 +11,7 @@ import pytest
 
 import gradsum
 from gradsum import nn
+from nn_helpers import close, copy_state, raised, same_error_text
 
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
@@ -20,41 +21,6 @@ tnn = torch.nn
 
 DT = {"float64": (gradsum.float64, torch.float64, 1e-10),
       "float32": (gradsum.float32, torch.float32, 1e-5)}
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().numpy())
-
-
-def close(g: Any, t: Any, tol: float) -> None:
-    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
-
-
-def outcome(fn: Any) -> tuple[type | None, str]:
-    try:
-        fn()
-    except Exception as e:  # (the outcome is what is compared)
-        return type(e), str(e)
-    return None, ""
-
-
-def same_error(fg: Any, ft: Any, exact: bool = True) -> None:
-    g, t = outcome(fg), outcome(ft)
-    assert g[0] is not None and t[0] is not None, (g, t)
-    assert issubclass(g[0], t[0]) or g[0] is t[0], (g, t)
-    if exact:
-        # (torch's C++ errors may end with a line naming the tensor type)
-        expected = t[1].split("\n[ torch.")[0].replace("torch.", "gradsum.")
-        # (legacy type names are torch's in both: Tensor.type() says 'torch.FloatTensor')
-        got = g[1].replace("gradsum._tensor.Tensor", "gradsum.Tensor").replace("torch.",
-                                                                              "gradsum.")
-        assert got == expected, (g, t)
-
-
-def copy_state(gm: Any, tm: Any) -> None:
-    """torch's values into gradsum's module (same keys)."""
-    sd = {k: gradsum.tensor(v.detach().numpy().copy()) for k, v in tm.state_dict().items()}
-    gm.load_state_dict(sd)
 
 
 # -- lazy modules ----------------------------------------------------------------------------------
@@ -139,11 +105,11 @@ def test_uninitialized_parameter_behaviour() -> None:
     assert repr(g) == repr(t) == "<UninitializedParameter>"
     assert g.requires_grad and g.is_leaf and g.size() == tuple(t.size())
     assert g.dtype == gradsum.float32 and isinstance(g, nn.Parameter)
-    same_error(lambda: g.shape, lambda: t.shape)
-    ge, te = outcome(lambda: g + 1), outcome(lambda: t + 1)
+    same_error_text(lambda: g.shape, lambda: t.shape)
+    ge, te = raised(lambda: g + 1), raised(lambda: t + 1)
     assert ge[0] is te[0] is ValueError
     assert ge[1].startswith("Attempted to use an uninitialized parameter in ")
-    assert outcome(lambda: g.numel())[0] is ValueError
+    assert raised(lambda: g.numel())[0] is ValueError
     gb, tb = UninitializedBuffer(), tnn.parameter.UninitializedBuffer()
     assert repr(gb) == repr(tb) and gb.persistent is tb.persistent is True
     assert not gb.requires_grad and gb._is_buffer
@@ -156,8 +122,8 @@ def test_uninitialized_parameter_behaviour() -> None:
     assert type(g) is nn.Parameter and tuple(g.shape) == tuple(t.shape) == (2, 3)
     gb.materialize(4)
     assert type(gb) is gradsum.Tensor and tuple(gb.shape) == (4,)
-    same_error(lambda: UninitializedParameter().share_memory_(),
-               lambda: tnn.parameter.UninitializedParameter().share_memory_())
+    same_error_text(lambda: UninitializedParameter().share_memory_(),
+                    lambda: tnn.parameter.UninitializedParameter().share_memory_())
 
 
 def test_lazy_dtype_conversion_and_errors() -> None:
@@ -173,15 +139,15 @@ def test_lazy_dtype_conversion_and_errors() -> None:
     g, t = nn.LazyLinear(4), tnn.LazyLinear(4)
     g(gradsum.ones(2, 5))
     t(torch.ones(2, 5))
-    assert outcome(lambda: g(gradsum.ones(2, 3)))[0] is outcome(lambda: t(torch.ones(2, 3)))[0]
-    same_error(lambda: nn.LazyConv2d(4, 3)(gradsum.ones(2, 3)),
-               lambda: tnn.LazyConv2d(4, 3)(torch.ones(2, 3)), exact=False)
-    same_error(lambda: nn.LazyConv2d(4, 3, groups=2)(gradsum.ones(1, 3, 5, 5)),
-               lambda: tnn.LazyConv2d(4, 3, groups=2)(torch.ones(1, 3, 5, 5)))
-    same_error(lambda: nn.LazyBatchNorm2d()(gradsum.ones(2, 3)),
-               lambda: tnn.LazyBatchNorm2d()(torch.ones(2, 3)))
+    assert raised(lambda: g(gradsum.ones(2, 3)))[0] is raised(lambda: t(torch.ones(2, 3)))[0]
+    same_error_text(lambda: nn.LazyConv2d(4, 3)(gradsum.ones(2, 3)),
+                    lambda: tnn.LazyConv2d(4, 3)(torch.ones(2, 3)), exact=False)
+    same_error_text(lambda: nn.LazyConv2d(4, 3, groups=2)(gradsum.ones(1, 3, 5, 5)),
+                    lambda: tnn.LazyConv2d(4, 3, groups=2)(torch.ones(1, 3, 5, 5)))
+    same_error_text(lambda: nn.LazyBatchNorm2d()(gradsum.ones(2, 3)),
+                    lambda: tnn.LazyBatchNorm2d()(torch.ones(2, 3)))
     g = nn.LazyBatchNorm2d()
-    outcome(lambda: g(gradsum.ones(2, 3)))
+    raised(lambda: g(gradsum.ones(2, 3)))
     assert type(g) is nn.BatchNorm2d  # (torch too: the hook ran before the check)
 
 
@@ -204,8 +170,8 @@ def test_lazy_state_dict_round_trips() -> None:
         t2.load_state_dict(tnn.LazyLinear(3).state_dict()))
     assert g2.has_uninitialized_params() and t2.has_uninitialized_params()
     # uninitialized into initialized: torch's RuntimeError about the shape
-    same_error(lambda: nn.Linear(2, 3).load_state_dict(nn.LazyLinear(3).state_dict()),
-               lambda: tnn.Linear(2, 3).load_state_dict(tnn.LazyLinear(3).state_dict()))
+    same_error_text(lambda: nn.Linear(2, 3).load_state_dict(nn.LazyLinear(3).state_dict()),
+                    lambda: tnn.Linear(2, 3).load_state_dict(tnn.LazyLinear(3).state_dict()))
     # keep_vars and nested modules
     gs = nn.Sequential(nn.LazyLinear(2), nn.ReLU(), nn.LazyBatchNorm1d())
     ts = tnn.Sequential(tnn.LazyLinear(2), tnn.ReLU(), tnn.LazyBatchNorm1d())
@@ -224,8 +190,8 @@ def test_lazy_state_dict_round_trips() -> None:
 def test_optimizers_with_uninitialized_params() -> None:
     g, t = nn.LazyLinear(2), tnn.LazyLinear(2)
     # torch's Adagrad builds its state at construction: it cannot with uninitialized ones
-    ge = outcome(lambda: gradsum.optim.Adagrad(g.parameters(), lr=0.1))
-    te = outcome(lambda: torch.optim.Adagrad(t.parameters(), lr=0.1))
+    ge = raised(lambda: gradsum.optim.Adagrad(g.parameters(), lr=0.1))
+    te = raised(lambda: torch.optim.Adagrad(t.parameters(), lr=0.1))
     assert ge[0] is te[0] is ValueError
     # SGD/Adam accept them; the step after materialization updates the same objects
     og = gradsum.optim.SGD(g.parameters(), lr=0.1, momentum=0.9)

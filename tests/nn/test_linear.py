@@ -17,10 +17,10 @@ from diff_helpers import (  # noqa: E402
     same_error,
     same_repr,
 )
-
-
-def values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
+from nn_helpers import (  # noqa: E402
+    floats,
+    randn_arrays,
+)
 
 
 # -- F.linear: torch's checks of the weight and the bias --------------------------------------
@@ -55,27 +55,21 @@ def test_linear_accepted_shapes_still_match(shapes: tuple[Any, ...]) -> None:
     for lib in (gradsum, torch):
         bias = None if b is None else (lib.ones(*b) * 0.5 if b else lib.tensor(0.5))
         xt = lib.arange(float(np.prod(x))).reshape(x)
-        outs.append(values(lib.nn.functional.linear(xt, lib.ones(*w), bias)))
+        outs.append(floats(lib.nn.functional.linear(xt, lib.ones(*w), bias)))
     np.testing.assert_allclose(outs[0], outs[1])
 
 
 RS = np.random.RandomState(4321)
-
-
-def _arr(*shape: int) -> np.ndarray:
-    return RS.randn(*shape)
-
-
-check = check_grads
+_arr = randn_arrays(RS)
 
 
 def test_bilinear() -> None:
     """F.bilinear / nn.Bilinear as torch's: values, first and second derivatives, reprs, the
     weight's shape and init bound, the shape error."""
-    check(lambda lib, F, a, b, w, c: F.bilinear(a, b, w, c),
-          [_arr(4, 3), _arr(4, 2), _arr(5, 3, 2), _arr(5)])
-    check(lambda lib, F, a, b, w: F.bilinear(a, b, w), [_arr(2, 4, 3), _arr(2, 4, 2),
-                                                        _arr(5, 3, 2)], second=False)
+    check_grads(lambda lib, F, a, b, w, c: F.bilinear(a, b, w, c),
+                [_arr(4, 3), _arr(4, 2), _arr(5, 3, 2), _arr(5)])
+    check_grads(lambda lib, F, a, b, w: F.bilinear(a, b, w), [_arr(2, 4, 3), _arr(2, 4, 2),
+                                                              _arr(5, 3, 2)], second=False)
     same_repr(lambda lib: lib.nn.Bilinear(3, 2, 5))
     same_repr(lambda lib: lib.nn.Bilinear(3, 2, 5, bias=False))
     m = gradsum.nn.Bilinear(4, 2, 3)

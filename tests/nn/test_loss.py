@@ -26,10 +26,10 @@ from diff_helpers import (  # noqa: E402
     same_error,
     same_repr,
 )
-
-
-def values(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
+from nn_helpers import (  # noqa: E402
+    floats,
+    wide_randn_arrays,
+)
 
 
 # -- losses: dtype and range checks ------------------------------------------------------------
@@ -90,7 +90,7 @@ def test_bce_broadcast_weights_still_match(logits: bool, shape: tuple[int, ...])
         xt = lib.tensor(x.tolist(), dtype=lib.float64, requires_grad=True)
         y = f(xt, lib.tensor(t.tolist(), dtype=lib.float64), **kw)
         y.backward()
-        outs.append((y.item(), values(xt.grad)))
+        outs.append((y.item(), floats(xt.grad)))
     assert outs[0][0] == pytest.approx(outs[1][0], rel=1e-12)
     np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-10)
 
@@ -111,17 +111,7 @@ Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-_np = as_np
-
-
-check = check_grads
+_arr = wide_randn_arrays(RS)
 
 
 # -- losses -------------------------------------------------------------------------------
@@ -197,11 +187,11 @@ def test_losses(name: str, reduction: str) -> None:
     fn, arrays, ints, second = LOSSES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check(lambda lib, F, *xs: fn(lib, F, *xs, reduction), arrays, ints, second)
+        check_grads(lambda lib, F, *xs: fn(lib, F, *xs, reduction), arrays, ints, second)
 
 
 def test_kl_div_batchmean_and_mean_warning() -> None:
-    check(lambda lib, F, a, b: F.kl_div(a, b.abs(), reduction="batchmean"), [_A, _B])
+    check_grads(lambda lib, F, a, b: F.kl_div(a, b.abs(), reduction="batchmean"), [_A, _B])
     for lib in (torch, gradsum):
         with warnings.catch_warnings(record=True) as rec:
             warnings.simplefilter("always")
@@ -211,10 +201,10 @@ def test_kl_div_batchmean_and_mean_warning() -> None:
 
 
 def test_one_dim_margin_losses() -> None:
-    check(lambda lib, F, a, t: F.multi_margin_loss(a, t, reduction="none"),
-          [_A[0], np.array(2)], (1,), second=False)
-    check(lambda lib, F, a, t: F.multilabel_margin_loss(a, t, reduction="none"),
-          [_A[0], np.array([3, 0, -1, 1, 1])], (1,), second=False)
+    check_grads(lambda lib, F, a, t: F.multi_margin_loss(a, t, reduction="none"),
+                [_A[0], np.array(2)], (1,), second=False)
+    check_grads(lambda lib, F, a, t: F.multilabel_margin_loss(a, t, reduction="none"),
+                [_A[0], np.array([3, 0, -1, 1, 1])], (1,), second=False)
 
 
 @pytest.mark.parametrize("prog", [
@@ -282,7 +272,7 @@ def test_loss_modules_forward() -> None:
     for make, arrays in cases:
         t = make(torch.nn)(*[torch.tensor(x) for x in arrays])
         g = make(gradsum.nn)(*[gradsum.tensor(x) for x in arrays])
-        np.testing.assert_allclose(_np(g), _np(t), rtol=1e-12)
+        np.testing.assert_allclose(as_np(g), as_np(t), rtol=1e-12)
 
 
 def _nll_program(lib: Any, reduction: str, weighted: bool, k_dim: bool) -> list[Any]:

@@ -4,53 +4,18 @@ errors (the target grad of BCE, nan inputs, 0-d and 1-d inputs)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
 
-import torch.nn.functional as TF  # noqa: E402
 
 import gradsum  # noqa: E402
 import gradsum.nn.functional as F  # noqa: E402
-from nn_helpers import to_np  # noqa: E402
-
-Both = Callable[[Any, Any], Any]  # fn(lib, functional) -> result
-
-
-def _error_of(fn: Callable[[], Any]) -> type[BaseException] | None:
-    try:
-        fn()
-    except Exception as e:  # (any type: the type is what is compared)
-        return type(e)
-    return None
-
-
-def same_error(fn: Both) -> type[BaseException]:
-    """Run ``fn`` with torch and with gradsum: both raise, gradsum an instance of torch's type."""
-    t_err = _error_of(lambda: fn(torch, TF))
-    assert t_err is not None, "torch did not raise"
-    with pytest.raises(t_err):
-        fn(gradsum, F)
-    return t_err
-
-
-def same_values(fn: Both, rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """Run ``fn`` with both libraries; each returns a list of tensors (or None) to compare."""
-    got, want = fn(gradsum, F), fn(torch, TF)
-    assert len(got) == len(want)
-    for g, t in zip(got, want):
-        assert (g is None) == (t is None)
-        if t is None:
-            continue
-        gn, tn = to_np(g), to_np(t)
-        assert gn.shape == tn.shape and gn.dtype == tn.dtype, (gn, tn)
-        np.testing.assert_allclose(gn, tn, rtol=rtol, atol=atol, equal_nan=True)
+from nn_helpers import both_raise, same_values  # noqa: E402
 
 
 # -- binary cross entropy -----------------------------------------------------------------------
@@ -66,13 +31,13 @@ def test_bce_target_grad_is_unclamped_neg_logit() -> None:
 
 
 def test_bce_refuses_nan_input() -> None:
-    same_error(lambda lib, f: f.binary_cross_entropy(lib.tensor([float("nan"), 0.5]),
+    both_raise(lambda lib, f: f.binary_cross_entropy(lib.tensor([float("nan"), 0.5]),
                                                      lib.tensor([1.0, 0.0])))
 
 
 @pytest.mark.parametrize("tdt", ["float64", "int64"])
 def test_bce_target_dtype_must_match_input(tdt: str) -> None:
-    same_error(lambda lib, f: f.binary_cross_entropy(lib.full((3,), 0.5),
+    both_raise(lambda lib, f: f.binary_cross_entropy(lib.full((3,), 0.5),
                                                      lib.ones(3, dtype=getattr(lib, tdt))))
 
 
@@ -97,7 +62,7 @@ def test_class_weights_refuse_requires_grad(case: str) -> None:
             "ce_smooth_weight": lambda: f.cross_entropy(x, idx, weight=w, label_smoothing=0.1),
         }[case]()
 
-    same_error(fn)
+    both_raise(fn)
     with gradsum.no_grad():  # (torch's check is autograd's: off under no_grad)
         fn(gradsum, F)
 
@@ -115,7 +80,7 @@ def test_bce_with_logits_result_has_the_target_dtype() -> None:
 
 @pytest.mark.parametrize("tdt", ["int64", "bool"])
 def test_bce_with_logits_refuses_non_float_targets(tdt: str) -> None:
-    same_error(lambda lib, f: f.binary_cross_entropy_with_logits(
+    both_raise(lambda lib, f: f.binary_cross_entropy_with_logits(
         lib.zeros(3), lib.ones(3, dtype=getattr(lib, tdt))))
 
 
@@ -135,9 +100,9 @@ def test_cross_entropy_soft_targets_differentiate_the_weight() -> None:
                                        ((3, 4, 2), "uint8"), ((3, 4, 2), "int32")])
 def test_nll_target_dtypes(shape: tuple[int, ...], tdt: str) -> None:
     tshape = (shape[0],) + shape[2:]
-    same_error(lambda lib, f: f.nll_loss(lib.zeros(shape),
+    both_raise(lambda lib, f: f.nll_loss(lib.zeros(shape),
                                          lib.zeros(tshape, dtype=getattr(lib, tdt))))
-    same_error(lambda lib, f: f.cross_entropy(lib.zeros(shape),
+    both_raise(lambda lib, f: f.cross_entropy(lib.zeros(shape),
                                               lib.zeros(tshape, dtype=getattr(lib, tdt))))
 
 
@@ -149,14 +114,14 @@ def test_nll_byte_target_of_2d_input() -> None:
 @pytest.mark.parametrize("shape", [(3, 4), (3, 4, 2)])
 def test_nll_integer_input_is_not_implemented(shape: tuple[int, ...]) -> None:
     tshape = (shape[0],) + shape[2:]
-    same_error(lambda lib, f: f.nll_loss(lib.ones(shape, dtype=lib.int64),
+    both_raise(lambda lib, f: f.nll_loss(lib.ones(shape, dtype=lib.int64),
                                          lib.zeros(tshape, dtype=lib.int64)))
 
 
 def test_nll_weight_dtype_must_match_input() -> None:
-    same_error(lambda lib, f: f.nll_loss(lib.zeros(2, 3, dtype=lib.float64),
+    both_raise(lambda lib, f: f.nll_loss(lib.zeros(2, 3, dtype=lib.float64),
                                          lib.tensor([0, 1]), weight=lib.ones(3)))
-    same_error(lambda lib, f: f.cross_entropy(lib.zeros(2, 3, dtype=lib.float64),
+    both_raise(lambda lib, f: f.cross_entropy(lib.zeros(2, 3, dtype=lib.float64),
                                               lib.tensor([0, 1]), weight=lib.ones(3)))
 
 
@@ -173,14 +138,14 @@ def test_nll_1d_input_takes_a_1_element_target(reduction: str) -> None:
 
 
 def test_nll_1d_input_errors() -> None:
-    same_error(lambda lib, f: f.nll_loss(lib.zeros(3), lib.tensor([0, 1])))  # ValueError
-    same_error(lambda lib, f: f.nll_loss(lib.zeros(3), lib.tensor([[0]])))  # RuntimeError
-    same_error(lambda lib, f: f.cross_entropy(lib.zeros(3), lib.tensor([0]),
+    both_raise(lambda lib, f: f.nll_loss(lib.zeros(3), lib.tensor([0, 1])))  # ValueError
+    both_raise(lambda lib, f: f.nll_loss(lib.zeros(3), lib.tensor([[0]])))  # RuntimeError
+    both_raise(lambda lib, f: f.cross_entropy(lib.zeros(3), lib.tensor([0]),
                                               label_smoothing=0.1))
 
 
 def test_cross_entropy_0d_input_errors() -> None:
-    assert same_error(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor(0))) \
+    assert both_raise(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor(0))) \
         is RuntimeError  # (same shapes: the soft-target path, which wants a float target)
-    same_error(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor(0.5)))
-    same_error(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor([0])))
+    both_raise(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor(0.5)))
+    both_raise(lambda lib, f: f.cross_entropy(lib.tensor(1.0), lib.tensor([0])))

@@ -5,8 +5,6 @@ derivatives, and the losses torch composes keeping their names."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,72 +15,13 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import as_np, same_error  # noqa: E402
+from derivative_helpers import (  # noqa: E402
+    compare_derivatives,
+    normal_arrays,
+)
+from diff_helpers import same_error  # noqa: E402
 
-RNG = np.random.default_rng(8)
-
-
-def _name(t: Any) -> str | None:
-    if t is None or t.grad_fn is None:
-        return None
-    return t.grad_fn.name().replace("torch::autograd::", "")
-
-
-def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(as_np(a), as_np(b), rtol=tol, atol=tol, equal_nan=True)
-
-
-def _run(lib: Any, fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...],
-         seed: int, second: bool = True) -> dict[str, Any]:
-    """``fn(lib, *tensors)``; the first and second derivatives (create_graph) with respect to
-    the tensors at ``grad_idx`` (float64), against fixed random output weights."""
-    ts = [lib.tensor(a, requires_grad=i in grad_idx) if np.asarray(a).dtype.kind == "f"
-          else lib.tensor(a) for i, a in enumerate(arrays)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        y = fn(lib, *ts)
-    rng = np.random.default_rng(seed)
-    w = lib.tensor(rng.standard_normal(tuple(y.shape)))
-    ins = [ts[i] for i in grad_idx]
-    gs = lib.autograd.grad((y * w).sum(), ins, create_graph=True)
-    res: dict[str, Any] = {"y": y, "name": _name(y), "g": gs,
-                           "g_rg": [g.requires_grad for g in gs],
-                           "g_names": [_name(g) for g in gs]}
-    live = [(g, i) for g, i in zip(gs, grad_idx) if g.requires_grad]
-    if live and second:
-        vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g, _ in live]
-        tot = sum((g * v).sum() for (g, _), v in zip(live, vs))
-        res["gg"] = lib.autograd.grad(tot, ins, allow_unused=True)
-    return res
-
-
-def _compare(fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...] = (0,),
-             names: bool = True, tol: float = 1e-10, second: bool = True) -> dict[str, Any]:
-    """Values, first and (``second``) second derivatives, ``requires_grad`` of the first
-    derivatives and (``names``) the ``grad_fn`` names of the output and of the first
-    derivatives."""
-    t = _run(torch, fn, arrays, grad_idx, 1, second)
-    g = _run(gradsum, fn, arrays, grad_idx, 1, second)
-    _close(g["y"], t["y"], tol)
-    assert g["name"] == t["name"]
-    for a, b in zip(g["g"], t["g"]):
-        _close(a, b, tol)
-    assert g["g_rg"] == t["g_rg"]
-    if names:
-        assert g["g_names"] == t["g_names"]
-    assert ("gg" in g) == ("gg" in t)
-    if "gg" in t:
-        for a, b in zip(g["gg"], t["gg"]):
-            if b is None:
-                assert a is None or not as_np(a).any()
-            else:
-                assert a is not None
-                _close(a, b, tol)
-    return t
-
-
-def _arr(*shape: int) -> Any:
-    return RNG.standard_normal(shape)
+_arr = normal_arrays(8)
 
 
 # -- smooth_l1 / huber ----------------------------------------------------------------------------
@@ -95,42 +34,42 @@ T = np.array([[0.0, 0.0, 0.3, 0.0, -0.6], [0.0, 0.2, 0.5, 0.1, 0.05]])
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("beta", [1.0, 0.5, 2.0])
 def test_smooth_l1_loss_one_node_two_derivatives(reduction: str, beta: float) -> None:
-    t = _compare(lambda lib, x, y: lib.nn.functional.smooth_l1_loss(
+    t = compare_derivatives(lambda lib, x, y: lib.nn.functional.smooth_l1_loss(
         x, y, reduction=reduction, beta=beta), [X, T], (0, 1))
     assert t["name"] == "SmoothL1LossBackward0"
 
 
 def test_smooth_l1_loss_beta_zero_is_l1_composition() -> None:
-    t = _compare(lambda lib, x, y: lib.nn.functional.smooth_l1_loss(x, y, beta=0.0),
-                 [X, T], (0, 1), names=False, second=False)
+    t = compare_derivatives(lambda lib, x, y: lib.nn.functional.smooth_l1_loss(x, y, beta=0.0),
+                            [X, T], (0, 1), names=False, second=False)
     assert t["name"] == "MeanBackward0"
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("delta", [1.0, 0.5, 2.5])
 def test_huber_loss_one_node_two_derivatives(reduction: str, delta: float) -> None:
-    t = _compare(lambda lib, x, y: lib.nn.functional.huber_loss(
+    t = compare_derivatives(lambda lib, x, y: lib.nn.functional.huber_loss(
         x, y, reduction=reduction, delta=delta), [X, T], (0, 1))
     assert t["name"] == "HuberLossBackward0"
 
 
 def test_huber_loss_with_weight_multiplies_the_unreduced_node() -> None:
     w = np.abs(_arr(2, 5))
-    t = _compare(lambda lib, x, y, wt: lib.nn.functional.huber_loss(x, y, weight=wt),
-                 [X, T, w], (0, 1, 2))
+    t = compare_derivatives(lambda lib, x, y, wt: lib.nn.functional.huber_loss(x, y, weight=wt),
+                            [X, T, w], (0, 1, 2))
     assert t["name"] == "MeanBackward0"
 
 
 def test_smooth_l1_and_huber_target_only_and_modules() -> None:
-    _compare(lambda lib, x, y: lib.nn.SmoothL1Loss(beta=0.7)(x, y), [X, T], (1,))
-    _compare(lambda lib, x, y: lib.nn.HuberLoss(reduction="sum")(x, y), [X, T], (1,))
+    compare_derivatives(lambda lib, x, y: lib.nn.SmoothL1Loss(beta=0.7)(x, y), [X, T], (1,))
+    compare_derivatives(lambda lib, x, y: lib.nn.HuberLoss(reduction="sum")(x, y), [X, T], (1,))
 
 
 # -- soft margin ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_soft_margin_loss_one_node_two_derivatives(reduction: str) -> None:
     y = np.sign(_arr(3, 4))
-    t = _compare(lambda lib, x, tt: lib.nn.functional.soft_margin_loss(
+    t = compare_derivatives(lambda lib, x, tt: lib.nn.functional.soft_margin_loss(
         x, tt, reduction=reduction), [_arr(3, 4) * 2, y])
     assert t["name"] == "SoftMarginLossBackward0"
     assert t["g_names"] == ["SoftMarginLossBackwardBackward0"]
@@ -160,10 +99,10 @@ def test_multi_margin_loss_one_node(reduction: str, p: int, weighted: bool) -> N
         return lib.nn.functional.multi_margin_loss(
             xx, cc, p=p, margin=0.8, weight=ww if weighted else None, reduction=reduction)
 
-    t = _compare(fn, [x, cls, w], second=False)
+    t = compare_derivatives(fn, [x, cls, w], second=False)
     assert t["name"] == "MultiMarginLossBackward0"
     assert t["g_names"] == ["NotImplemented"]
-    _compare(lambda lib, xx, cc: lib.nn.functional.multi_margin_loss(
+    compare_derivatives(lambda lib, xx, cc: lib.nn.functional.multi_margin_loss(
         xx, cc, reduction=reduction), [x[1], np.array(2)], second=False)
 
 
@@ -171,11 +110,11 @@ def test_multi_margin_loss_one_node(reduction: str, p: int, weighted: bool) -> N
 def test_multilabel_margin_loss_one_node(reduction: str) -> None:
     x = _arr(3, 4)
     tgt = np.array([[0, 2, -1, 0], [1, -1, 0, 0], [3, 0, 1, -1]])
-    t = _compare(lambda lib, xx, tt: lib.nn.functional.multilabel_margin_loss(
+    t = compare_derivatives(lambda lib, xx, tt: lib.nn.functional.multilabel_margin_loss(
         xx, tt, reduction=reduction), [x, tgt], second=False)
     assert t["name"] == "MultilabelMarginLossBackward0"
     assert t["g_names"] == ["NotImplemented"]
-    _compare(lambda lib, xx, tt: lib.nn.functional.multilabel_margin_loss(
+    compare_derivatives(lambda lib, xx, tt: lib.nn.functional.multilabel_margin_loss(
         xx, tt, reduction=reduction), [x[0], np.array([3, 1, -1, 2])], second=False)
 
 
@@ -212,5 +151,5 @@ def test_losses_torch_composes_keep_their_names(fn: str) -> None:
         y = np.sign(_arr(3, 4))
     if fn == "multilabel_soft_margin_loss":
         y = (y > 0.5).astype(float)
-    _compare(lambda lib, xx, yy: getattr(lib.nn.functional, fn)(xx, yy), [x, y], names=False,
-             second=fn != "l1_loss")
+    compare_derivatives(lambda lib, xx, yy: getattr(lib.nn.functional, fn)(xx, yy), [x, y],
+                        names=False, second=fn != "l1_loss")

@@ -13,12 +13,8 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from derivative_helpers import close_nan  # noqa: E402
 from diff_helpers import as_np, same_error  # noqa: E402
-
-
-def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(as_np(a), as_np(b), rtol=tol, atol=tol, equal_nan=True)
-
 
 # -- MultiheadAttention fast path -----------------------------------------------------------------
 E, H, N, L = 8, 2, 2, 4
@@ -64,11 +60,11 @@ def _mha_same(tm: Any, gm: Any, grad: bool = False, **kw: Any) -> tuple[Any, Any
     x = np.random.default_rng(3).standard_normal((N, L, E))
     to, tw = _mha_call(torch, tm, x, grad, **dict(kw))
     go, gw = _mha_call(gradsum, gm, x, grad, **dict(kw))
-    _close(go, to, 1e-10)
+    close_nan(go, to, 1e-10)
     if tw is None:
         assert gw is None
     else:
-        _close(gw, tw, 1e-10)
+        close_nan(gw, tw, 1e-10)
     return as_np(to), None if tw is None else as_np(tw)
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import inspect
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,23 +16,11 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import (  # noqa: E402
+from diff_helpers import (  # noqa: E402  # noqa: E402
+    same,
     same_error,
 )
 from gradsum.nn.modules.module import Module as _GModule  # noqa: E402
-
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
 
 
 # -- forward hooks with always_call ---------------------------------------------------------------

@@ -4,8 +4,6 @@ LocalResponseNorm. Batch, group and instance norm: test_normalization.py."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,23 +14,18 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-from diff_helpers import (  # noqa: E402
+from derivative_helpers import (  # noqa: E402
+    compare_derivatives,
+    normal_arrays,
+)
+from diff_helpers import (  # noqa: E402  # noqa: E402
     as_np,
+    same,
     same_error,
 )
+from nn_helpers import gradsum_repr, lib_tensor  # noqa: E402
 
-Program = Callable[[Any], Any]  # fn(lib) -> a plain Python result
-
-
-def both(fn: Program) -> tuple[Any, Any]:
-    """``(gradsum's result, torch's result)`` of the same program."""
-    return fn(gradsum), fn(torch)
-
-
-def same(fn: Program) -> Any:
-    got, want = both(fn)
-    assert got == want
-    return want
+_arr = normal_arrays(8)
 
 
 # -- layers ------------------------------------------------------------------------------------
@@ -45,14 +38,6 @@ def test_layer_norm_over_an_empty_shape() -> None:
 
 
 LIBS = [gradsum, torch]
-
-
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
-
-
-def _t(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
-    return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)
 
 
 # -- RMSNorm / LocalResponseNorm / Softmax2d -----------------------------------------------------
@@ -71,14 +56,14 @@ def test_rmsnorm_matches_torch(ns: Any, eps: float | None, affine: bool,
             m = m.double()
         if affine:
             with lib.no_grad():
-                m.weight.copy_(_t(lib, np.linspace(0.5, 1.5, m.weight.numel()).reshape(
+                m.weight.copy_(lib_tensor(lib, np.linspace(0.5, 1.5, m.weight.numel()).reshape(
                     tuple(m.weight.shape)), dtype, False))
-        x = _t(lib, arr, dtype)
+        x = lib_tensor(lib, arr, dtype)
         y = m(x)
         gs = lib.autograd.grad((y * y * y).sum(), [x, *m.parameters()], create_graph=True)
         gg = lib.autograd.grad(sum((g * g).sum() for g in gs), x)
         res.append([as_np(y), *[as_np(g) for g in gs], as_np(gg[0]), y.grad_fn.name(),
-                    _repr(m), list(m.state_dict()), m.eps, str(y.dtype).split(".")[-1]])
+                    gradsum_repr(m), list(m.state_dict()), m.eps, str(y.dtype).split(".")[-1]])
     t, g = res
     tol = 1e-10 if dtype == "float64" else 2e-5
     n = len(t) - 5
@@ -120,11 +105,11 @@ def test_local_response_norm_matches_torch(size: int, shape: tuple[int, ...], kw
     arr = np.random.default_rng(5).standard_normal(shape)
     for lib in (torch, gradsum):
         m = lib.nn.LocalResponseNorm(size, **kw)
-        x = _t(lib, arr, dtype)
+        x = lib_tensor(lib, arr, dtype)
         y = m(x)
         (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
         (gg,) = lib.autograd.grad((g * g).sum(), x)
-        res.append([as_np(y), as_np(g), as_np(gg), y.grad_fn.name(), _repr(m)])
+        res.append([as_np(y), as_np(g), as_np(gg), y.grad_fn.name(), gradsum_repr(m)])
     t, g = res
     tol = 1e-10 if dtype == "float64" else 5e-5
     for a, b in zip(g[:3], t[:3]):
@@ -138,72 +123,6 @@ def test_local_response_norm_edges_match_torch() -> None:
     for lib in LIBS:
         x = lib.ones(0, 3, 2)
         assert lib.nn.functional.local_response_norm(x, 2) is x
-
-
-RNG = np.random.default_rng(8)
-
-
-def _name(t: Any) -> str | None:
-    if t is None or t.grad_fn is None:
-        return None
-    return t.grad_fn.name().replace("torch::autograd::", "")
-
-
-def _close(a: Any, b: Any, tol: float = 1e-10) -> None:
-    np.testing.assert_allclose(as_np(a), as_np(b), rtol=tol, atol=tol, equal_nan=True)
-
-
-def _run(lib: Any, fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...],
-         seed: int, second: bool = True) -> dict[str, Any]:
-    """``fn(lib, *tensors)``; the first and second derivatives (create_graph) with respect to
-    the tensors at ``grad_idx`` (float64), against fixed random output weights."""
-    ts = [lib.tensor(a, requires_grad=i in grad_idx) if np.asarray(a).dtype.kind == "f"
-          else lib.tensor(a) for i, a in enumerate(arrays)]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        y = fn(lib, *ts)
-    rng = np.random.default_rng(seed)
-    w = lib.tensor(rng.standard_normal(tuple(y.shape)))
-    ins = [ts[i] for i in grad_idx]
-    gs = lib.autograd.grad((y * w).sum(), ins, create_graph=True)
-    res: dict[str, Any] = {"y": y, "name": _name(y), "g": gs,
-                           "g_rg": [g.requires_grad for g in gs],
-                           "g_names": [_name(g) for g in gs]}
-    live = [(g, i) for g, i in zip(gs, grad_idx) if g.requires_grad]
-    if live and second:
-        vs = [lib.tensor(rng.standard_normal(tuple(g.shape))) for g, _ in live]
-        tot = sum((g * v).sum() for (g, _), v in zip(live, vs))
-        res["gg"] = lib.autograd.grad(tot, ins, allow_unused=True)
-    return res
-
-
-def _compare(fn: Callable[..., Any], arrays: list[Any], grad_idx: tuple[int, ...] = (0,),
-             names: bool = True, tol: float = 1e-10, second: bool = True) -> dict[str, Any]:
-    """Values, first and (``second``) second derivatives, ``requires_grad`` of the first
-    derivatives and (``names``) the ``grad_fn`` names of the output and of the first
-    derivatives."""
-    t = _run(torch, fn, arrays, grad_idx, 1, second)
-    g = _run(gradsum, fn, arrays, grad_idx, 1, second)
-    _close(g["y"], t["y"], tol)
-    assert g["name"] == t["name"]
-    for a, b in zip(g["g"], t["g"]):
-        _close(a, b, tol)
-    assert g["g_rg"] == t["g_rg"]
-    if names:
-        assert g["g_names"] == t["g_names"]
-    assert ("gg" in g) == ("gg" in t)
-    if "gg" in t:
-        for a, b in zip(g["gg"], t["gg"]):
-            if b is None:
-                assert a is None or not as_np(a).any()
-            else:
-                assert a is not None
-                _close(a, b, tol)
-    return t
-
-
-def _arr(*shape: int) -> Any:
-    return RNG.standard_normal(shape)
 
 
 # -- layer norm -----------------------------------------------------------------------------------
@@ -224,7 +143,7 @@ def test_layer_norm_one_node_two_derivatives(affine: str, shape: tuple[int, ...]
         # (torch's layer_norm_double_backward fails with an internal error when the bias
         # gradient is differentiated without a weight, or when only the bias requires grad)
         broken = 2 in idx and ("w" not in affine or idx == (2,))
-        t = _compare(fn, [x, w, b], idx, tol=1e-9, second=not broken)
+        t = compare_derivatives(fn, [x, w, b], idx, tol=1e-9, second=not broken)
         assert t["name"] == "NativeLayerNormBackward0"
         assert set(t["g_names"]) == {"NativeLayerNormBackwardBackward0"}
 

@@ -21,6 +21,7 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import floats_or_none  # noqa: E402
 
 Program = Callable[..., Any]
 RS = np.random.RandomState(4321)
@@ -32,10 +33,6 @@ TOL2_F32 = {"rtol": 2e-3, "atol": 2e-3}
 
 def _arr(*shape: int) -> np.ndarray:
     return RS.randn(*shape) * 1.5 + 0.3
-
-
-def _np(t: Any) -> np.ndarray | None:
-    return None if t is None else np.asarray(t.detach().tolist(), dtype=float)
 
 
 def _weights(lib: Any, y: Any) -> Any:
@@ -56,13 +53,14 @@ def run_both(fn: Program, arrays: list[np.ndarray], dtype: str = "float64",
         y = fn(lib, lib.nn.functional, dt, *xs)
         extra: list[Any] = []
         if isinstance(y, tuple):
-            y, extra = y[0], [_np(t) for t in y[1]]
+            y, extra = y[0], [floats_or_none(t) for t in y[1]]
         loss = (_weights(lib, y) * y * y * y).sum()
         gs = lib.autograd.grad(loss, xs, create_graph=second, allow_unused=True)
-        out = [_np(y), y.grad_fn.name() if y.grad_fn else None, *extra, *[_np(g) for g in gs]]
+        out = [floats_or_none(y), y.grad_fn.name() if y.grad_fn else None, *extra,
+               *[floats_or_none(g) for g in gs]]
         if second:
             s = sum((g * g).sum() for g in gs if g is not None)
-            out += [_np(g) for g in lib.autograd.grad(s, xs, allow_unused=True)]
+            out += [floats_or_none(g) for g in lib.autograd.grad(s, xs, allow_unused=True)]
         res.append(out)
     return res
 
@@ -193,13 +191,14 @@ def _train_then_eval(lib: Any, make: Program, shapes: list[tuple[int, ...]],
         loss.backward()
         if opt is not None:
             opt.step()
-        out += [_np(y), _np(x.grad)]
-        out += [_np(b) for b in m.buffers()]
+        out += [floats_or_none(y), floats_or_none(x.grad)]
+        out += [floats_or_none(b) for b in m.buffers()]
     m.eval()
     x = lib.tensor(rs.randn(*shapes[0]), dtype=dt, requires_grad=True)
     y = m(x)
     (_weights(lib, y) * y).sum().backward()
-    out += [_np(y), _np(x.grad)] + [_np(p.grad) for p in params] + [_np(p) for p in params]
+    out += ([floats_or_none(y), floats_or_none(x.grad)] + [floats_or_none(p.grad) for p in params]
+            + [floats_or_none(p) for p in params])
     out.append(np.array([y.grad_fn.name() == "NativeBatchNormBackward0"]))
     return out
 
@@ -267,7 +266,7 @@ def test_unbatched_instance_norm_and_mismatch_warning() -> None:
     a = _arr(3, 5)
     res = []
     for lib in (torch, gradsum):
-        res.append(_np(lib.nn.InstanceNorm1d(3)(lib.tensor(a))))
+        res.append(floats_or_none(lib.nn.InstanceNorm1d(3)(lib.tensor(a))))
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             lib.nn.InstanceNorm1d(4)(lib.tensor(_arr(2, 3, 5)))
@@ -294,7 +293,7 @@ def test_batch_norm_inside_a_model_trains_like_torch() -> None:
             opt.step()
         model.eval()
         y = model(lib.tensor(x_eval, dtype=lib.float64))
-        out.append([[_np(v) for v in model.state_dict().values()], _np(y)])
+        out.append([[floats_or_none(v) for v in model.state_dict().values()], floats_or_none(y)])
     for a, b in zip(out[0][0], out[1][0]):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(out[1][1], out[0][1], rtol=1e-9, atol=1e-10)

@@ -16,19 +16,13 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import check_grads, same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import wide_randn_arrays  # noqa: E402
 
 Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-check = check_grads
+_arr = wide_randn_arrays(RS)
 
 
 # -- F.pad and Conv2d padding modes --------------------------------------------------------
@@ -49,7 +43,7 @@ PADS = [
 def test_pad(shape: tuple[int, ...], pad: tuple[int, ...], mode: str) -> None:
     """F.pad in each mode: torch's values, derivatives and grad_fn names."""
     value = 1.5 if mode == "constant" else None
-    check(lambda lib, F, x: F.pad(x, pad, mode=mode, value=value), [_arr(*shape)], name=True)
+    check_grads(lambda lib, F, x: F.pad(x, pad, mode=mode, value=value), [_arr(*shape)], name=True)
 
 
 @pytest.mark.parametrize("prog", [

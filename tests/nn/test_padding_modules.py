@@ -14,16 +14,9 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, same_error  # noqa: E402
+from nn_helpers import gradsum_repr, lib_tensor  # noqa: E402
 
 LIBS = [gradsum, torch]
-
-
-def _repr(obj: Any) -> str:
-    return repr(obj).replace("torch.", "gradsum.")
-
-
-def _t(lib: Any, arr: Any, dtype: str = "float64", requires_grad: bool = True) -> Any:
-    return lib.tensor(np.asarray(arr), dtype=getattr(lib, dtype), requires_grad=requires_grad)
 
 
 def _tol(dtype: str) -> float:
@@ -51,12 +44,12 @@ PADS = [
 def _pad_program(lib: Any, name: str, padding: Any, shape: tuple[int, ...], dtype: str,
                  value: float | None = None) -> list[Any]:
     arr = np.random.default_rng(len(shape) * 7 + sum(shape)).standard_normal(shape)
-    x = _t(lib, arr, dtype)
+    x = lib_tensor(lib, arr, dtype)
     m = getattr(lib.nn, name)(padding) if value is None else getattr(lib.nn, name)(padding, value)
     y = m(x)
-    w = _t(lib, np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)), dtype, False)
+    w = lib_tensor(lib, np.linspace(-1.0, 2.0, y.numel()).reshape(tuple(y.shape)), dtype, False)
     (g,) = lib.autograd.grad((y * w).sum(), x)
-    return [as_np(y), as_np(g), y.grad_fn.name().split("::")[-1], _repr(m), m.padding,
+    return [as_np(y), as_np(g), y.grad_fn.name().split("::")[-1], gradsum_repr(m), m.padding,
             list(m.state_dict()), str(y.dtype).split(".")[-1]]
 
 

@@ -10,25 +10,20 @@ torch = pytest.importorskip(
 )
 
 from diff_helpers import check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import randn_arrays  # noqa: E402
 
 RS = np.random.RandomState(4321)
-
-
-def _arr(*shape: int) -> np.ndarray:
-    return RS.randn(*shape)
-
-
-check = check_grads
+_arr = randn_arrays(RS)
 
 
 # -- pixel / channel shuffle, Unfold / Fold, Bilinear, Embedding ---------------------------------
 def test_pixel_shuffle_and_unshuffle() -> None:
-    check(lambda lib, F, x: F.pixel_shuffle(x, 2), [_arr(2, 8, 3, 2)])
-    check(lambda lib, F, x: lib.nn.PixelShuffle(3)(x), [_arr(9, 2, 2)], second=False)
-    check(lambda lib, F, x: F.pixel_unshuffle(x, 2), [_arr(1, 2, 3, 4, 6)])
-    check(lambda lib, F, x: lib.nn.PixelUnshuffle(2)(x), [_arr(2, 2, 4, 2)], second=False)
-    check(lambda lib, F, x: lib.nn.ChannelShuffle(2)(x), [_arr(2, 6, 3)], second=False)
-    check(lambda lib, F, x: F.channel_shuffle(x, 3), [_arr(1, 6, 2, 2)], second=False)
+    check_grads(lambda lib, F, x: F.pixel_shuffle(x, 2), [_arr(2, 8, 3, 2)])
+    check_grads(lambda lib, F, x: lib.nn.PixelShuffle(3)(x), [_arr(9, 2, 2)], second=False)
+    check_grads(lambda lib, F, x: F.pixel_unshuffle(x, 2), [_arr(1, 2, 3, 4, 6)])
+    check_grads(lambda lib, F, x: lib.nn.PixelUnshuffle(2)(x), [_arr(2, 2, 4, 2)], second=False)
+    check_grads(lambda lib, F, x: lib.nn.ChannelShuffle(2)(x), [_arr(2, 6, 3)], second=False)
+    check_grads(lambda lib, F, x: F.channel_shuffle(x, 3), [_arr(1, 6, 2, 2)], second=False)
     same_repr(lambda lib: lib.nn.PixelShuffle(2))
     same_repr(lambda lib: lib.nn.PixelUnshuffle(3))
     same_repr(lambda lib: lib.nn.ChannelShuffle(4))

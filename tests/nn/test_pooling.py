@@ -15,22 +15,13 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import as_np, check_grads, same_error, same_repr  # noqa: E402
+from nn_helpers import wide_randn_arrays  # noqa: E402
 
 Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(1234)
-
-
-def _arr(*shape: int, ties: bool = False) -> np.ndarray:
-    a = RS.randn(*shape) * 2.5
-    return np.round(a) if ties else a
-
-
-_np = as_np
-
-
-check = check_grads
+_arr = wide_randn_arrays(RS)
 
 
 # -- pooling ------------------------------------------------------------------------------
@@ -63,7 +54,7 @@ POOLS: list[tuple[str, Program, bool]] = [  # id, program, ties
 def test_pooling(fn: Program, ties: bool, name: bool) -> None:
     """The 2-D pooling functions: torch's values, derivatives (ties included) and grad_fn names."""
     # (1-d pooling ends in a squeeze, whose grad_fn gradsum names SqueezeBackward0)
-    check(fn, [_arr(2, 3, 7, 6, ties=ties)], name=name)
+    check_grads(fn, [_arr(2, 3, 7, 6, ties=ties)], name=name)
 
 
 @pytest.mark.parametrize("prog", [
@@ -104,7 +95,7 @@ def test_pooling_module_reprs_and_forward(make: Program) -> None:
     outs = []
     for lib in (torch, gradsum):
         y = make(lib.nn)(lib.tensor(x, dtype=lib.float64))
-        outs.append([_np(t) for t in (y if isinstance(y, tuple) else (y,))])
+        outs.append([as_np(t) for t in (y if isinstance(y, tuple) else (y,))])
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-12)
 

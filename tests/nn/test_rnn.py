@@ -21,31 +21,20 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    floats,
+    twins,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 TOL = {"float64": 1e-10, "float32": 1e-5}
 SEQ, BATCH, IN, HID = 4, 3, 3, 5
 
 
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
 def _weights(lib: Any, y: Any) -> Any:
     """A fixed, non-uniform cotangent pattern."""
     k = np.cos(1.7 * np.arange(int(np.prod(y.shape)))).reshape(tuple(y.shape))
     return lib.tensor(k, dtype=y.dtype)
-
-
-def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """The torch module and a gradsum one holding torch's (initial) parameters."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
-        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
-    state = {k: gradsum.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()}
-    g_mod.load_state_dict(state)
-    return t_mod, g_mod
 
 
 def _compare(t_vals: list[Any], g_vals: list[Any], dtype: str, what: list[str]) -> None:
@@ -56,7 +45,7 @@ def _compare(t_vals: list[Any], g_vals: list[Any], dtype: str, what: list[str]) 
             continue
         assert tuple(a.shape) == tuple(b.shape), (name, a.shape, b.shape)
         assert str(b.dtype).split(".")[-1] == str(a.dtype).split(".")[-1], name
-        np.testing.assert_allclose(_np(b), _np(a), rtol=TOL[dtype], atol=TOL[dtype],
+        np.testing.assert_allclose(floats(b), floats(a), rtol=TOL[dtype], atol=TOL[dtype],
                                    err_msg=name)
 
 
@@ -98,7 +87,7 @@ def test_cells_values_and_gradients(cls: str, kw: dict[str, Any], dtype: str) ->
     for bias in (True, False):
         for batched in (True, False):
             for given in (True, False):
-                t_mod, g_mod = _twins(cls, dtype, IN, HID, bias=bias, **kw)
+                t_mod, g_mod = twins(cls, dtype, IN, HID, bias=bias, **kw)
                 lead = (BATCH,) if batched else ()
                 x = rs.randn(*lead, IN)
                 states = [rs.randn(*lead, HID) for _ in range(2 if lstm else 1)] if given \
@@ -119,8 +108,8 @@ def _check_module(cls: str, kw: dict[str, Any], dtype: str, layers: int, bidir: 
                   batch_first: bool, unbatched: bool, given: bool, bias: bool,
                   rs: np.random.RandomState) -> None:
     lstm = cls == "LSTM"
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, num_layers=layers, bias=bias,
-                          batch_first=batch_first, bidirectional=bidir, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, num_layers=layers, bias=bias,
+                         batch_first=batch_first, bidirectional=bidir, **kw)
     proj = kw.get("proj_size", 0)
     nd = 2 if bidir else 1
     x_shape = (BATCH, SEQ, IN) if batch_first else (SEQ, BATCH, IN)
@@ -164,7 +153,7 @@ def test_second_order_gradients_like_torch(cls: str) -> None:
     rs = np.random.RandomState(3)
     x_arr = rs.randn(3, 2, IN)
     res = []
-    t_mod, g_mod = _twins(cls, "float64", IN, 4, num_layers=2, bidirectional=True)
+    t_mod, g_mod = twins(cls, "float64", IN, 4, num_layers=2, bidirectional=True)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         x = lib.tensor(x_arr, dtype=lib.float64, requires_grad=True)
         out = mod(x)[0]
@@ -172,7 +161,7 @@ def test_second_order_gradients_like_torch(cls: str) -> None:
         params = list(mod.parameters())
         gs = lib.autograd.grad(loss, [x, *params], create_graph=True)
         s = sum((g * g).sum() for g in gs)
-        res.append([_np(g) for g in lib.autograd.grad(s, [x, *params])])
+        res.append([floats(g) for g in lib.autograd.grad(s, [x, *params])])
     for a, b in zip(*res):
         np.testing.assert_allclose(b, a, rtol=1e-9, atol=1e-10)
 
@@ -199,27 +188,27 @@ def test_dropout_between_layers(cls: str) -> None:
     rs = np.random.RandomState(9)
     x_arr = rs.randn(SEQ, BATCH, IN)
     # eval: dropout is off, the values equal torch's
-    t_mod, g_mod = _twins(cls, "float64", IN, HID, num_layers=3, dropout=0.5)
+    t_mod, g_mod = twins(cls, "float64", IN, HID, num_layers=3, dropout=0.5)
     t_mod.eval()
     g_mod.eval()
     tv, what = _run(t_mod, torch, x_arr, None, "float64", cls == "LSTM", cell=False)
     gv, _ = _run(g_mod, gradsum, x_arr, None, "float64", cls == "LSTM", cell=False)
     _compare(tv, gv, "float64", what)
     # p == 1 while training: the layers above the first see zeros, deterministic in both
-    t_mod, g_mod = _twins(cls, "float64", IN, HID, num_layers=2, dropout=1.0)
+    t_mod, g_mod = twins(cls, "float64", IN, HID, num_layers=2, dropout=1.0)
     tv, what = _run(t_mod, torch, x_arr, None, "float64", cls == "LSTM", cell=False)
     gv, _ = _run(g_mod, gradsum, x_arr, None, "float64", cls == "LSTM", cell=False)
     _compare(tv, gv, "float64", what)
     # p == 0.5 while training: random, so the statistics are compared loosely
-    t_mod, g_mod = _twins(cls, "float64", IN, 64, num_layers=2, dropout=0.5)
+    t_mod, g_mod = twins(cls, "float64", IN, 64, num_layers=2, dropout=0.5)
     diffs = []
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.manual_seed(0)
         x = lib.tensor(x_arr, dtype=lib.float64)
         mod.eval()
-        ref = _np(mod(x)[0])
+        ref = floats(mod(x)[0])
         mod.train()
-        runs = [_np(mod(x)[0]) for _ in range(8)]
+        runs = [floats(mod(x)[0]) for _ in range(8)]
         assert not any(np.allclose(r, ref) for r in runs)
         assert not np.allclose(runs[0], runs[1])
         diffs.append(np.mean([np.abs(r - ref).mean() for r in runs]))
@@ -260,14 +249,14 @@ def test_state_dict_keys_shapes_and_interchange(cls: str, args: tuple[int, ...],
     # (the spread over all of them: a 4-element bias alone can draw a small std)
     bound = 1 / np.sqrt(args[1])
     for v in g_sd.values():
-        assert np.all(np.abs(_np(v)) <= bound)
-    values = np.concatenate([_np(v).ravel() for v in g_sd.values()])
+        assert np.all(np.abs(floats(v)) <= bound)
+    values = np.concatenate([floats(v).ravel() for v in g_sd.values()])
     assert values.std() > bound / 4
     # gradsum -> torch, key for key
-    t_mod.load_state_dict({k: torch.tensor(_np(v), dtype=torch.float64)
+    t_mod.load_state_dict({k: torch.tensor(floats(v), dtype=torch.float64)
                            for k, v in g_sd.items()})
     for k, v in t_mod.state_dict().items():
-        np.testing.assert_array_equal(_np(v), _np(g_sd[k]))
+        np.testing.assert_array_equal(floats(v), floats(g_sd[k]))
     if hasattr(g_mod, "all_weights"):
         assert [[tuple(p.shape) for p in ws] for ws in g_mod.all_weights] == \
             [[tuple(p.shape) for p in ws] for ws in t_mod.all_weights]
@@ -395,7 +384,7 @@ def test_foreign_packed_sequence_is_rejected_clearly() -> None:
 
 
 def test_batch_of_zero_and_no_grad_like_torch() -> None:
-    t_mod, g_mod = _twins("LSTM", "float64", IN, HID, bidirectional=True)
+    t_mod, g_mod = twins("LSTM", "float64", IN, HID, bidirectional=True)
     for mod, lib in ((t_mod, torch), (g_mod, gradsum)):
         out, (h, c) = mod(lib.zeros(4, 0, IN, dtype=lib.float64))
         assert tuple(out.shape) == (4, 0, 2 * HID) and tuple(h.shape) == (2, 0, HID)

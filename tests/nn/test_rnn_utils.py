@@ -19,19 +19,19 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import same_error  # noqa: E402
+from nn_helpers import (  # noqa: E402
+    floats,
+    twins,
+)
 
 TOL = {"float64": 1e-10, "float32": 1e-5}
 LIBS = (torch, gradsum)
 
 
-def _np(t: Any) -> np.ndarray:
-    return np.asarray(t.detach().tolist(), dtype=float)
-
-
 def _close(g: Any, t: Any, dtype: str = "float64", what: str = "") -> None:
     assert tuple(g.shape) == tuple(t.shape), (what, g.shape, t.shape)
     assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1], what
-    np.testing.assert_allclose(_np(g), _np(t), rtol=TOL[dtype], atol=TOL[dtype], err_msg=what)
+    np.testing.assert_allclose(floats(g), floats(t), rtol=TOL[dtype], atol=TOL[dtype], err_msg=what)
 
 
 def _cot(lib: Any, y: Any) -> Any:
@@ -43,17 +43,6 @@ def _cot(lib: Any, y: Any) -> Any:
 def _both(arr: np.ndarray, dtype: str = "float64", grad: bool = True) -> tuple[Any, Any]:
     return (gradsum.tensor(arr, dtype=getattr(gradsum, dtype), requires_grad=grad),
             torch.tensor(arr, dtype=getattr(torch, dtype), requires_grad=grad))
-
-
-def _twins(cls: str, dtype: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
-    """The torch module and a gradsum one holding torch's (initial) parameters."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mod = getattr(torch.nn, cls)(*args, **kwargs).to(getattr(torch, dtype))
-        g_mod = getattr(gradsum.nn, cls)(*args, **kwargs).to(getattr(gradsum, dtype))
-    state = {k: gradsum.tensor(v.detach().numpy()) for k, v in t_mod.state_dict().items()}
-    g_mod.load_state_dict(state)
-    return t_mod, g_mod
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -217,7 +206,7 @@ def _packed_run(lib: Any, mod: Any, x: Any, lengths: list[int], h0: Any, batch_f
 def test_rnn_modules_on_packed_input(case: int, dtype: str) -> None:
     cls, kw = RNN_CASES[case]
     IN, HID, T, B = 3, 4, 5, 4
-    t_mod, g_mod = _twins(cls, dtype, IN, HID, **kw)
+    t_mod, g_mod = twins(cls, dtype, IN, HID, **kw)
     bf = kw.get("batch_first", False)
     lengths = [3, 5, 1, 3]
     x = _rng(case).standard_normal((B, T, IN) if bf else (T, B, IN))
@@ -249,7 +238,7 @@ def test_rnn_modules_on_packed_input(case: int, dtype: str) -> None:
 
 
 def test_packed_sorted_input_and_packed_checks() -> None:
-    t_mod, g_mod = _twins("GRU", "float64", 2, 3)
+    t_mod, g_mod = twins("GRU", "float64", 2, 3)
     x = _rng(5).standard_normal((3, 2, 2))
     outs = []
     for lib, mod, xt in ((torch, t_mod, _both(x)[1]), (gradsum, g_mod, _both(x)[0])):
@@ -339,7 +328,7 @@ def _split(lib: Any) -> Any:
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_register_parametrization_values_grads_and_keys(dtype: str) -> None:
-    t_mod, g_mod = _twins("Linear", dtype, 3, 3)
+    t_mod, g_mod = twins("Linear", dtype, 3, 3)
     reprs = []
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         pz = lib.nn.utils.parametrize
@@ -369,7 +358,7 @@ def test_register_parametrization_values_grads_and_keys(dtype: str) -> None:
 
 @pytest.mark.parametrize("leave", [True, False])
 def test_remove_parametrizations(leave: bool) -> None:
-    t_mod, g_mod = _twins("Linear", "float64", 3, 3)
+    t_mod, g_mod = twins("Linear", "float64", 3, 3)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         pz = lib.nn.utils.parametrize
         w = mod.weight
@@ -431,7 +420,7 @@ def test_parametrize_errors_like_torch(call: Any) -> None:
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("dim", [0, 1, None, -1, -2])
 def test_weight_norm_parametrization(dim: Any, dtype: str) -> None:
-    t_mod, g_mod = _twins("Conv1d", dtype, 2, 3, 2)
+    t_mod, g_mod = twins("Conv1d", dtype, 2, 3, 2)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.nn.utils.parametrizations.weight_norm(mod, dim=dim)
     g0 = g_mod.parametrizations.weight.original0
@@ -448,7 +437,7 @@ def test_weight_norm_parametrization(dim: Any, dtype: str) -> None:
 ])
 def test_spectral_norm_parametrization(cls: str, args: tuple[int, ...], kw: dict[str, Any],
                                        dtype: str) -> None:
-    t_mod, g_mod = _twins(cls, dtype, *args)
+    t_mod, g_mod = twins(cls, dtype, *args)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.nn.utils.parametrizations.spectral_norm(mod, **kw)
     assert list(g_mod.state_dict()) == list(t_mod.state_dict())
@@ -468,7 +457,7 @@ def test_spectral_norm_parametrization(cls: str, args: tuple[int, ...], kw: dict
 ])
 def test_orthogonal_parametrization(shape: tuple[int, int], omap: str | None,
                                     dtype: str) -> None:
-    t_mod, g_mod = _twins("Linear", dtype, shape[1], shape[0])
+    t_mod, g_mod = twins("Linear", dtype, shape[1], shape[0])
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.nn.utils.parametrizations.orthogonal(mod, orthogonal_map=omap)
     assert list(g_mod.state_dict()) == list(t_mod.state_dict())
@@ -479,7 +468,7 @@ def test_orthogonal_parametrization(shape: tuple[int, int], omap: str | None,
     _run_twins(t_mod, g_mod, _rng(12).standard_normal((2, shape[1])), dtype, "orth")
     q = g_mod.weight.detach()
     gram = q @ q.T if shape[0] <= shape[1] else q.T @ q
-    np.testing.assert_allclose(_np(gram), np.eye(min(shape)), atol=1e-5)
+    np.testing.assert_allclose(floats(gram), np.eye(min(shape)), atol=1e-5)
     # assigning an orthogonal matrix goes through right_inverse
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         with lib.no_grad():
@@ -490,7 +479,7 @@ def test_orthogonal_parametrization(shape: tuple[int, int], omap: str | None,
 
 def test_orthogonal_without_trivialization() -> None:
     for omap in ("matrix_exp", "cayley", "householder"):
-        t_mod, g_mod = _twins("Linear", "float64", 3, 4)
+        t_mod, g_mod = twins("Linear", "float64", 3, 4)
         for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
             lib.nn.utils.parametrizations.orthogonal(mod, orthogonal_map=omap,
                                                      use_trivialization=False)
@@ -503,7 +492,7 @@ def test_orthogonal_without_trivialization() -> None:
 # -- the legacy hooks ------------------------------------------------------------------------
 @pytest.mark.parametrize("dim", [0, 1, None])
 def test_legacy_weight_norm(dim: Any) -> None:
-    t_mod, g_mod = _twins("Linear", "float64", 3, 4)
+    t_mod, g_mod = twins("Linear", "float64", 3, 4)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated"):
             lib.nn.utils.weight_norm(mod, dim=dim)
@@ -523,7 +512,7 @@ def test_legacy_weight_norm(dim: Any) -> None:
 
 
 def test_legacy_spectral_norm() -> None:
-    t_mod, g_mod = _twins("Linear", "float64", 4, 3)
+    t_mod, g_mod = twins("Linear", "float64", 4, 3)
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):
         lib.nn.utils.spectral_norm(mod, n_power_iterations=2)
     assert list(g_mod.state_dict()) == list(t_mod.state_dict())
@@ -593,7 +582,7 @@ def test_functional_call_values_grads_ties_and_errors() -> None:
 
 
 def test_functional_call_through_parametrization() -> None:
-    t_mod, g_mod = _twins("Linear", "float64", 3, 3)
+    t_mod, g_mod = twins("Linear", "float64", 3, 3)
     orig = _rng(18).standard_normal((3, 3))
     outs = []
     for lib, mod in ((torch, t_mod), (gradsum, g_mod)):

@@ -9,46 +9,12 @@ import pytest
 
 import gradsum
 from gradsum import nn
+from nn_helpers import close, copy_state, same_error_text
 
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
 
 tnn = torch.nn
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().numpy())
-
-
-def close(g: Any, t: Any, tol: float) -> None:
-    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
-
-
-def outcome(fn: Any) -> tuple[type | None, str]:
-    try:
-        fn()
-    except Exception as e:  # (the outcome is what is compared)
-        return type(e), str(e)
-    return None, ""
-
-
-def same_error(fg: Any, ft: Any, exact: bool = True) -> None:
-    g, t = outcome(fg), outcome(ft)
-    assert g[0] is not None and t[0] is not None, (g, t)
-    assert issubclass(g[0], t[0]) or g[0] is t[0], (g, t)
-    if exact:
-        # (torch's C++ errors may end with a line naming the tensor type)
-        expected = t[1].split("\n[ torch.")[0].replace("torch.", "gradsum.")
-        # (legacy type names are torch's in both: Tensor.type() says 'torch.FloatTensor')
-        got = g[1].replace("gradsum._tensor.Tensor", "gradsum.Tensor").replace("torch.",
-                                                                              "gradsum.")
-        assert got == expected, (g, t)
-
-
-def copy_state(gm: Any, tm: Any) -> None:
-    """torch's values into gradsum's module (same keys)."""
-    sd = {k: gradsum.tensor(v.detach().numpy().copy()) for k, v in tm.state_dict().items()}
-    gm.load_state_dict(sd)
 
 
 @pytest.mark.parametrize("kw", [{}, {"affine": False}, {"momentum": None},
@@ -73,8 +39,8 @@ def test_sync_batch_norm_cpu(kw: dict[str, Any]) -> None:
         close(xg.grad, xt.grad, 1e-9)
         for (_n, b), (_, c) in zip(g.named_buffers(), t.named_buffers()):
             close(b, c, 1e-10)
-    same_error(lambda: g(gradsum.ones(4)), lambda: t(torch.ones(4)))
-    same_error(lambda: g(gradsum.ones(4, 0)), lambda: t(torch.ones(4, 0)))
+    same_error_text(lambda: g(gradsum.ones(4)), lambda: t(torch.ones(4)))
+    same_error_text(lambda: g(gradsum.ones(4, 0)), lambda: t(torch.ones(4, 0)))
 
 
 def test_convert_sync_batchnorm() -> None:

@@ -10,6 +10,7 @@ import pytest
 import gradsum
 import gradsum.nn.functional as GF
 from gradsum import nn
+from nn_helpers import close, same_error_text
 
 torch = pytest.importorskip("torch", reason="side-by-side checks need torch")
 
@@ -22,35 +23,6 @@ TF = torch.nn.functional
 
 DT = {"float64": (gradsum.float64, torch.float64, 1e-10),
       "float32": (gradsum.float32, torch.float32, 1e-5)}
-
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().numpy())
-
-
-def close(g: Any, t: Any, tol: float) -> None:
-    np.testing.assert_allclose(_np(g), _np(t), rtol=tol, atol=tol)
-
-
-def outcome(fn: Any) -> tuple[type | None, str]:
-    try:
-        fn()
-    except Exception as e:  # (the outcome is what is compared)
-        return type(e), str(e)
-    return None, ""
-
-
-def same_error(fg: Any, ft: Any, exact: bool = True) -> None:
-    g, t = outcome(fg), outcome(ft)
-    assert g[0] is not None and t[0] is not None, (g, t)
-    assert issubclass(g[0], t[0]) or g[0] is t[0], (g, t)
-    if exact:
-        # (torch's C++ errors may end with a line naming the tensor type)
-        expected = t[1].split("\n[ torch.")[0].replace("torch.", "gradsum.")
-        # (legacy type names are torch's in both: Tensor.type() says 'torch.FloatTensor')
-        got = g[1].replace("gradsum._tensor.Tensor", "gradsum.Tensor").replace("torch.",
-                                                                              "gradsum.")
-        assert got == expected, (g, t)
 
 
 @pytest.mark.parametrize("dt", list(DT))
@@ -88,11 +60,11 @@ def test_triplet_margin_with_distance_loss(kw: dict[str, Any], dt: str) -> None:
 def test_triplet_margin_with_distance_loss_errors() -> None:
     a = gradsum.ones(2, 3)
     ta = torch.ones(2, 3)
-    same_error(lambda: nn.TripletMarginWithDistanceLoss(margin=0.0),
-               lambda: tnn.TripletMarginWithDistanceLoss(margin=0.0))
-    same_error(lambda: GF.triplet_margin_with_distance_loss(a, a, a, margin=-1.0),
-               lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta, margin=-1.0))
-    same_error(lambda: GF.triplet_margin_with_distance_loss(a, a, a, reduction="x"),
-               lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta, reduction="x"))
-    same_error(lambda: GF.triplet_margin_with_distance_loss(a, a, a[0]),
-               lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta[0]))
+    same_error_text(lambda: nn.TripletMarginWithDistanceLoss(margin=0.0),
+                    lambda: tnn.TripletMarginWithDistanceLoss(margin=0.0))
+    same_error_text(lambda: GF.triplet_margin_with_distance_loss(a, a, a, margin=-1.0),
+                    lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta, margin=-1.0))
+    same_error_text(lambda: GF.triplet_margin_with_distance_loss(a, a, a, reduction="x"),
+                    lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta, reduction="x"))
+    same_error_text(lambda: GF.triplet_margin_with_distance_loss(a, a, a[0]),
+                    lambda: TF.triplet_margin_with_distance_loss(ta, ta, ta[0]))

@@ -16,18 +16,13 @@ torch = pytest.importorskip(
 import gradsum  # noqa: E402
 from diff_helpers import check_grads, same_error, same_repr  # noqa: E402
 from gradsum.autograd import gradcheck, gradgradcheck  # noqa: E402
+from nn_helpers import randn_arrays  # noqa: E402
 
 Program = Callable[..., Any]
 
 
 RS = np.random.RandomState(4321)
-
-
-def _arr(*shape: int) -> np.ndarray:
-    return RS.randn(*shape)
-
-
-check = check_grads
+_arr = randn_arrays(RS)
 
 
 # -- interpolate / Upsample ---------------------------------------------------------------------
@@ -55,7 +50,7 @@ INTERP = [
 @pytest.mark.parametrize("shape,kw", INTERP)
 def test_interpolate(shape: tuple[int, ...], kw: dict[str, Any]) -> None:
     """F.interpolate in each mode: torch's values, derivatives and grad_fn names."""
-    check(lambda lib, F, x: F.interpolate(x, **kw), [_arr(*shape)], name=True)
+    check_grads(lambda lib, F, x: F.interpolate(x, **kw), [_arr(*shape)], name=True)
 
 
 def test_interpolate_float32_and_modules() -> None:
@@ -70,9 +65,9 @@ def test_interpolate_float32_and_modules() -> None:
     same_repr(lambda lib: lib.nn.Upsample(scale_factor=(2, 3)))
     same_repr(lambda lib: lib.nn.UpsamplingNearest2d(scale_factor=2))
     same_repr(lambda lib: lib.nn.UpsamplingBilinear2d(size=5))
-    check(lambda lib, F, x: lib.nn.UpsamplingBilinear2d(size=5)(x), [_arr(1, 1, 3, 2)])
-    check(lambda lib, F, x: lib.nn.Upsample(scale_factor=2, mode="bilinear")(x),
-          [_arr(1, 1, 3, 2)])
+    check_grads(lambda lib, F, x: lib.nn.UpsamplingBilinear2d(size=5)(x), [_arr(1, 1, 3, 2)])
+    check_grads(lambda lib, F, x: lib.nn.Upsample(scale_factor=2, mode="bilinear")(x),
+                [_arr(1, 1, 3, 2)])
 
 
 @pytest.mark.parametrize("call", [

@@ -4,52 +4,15 @@ powers with negative exponents, remainder's signed zeros, the bitwise operators 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pytest
 
-import gradsum
+from diff_helpers import ramp, same_op
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-def _outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, ...]:
-    """What ``fn(lib)`` does: ('err', exception type name) or ('ok', dtype, shape, values,
-    requires_grad, grad_fn name)."""
-    try:
-        out = fn(lib)
-    except Exception as e:  # any exception is an outcome to compare
-        return ("err", type(e).__name__)
-    if isinstance(out, (torch.dtype, gradsum.dtype)):
-        return ("dtype", str(out).split(".")[-1].replace("bool_", "bool"))
-    arr = out.detach().numpy() if isinstance(out, torch.Tensor) else out._array
-    fn_name = None
-    if out.grad_fn is not None:
-        fn_name = (type(out.grad_fn).__name__ if isinstance(out, torch.Tensor)
-                   else out.grad_fn.name())
-    values = [repr(float(v)) if isinstance(v, float) else v for v in np.ravel(arr).tolist()]
-    return ("ok", str(out.dtype).split(".")[-1].replace("bool_", "bool"), tuple(out.shape),
-            values, out.requires_grad, fn_name)
-
-
-def _same(fn: Callable[[Any], Any]) -> None:
-    t, g = _outcome(torch, fn), _outcome(gradsum, fn)
-    assert g == t, f"gradsum {g} != torch {t}"
-
-
-def _b(lib: Any) -> Any:
-    return lib.bool if lib is torch else lib.bool_
-
-
-def _t(lib: Any, shape: tuple[int, ...], dtype: str = "float32", rg: bool = False) -> Any:
-    dt = _b(lib) if dtype == "bool" else getattr(lib, dtype)
-    n = math.prod(shape)
-    vals = np.arange(1, n + 1).reshape(shape) % (2 if dtype == "bool" else 7)
-    return lib.tensor(vals.tolist(), dtype=dt, requires_grad=rg)
 
 
 # -- promotion: a number on the left of a function-form op, alpha, integer pow ---------------
@@ -62,7 +25,7 @@ _NUMBERS = [True, 2, -3, 1.5]
 
 def _kind(L: Any, kind: tuple[str, int]) -> Any:
     dt, nd = kind
-    return _t(L, (3,) if nd else (), dt)
+    return ramp(L, (3,) if nd else (), dt)
 
 
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "floor_divide", "remainder",
@@ -76,7 +39,7 @@ def test_number_on_the_left_of_a_function(op: str, number: Any) -> None:
                 return L.where(L.tensor([True, False, True]), number, t)
             return getattr(L, op)(number, t)
 
-        _same(call)
+        same_op(call)
 
 
 @pytest.mark.parametrize("alpha", [2, -1, 1.5, True, 0])
@@ -87,25 +50,25 @@ def test_add_sub_alpha_dtypes(alpha: Any) -> None:
                 b = _kind(L, other) if isinstance(other, tuple) else other
                 return L.add(_kind(L, kind), b, alpha=alpha)
 
-            _same(call)
+            same_op(call)
 
 
 def test_integer_pow_with_negative_tensor_exponents() -> None:
     base, exp = [3, -2, 5, 1, -1, 0, 2], [-1, -3, 2, -5, -3, -1, 0]
-    _same(lambda L: L.tensor(base) ** L.tensor(exp))
-    _same(lambda L: L.pow(2, L.tensor(exp)))
-    _same(lambda L: (-1) ** L.tensor(exp, dtype=L.int32))
-    _same(lambda L: L.tensor([True, False]) ** L.tensor([2, 3]))
+    same_op(lambda L: L.tensor(base) ** L.tensor(exp))
+    same_op(lambda L: L.pow(2, L.tensor(exp)))
+    same_op(lambda L: (-1) ** L.tensor(exp, dtype=L.int32))
+    same_op(lambda L: L.tensor([True, False]) ** L.tensor([2, 3]))
     for e in (True, False, 0, 1, 2, 1.5, -1):
-        _same(lambda L, e=e: L.tensor([True, False]) ** e)
+        same_op(lambda L, e=e: L.tensor([True, False]) ** e)
 
 
 @pytest.mark.parametrize("divisor", [3.0, -3.0, math.inf, -math.inf, 0.0])
 def test_remainder_signed_zeros_like_torch(divisor: float) -> None:
     vals = [5.0, -5.0, 0.0, -0.0, 3.0, -3.0, math.inf, math.nan]
-    _same(lambda L: L.tensor(vals) % divisor)
-    _same(lambda L: L.remainder(L.tensor(vals), L.tensor([divisor] * len(vals))))
-    _same(lambda L: divisor % L.tensor(vals))
+    same_op(lambda L: L.tensor(vals) % divisor)
+    same_op(lambda L: L.remainder(L.tensor(vals), L.tensor([divisor] * len(vals))))
+    same_op(lambda L: divisor % L.tensor(vals))
 
 
 # -- bitwise operators -------------------------------------------------------------------------
@@ -127,10 +90,10 @@ def test_bitwise_operators(op: str) -> None:
                 b = kb[1] if kb[0] == "py" else _kind(L, kb)
                 return fn(a, b)
 
-            _same(call)
+            same_op(call)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "float32"])
 def test_invert_and_bitwise_not(dtype: str) -> None:
-    _same(lambda L: ~_t(L, (3,), dtype))
-    _same(lambda L: L.bitwise_not(_t(L, (3,), dtype)))
+    same_op(lambda L: ~ramp(L, (3,), dtype))
+    same_op(lambda L: L.bitwise_not(ramp(L, (3,), dtype)))

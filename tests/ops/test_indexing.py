@@ -3,43 +3,14 @@ views, grad_fn names and graphs), a 0-d integer tensor index as a view."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
 import pytest
 
-import gradsum
+from diff_helpers import same_summary
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-def _summary(x: Any) -> Any:
-    """What is compared: tensors as (shape, dtype name, values, requires_grad)."""
-    if isinstance(x, (torch.Tensor, gradsum.Tensor)):
-        return (tuple(x.shape), str(x.dtype).split(".")[-1],
-                np.asarray(x.detach().tolist(), dtype=float).round(5).tolist(), x.requires_grad)
-    if isinstance(x, (tuple, list)):
-        return tuple(_summary(v) for v in x)
-    if isinstance(x, str):
-        return x.replace("torch::autograd::", "").replace("torch.", "").replace("gradsum.", "")
-    return x
-
-
-def _outcome(fn: Callable[[Any], Any], m: Any) -> Any:
-    try:
-        return "ok", _summary(fn(m))
-    except Exception as e:  # the exception's type is part of the contract
-        return "raises", type(e).__name__
-
-
-def same(fn: Callable[[Any], Any]) -> Any:
-    """Run ``fn(torch)`` and ``fn(gradsum)``; assert the outcomes match; return gradsum's."""
-    want, got = _outcome(fn, torch), _outcome(fn, gradsum)
-    assert got == want, f"gradsum: {got}\ntorch:   {want}"
-    return got
 
 
 # -- indexing: torch's order (ints select first) and placement of advanced dims -----------------
@@ -65,7 +36,7 @@ def test_getitem_follows_torch_index_semantics(key):
         (y * (m.arange(float(y.numel())).reshape(y.shape) + 1)).sum().backward()
         return y, x.grad, y.grad_fn.name()
 
-    same(f)
+    same_summary(f)
 
 
 @pytest.mark.parametrize("key,name", [
@@ -75,7 +46,7 @@ def test_getitem_follows_torch_index_semantics(key):
     ((0, slice(None, 1)), "SliceBackward0"),
 ])
 def test_basic_index_grad_fn_names(key, name):
-    assert same(lambda m: m.zeros(2, 3, requires_grad=True)[key].grad_fn.name())[1] == name
+    assert same_summary(lambda m: m.zeros(2, 3, requires_grad=True)[key].grad_fn.name())[1] == name
 
 
 def test_zero_dim_int_tensor_index_is_a_view():
@@ -84,7 +55,7 @@ def test_zero_dim_int_tensor_index_is_a_view():
         x[m.tensor(1)].add_(5)
         return x
 
-    same(f)
+    same_summary(f)
 
 
 @pytest.mark.parametrize("value", ["scalar", "tensor", "requires_grad"])
@@ -106,8 +77,8 @@ def test_setitem_follows_torch_index_semantics(key, value):
         (h * (m.arange(24.0).reshape(2, 3, 4) + 1)).sum().backward()
         return h, x.grad, v.grad if value == "requires_grad" else None, h.grad_fn.name()
 
-    same(f)
-    same(lambda m: m.zeros(2, 3, 4).__setitem__(key(m), 1.0))  # (not recorded)
+    same_summary(f)
+    same_summary(lambda m: m.zeros(2, 3, 4).__setitem__(key(m), 1.0))  # (not recorded)
 
 
 @pytest.mark.parametrize("key", [
@@ -131,4 +102,4 @@ def test_setitem_graph_matches_torch(key, value):
         h.sum().backward()
         return h.grad_fn.name(), names, x.grad, None if value == "scalar" else v.grad
 
-    same(f)
+    same_summary(f)

@@ -5,8 +5,7 @@ layout and a save/load round trip that resumes identically; defaults and argumen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,13 @@ torch = pytest.importorskip(
 
 import gradsum  # noqa: E402
 from diff_helpers import both_or_error  # noqa: E402
-
-
-@contextmanager
-def default_dtype(lib: Any, dtype: str) -> Iterator[None]:
-    lib.set_default_dtype(getattr(lib, dtype))
-    try:
-        yield
-    finally:
-        lib.set_default_dtype(lib.float32)
-
+from optim_helpers import (  # noqa: E402
+    assert_close_untyped,
+    default_dtype,
+    save_load,
+    snapshot_keeping_lists,
+    structure,
+)
 
 # -- trajectories ----------------------------------------------------------------------------
 
@@ -95,36 +91,6 @@ def fill_grads(params: list[Any], loss: Callable[[int], Any], t: int) -> None:
         params[2].grad.zero_()
 
 
-def snapshot(opt: Any, params: list[Any]) -> tuple[list[np.ndarray], dict[Any, Any]]:
-    def conv(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", str(v.dtype).split(".")[1], tuple(v.shape),
-                    np.array(v.detach().tolist(), dtype=np.float64))
-        return v
-
-    state = {i: {k: conv(v) for k, v in opt.state[p].items()}
-             for i, p in enumerate(params) if p in opt.state}
-    return [np.array(p.detach().tolist()) for p in params], state
-
-
-def assert_close(g: Any, t: Any, where: str, rtol: float, atol: float) -> None:
-    if isinstance(t, tuple) and t and t[0] == "tensor":
-        assert isinstance(g, tuple) and g[:3] == t[:3], (where, g[:3], t[:3])
-        np.testing.assert_allclose(g[3], t[3], rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(t, np.ndarray):
-        np.testing.assert_allclose(g, t, rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(t, list):
-        assert isinstance(g, list) and len(g) == len(t), where
-        for i, (a, b) in enumerate(zip(g, t)):
-            assert_close(a, b, f"{where}[{i}]", rtol, atol)
-    elif isinstance(t, dict):
-        assert list(g) == list(t), (where, list(g), list(t))
-        for k in t:
-            assert_close(g[k], t[k], f"{where}.{k}", rtol, atol)
-    else:
-        assert g == t, (where, g, t)
-
-
 def tolerances(name: str, dtype: str) -> tuple[float, float]:
     # (Muon: torch orthogonalises in bfloat16 and gradsum rounds like it; on these data the
     # runs agree to the last bit in float32. A float32 sum landing on a bfloat16 tie could
@@ -150,7 +116,7 @@ def trajectory(lib: Any, name: str, kw: dict[str, Any], group2: dict[str, Any] |
         for t in range(steps):
             fill_grads(params, loss, t)
             opt.step()
-            out.append(snapshot(opt, params))
+            out.append(snapshot_keeping_lists(opt, params))
         return out
 
 
@@ -163,8 +129,8 @@ def test_trajectory_matches_torch_after_every_step(name: str, kw: dict[str, Any]
     g = trajectory(gradsum, name, kw, group2, dtype)
     t = trajectory(torch, name, kw, group2, dtype)
     for step, ((gp, gs), (tp, ts)) in enumerate(zip(g, t)):
-        assert_close(gp, tp, f"step {step} params", rtol, atol)
-        assert_close(gs, ts, f"step {step} state", rtol, atol)
+        assert_close_untyped(gp, tp, f"step {step} params", rtol, atol)
+        assert_close_untyped(gs, ts, f"step {step} state", rtol, atol)
 
 
 def test_newton_schulz_matches_torch_bit_for_bit_almost_everywhere() -> None:
@@ -193,27 +159,6 @@ def test_newton_schulz_matches_torch_bit_for_bit_almost_everywhere() -> None:
     assert len(differ) <= 3, differ
 
 
-def save_load(lib: Any, obj: Any, path: Path) -> Any:
-    lib.save(obj, str(path))
-    return lib.load(str(path)) if lib is gradsum else lib.load(str(path), weights_only=True)
-
-
-def structure(sd: dict[str, Any]) -> Any:
-    def kind(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", str(v.dtype).split(".")[1], tuple(v.shape))
-        return type(v).__name__
-
-    def option(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", tuple(v.shape), v.tolist())
-        return v
-
-    state = {i: {k: kind(v) for k, v in s.items()} for i, s in sd["state"].items()}
-    groups = [{k: option(v) for k, v in g.items()} for g in sd["param_groups"]]
-    return list(sd), state, groups
-
-
 @pytest.mark.parametrize("name,kw,group2", CONFIGS, ids=IDS)
 def test_state_dict_structure_and_resume(name: str, kw: dict[str, Any],
                                          group2: dict[str, Any] | None,
@@ -239,10 +184,10 @@ def test_state_dict_structure_and_resume(name: str, kw: dict[str, Any],
             for t in range(8, 14):
                 fill_grads(params, loss, t)
                 opt.step()
-                straight.append(snapshot(opt, params))
+                straight.append(snapshot_keeping_lists(opt, params))
                 fill_grads(params2, loss2, t)
                 opt2.step()
-                resumed.append(snapshot(opt2, params2))
+                resumed.append(snapshot_keeping_lists(opt2, params2))
             return layout, straight, resumed
 
     rtol, atol = tolerances(name, "float64")
@@ -251,11 +196,11 @@ def test_state_dict_structure_and_resume(name: str, kw: dict[str, Any],
     assert g_layout == t_layout
     for i, (a, b, c) in enumerate(zip(g_resumed, g_straight, t_resumed)):
         for j in range(2):
-            assert_close(a[j], b[j], f"gradsum resumed vs straight, step {i}", 0.0, 0.0)
-            assert_close(a[j], c[j], f"gradsum vs torch resumed, step {i}", rtol, atol)
+            assert_close_untyped(a[j], b[j], f"gradsum resumed vs straight, step {i}", 0.0, 0.0)
+            assert_close_untyped(a[j], c[j], f"gradsum vs torch resumed, step {i}", rtol, atol)
     for i, (a, b) in enumerate(zip(t_resumed, t_straight)):  # (the oracle resumes exactly)
         for j in range(2):
-            assert_close(a[j], b[j], f"torch resumed vs straight, step {i}", 0.0, 0.0)
+            assert_close_untyped(a[j], b[j], f"torch resumed vs straight, step {i}", 0.0, 0.0)
 
 
 def test_none_gradient_is_skipped_and_zero_gradient_is_not() -> None:

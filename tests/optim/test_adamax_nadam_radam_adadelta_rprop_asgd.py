@@ -5,8 +5,7 @@ save/load round trip that resumes identically, defaults, exports and argument er
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +17,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-
-RTOL, ATOL = 1e-10, 1e-13
-
-
-@contextmanager
-def default_float64(lib: Any) -> Iterator[None]:
-    lib.set_default_dtype(lib.float64)
-    try:
-        yield
-    finally:
-        lib.set_default_dtype(lib.float32)
+from optim_helpers import assert_close, default_float64, save_load, snapshot, structure  # noqa: E402
 
 
 def tensor_lr(lib: Any) -> Any:
@@ -104,43 +93,6 @@ def fill_grads(params: list[Any], loss: Callable[[int], Any], t: int) -> None:
         params[2].grad.zero_()
 
 
-def snapshot(opt: Any, params: list[Any]) -> tuple[list[np.ndarray], dict[Any, Any]]:
-    """The parameters and every state entry, as NumPy arrays (with dtype names) or values."""
-    def conv(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", str(v.dtype).split(".")[1], tuple(v.shape),
-                    np.array(v.detach().tolist(), dtype=np.float64))
-        if isinstance(v, list):
-            return [conv(e) for e in v]
-        return v
-
-    state = {i: {k: conv(v) for k, v in opt.state[p].items()}
-             for i, p in enumerate(params) if p in opt.state}
-    return [np.array(p.detach().tolist()) for p in params], state
-
-
-def assert_close(g: Any, t: Any, where: str, rtol: float = RTOL, atol: float = ATOL) -> None:
-    """``g`` equals ``t`` (snapshots): same kinds, dtypes, shapes, keys in the same order,
-    numbers within ``rtol``/``atol``."""
-    if isinstance(t, tuple) and t and t[0] == "tensor":
-        assert isinstance(g, tuple) and g[:3] == t[:3], (where, g, t)
-        np.testing.assert_allclose(g[3], t[3], rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(t, np.ndarray):
-        np.testing.assert_allclose(g, t, rtol=rtol, atol=atol, err_msg=where)
-    elif isinstance(t, list):
-        assert isinstance(g, list) and len(g) == len(t), (where, g, t)
-        for i, (a, b) in enumerate(zip(g, t)):
-            assert_close(a, b, f"{where}[{i}]", rtol, atol)
-    elif isinstance(t, dict):
-        assert list(g) == list(t), (where, list(g), list(t))
-        for k in t:
-            assert_close(g[k], t[k], f"{where}.{k}", rtol, atol)
-    elif isinstance(t, float):
-        assert type(g) is float and g == pytest.approx(t, rel=rtol, abs=atol), (where, g, t)
-    else:
-        assert type(g) is type(t) and g == t, (where, g, t)
-
-
 def build(lib: Any, name: str, kw: dict[str, Any], group2: dict[str, Any] | None,
           params: list[Any]) -> Any:
     kw = {k: tensor_lr(lib) if v == "LR" else v for k, v in kw.items()}
@@ -170,28 +122,6 @@ def test_trajectory_matches_torch_after_every_step(name: str, kw: dict[str, Any]
     for step, ((gp, gs), (tp, ts)) in enumerate(zip(g, t)):
         assert_close(gp, tp, f"step {step} params")
         assert_close(gs, ts, f"step {step} state")
-
-
-def structure(sd: dict[str, Any]) -> Any:
-    """A state dict's layout: state keys, entry kinds and dtypes; the group options."""
-    def kind(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", str(v.dtype).split(".")[1], tuple(v.shape))
-        return type(v).__name__
-
-    def option(v: Any) -> Any:
-        if isinstance(v, (torch.Tensor, gradsum.Tensor)):
-            return ("tensor", tuple(v.shape), v.tolist())
-        return v
-
-    state = {i: {k: kind(v) for k, v in s.items()} for i, s in sd["state"].items()}
-    groups = [{k: option(v) for k, v in g.items()} for g in sd["param_groups"]]
-    return list(sd), state, groups
-
-
-def save_load(lib: Any, obj: Any, path: Path) -> Any:
-    lib.save(obj, str(path))
-    return lib.load(str(path)) if lib is gradsum else lib.load(str(path), weights_only=True)
 
 
 @pytest.mark.parametrize("name,kw,group2", CONFIGS[::2], ids=IDS[::2])

@@ -4,8 +4,6 @@ trajectories with per-group options."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -16,37 +14,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-
-
-def outcome(fn: Callable[[Any], Any], lib: Any) -> tuple[str, Any]:
-    """``('ok', value)`` or ``('err', exception type name)`` of ``fn(lib)``."""
-    try:
-        return "ok", fn(lib)
-    except Exception as e:  # (any type: the type is what is compared)
-        return "err", type(e).__name__
-
-
-def same_outcome(fn: Callable[[Any], Any]) -> None:
-    g, t = outcome(fn, gradsum), outcome(fn, torch)
-    assert g == t, (g, t)
-
-
-def param(lib: Any, *values: float, dtype: Any = None) -> Any:
-    return lib.nn.Parameter(lib.tensor(list(values) or [1.0, -2.0], dtype=dtype))
-
-
-def rounded(t: Any, digits: int = 6) -> list[float]:
-    return [round(v, digits) for v in t.detach().reshape(-1).tolist()]
-
-
-@contextmanager
-def default_float64(lib: Any) -> Iterator[None]:
-    lib.set_default_dtype(lib.float64)
-    try:
-        yield
-    finally:
-        lib.set_default_dtype(lib.float32)
-
+from optim_helpers import default_float64, outcome, param, rounded, same_outcome  # noqa: E402
 
 # -- hyper-parameters given as one-element tensors ------------------------------------------
 

@@ -16,19 +16,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
-
-
-def outcome(fn: Callable[[Any], Any], lib: Any) -> tuple[str, Any]:
-    """``('ok', value)`` or ``('err', exception type name)`` of ``fn(lib)``."""
-    try:
-        return "ok", fn(lib)
-    except Exception as e:  # (any type: the type is what is compared)
-        return "err", type(e).__name__
-
-
-def param(lib: Any, *values: float, dtype: Any = None) -> Any:
-    return lib.nn.Parameter(lib.tensor(list(values) or [1.0, -2.0], dtype=dtype))
-
+from optim_helpers import outcome, param  # noqa: E402
 
 # -- schedulers on an optimizer whose groups changed ----------------------------------------
 

@@ -5,8 +5,6 @@ state-dict hooks' order, results and removal)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -17,6 +15,7 @@ torch = pytest.importorskip(
 )
 
 import gradsum  # noqa: E402
+from optim_helpers import default_float64, param, rounded  # noqa: E402
 
 # an old-format param group: only the options every torch version had
 OLD_GROUPS = {
@@ -72,23 +71,6 @@ def test_a_number_step_in_a_loaded_state_becomes_a_tensor(name: str) -> None:
     (*g, g_w), (*t, t_w) = out
     assert g == t
     np.testing.assert_allclose(g_w, t_w, rtol=1e-6)
-
-
-def param(lib: Any, *values: float, dtype: Any = None) -> Any:
-    return lib.nn.Parameter(lib.tensor(list(values) or [1.0, -2.0], dtype=dtype))
-
-
-def rounded(t: Any, digits: int = 6) -> list[float]:
-    return [round(v, digits) for v in t.detach().reshape(-1).tolist()]
-
-
-@contextmanager
-def default_float64(lib: Any) -> Iterator[None]:
-    lib.set_default_dtype(lib.float64)
-    try:
-        yield
-    finally:
-        lib.set_default_dtype(lib.float32)
 
 
 @pytest.mark.parametrize("name", ["Adam", "RMSprop", "Adagrad"])

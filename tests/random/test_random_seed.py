@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import gradsum
+from diff_helpers import torch_or_skip
 
 _SRC = str(Path(gradsum.__file__).resolve().parents[1])
 
@@ -82,14 +83,9 @@ def test_a_users_generator_starts_from_torchs_fixed_default_seed() -> None:
 
 
 # -- against torch ------------------------------------------------------------------------------
-def _torch() -> Any:
-    return pytest.importorskip(
-        "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]")
-
-
 @pytest.mark.parametrize("s", [0, 1, 2**63, 2**64 - 1, -1, -(2**63)])
 def test_initial_seed_after_manual_seed_matches_torch(s: int) -> None:
-    torch = _torch()
+    torch = torch_or_skip()
     state = torch.get_rng_state()
     try:
         torch.manual_seed(s)
@@ -102,7 +98,7 @@ def test_initial_seed_after_manual_seed_matches_torch(s: int) -> None:
 def test_the_fresh_process_behaviour_matches_torch() -> None:
     """In torch too, two processes start from different 64-bit seeds, and a user's
     Generator() from the same fixed one."""
-    _torch()
+    torch_or_skip()
     code = "print(json.dumps([{m}.initial_seed(), {m}.Generator().initial_seed()]))"
     for lib in ("torch", "gradsum"):
         (a, ga), (b, gb) = _run(code.format(m=lib), lib), _run(code.format(m=lib), lib)
@@ -111,7 +107,7 @@ def test_the_fresh_process_behaviour_matches_torch() -> None:
 
 
 def test_seed_returns_a_64_bit_value_as_torch() -> None:
-    torch = _torch()
+    torch = torch_or_skip()
     state = torch.get_rng_state()
     try:
         t = torch.seed()

@@ -11,39 +11,11 @@ import numpy as np
 import pytest
 
 import gradsum
+from diff_helpers import bool_of, same_op
 
 torch = pytest.importorskip(
     "torch", reason="torch (the reference oracle) is not installed: pip install -e .[test]"
 )
-
-
-
-def _outcome(lib: Any, fn: Callable[[Any], Any]) -> tuple[Any, ...]:
-    """What ``fn(lib)`` does: ('err', exception type name) or ('ok', dtype, shape, values,
-    requires_grad, grad_fn name)."""
-    try:
-        out = fn(lib)
-    except Exception as e:  # any exception is an outcome to compare
-        return ("err", type(e).__name__)
-    if isinstance(out, (torch.dtype, gradsum.dtype)):
-        return ("dtype", str(out).split(".")[-1].replace("bool_", "bool"))
-    arr = out.detach().numpy() if isinstance(out, torch.Tensor) else out._array
-    fn_name = None
-    if out.grad_fn is not None:
-        fn_name = (type(out.grad_fn).__name__ if isinstance(out, torch.Tensor)
-                   else out.grad_fn.name())
-    values = [repr(float(v)) if isinstance(v, float) else v for v in np.ravel(arr).tolist()]
-    return ("ok", str(out.dtype).split(".")[-1].replace("bool_", "bool"), tuple(out.shape),
-            values, out.requires_grad, fn_name)
-
-
-def _same(fn: Callable[[Any], Any]) -> None:
-    t, g = _outcome(torch, fn), _outcome(gradsum, fn)
-    assert g == t, f"gradsum {g} != torch {t}"
-
-
-def _b(lib: Any) -> Any:
-    return lib.bool if lib is torch else lib.bool_
 
 
 # -- tensor(): torch's dtype inference and errors ---------------------------------------------
@@ -59,7 +31,7 @@ _DATA: list[Any] = [
 
 @pytest.mark.parametrize("data", _DATA, ids=repr)
 def test_tensor_infers_like_torch(data: Any) -> None:
-    _same(lambda L: L.tensor(data))
+    same_op(lambda L: L.tensor(data))
 
 
 @pytest.mark.parametrize("case", [
@@ -76,7 +48,7 @@ def test_tensor_infers_like_torch(data: Any) -> None:
     lambda L: L.as_tensor([np.ones(2), np.ones(2)]),
 ])
 def test_tensor_elements_and_value_errors(case: Callable[[Any], Any]) -> None:
-    _same(case)
+    same_op(case)
 
 
 # -- factories ---------------------------------------------------------------------------------
@@ -89,17 +61,17 @@ def test_arange_like_torch(args: tuple[Any, ...]) -> None:
     *nums, dt = args if isinstance(args[-1], str) else (*args, None)
 
     def call(L: Any) -> Any:
-        kw = {} if dt is None else {"dtype": _b(L) if dt == "bool" else getattr(L, dt)}
+        kw = {} if dt is None else {"dtype": bool_of(L) if dt == "bool" else getattr(L, dt)}
         return L.arange(*nums, **kw)
 
-    _same(call)
+    same_op(call)
 
 
 @pytest.mark.parametrize("case", [
     lambda L: L.arange(end=3), lambda L: L.arange(3, step=2), lambda L: L.arange(None),
     lambda L: L.arange(L.tensor(2.5)), lambda L: L.linspace(0, 1, -1),
     lambda L: L.linspace(0, 1, 1), lambda L: L.linspace(0, 1, 0),
-    lambda L: L.linspace(0, 10, 4, dtype=_b(L)), lambda L: L.eye(-1), lambda L: L.eye(2, -1),
+    lambda L: L.linspace(0, 10, 4, dtype=bool_of(L)), lambda L: L.eye(-1), lambda L: L.eye(2, -1),
     lambda L: L.eye(2, 3), lambda L: L.full(2, 1.0), lambda L: L.full((2,), 2**63),
     lambda L: L.full((2,), 300, dtype=L.int8), lambda L: L.full((2,), math.nan, dtype=L.int64),
     lambda L: L.full((2,), L.tensor(1)), lambda L: L.full((2,), True),
@@ -107,21 +79,21 @@ def test_arange_like_torch(args: tuple[Any, ...]) -> None:
     lambda L: L.zeros(size=(2, 3)), lambda L: L.ones(size=[2]), lambda L: L.zeros(size=2),
     lambda L: L.zeros(2.0), lambda L: L.ones([2.0]), lambda L: L.zeros(True),
     lambda L: L.zeros("2"), lambda L: L.zeros(2, dtype="float32"),
-    lambda L: L.rand(2, dtype=L.int64), lambda L: L.randn(2, dtype=_b(L)),
+    lambda L: L.rand(2, dtype=L.int64), lambda L: L.randn(2, dtype=bool_of(L)),
     lambda L: L.rand_like(L.tensor([1, 2])), lambda L: L.randn_like(L.ones(2), dtype=L.int64),
     lambda L: L.zeros_like([1.0]), lambda L: L.randint_like(L.ones(2), 5, dtype=L.int64).dtype,
     lambda L: L.randint_like(L.ones(2), 5, 2), lambda L: L.randint_like(L.ones(2), 2.5),
     lambda L: L.randint(5, 2, (3,)), lambda L: L.randint(0, (3,)), lambda L: L.randint(5),
     lambda L: L.randint(2.5, (3,)), lambda L: L.randint(5, 3), lambda L: L.randint(2**63, (2,)),
-    lambda L: L.randint(10, (2,), dtype=_b(L)), lambda L: L.randint(300, (2,), dtype=L.int8),
+    lambda L: L.randint(10, (2,), dtype=bool_of(L)), lambda L: L.randint(300, (2,), dtype=L.int8),
     lambda L: L.randint(2, (3,), requires_grad=True),
     lambda L: L.randint(1, 2, (3,), dtype=L.float32, requires_grad=True),
     lambda L: L.randint(3, size=(2,)).dtype, lambda L: L.randint(high=3, size=(2,)).dtype,
     lambda L: L.randint(5, (-1,)), lambda L: L.randperm(-1), lambda L: L.randperm(2.0),
-    lambda L: L.randperm(3, dtype=_b(L)),
+    lambda L: L.randperm(3, dtype=bool_of(L)),
 ])
 def test_factories_like_torch(case: Callable[[Any], Any]) -> None:
-    _same(case)
+    same_op(case)
 
 
 @pytest.mark.parametrize("call", ["ones(2, requires_grad=1)", "tensor([1.0], requires_grad=1)",

@@ -13,13 +13,7 @@ from gradsum import nn
 from gradsum.autograd import engine, graph
 from gradsum.optim import SGD
 from gradsum.toolkit import Ledger, LedgerMismatchError, transactional
-
-
-@pytest.fixture(autouse=True)
-def _toolkit_leaves_engine_clean():
-    yield
-    assert engine.backward_observers == []
-    assert graph.accumulate_observers == []
+from toolkit_helpers import _toolkit_leaves_engine_clean  # noqa: F401  (autouse)
 
 
 def _line() -> int:

@@ -10,7 +10,6 @@ import pytest
 
 import gradsum
 from gradsum import nn, optim
-from gradsum.autograd import engine, graph
 from gradsum.toolkit import (
     AccumulationWindowWarning,
     GradGraphError,
@@ -22,13 +21,7 @@ from gradsum.toolkit import (
     strict,
 )
 from gradsum.toolkit import sanitizer as sanitizer_mod
-
-
-@pytest.fixture(autouse=True)
-def _toolkit_leaves_engine_clean():
-    yield
-    assert engine.backward_observers == []
-    assert graph.accumulate_observers == []
+from toolkit_helpers import _toolkit_leaves_engine_clean  # noqa: F401  (autouse)
 
 
 def _setup(seed=0, **opt_kw):

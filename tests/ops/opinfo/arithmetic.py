@@ -8,16 +8,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 from .core import (
     ErrorCase,
     Fixed,

@@ -8,13 +8,21 @@ from typing import Any
 
 import numpy as np
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
-from .core import ErrorCase, Fixed, NoGrad, Sample, _bool, _t, _tf, distinct, ints, mask, op, rnd
+from .core import (
+    ErrorCase,
+    Fixed,
+    NoGrad,
+    Sample,
+    _bool,
+    _t,
+    _tf,
+    distinct,
+    ints,
+    mask,
+    op,
+    rnd,
+    torch,
+)
 
 
 # linalg ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ itself, filled by the family modules of this package).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +22,7 @@ try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
 except ImportError:  # pragma: no cover - exercised only without torch
     torch = None  # type: ignore[assignment]
     TF = None
-import warnings
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
 # -- sample wrappers --------------------------------------------------------------------------
 @dataclass(frozen=True)

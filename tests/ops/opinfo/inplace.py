@@ -11,12 +11,6 @@ import numpy as np
 
 import gradsum.ops as G
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
 from .core import (
     OPINFOS,
     ErrorCase,

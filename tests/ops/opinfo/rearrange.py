@@ -6,12 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
 from .core import ErrorCase, Fixed, NoGrad, Sample, _method, _t, idx, ints, op, rnd
 
 op("cat", _t("cat"), lambda rng: [

@@ -9,12 +9,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
 from .core import (
     DT,
     ErrorCase,

@@ -6,12 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-try:  # the oracle; the table itself imports without it (test_ops skips cleanly)
-    import torch
-    import torch.nn.functional as TF
-except ImportError:  # pragma: no cover - exercised only without torch
-    torch = None  # type: ignore[assignment]
-    TF = None
 from .core import DT, ErrorCase, Fixed, Sample, _t, distinct, ints, mask, op, rnd
 
 op("cumsum", _t("cumsum"), lambda rng: [
