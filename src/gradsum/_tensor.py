@@ -95,16 +95,17 @@ class Size(tuple):  # type: ignore[type-arg]
         return (tuple, (tuple(self),))
 
 
-#: the engine module, loaded on the first backward (a layer above Tensor: docs/ARCHITECTURE.md)
-_engine: Any = None
+#: the autograd package, loaded on the first backward (a layer above Tensor:
+#: docs/ARCHITECTURE.md): its engine's run_backward and its seed of a scalar output
+_autograd: Any = None
 
 
-def _load_engine() -> Any:
-    global _engine
-    from gradsum.autograd import engine
+def _load_autograd() -> Any:
+    global _autograd
+    import gradsum.autograd
 
-    _engine = engine
-    return engine
+    _autograd = gradsum.autograd
+    return _autograd
 
 
 class Tensor:
@@ -603,9 +604,9 @@ class Tensor:
                 and self._array.dtype.kind == "f"):
             # ``loss.backward()``, the call of every training step: its checks hold (a
             # floating scalar with a graph), so straight to the engine
-            engine = _engine or _load_engine()
-            engine.run_backward((self,), (engine.implicit_seed(self),), bool(retain_graph),
-                                False)
+            autograd = _autograd or _load_autograd()
+            autograd.run_backward((self,), (autograd._implicit_seed(self),),
+                                  bool(retain_graph), False)
             return
         from gradsum.autograd import backward
 

@@ -17,9 +17,10 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from gradsum._backend import xp
 from gradsum.autograd import _messages, graph
 from gradsum.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
-from gradsum.autograd.engine import make_grads, run_backward
+from gradsum.autograd.engine import run_backward
 from gradsum.autograd.function import Function, FunctionCtx, once_differentiable
 from gradsum.autograd.grad_mode import (
     enable_grad,
@@ -34,6 +35,50 @@ from gradsum.autograd.variable import Variable
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
+
+
+def _implicit_seed(o: Tensor) -> Tensor:
+    """The gradient ``backward()`` starts from for a scalar output ``o``: a one of its dtype."""
+    seed = xp.empty(o._array.shape, dtype=o._array.dtype)
+    seed.fill(1)
+    return o._make(seed)
+
+
+def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> list[Tensor]:
+    """Check and fill the seed gradients (implicit ones for scalar outputs): torch's
+    ``torch.autograd._make_grads``, before the engine runs.
+
+    As torch's ``_make_grads`` it runs before the roots are checked: an output that does not
+    require grad gets no implicit seed here (the caller then refuses it).
+    """
+    from gradsum._tensor import Tensor
+
+    out: list[Tensor] = []
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if not isinstance(o, Tensor) or not o.requires_grad:
+                out.append(None)  # type: ignore[arg-type]
+                continue
+            if o._array.size != 1:
+                raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
+            if o._array.dtype.kind not in "fV" and not o.dtype.is_floating_point:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for real scalar outputs but got "
+                    f"{o.dtype.name}. Compute the output in a floating dtype."
+                )
+            out.append(_implicit_seed(o))
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(_messages.bad_grad_type(kind, i, g))
+        if g._array.shape != o._array.shape:
+            raise RuntimeError(
+                _messages.shape_mismatch(kind, i, tuple(g.shape), tuple(o.shape))
+            )
+        if g._array.dtype != o._array.dtype:
+            g = g.to(o.dtype)
+        out.append(g)
+    return out
+
 
 __all__ = [
     "Function",
