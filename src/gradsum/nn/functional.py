@@ -70,7 +70,6 @@ from gradsum.ops.arithmetic import (
 )
 from gradsum.ops.embedding import embedding_dense_backward  # noqa: F401  (F's name)
 from gradsum.ops.indexing import subscript as _shape_subscript
-from gradsum.ops.linalg.norms import NormBackward1
 from gradsum.ops.normalization import (
     batch_norm,
     group_norm,
@@ -92,6 +91,7 @@ from gradsum.ops.rearrange import (
     pixel_shuffle,
     pixel_unshuffle,
 )
+from gradsum.ops.reduction import cosine_similarity, pairwise_distance
 from gradsum.ops.special.erf import _scalar_op
 
 _min_reduce = xp.minimum.reduce
@@ -1369,7 +1369,7 @@ __all__ += ["celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "sel
             "threshold_"]
 
 
-# -- normalisation and distances ---------------------------------------------------------------
+# -- normalisation (the distances are ops: ops/reduction.py) -----------------------------------
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """``input / max(norm(input, p, dim), eps)`` (torch's composition).
@@ -1387,48 +1387,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
             out.copy_(res)
         return out
     return res
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps), dim)`` after broadcasting; the norms
-    are clamped without recording (torch's gradient: that of the unclamped norm)."""
-    from gradsum import promote_types
-
-    dt = promote_types(x1.dtype, x2.dtype)
-    if not dt.is_floating_point:
-        raise RuntimeError(_messages.expected_common_dtype_floating_point(dt))
-    if x1.dtype != dt:
-        x1 = x1.to(dt)
-    if x2.dtype != dt:
-        x2 = x2.to(dt)
-    try:
-        shape = _shape_broadcast(tuple(x1.shape), tuple(x2.shape))
-    except ValueError:
-        raise RuntimeError(_messages.size_tensor_match_size_tensor_b_cosine(x1, x2)) from None
-    if tuple(x1.shape) != shape:
-        x1 = x1.expand(shape)
-    if tuple(x2.shape) != shape:
-        x2 = x2.expand(shape)
-    n1 = ops.clone(ops.norm(x1, 2, dim, keepdim=True))
-    n2 = ops.clone(ops.norm(x2, 2, dim, keepdim=True))
-    with no_grad():
-        n1.clamp_(min=eps)
-        n2.clamp_(min=eps)
-    return ops.sum(ops.mul(ops.div(x1, n1), ops.div(x2, n2)), dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """``norm(x1 - x2 + eps, p)`` over the last dim of the broadcast inputs.
-
-    torch composes it in C++, so its nodes are those of the ATen overloads:
-    ``NormBackward1`` over ``AddBackward1`` (a tensor plus a scalar) over ``SubBackward0``.
-    """
-    out_dim = max(x1.ndim, x2.ndim)
-    diff = ops.sub(x1, x2)
-    diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else ops.add(diff, eps)
-    out = ops.norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
-    return _shape_subscript.as_node(out, NormBackward1)
 
 
 # -- more losses -------------------------------------------------------------------------------
