@@ -45,6 +45,8 @@ from gradsum.ops._core import (
 )
 from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
+from gradsum.ops.indexing.subscript import as_node
+from gradsum.ops.special.erf import _scalar_op
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
@@ -1365,6 +1367,13 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return sum(F.mul(F.div(x1, n1), F.div(x2, n2)), dim)
 
 
+class NormBackward1(LinalgVectorNormBackward0):
+    """torch's ``norm(input, p, dim)`` overload (what ``pairwise_distance`` calls): the rule
+    of ``linalg.vector_norm``."""
+
+    __slots__ = ()
+
+
 @register("pairwise_distance")
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
@@ -1380,16 +1389,13 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
         >>> round(gradsum.pairwise_distance(a, gradsum.tensor([[3.0, 4.0]])).item(), 4)
         5.0
     """
-    # (lazily: these modules import this one)
-    from gradsum.ops.indexing.subscript import as_node
-    from gradsum.ops.linalg.norms import NormBackward1
-    from gradsum.ops.special.erf import _scalar_op
-
     out_dim = builtins.max(x1.ndim, x2.ndim)
     diff = F.sub(x1, x2)
     diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else F.add(diff, eps)
     out = norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
     return as_node(out, NormBackward1)
+
+
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 
