@@ -5,7 +5,8 @@ imported, outside ``if TYPE_CHECKING:``) may name a module of its own layer or a
 upward call is made lazily, inside the function that needs it (``Tensor.backward`` reaching
 the engine), so importing a layer never imports the layers above it. The table is written out
 here and in docs/ARCHITECTURE.md; a module the table does not place fails the test, so a new
-file gets a layer when it is added.
+file gets a layer when it is added. ops and Tensor printing never import nn at all, lazily
+either: what they share with nn.functional is written below it.
 """
 
 from __future__ import annotations
@@ -137,3 +138,45 @@ def test_module_level_imports_go_downward() -> None:
 def test_the_finder_sees_a_known_edge() -> None:
     # (the scan itself works: a module-level import that exists today)
     assert "gradsum.autograd.graph" in module_imports("gradsum.autograd.engine")
+
+
+def imports_anywhere(name: str) -> set[str]:
+    """Every module an import statement of ``name`` names, wherever it is (module level, inside
+    a function, under ``if TYPE_CHECKING:``): ``from a import b`` names both ``a`` and ``a.b``.
+    Strings (a docstring's ``>>> import gradsum.nn.functional as F``) are not statements."""
+    path = MODULES[name]
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package[:len(package) - node.level + 1]
+                base = ".".join(up + ([node.module] if node.module else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _names_nn(module: str) -> bool:
+    return module == "gradsum.nn" or module.startswith("gradsum.nn.")
+
+
+def test_ops_and_tensor_printing_never_import_nn() -> None:
+    # ops is layer 4 and nn layer 6: not even a lazy import inside a function goes up to nn
+    # (what an op shares with nn.functional is written in ops, and F imports it from there;
+    # ops' error texts are ops/_messages.py). Tensor printing likewise.
+    scanned = [m for m in MODULES if m == "gradsum.ops" or m.startswith("gradsum.ops.")]
+    assert len(scanned) > 40, scanned  # (the scan sees the package)
+    scanned.append("gradsum._tensor_str")
+    found = [f"{m} imports {t}" for m in sorted(scanned)
+             for t in sorted(imports_anywhere(m)) if _names_nn(t)]
+    assert not found, "imports of gradsum.nn from below it:\n  " + "\n  ".join(found)
+
+
+def test_the_anywhere_finder_sees_a_lazy_import() -> None:
+    # (a function-level import that exists today: float_power_ reaches the in-place machinery)
+    assert "gradsum.ops.inplace" in imports_anywhere("gradsum.ops.arithmetic")
+    assert "gradsum.ops.inplace" not in module_imports("gradsum.ops.arithmetic")

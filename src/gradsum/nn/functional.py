@@ -47,7 +47,6 @@ from gradsum.ops._core import _make, index_range, needs_grad, record
 from gradsum.ops.activation import (
     _CELU_NODES,
     _ELU_NODES,
-    _HARDSHRINK_NODES,
     _HARDSIGMOID_NODES,
     _HARDSWISH_NODES,
     _HARDTANH_NODES,
@@ -59,7 +58,10 @@ from gradsum.ops.activation import (
     MishBackward0,
     _Act,
     _act,
-    _act_nodes,
+    _check_floating,
+    _within,
+    hardshrink,
+    logsigmoid,
 )
 from gradsum.ops.arithmetic import (
     _F32_F64,
@@ -70,7 +72,6 @@ from gradsum.ops.arithmetic import (
 )
 from gradsum.ops.embedding import embedding_dense_backward  # noqa: F401  (F's name)
 from gradsum.ops.indexing import subscript as _shape_subscript
-from gradsum.ops.linalg.norms import NormBackward1
 from gradsum.ops.normalization import (
     batch_norm,
     group_norm,
@@ -92,6 +93,7 @@ from gradsum.ops.rearrange import (
     pixel_shuffle,
     pixel_unshuffle,
 )
+from gradsum.ops.reduction import cosine_similarity, pairwise_distance
 from gradsum.ops.special.erf import _scalar_op
 
 _min_reduce = xp.minimum.reduce
@@ -843,11 +845,7 @@ def binary_cross_entropy_with_logits(
 
 
 # -- more activations (torch's formulas; the gradient masks at the kinks are torch's) ---------
-def _float_only(input: Tensor, kernel: str) -> None:
-    if not input.is_floating_point():
-        raise NotImplementedError(_messages.kernel_not_floating_input(kernel, input))
-
-
+# (logsigmoid, hardshrink, _within and the floating-input check are ops: ops/activation.py)
 def _const_like(value: Any, ref: Tensor) -> Tensor:
     return _make(xp.asarray(value, dtype=ref._array.dtype))
 
@@ -861,7 +859,7 @@ def _elu(input: Tensor, alpha: float, scale: float, input_scale: float,
     """torch's ``elu(x, alpha, scale, input_scale)``: ``scale * x`` for ``x > 0``, else
     ``alpha * scale * expm1(x * input_scale)`` (the negative branch's gradient at 0);
     ``celu``: recorded as torch's ``celu`` (``CeluBackward0``, whatever ``alpha``)."""
-    _float_only(input, "elu_cpu")
+    _check_floating(input, "elu_cpu")
     x = input._array
     # (the exponential sees only the non-positive part: no overflow where x is large)
     neg = xp.minimum(x, 0)
@@ -995,7 +993,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(x + 3, 0), 6) / 6``; gradient ``1/6`` strictly inside (-3, 3)."""
-    _float_only(input, "hardsigmoid_cpu")
+    _check_floating(input, "hardsigmoid_cpu")
 
     def fn(t: Tensor) -> Tensor:
         with no_grad():
@@ -1019,7 +1017,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * min(max(x + 3, 0), 6) / 6`` (torch's gradient: 0 up to -3, ``x / 3 + 1/2``
     strictly inside (-3, 3), 1 from 3 on)."""
-    _float_only(input, "hardswish_cpu")
+    _check_floating(input, "hardswish_cpu")
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
@@ -1080,7 +1078,7 @@ def _hardswish_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``, one ``MishBackward0`` node like torch's."""
-    _float_only(input, "mish_cpu")
+    _check_floating(input, "mish_cpu")
 
     def fn(t: Tensor) -> Tensor:
         x = t._array
@@ -1109,58 +1107,6 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return _run_inplace(input, "mish_", fn) if inplace else fn(input)
 
 
-def _logsigmoid_deriv(x: Any) -> Any:
-    """torch's ``log_sigmoid_backward`` kernel: ``max_deriv - sign * z / (1 + z)`` with
-    ``z = exp(-|x|)`` (``1 - sigmoid(x)``, computed stably)."""
-    if x.dtype in _F32_F64 and x.ndim:
-        # q = z / (1 + z); q where x >= 0, 1 - q where x < 0 (in x's dtype: 1 - q rounded
-        # once, as in float64 and rounded), as q * (1 - 2m) + m for m = (x < 0) in 0 and 1
-        z = _neg_abs(x)
-        xp.exp(z, out=z)
-        z /= z + 1
-        m = (x < 0).astype(x.dtype)
-        f = m * -2
-        f += 1
-        z *= f
-        z += m
-        return z
-    neg = x < 0
-    z = xp.exp(-xp.abs(x))
-    return xp.where(neg, 1.0, 0.0) - xp.where(neg, 1.0, -1.0) * (z / (1 + z))
-
-
-def _neg_abs(x: Any) -> Any:
-    """``-|x|`` of a float32/float64 array in one pass: its bits with the sign bit set (the
-    same bits as ``negative(abs(x))``, nan included)."""
-    it = _INT_OF[x.dtype.itemsize]
-    return xp.bitwise_or(x.view(it), xp.asarray(-0.0, dtype=x.dtype).view(it)).view(x.dtype)
-
-
-def _logsigmoid_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
-    """torch's ``log_sigmoid_double_backward(gg * g, x)``: ``gg * g * (s - 1) * s``."""
-    s = ops.sigmoid(x)
-    return ops.mul(ops.mul(ops.mul(gg, g), ops.sub(s, 1.0)), s)
-
-
-_LOGSIGMOID_NODES = _act_nodes("LogSigmoid")
-
-
-def logsigmoid(input: Tensor) -> Tensor:
-    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, one ``LogSigmoidBackward0`` node
-    like torch's."""
-    _float_only(input, "log_sigmoid_cpu")
-    x = input._array
-    if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
-        e = _neg_abs(x)
-        xp.exp(e, out=e)
-        xp.log1p(e, out=e)
-        out = xp.minimum(x, 0)
-        out -= e
-    else:
-        out = xp.asarray(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), dtype=x.dtype)
-    return _act(input, out, _Act(*_LOGSIGMOID_NODES, _logsigmoid_deriv, _logsigmoid_second))
-
-
 def softsign(input: Tensor) -> Tensor:
     """``x / (1 + |x|)`` (torch's composition)."""
     return ops.div(input, ops.add(ops.abs(input), 1))
@@ -1173,7 +1119,7 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 in between."""
-    _float_only(input, "softshrink_check")
+    _check_floating(input, "softshrink_check")
     if lambd < 0 or math.isnan(lambd):
         raise RuntimeError(_messages.softshrink_negative_lambda(input, lambd))
     x = input._array
@@ -1183,34 +1129,6 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
                      dtype=x.dtype)
     # (torch's softshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
     return _act(input, out, _Act(*_SOFTSHRINK_NODES, None, blocked=lambda a: _within(a, lambd)))
-
-
-def _within(a: Any, lambd: float) -> Any:
-    """``-lambd <= a <= lambd`` (false at nan): where the shrinks' gradients are blocked."""
-    out = xp.greater_equal(a, -lambd)
-    out &= xp.less_equal(a, lambd)
-    return out
-
-
-def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """0 on ``[-lambd, lambd]``, ``x`` elsewhere."""
-    _float_only(input, "hardshrink_cpu")
-    x = input._array
-    if x.dtype in _F32_F64 and x.ndim:
-        # (x on the bits where kept, +0 elsewhere: |x| <= lambd is -lambd <= x <= lambd, nan
-        # kept; the keep mask negated as int8 and widened with its sign, as threshold's)
-        it = _INT_OF[x.dtype.itemsize]
-        keep = xp.abs(x)
-        keep = ~(keep <= lambd)
-        k8 = keep.view(xp.int8)
-        xp.negative(k8, out=k8)
-        m = k8.astype(it)
-        m &= x.view(it)
-        out = m.view(x.dtype)
-    else:
-        out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
-    # (torch's hardshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
-    return _act(input, out, _Act(*_HARDSHRINK_NODES, None, blocked=lambda a: _within(a, lambd)))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -1317,7 +1235,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
             act = _Act(*_RRELU_NODES, lambda a: xp.where(a > 0, 1.0, slope))
         return _act(t, x * noise, act)
 
-    _float_only(input, "rrelu_with_noise_cpu")
+    _check_floating(input, "rrelu_with_noise_cpu")
     return _run_inplace(input, "rrelu_", fn) if inplace else fn(input)
 
 
@@ -1369,7 +1287,7 @@ __all__ += ["celu_", "elu_", "hardtanh_", "leaky_relu_", "relu_", "rrelu_", "sel
             "threshold_"]
 
 
-# -- normalisation and distances ---------------------------------------------------------------
+# -- normalisation (the distances are ops: ops/reduction.py) -----------------------------------
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """``input / max(norm(input, p, dim), eps)`` (torch's composition).
@@ -1387,48 +1305,6 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
             out.copy_(res)
         return out
     return res
-
-
-def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps), dim)`` after broadcasting; the norms
-    are clamped without recording (torch's gradient: that of the unclamped norm)."""
-    from gradsum import promote_types
-
-    dt = promote_types(x1.dtype, x2.dtype)
-    if not dt.is_floating_point:
-        raise RuntimeError(_messages.expected_common_dtype_floating_point(dt))
-    if x1.dtype != dt:
-        x1 = x1.to(dt)
-    if x2.dtype != dt:
-        x2 = x2.to(dt)
-    try:
-        shape = _shape_broadcast(tuple(x1.shape), tuple(x2.shape))
-    except ValueError:
-        raise RuntimeError(_messages.size_tensor_match_size_tensor_b_cosine(x1, x2)) from None
-    if tuple(x1.shape) != shape:
-        x1 = x1.expand(shape)
-    if tuple(x2.shape) != shape:
-        x2 = x2.expand(shape)
-    n1 = ops.clone(ops.norm(x1, 2, dim, keepdim=True))
-    n2 = ops.clone(ops.norm(x2, 2, dim, keepdim=True))
-    with no_grad():
-        n1.clamp_(min=eps)
-        n2.clamp_(min=eps)
-    return ops.sum(ops.mul(ops.div(x1, n1), ops.div(x2, n2)), dim)
-
-
-def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
-                      keepdim: bool = False) -> Tensor:
-    """``norm(x1 - x2 + eps, p)`` over the last dim of the broadcast inputs.
-
-    torch composes it in C++, so its nodes are those of the ATen overloads:
-    ``NormBackward1`` over ``AddBackward1`` (a tensor plus a scalar) over ``SubBackward0``.
-    """
-    out_dim = max(x1.ndim, x2.ndim)
-    diff = ops.sub(x1, x2)
-    diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else ops.add(diff, eps)
-    out = ops.norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
-    return _shape_subscript.as_node(out, NormBackward1)
 
 
 # -- more losses -------------------------------------------------------------------------------

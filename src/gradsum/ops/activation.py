@@ -1,6 +1,7 @@
 """Activations: ``relu`` (and ``threshold_backward``), ``gelu``, ``silu``, ``leaky_relu``,
-``softplus``, ``sigmoid``, ``hardshrink``, ``prelu``, ``softmax``/``log_softmax`` and the nodes
-of the activations that :mod:`gradsum.nn.functional` composes (mish, glu, the hard* family).
+``softplus``, ``sigmoid``, ``hardshrink``, ``prelu``, ``softmax``/``log_softmax``,
+``logsigmoid`` (nn.functional's, as ``hardshrink`` is too) and the nodes of the activations
+that :mod:`gradsum.nn.functional` composes (mish, glu, the hard* family).
 
 Example:
     >>> import gradsum
@@ -24,6 +25,7 @@ from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.graph import Node, _saved_output
 from gradsum.autograd.saved import hooks_active
 from gradsum.backends.mkldnn import onednn_gelu_nan_at_inf
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     const,
@@ -37,6 +39,7 @@ from gradsum.ops._erf import _scratch as _erf_scratch
 from gradsum.ops._erf import gelu_cdf64, gelu_f32, gelu_parts_f32
 from gradsum.ops.arithmetic import (
     _F32_F64,
+    _INT_OF,
     _bits_out,
     _ndarray,
     _rg,
@@ -59,6 +62,13 @@ def _float_only(a: Tensor, kernel: str) -> Any:
     if x.dtype.kind not in "fV":
         raise D.not_implemented(kernel, x.dtype, "Convert the input with .float() first.")
     return x
+
+
+def _check_floating(input: Tensor, kernel: str) -> None:
+    """nn.functional's activations' check (and :func:`hardshrink`'s, :func:`logsigmoid`'s):
+    torch's kernel error, with the fix after a colon (:func:`_float_only`'s text differs)."""
+    if not input.is_floating_point():
+        raise NotImplementedError(_messages.kernel_not_floating_input(kernel, input))
 
 
 class SigmoidBackward0(Node):
@@ -741,6 +751,13 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
 
 
 # -- activations torch also has as Tensor methods ------------------------------------------------
+def _within(a: Any, lambd: float) -> Any:
+    """``-lambd <= a <= lambd`` (false at nan): where the shrinks' gradients are blocked."""
+    out = xp.greater_equal(a, -lambd)
+    out &= xp.less_equal(a, lambd)
+    return out
+
+
 @register("hardshrink", method=True)
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """0 on ``[-lambd, lambd]``, ``input`` elsewhere (``nn.functional.hardshrink``).
@@ -750,9 +767,23 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
         >>> gradsum.hardshrink(gradsum.tensor([-1.0, 0.2, 0.7])).tolist()
         [-1.0, 0.0, 0.699999988079071]
     """
-    from gradsum.nn import functional as NF
-
-    return NF.hardshrink(input, lambd)
+    _check_floating(input, "hardshrink_cpu")
+    x = input._array
+    if x.dtype in _F32_F64 and x.ndim:
+        # (x on the bits where kept, +0 elsewhere: |x| <= lambd is -lambd <= x <= lambd, nan
+        # kept; the keep mask negated as int8 and widened with its sign, as threshold's)
+        it = _INT_OF[x.dtype.itemsize]
+        keep = xp.abs(x)
+        keep = ~(keep <= lambd)
+        k8 = keep.view(xp.int8)
+        xp.negative(k8, out=k8)
+        m = k8.astype(it)
+        m &= x.view(it)
+        out = m.view(x.dtype)
+    else:
+        out = xp.asarray(xp.where((x >= -lambd) & (x <= lambd), 0, x), dtype=x.dtype)
+    # (torch's hardshrink_backward: 0 on [-lambd, lambd], else g; a nan x passes it)
+    return _act(input, out, _Act(*_HARDSHRINK_NODES, None, blocked=lambda a: _within(a, lambd)))
 
 
 class PreluKernelBackward0(Node):
@@ -1014,6 +1045,59 @@ _ELU_NODES = _act_nodes("Elu")
 _RRELU_NODES = _act_nodes("RreluWithNoise")
 
 _CELU_NODES = _act_nodes("Celu", "Elu")
+
+_LOGSIGMOID_NODES = _act_nodes("LogSigmoid")
+
+
+# -- logsigmoid (nn.functional's; BinaryCrossEntropyWithLogitsBackward0's rule uses it) -------
+def _logsigmoid_deriv(x: Any) -> Any:
+    """torch's ``log_sigmoid_backward`` kernel: ``max_deriv - sign * z / (1 + z)`` with
+    ``z = exp(-|x|)`` (``1 - sigmoid(x)``, computed stably)."""
+    if x.dtype in _F32_F64 and x.ndim:
+        # q = z / (1 + z); q where x >= 0, 1 - q where x < 0 (in x's dtype: 1 - q rounded
+        # once, as in float64 and rounded), as q * (1 - 2m) + m for m = (x < 0) in 0 and 1
+        z = _neg_abs(x)
+        xp.exp(z, out=z)
+        z /= z + 1
+        m = (x < 0).astype(x.dtype)
+        f = m * -2
+        f += 1
+        z *= f
+        z += m
+        return z
+    neg = x < 0
+    z = xp.exp(-xp.abs(x))
+    return xp.where(neg, 1.0, 0.0) - xp.where(neg, 1.0, -1.0) * (z / (1 + z))
+
+
+def _neg_abs(x: Any) -> Any:
+    """``-|x|`` of a float32/float64 array in one pass: its bits with the sign bit set (the
+    same bits as ``negative(abs(x))``, nan included)."""
+    it = _INT_OF[x.dtype.itemsize]
+    return xp.bitwise_or(x.view(it), xp.asarray(-0.0, dtype=x.dtype).view(it)).view(x.dtype)
+
+
+def _logsigmoid_second(gg: Tensor, g: Tensor, x: Tensor) -> Tensor:
+    """torch's ``log_sigmoid_double_backward(gg * g, x)``: ``gg * g * (s - 1) * s``."""
+    s = sigmoid(x)
+    return F.mul(F.mul(F.mul(gg, g), F.sub(s, 1.0)), s)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, one ``LogSigmoidBackward0`` node
+    like torch's."""
+    _check_floating(input, "log_sigmoid_cpu")
+    x = input._array
+    if x.dtype in _F32_F64 and x.ndim:  # (in place, the same operations)
+        e = _neg_abs(x)
+        xp.exp(e, out=e)
+        xp.log1p(e, out=e)
+        out = xp.minimum(x, 0)
+        out -= e
+    else:
+        out = xp.asarray(xp.minimum(x, 0) - xp.log1p(xp.exp(-xp.abs(x))), dtype=x.dtype)
+    return _act(input, out, _Act(*_LOGSIGMOID_NODES, _logsigmoid_deriv, _logsigmoid_second))
+
 
 class MishBackward0(Node):
     """``mish`` (torch's node); its rule is torch's ``infinitely_differentiable_mish_backward``

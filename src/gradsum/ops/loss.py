@@ -35,6 +35,7 @@ from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import _make, needs_grad, quietly, record
+from gradsum.ops.activation import logsigmoid
 from gradsum.ops.reduction import _NoDerivative
 
 _add_reduce = xp.add.reduce
@@ -315,9 +316,6 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         if self.needs(1):
             d = ops.neg(x)
             if pw is not None:
-                # (F.logsigmoid until its node is an op: the lead imports it from ops at merge)
-                from gradsum.nn.functional import logsigmoid
-
                 d = ops.sub(d, ops.mul(ops.sub(pw, 1.0), logsigmoid(x)))
             gt = _sum_back(ops.mul(d, g), t.shape)
         return gx, gt

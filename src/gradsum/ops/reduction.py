@@ -27,8 +27,9 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import dot as _xp_dot  # (2-D products: less dispatch than matmul)
 from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import _state
+from gradsum.autograd.grad_mode import _state, no_grad
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     binary_arrays,
@@ -44,6 +45,8 @@ from gradsum.ops._core import (
 )
 from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
+from gradsum.ops.indexing.subscript import as_node
+from gradsum.ops.special.erf import _scalar_op
 
 _ndarray = xp.ndarray
 _add_reduce = xp.add.reduce
@@ -1331,7 +1334,9 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
 
 @register("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``torch.cosine_similarity``: :func:`gradsum.nn.functional.cosine_similarity`.
+    """``torch.cosine_similarity`` and ``nn.functional.cosine_similarity``: ``sum(x1 /
+    max(|x1|, eps) * x2 / max(|x2|, eps), dim)`` after broadcasting; the norms are clamped
+    without recording (torch's gradient: that of the unclamped norm).
 
     Example:
         >>> import gradsum
@@ -1339,15 +1344,44 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
         >>> gradsum.cosine_similarity(a, gradsum.tensor([[2.0, 0.0]])).tolist()
         [1.0]
     """
-    from gradsum.nn import functional as NF
+    dt = D.promote_types(x1.dtype, x2.dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(_messages.expected_common_dtype_floating_point(dt))
+    if x1.dtype != dt:
+        x1 = x1.to(dt)
+    if x2.dtype != dt:
+        x2 = x2.to(dt)
+    try:
+        shape = tuple(xp.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    except ValueError:
+        raise RuntimeError(_messages.size_tensor_match_size_tensor_b_cosine(x1, x2)) from None
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(shape)
+    n1 = F.clone(norm(x1, 2, dim, keepdim=True))
+    n2 = F.clone(norm(x2, 2, dim, keepdim=True))
+    with no_grad():
+        n1.clamp_(min=eps)
+        n2.clamp_(min=eps)
+    return sum(F.mul(F.div(x1, n1), F.div(x2, n2)), dim)
 
-    return NF.cosine_similarity(x1, x2, dim, eps)
+
+class NormBackward1(LinalgVectorNormBackward0):
+    """torch's ``norm(input, p, dim)`` overload (what ``pairwise_distance`` calls): the rule
+    of ``linalg.vector_norm``."""
+
+    __slots__ = ()
 
 
 @register("pairwise_distance")
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """``torch.pairwise_distance``: :func:`gradsum.nn.functional.pairwise_distance`.
+    """``torch.pairwise_distance`` and ``nn.functional.pairwise_distance``: ``norm(x1 - x2 +
+    eps, p)`` over the last dim of the broadcast inputs.
+
+    torch composes it in C++, so its nodes are those of the ATen overloads:
+    ``NormBackward1`` over ``AddBackward1`` (a tensor plus a scalar) over ``SubBackward0``.
 
     Example:
         >>> import gradsum
@@ -1355,9 +1389,13 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
         >>> round(gradsum.pairwise_distance(a, gradsum.tensor([[3.0, 4.0]])).item(), 4)
         5.0
     """
-    from gradsum.nn import functional as NF
+    out_dim = builtins.max(x1.ndim, x2.ndim)
+    diff = F.sub(x1, x2)
+    diff = _scalar_op(diff, eps, False) if diff.is_floating_point() else F.add(diff, eps)
+    out = norm(diff, p, None if out_dim == 0 else out_dim - 1, keepdim)
+    return as_node(out, NormBackward1)
 
-    return NF.pairwise_distance(x1, x2, p, eps, keepdim)
+
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 

@@ -8,12 +8,14 @@ different numbers at several sites (``expected {lo}D or {hi}D input``), is one f
 
 One module per subject, named like torch.nn's files: ``module`` (Module, containers, lazy
 modules, parameters and buffers, hooks), ``functional`` (the argument checks F functions
-share: reduction=, input ranks; linear, distances, activations, dropout), ``loss``,
+share: reduction=, input ranks; linear, activations, dropout), ``loss``,
 ``conv`` (conv, pool, pad), ``normalization``, ``sparse`` (embedding, embedding_bag),
 ``vision`` (interpolate, grid_sample, affine_grid), ``rnn``, ``transformer`` (and
 attention), ``parallel`` (DDP), ``utils`` (clip_grad, fusion, parametrize, rnn packing,
 spectral/weight norm, stateless), ``init``. ``_format`` prints dtypes, sizes and types the
 way torch's texts do. This package re-exports them all, so a site names only ``_messages``.
+The texts of what F imports from ops (the distances, hardshrink, logsigmoid) are ops':
+``gradsum/ops/_messages.py`` (ops may not import nn).
 """
 
 from gradsum.nn._messages._format import *  # noqa: F403

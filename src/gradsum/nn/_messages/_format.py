@@ -1,20 +1,11 @@
-"""How torch's texts print dtypes, sizes and types."""
+"""How torch's texts print dtypes, sizes and types (``torch_name`` is ops' own, in
+``gradsum/ops/_messages.py``: ops raises texts that print dtypes too, and may not import nn)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-_TORCH_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
-
-
-def torch_name(dtype: Any) -> str:
-    """torch's ScalarType name of a dtype ("Float", "Long", ...), as its messages print it."""
-    return _TORCH_NAMES.get(dtype.name, dtype.name)
+from gradsum.ops._messages import torch_name  # noqa: F401  (ops prints dtypes the same way)
 
 
 def size_str(shape: Sequence[int]) -> str:

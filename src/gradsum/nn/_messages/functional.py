@@ -1,20 +1,15 @@
 """The texts of nn.functional's shared argument checks (reduction=, input ranks), linear,
-distances, activations and dropout."""
+activations and dropout (the distances' texts, and the floating-input one F's activations
+share with ops, are ops': ``gradsum/ops/_messages.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gradsum.nn._messages._format import torch_name
+from gradsum.ops._messages import kernel_not_floating_input  # noqa: F401  (layer_norm's)
 
 # -- argument checks shared by F functions -----------------------------------------------------
-
-
-def kernel_not_floating_input(kernel: Any, input: Any) -> str:
-    return (
-        f"\"{kernel}\" not implemented for '{torch_name(input.dtype)}': "
-        "convert the input with .float()"
-    )
 
 
 def dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
@@ -110,21 +105,6 @@ def linear_bias_broadcast_shape(out_shape: Any, full: Any, bias: Any) -> str:
 
 def one_hot_cannot_infer_num_classes() -> str:
     return "Can not infer total number of classes from empty tensor: pass num_classes"
-
-
-def expected_common_dtype_floating_point(dt: Any) -> str:
-    return (
-        f"expected common dtype to be floating point, yet common dtype is {torch_name(dt)}"
-        ": convert the inputs with .float()"
-    )
-
-
-def size_tensor_match_size_tensor_b_cosine(x1: Any, x2: Any) -> str:
-    return (
-        f"The size of tensor a ({x1.shape[-1] if x1.ndim else 1}) must match the size of "
-        f"tensor b ({x2.shape[-1] if x2.ndim else 1}): cosine_similarity broadcasts "
-        f"x1 {list(x1.shape)} and x2 {list(x2.shape)}"
-    )
 
 
 def bilinear_weight_three_dimensional_d(weight: Any) -> str:

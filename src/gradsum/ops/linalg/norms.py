@@ -17,7 +17,6 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
-from gradsum.ops import reduction as _reduction
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
 from gradsum.ops.arithmetic import _tname
 from gradsum.ops.linalg._base import _ERR, _check_float
@@ -338,11 +337,3 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     res = record(node, (input,), out)
     node.save(input)
     return res
-
-
-# -- torch's norm(input, p, dim) overload (what nn.functional.pairwise_distance records) -----
-class NormBackward1(_reduction.LinalgVectorNormBackward0):
-    """torch's ``norm(input, p, dim)`` overload (what ``pairwise_distance`` calls): the rule
-    of ``linalg.vector_norm``."""
-
-    __slots__ = ()
