@@ -102,6 +102,14 @@ def _module_names(mod: types.ModuleType) -> list[str]:
     return sorted(out)
 
 
+#: what Python itself puts in a class's namespace, differently by version: copyreg's cache
+#: (set the first time an instance is pickled), 3.13's compiler facts and namedtuple's
+#: ``__replace__``, 3.14's annotations
+_SET_BY_PYTHON = frozenset({"__slotnames__", "__firstlineno__", "__static_attributes__",
+                            "__replace__", "__annotate__", "__annotate_func__",
+                            "__annotations_cache__"})
+
+
 def _defined_by_python(cls: type, name: str) -> bool:
     """Whether ``cls`` has ``name`` only from a base or metaclass outside gradsum
     (``object.__init__``, ``BaseException.add_note``, ``enum.IntEnum.__format__``): Python's,
@@ -117,9 +125,8 @@ def _class_names(cls: type) -> list[str]:
         # dir() shows of enum's machinery and of the value's type varies with Python)
         own = {n for k in cls.__mro__ if k.__module__.startswith("gradsum") for n in vars(k)}
         return sorted({*cls.__members__, *(n for n in own if not n.startswith("_"))})
-    # (``__slotnames__``: copyreg's cache, set on a class the first time one is pickled)
     names = [n for n in dir(cls) if (not n.startswith("_") or n.startswith("__"))
-             and n != "__slotnames__" and not _defined_by_python(cls, n)]
+             and n not in _SET_BY_PYTHON and not _defined_by_python(cls, n)]
     # (what it has from Python is recorded as the bases it has it from)
     names += [f"(base {k.__qualname__})" for k in cls.__mro__[1:]
               if k.__module__ == "builtins" and k is not object]
