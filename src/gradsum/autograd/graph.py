@@ -427,6 +427,23 @@ def _set_grad(var: Tensor, value: Tensor | None) -> None:
     var._grad = value
 
 
+def _clear_grad(var: Tensor, set_to_none: bool) -> None:
+    """``zero_grad``'s rule for one tensor, shared by ``Module.zero_grad`` and
+    ``Optimizer.zero_grad`` (SEMANTICS 2): ``.grad = None``, or with ``set_to_none=False`` a
+    grad that carries a graph detached, then zeroed in place (the same tensor object)."""
+    g = var._grad
+    if g is None:
+        return
+    if set_to_none:
+        _set_grad(var, None)
+        return
+    if g.grad_fn is not None:
+        g.detach_()
+    else:
+        g.requires_grad_(False)
+    g.zero_()
+
+
 def _copy_recorded(grad: Tensor) -> Tensor:
     """The first ``.grad`` under ``create_graph``: as torch's AccumulateGrad, a new tensor
     ``copy_``-ed from the gradient with grad mode on, so its ``grad_fn`` is CopyBackwards."""

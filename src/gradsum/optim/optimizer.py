@@ -42,7 +42,7 @@ from gradsum._backend import silenced, xp
 from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
-from gradsum.autograd.graph import RemovableHandle
+from gradsum.autograd.graph import RemovableHandle, _clear_grad
 
 
 class _RequiredParameter:
@@ -386,21 +386,9 @@ class Optimizer:
         """Clear the gradients of every optimized parameter: ``p.grad = None`` (default), or
         with ``set_to_none=False`` detach a grad that carries a graph, then zero it in place
         (the same tensor object)."""
-        # (torch's Optimizer.zero_grad, through Tensor's public API: the same rule as
-        # Module.zero_grad's, SEMANTICS 2; optim does not reach into nn's internals)
         for group in self.param_groups:
             for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                    continue
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+                _clear_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One update of every parameter that has a gradient (each group through

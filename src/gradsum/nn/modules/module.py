@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import typing
 import warnings
 import weakref
@@ -39,6 +38,7 @@ from gradsum._tensor import Tensor as _Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.grad_mode import no_grad as _no_grad
 from gradsum.autograd.graph import RemovableHandle as _RemovableHandle
+from gradsum.autograd.graph import _clear_grad
 from gradsum.nn import _messages
 from gradsum.nn.modules._functions import BackwardHookFunction as _BackwardHookFunction
 from gradsum.nn.parameter import Parameter as _Parameter
@@ -1229,21 +1229,3 @@ class Module:
             else:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
-
-
-def _clear_grad(p: Tensor, set_to_none: bool) -> None:
-    """Shared by ``Module.zero_grad`` and ``Optimizer.zero_grad`` (SEMANTICS 2)."""
-    g = p.grad
-    if g is None:
-        return
-    if set_to_none:
-        p.grad = None
-        return
-    if g.grad_fn is not None:
-        g.detach_()
-    else:
-        g.requires_grad_(False)
-    g.zero_()
-
-
-_ = itertools
