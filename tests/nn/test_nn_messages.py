@@ -1,15 +1,12 @@
 """gradsum.nn's error and warning texts live in ``gradsum/nn/_messages/`` (issue 19, point 8).
 
-(a) counts the raise / warn sites (and exceptions built for a later raise) under
-``src/gradsum/nn`` outside ``_messages/`` whose text is a literal or f-string written at the
-site rather than a call into ``_messages``; (b) checks that representative moved texts still
-reach the caller word for word through the public API (the texts are torch's: many are
-compared with torch's elsewhere).
+Checks that representative moved texts reach the caller word for word through the public
+API (the texts are torch's: many are compared with torch's elsewhere). The count of texts
+still written inline is tests/project/test_message_modules.py's, for every package.
 """
 
 from __future__ import annotations
 
-import ast
 import pathlib
 import warnings
 
@@ -21,58 +18,6 @@ import gradsum.nn.functional as F
 from gradsum.nn import _messages
 
 NN = pathlib.Path(gradsum.__file__).parent / "nn"
-
-# The one text still written inline, and why: nn/parallel/_reducer.py's, the DDP reducer owned
-# by the engine restructuring. (Module.ipu / Module.mtia raise gradsum._device's
-# not_compiled("ipu"): a device name, not a text, so the scan does not count them.)
-MAX_INLINE = 1
-
-
-def _is_text(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
-    if isinstance(node, ast.JoinedStr):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _is_text(node.left) or _is_text(node.right)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return node.func.attr == "format" and _is_text(node.func.value)
-    return False
-
-
-def _callee(call: ast.Call) -> str:
-    f = call.func
-    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-
-
-def inline_sites() -> list[str]:
-    """``file:line`` of every raise / warn / exception construction with an inline text."""
-    found = []
-    for path in sorted(NN.rglob("*.py")):
-        if "_messages" in path.relative_to(NN).parts:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if not (isinstance(node, ast.Call) and node.args and _is_text(node.args[0])):
-                continue
-            name = _callee(node)
-            if name == "warn" or name.endswith(("Error", "Exception", "Warning")):
-                found.append(f"{path.relative_to(NN)}:{node.lineno}")
-    return found
-
-
-def test_inline_texts_are_the_exception():
-    sites = inline_sites()
-    assert len(sites) <= MAX_INLINE, (
-        f"{len(sites)} nn error/warning texts are written inline (at most {MAX_INLINE}): put "
-        "the new ones in gradsum/nn/_messages/, one function per error:\n" + "\n".join(sites)
-    )
-
-
-def test_scan_sees_moved_sites():
-    # the scan is not vacuous: the moved sites are calls into _messages
-    calls = sum(p.read_text().count("_messages.") for p in NN.rglob("*.py"))
-    assert calls > 400
-
 
 def _raises(fn, exc):
     with pytest.raises(exc) as info:
