@@ -70,7 +70,8 @@ def test_select_helpers_bits_and_owned(dtype: type, n: int) -> None:
     assert out.flags.owndata and out.dtype == dtype
     assert np.array_equal(_bits(out), _bits(np.where(cond, a, b)))
     out = select_grad(a, cond.copy())
-    assert out.flags.owndata
+    # (below 32768 elements the result is the view of its integer array: fewer passes)
+    assert out.flags.owndata == (n >= 32768) and out.dtype == dtype
     assert np.array_equal(_bits(out), _bits(np.where(cond, dtype(0), a)))
     row = cond[: n // 10].reshape(1, -1).copy()  # (a mask broadcast against the gradient)
     ga = a[: (n // 10) * 10].reshape(10, -1)

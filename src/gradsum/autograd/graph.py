@@ -217,9 +217,9 @@ class Node:
             self._saved = tuple([_saved_input(t) for t in tensors])
 
     def saved(self) -> list[Tensor | None]:
-        """Unpack saved tensors, checking that none was freed or modified in place.
-        (:meth:`saved_arrays` accepts a subset of the cases below itself and hands every
-        other to this method: keep the two in step.)"""
+        """Unpack saved tensors, checking that none was freed or modified in place (the one
+        place the checks are written: :meth:`saved_arrays` hands every case but the plain
+        ones to this method)."""
         saved = self._saved
         if saved is None:
             raise RuntimeError(_messages.freed_graph(self.name()))
@@ -250,8 +250,10 @@ class Node:
 
     def saved_arrays(self) -> list[Any]:
         """The arrays of the saved tensors (None for a saved None): ``[t._array for t in
-        self.saved()]`` with the same checks, without rebuilding a saved output's tensor.
-        For a rule that computes on arrays when no graph is recorded."""
+        self.saved()]``, without rebuilding a saved output's tensor. For a rule that computes
+        on arrays when no graph is recorded. It takes only the plain cases itself (a slot
+        saved unmodified, without hooks, not detached in place) and sends every other, where
+        a check may raise, to :meth:`saved`."""
         saved = self._saved
         if saved:
             out = []

@@ -22,7 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.grad_mode import _state as _grad_state
-from gradsum.autograd.graph import Node, _saved_output
+from gradsum.autograd.graph import Node
 from gradsum.autograd.saved import hooks_active
 from gradsum.backends.mkldnn import onednn_gelu_nan_at_inf
 from gradsum.ops import _messages
@@ -40,9 +40,7 @@ from gradsum.ops._erf import gelu_cdf64, gelu_f32, gelu_parts_f32
 from gradsum.ops.arithmetic import (
     _F32_F64,
     _INT_OF,
-    _bits_out,
     _ndarray,
-    _rg,
     _tname,
     _unary,
     _unary_float,
@@ -50,7 +48,7 @@ from gradsum.ops.arithmetic import (
     select_const,
     select_grad,
 )
-from gradsum.ops.pointwise import _F32, _F64, _I8, _I32, _U8, _fused_backward, to_dtype
+from gradsum.ops.pointwise import _F32, _F64, _fused_backward, to_dtype
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -160,22 +158,8 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     ga = g._array
     ya = y._array
     le = ya <= (const(ya.dtype, 0) if threshold == 0 and threshold.__class__ is int else threshold)
-    if ga.dtype is _F32 and le.__class__ is _ndarray and le.shape == ga.shape:
-        # (select_grad inlined: the MLP hot path)
-        if ga.size < 32768:  # (fewer views: each costs more than a small pass)
-            m = le.astype(_I32)
-            m -= 1
-            m &= ga.view(_I32)
-            t = m.view(_F32)
-        else:  # (one-byte passes first; the result owns its buffer, see _bits_out)
-            b8 = le.view(_U8)
-            b8 -= 1
-            t, m = _bits_out(ga.shape, _F32, _I32)
-            xp.copyto(m, b8.view(_I8))
-            m &= ga.view(_I32)
-    else:
-        t = select_grad(ga, xp.asarray(le))
-    if not _state.enabled or not (_rg(g) or _rg(y)):  # (torch records for y alone too)
+    t = select_grad(ga, le if le.__class__ is _ndarray else xp.asarray(le))
+    if not needs_grad(g, y):  # (torch records for y alone too)
         return _make(t)
     node = ThresholdBackwardBackward0()
     node.threshold = threshold
@@ -446,7 +430,7 @@ def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
         t = ga * xp.where(xa > 0, 1.0, slope).astype(ga.dtype, copy=False)
     if t.__class__ is not _ndarray:
         t = xp.asarray(t)
-    if not _state.enabled or not (_rg(g) or _rg(a)):
+    if not needs_grad(g, a):
         return _make(t)
     node = LeakyReluBackwardBackward0()
     node.slope = slope
@@ -741,12 +725,12 @@ def log_softmax(a: Tensor, dim: int, dtype: Any = None) -> Tensor:
         out = quietly(_log_softmax_array, x.astype(xp.float32), d).astype(x.dtype)
     else:
         out = quietly(_log_softmax_array, x, d)
-    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
+    if not needs_grad(a):
         return _make(out)
     node = LogSoftmaxBackward0()
     node.dim = d
     t = record(node, (a,), out)
-    node._saved = (_saved_output(t),)  # (node.save(outputs=(t,)), inlined)
+    node.save(outputs=(t,))
     return t
 
 

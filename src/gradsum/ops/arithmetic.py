@@ -174,18 +174,13 @@ def _check_int_divisor(x: Any, y: Any, name: str) -> None:
         )
 
 
-def _rg(t: Any) -> bool:
-    """``t.requires_grad`` for a tensor, False for anything else (inlined by hot ops)."""
-    return isinstance(t, Tensor) and (t._grad_fn is not None or t._requires_grad)
-
-
 def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
     """Wrap the result of a one-input op; when recording, save the input or the output."""
     if not _state.enabled or (a._grad_fn is None and not a._requires_grad):
         return _make(out)
     node = node_cls()
     t = record(node, (a,), out)
-    # (Node.save, inlined: one saved tensor)
+    # (needs_grad and Node.save, written out here: see "Speed" in docs/ARCHITECTURE.md)
     node._saved = (_saved_input(a),) if save == "input" else (_saved_output(t),)
     return t
 
@@ -196,13 +191,11 @@ class AddBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         nxt = self._next
-        shape = g._array.shape
         ga = gb = None
-        if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every add)
-            ga = g if shape == self.a_shape else F.sum_to(g, self.a_shape)
+        if nxt[0][0] is not None:
+            ga = _sum_to(g, self.a_shape)
         if nxt[1][0] is not None:
-            gb = g if self.alpha == 1 else F.mul(g, self.alpha)
-            gb = gb if shape == self.b_shape else F.sum_to(gb, self.b_shape)
+            gb = _sum_to(g if self.alpha == 1 else F.mul(g, self.alpha), self.b_shape)
         return ga, gb
 
 
@@ -258,15 +251,16 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
     if alpha is not _INT_ONE and isinstance(alpha, Tensor):
         alpha = alpha.item()  # (torch takes a one-element tensor as the number)
     if isinstance(b, Tensor) and isinstance(a, Tensor) and a._array.dtype is b._array.dtype:
-        x, y, bt = a._array, b._array, True  # the common case, inlined
+        x, y, bt = a._array, b._array, True  # (_binary's common case, written out)
     else:
         a, b, x, y, bt = _binary(a, b)
     try:
         out = x + y if alpha == 1 and alpha is not True else _plus_scaled(x, y, alpha)
     except ValueError:
         raise broadcast_error(x, y) from None
-    if not _state.enabled or not (
-        a._grad_fn is not None or a._requires_grad or (bt and _rg(b))
+    if not _state.enabled or not (  # (needs_grad, written out: "Speed", ARCHITECTURE.md)
+        a._grad_fn is not None or a._requires_grad or (
+            bt and (b._grad_fn is not None or b._requires_grad))
     ):
         return _make(out)
     node = AddBackward0()
@@ -335,14 +329,10 @@ class MulBackward0(Node):
         if not arrays:
             x, y = self.saved()
         ga = gb = None
-        if nxt[0][0] is not None:  # (_sum_to, inlined: the gradient of every product)
-            ga = _make(gx * y) if arrays else F.mul(g, y)
-            if ga._array.shape != self.a_shape:
-                ga = F.sum_to(ga, self.a_shape)
+        if nxt[0][0] is not None:
+            ga = _sum_to(_make(gx * y) if arrays else F.mul(g, y), self.a_shape)
         if nxt[1][0] is not None:
-            gb = _make(gx * x) if arrays else F.mul(g, x)
-            if gb._array.shape != self.b_shape:
-                gb = F.sum_to(gb, self.b_shape)
+            gb = _sum_to(_make(gx * x) if arrays else F.mul(g, x), self.b_shape)
         return ga, gb
 
 
@@ -382,7 +372,7 @@ def mul(a: Any, b: Any) -> Tensor:
         [3.0, 6.0]
     """
     if isinstance(b, Tensor) and isinstance(a, Tensor) and a._array.dtype is b._array.dtype:
-        x, y, bt = a._array, b._array, True  # the common case, inlined
+        x, y, bt = a._array, b._array, True  # (_binary's common case, written out)
     else:
         a, b, x, y, bt = _binary(a, b)
     try:
@@ -390,7 +380,7 @@ def mul(a: Any, b: Any) -> Tensor:
         out = x * y if bt or x.dtype.kind != "V" else scalar_opmath(_operator.mul, x, y)
     except ValueError:
         raise broadcast_error(x, y) from None
-    if not _state.enabled:
+    if not _state.enabled:  # (needs_grad, written out: "Speed" in docs/ARCHITECTURE.md)
         return _make(out)
     a_rg = a._grad_fn is not None or a._requires_grad
     b_rg = bt and (b._grad_fn is not None or b._requires_grad)
@@ -407,7 +397,7 @@ def mul(a: Any, b: Any) -> Tensor:
     out_t = record(node, (a, b), out)
     # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a, for
     # an input with an edge (note "Saved for an edge" in linalg._record_product: a view made in
-    # no_grad mode requires grad but has none). (Node.save, inlined)
+    # no_grad mode requires grad but has none). (Node.save, written out)
     nxt = node._next
     node._saved = (_saved_input(a) if nxt[1][0] is not None else _NOTHING_SAVED,
                    _saved_input(b) if nxt[0][0] is not None else _NOTHING_SAVED)
@@ -724,7 +714,7 @@ def neg(a: Tensor) -> Tensor:
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     out = -a._array
-    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
+    if not needs_grad(a):
         return _make(out)
     return record(NegBackward0(), (a,), out)
 
@@ -1023,9 +1013,16 @@ def select_grad(ga: Any, blocked: Any) -> Any:
     it = _INT_OF.get(ga.dtype.itemsize) if ga.dtype.kind in "fV" else None
     if it is None or blocked.__class__ is not _ndarray:
         return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
+    if blocked.shape == ga.shape and ga.size < 32768:
+        # (small: the mask widened at once, fewer views: each costs more than a small pass.
+        # The result is a view: a leaf's .grad made of it is copied, which costs little here)
+        m = blocked.astype(it)
+        m -= 1
+        m &= ga.view(it)
+        return m.view(ga.dtype)
     b8 = blocked.view(xp.uint8)
     b8 -= 1
-    if blocked.shape == ga.shape:
+    if blocked.shape == ga.shape:  # (one-byte passes first; the result owns its buffer)
         out, m = _bits_out(ga.shape, ga.dtype, it)
         xp.copyto(m, b8.view(xp.int8))
         m &= ga.view(it)

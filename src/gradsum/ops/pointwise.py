@@ -47,7 +47,6 @@ from gradsum.ops.arithmetic import (
     _ndarray,
     _no_bool,
     _require_tensor,
-    _rg,
     _sum_to,
     _unary,
     _unary_float,
@@ -60,7 +59,7 @@ def _fused_backward(g: Tensor, y: Tensor, t: Any, node_cls: type[Node]) -> Tenso
     recorded with ``g`` and ``y`` saved so that its own rule gives double backward."""
     if t.__class__ is not _ndarray:  # 0-d operands give NumPy scalars
         t = xp.asarray(t)
-    if not _state.enabled or not (_rg(g) or _rg(y)):
+    if not needs_grad(g, y):
         return _make(t)
     node = node_cls()
     out = record(node, (g, y), t)

@@ -78,6 +78,8 @@ def _expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], ke
 def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
     """The dims a reduction reduces: all for ``None`` or an empty tuple/list (torch's rule),
     validated even on a 0-d tensor (which accepts only 0 and -1, and reduces nothing)."""
+    if dim is None and ndim < 8:
+        return _ALL_DIMS[ndim]
     if dim is not None and not isinstance(dim, (int, xp.integer)) and len(dim) == 0:
         dim = None
     dims = wrap_dims(dim, ndim)
@@ -227,12 +229,8 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
         node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
         node.count = _numel(x.shape, dims)
         return record(node, (a,), out)
-    if dim is None:  # (the mean of a loss: _dims and _numel, inlined)
-        dims = _ALL_DIMS[x.ndim] if x.ndim < 8 else tuple(range(x.ndim))
-        count = x.size
-    else:
-        dims = _dims(dim, x.ndim)
-        count = _numel(x.shape, dims)
+    dims = _dims(dim, x.ndim)
+    count = x.size if dim is None else _numel(x.shape, dims)
     # NumPy's own ``mean`` is this sum and division (same bits) behind a Python wrapper
     # that costs five times the arithmetic on a small tensor.
     if count:
@@ -244,7 +242,7 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
             out = _add_reduce(x, dims, None, None, keepdim) / count
     if out.__class__ is not _ndarray:
         out = xp.asarray(out)
-    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
+    if not needs_grad(a):
         return _make(out)
     node = MeanBackward0() if dim is None else MeanBackward1()
     node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
@@ -900,14 +898,14 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
         return a
     lead = x.ndim - len(shape)
     if lead > 0 and xs[lead:] == tuple(shape):  # only leading dimensions to sum (a bias)
-        # (the bias gradient of a 2-D activation: _sum_leading's product, inlined)
+        # (the bias gradient of a 2-D activation: one product with a row of ones)
         ones = _ONES.get((xs[0], x.dtype.char)) if lead == 1 and x.ndim == 2 else None
         if ones is not None and x.flags.c_contiguous:
             out = _xp_dot(ones, x)
         else:
             out = _sum_leading(x, lead)
-        if not _state.enabled or (a._grad_fn is None and not a._requires_grad):
-            return _make(out)  # (needs_grad(a), inlined: every bias gradient comes here)
+        if not needs_grad(a):
+            return _make(out)
         node = SumToBackward0()
         node.in_shape = xs
         return record(node, (a,), out)

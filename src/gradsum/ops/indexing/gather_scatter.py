@@ -18,7 +18,6 @@ import gradsum.ops as F
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
 from gradsum.ops._core import (
     _make,
@@ -63,10 +62,8 @@ class GatherBackward0(Node):
 @register("gather", method=True)
 def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     """``out[i][j] = a[index[i][j]][j]`` for ``dim=0`` (and so on): values along ``dim``."""
-    if index.__class__ is Tensor and index._array.dtype.kind in "iu":
-        idx = index._array  # (_index_array's common case, inlined)
-    else:
-        idx = _index_array(index, "gather")
+    idx = _index_array(index, "gather")
+    if index.__class__ is not Tensor:
         index = _make(idx)
     x = a._array
     d = wrap_dim(dim, x.ndim)
@@ -87,13 +84,9 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
         key = _flat_along(idx, d, x.shape)
         out = xp.take(x.reshape(-1), key)  # (a 1-D take: several times a 2-D fancy index)
     else:
-        if idx.ndim == 2:  # (_along, inlined for the common 2-D case)
-            key = ((idx, index_range(idx.shape[1], 1, 2)) if d == 0
-                   else (index_range(idx.shape[0], 0, 2), idx))
-        else:
-            key = _along(idx, d)
+        key = _along(idx, d)
         out = x[key]
-    if not _state.enabled or (a._grad_fn is None and not a._requires_grad):  # (needs_grad)
+    if not needs_grad(a):
         return _make(out)
     node = GatherBackward0()
     node._saved = HOLDS_STATE  # (torch saves the index)
@@ -105,6 +98,9 @@ def _along(idx: Any, d: int) -> tuple[Any, ...]:
     """The fancy index that picks ``idx`` along dimension ``d`` (and position i elsewhere):
     what ``take_along_axis`` builds, without its overhead for small arrays."""
     nd = idx.ndim
+    if nd == 2:  # (the common case: a class index of a batch)
+        return ((idx, index_range(idx.shape[1], 1, 2)) if d == 0
+                else (index_range(idx.shape[0], 0, 2), idx))
     key: list[Any] = []
     for i in range(nd):
         if i == d:

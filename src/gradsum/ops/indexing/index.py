@@ -63,7 +63,8 @@ def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
 
 
 def _index_array(index: Any, name: str) -> Any:
-    arr = index._array if isinstance(index, Tensor) else xp.asarray(index)
+    arr = index._array if index.__class__ is Tensor or isinstance(index, Tensor) else (
+        xp.asarray(index))
     if arr.dtype.kind not in "iu":
         raise RuntimeError(
             f"{name}(): Expected dtype int64 for index, got {D.from_numpy_dtype(arr.dtype).name}"
