@@ -27,8 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "gradsum.ops._erf", "gradsum.ops._scipy_special")),
     ("graph: nodes, the leaf sink, saved tensors, grad mode, hooks", (
         "gradsum.autograd.graph", "gradsum.autograd.saved", "gradsum.autograd.grad_mode",
-        "gradsum.autograd.hooks", "gradsum.autograd._messages", "gradsum.autograd.anomaly_mode",
-        "gradsum.autograd._graph_utils")),
+        "gradsum.autograd.hooks", "gradsum.autograd._messages", "gradsum.autograd.anomaly_mode")),
     ("Tensor: state, printing, creation, random numbers", (
         "gradsum._tensor", "gradsum._tensor_str", "gradsum._creation", "gradsum._random",
         "gradsum._legacy_types", "gradsum._autocast")),
@@ -180,3 +179,67 @@ def test_the_anywhere_finder_sees_a_lazy_import() -> None:
     # (a function-level import that exists today: float_power_ reaches the in-place machinery)
     assert "gradsum.ops.inplace" in imports_anywhere("gradsum.ops.arithmetic")
     assert "gradsum.ops.inplace" not in module_imports("gradsum.ops.arithmetic")
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, edges = work[-1]
+            w = next(edges, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def _family_namespace_edge(src: str, dst: str) -> bool:
+    """A family's ``import gradsum.ops as F``: its backward rules call other families'
+    differentiable ops through the package namespace, looked up when a rule runs (mul's rule
+    sums to a shape, sum_to's rule expands, expand's rule sums: the rules of the families
+    depend on one another by nature, as torch's ``at::`` functions do)."""
+    return dst == "gradsum.ops" and src.startswith("gradsum.ops.")
+
+
+def test_no_import_cycles() -> None:
+    graph = {m: {t for t in module_imports(m) if not _family_namespace_edge(m, t)}
+             for m in MODULES}
+    cycles = _cycles(graph)
+    assert not cycles, ("modules that import each other when imported (import inside the "
+                        "function that needs it, or move the shared part down):\n  "
+                        + "\n  ".join(" <-> ".join(c) for c in cycles))
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
