@@ -201,7 +201,7 @@ def test_multi_dot_and_chain_matmul_errors() -> None:
     assert _err_name(lambda lib: lib.chain_matmul()) == ("RuntimeError",) * 2
 
 
-def test_new_names_exist_like_torch() -> None:
+def test_linalg_names_exist_like_torch() -> None:
     for name in ("solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "lu_factor",
                  "lu_factor_ex", "lu", "lu_solve", "lstsq", "matrix_rank", "cond", "eigvalsh",
                  "diagonal", "matmul", "matrix_power", "multi_dot", "tensorinv", "tensorsolve",

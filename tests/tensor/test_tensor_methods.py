@@ -429,7 +429,8 @@ def test_linalg_method_forms() -> None:
         same_error(lambda L, n=name: getattr(L.eye(2), n)())
 
 
-def test_new_ops_grad_fns() -> None:
+def test_method_spellings_grad_and_grad_fn_names() -> None:
+    """The Tensor-method spellings of these ops give torch's gradients and grad_fn names."""
     check_grads(lambda L, F, x: x.acosh(), [np.array([1.5, 3.0])], name=True)
     check_grads(lambda L, F, x: x.arcsinh(), [np.array([-1.5, 3.0])], name=True)
     check_grads(lambda L, F, x, e: L.ldexp(x, e), [np.array([1.5, 3.0]), np.array([1.0, -2.0])],
