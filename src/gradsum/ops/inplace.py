@@ -25,6 +25,7 @@ from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, AccumulateGrad, Node
 from gradsum.autograd.saved import hooks_state, on_view
+from gradsum.ops import _messages as _ops_messages
 from gradsum.ops._core import (
     _make,
     broadcast_error,
@@ -116,11 +117,7 @@ def _target(self: Tensor, name: str) -> Any:
         w = _writable(dst)
         if w is not None:
             return w
-    raise RuntimeError(
-        "unsupported operation: more than one element of the written-to tensor refers to a "
-        f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
-        "before performing the operation."
-    )
+    raise RuntimeError(_ops_messages.unsupported_operation_more_one(name))
 
 
 def _check_leaf(self: Tensor, name: str) -> None:
@@ -169,11 +166,7 @@ def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> Non
         return
     if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
         return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to tensor "
-        f"refer to a single memory location ({name}). Please clone() the tensor before "
-        "performing the operation."
-    )
+    raise RuntimeError(_ops_messages.unsupported_operation_some_elements(name))
 
 
 def _recording(self: Tensor, *others: Any) -> bool:
@@ -203,11 +196,7 @@ def _check_out_shape(dst_shape: tuple[int, ...], shape: tuple[int, ...], name: s
         except ValueError:
             bshape = shape
         if bshape != dst_shape:
-            raise RuntimeError(
-                f"output with shape {list(dst_shape)} doesn't match the broadcast shape "
-                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
-                "out-of-place op."
-            )
+            raise RuntimeError(_ops_messages.output_shape_doesn_t(dst_shape, bshape, name))
 
 
 def _write(self: Tensor, arr: Any, name: str) -> None:
@@ -365,11 +354,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     if base is not None and self._view_fn is None:
         # (torch: a view made in no_grad mode, or an output of split/unbind of a tensor that
         # does not require grad, refuses a recorded write even when its base needs no grad)
-        raise RuntimeError(
-            f"A view was created in no_grad mode and is being modified inplace with grad mode "
-            f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
-            "forbidden. Create the view with grad mode enabled, or clone() it first."
-        )
+        raise RuntimeError(_ops_messages.view_was_created_no_grad(name))
     base_edge = edge(base) if through_view else None
     arr = self._array
     old = None
@@ -517,11 +502,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any, **surface:
         except ValueError:
             shp = xp.shape(y)
             bshape = xp.broadcast_shapes(dst.shape, shp) if _bcast_ok(dst.shape, shp) else shp
-            raise RuntimeError(
-                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
-                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
-                "out-of-place op."
-            ) from None
+            raise RuntimeError(_ops_messages.output_shape_doesn_t_2(dst, bshape, name)) from None
         _bump_unrecorded(self)
         return self
 
@@ -595,10 +576,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
     if isinstance(value, Tensor) and value._array.ndim != 0:
-        raise RuntimeError(
-            f"fill_ only supports 0-dimension value tensor but got tensor with "
-            f"{value._array.ndim} dimensions (shape {tuple(value.shape)}). Use copy_ instead."
-        )
+        raise RuntimeError(_ops_messages.fill_only_supports_dimension(value))
     if _recording(self, value):
         if isinstance(value, Tensor):
             return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
@@ -633,10 +611,7 @@ def _copy_from(old: Tensor, src: Tensor) -> Tensor:
     try:
         xp.copyto(out, src._array, casting="unsafe")
     except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({x.shape}) must match the size of tensor b "
-            f"({tuple(src.shape)}): copy_ needs a source broadcastable to the destination"
-        ) from None
+        raise RuntimeError(_ops_messages.size_tensor_match_size_2(x, src)) from None
     if not (_state.enabled and (old.requires_grad or src.requires_grad)):
         return _make(out)
     node = CopyBackwards()
@@ -695,10 +670,7 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     try:
         _put(arr, kk, v)
     except ValueError as e:
-        raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(arr[kk].shape)} ({e})"
-        ) from None
+        raise RuntimeError(_ops_messages.shape_mismatch_value_tensor_2(v, arr, kk, e)) from None
     vt = value if isinstance(value, Tensor) else None
     if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
         return _make(out)
@@ -796,10 +768,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     try:
         _put(arr, kk, v)
     except ValueError as e:
-        raise RuntimeError(
-            f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(arr[kk].shape)} ({e})"
-        ) from None
+        raise RuntimeError(_ops_messages.shape_mismatch_value_shape(v, arr, kk, e)) from None
     _bump_unrecorded(self)
 
 
@@ -987,10 +956,7 @@ def t_(self: Tensor) -> Tensor:
     """
     nd = self._array.ndim
     if nd > 2:
-        raise RuntimeError(
-            f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
-            f"{tuple(self.shape)}). Use transpose_(dim0, dim1) for more dimensions."
-        )
+        raise RuntimeError(_ops_messages.t_expects_tensor_dimensions(nd, self))
     dims = F.views._REVERSED[nd]
     return _restride(self, "t_", F.t, F.t,
                      lambda old: F.views._permute(old, dims, TBackward1, True))
@@ -1137,8 +1103,7 @@ def _untracked_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
 
 def _no_grad_check(self: Tensor, name: str) -> None:
     if self.requires_grad:
-        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
-                           f"var.detach().{name}() instead.")
+        raise RuntimeError(_ops_messages.can_t_call_variable(name))
 
 
 @tensor_method("apply_")
@@ -1193,11 +1158,10 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
         sizes = tuple(sizes[0])
     shape = tuple(int(s) for s in sizes)
     if self.requires_grad:
-        raise RuntimeError("cannot resize variables that require grad")
+        raise RuntimeError(_ops_messages.cannot_resize_variables_require())
     for s in shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(shape)}")
+            raise RuntimeError(_ops_messages.trying_create_tensor_negative(s, shape))
     x = self._array
     if shape == x.shape:
         return self
@@ -1253,16 +1217,13 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """
     if isinstance(fill_value, Tensor):
         if fill_value._array.ndim != 0 or fill_value.requires_grad:
-            raise TypeError("fill_diagonal_(): argument 'fill_value' (position 1) must be "
-                            "Number, not Tensor. Pass fill_value.item().")
+            raise TypeError(_ops_messages.fill_diagonal_argument_fill_value_position())
         fill_value = fill_value.item()
     shp = a._array.shape
     if len(shp) < 2:
-        raise RuntimeError(f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
-                           "a matrix, or copy_ for a vector.")
+        raise RuntimeError(_ops_messages.dimensions_larger_d_tensor(shp))
     if len(shp) > 2 and len(set(shp)) != 1:
-        raise RuntimeError(f"all dimensions of input must be of equal length (got shape "
-                           f"{tuple(shp)})")
+        raise RuntimeError(_ops_messages.all_dimensions_input_equal(shp))
     mask = xp.zeros(shp, dtype=bool)
     xp.fill_diagonal(mask, True, wrap=wrap)
     masked_fill_(a, Tensor._make(mask), fill_value)
