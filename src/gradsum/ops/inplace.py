@@ -240,6 +240,18 @@ class CopySlices(Node):
         return (gb, *res[1:])
 
 
+def _view_region(out: Any, view_fn: Callable[[Tensor], Tensor]) -> Any:
+    """The writable array of the region ``view_fn`` selects of the array ``out`` (taken with
+    grad mode off; torch refuses an expanded view region, as copy_ does)."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        region = view_fn(_make(out))
+    finally:
+        _state.enabled = prev
+    return _target(region, "copy_")
+
+
 class PutViewRegionBackward0(Node):
     __slots__ = ("view_fn",)
 
@@ -251,13 +263,7 @@ class PutViewRegionBackward0(Node):
 def put_view_region(g: Tensor, r: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
     """A copy of ``g`` with the region selected by ``view_fn`` replaced by ``r``."""
     out = g._array.copy()
-    prev = _state.enabled
-    _state.enabled = False
-    try:
-        region = view_fn(_make(out))
-    finally:
-        _state.enabled = prev
-    _target(region, "copy_")[...] = r._array  # (torch refuses an expanded view region)
+    _view_region(out, view_fn)[...] = r._array
     if not (_state.enabled and (g.requires_grad or r.requires_grad)):
         return _make(out)
     node = PutViewRegionBackward0()
@@ -275,13 +281,7 @@ class ZeroViewRegionBackward0(Node):
 def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
     """A copy of ``g`` with the region selected by ``view_fn`` set to zero."""
     out = g._array.copy()
-    prev = _state.enabled
-    _state.enabled = False
-    try:
-        region = view_fn(_make(out))
-    finally:
-        _state.enabled = prev
-    _target(region, "copy_")[...] = 0
+    _view_region(out, view_fn)[...] = 0
     if not (_state.enabled and g.requires_grad):
         return _make(out)
     node = ZeroViewRegionBackward0()

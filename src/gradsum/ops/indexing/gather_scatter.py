@@ -40,6 +40,7 @@ from gradsum.ops.indexing.index import (
     _at,
     _check_index_bounds,
     _flat_along,
+    _index_arg,
     _index_array,
     _on,
 )
@@ -475,6 +476,19 @@ def _scatter_out(input: Tensor, src: Tensor, key: Any) -> Any:
     return out
 
 
+def _scatter_result(input: Tensor, src: Tensor, out: Any, node_cls: type[Node],
+                    **saved: Any) -> Tensor:
+    """``out``, the result of a ``*_scatter`` op, recorded when ``input`` or ``src`` needs grad
+    (its node of ``node_cls`` keeps ``saved`` and src's shape and dtype)."""
+    if not needs_grad(input, src):
+        return _make(out)
+    node = node_cls()
+    for k, v in saved.items():
+        setattr(node, k, v)
+    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
+    return record(node, (input, src), out)
+
+
 @register("select_scatter", method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``src`` written at ``index`` along ``dim`` (the reverse of
@@ -495,12 +509,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     idx = index + size if index < 0 else index
     _check_src(src, shape[:d] + shape[d + 1:])
     out = _scatter_out(input, src, (slice(None),) * d + (idx,))
-    if not needs_grad(input, src):
-        return _make(out)
-    node = SelectScatterBackward0()
-    node.dim, node.index = d, idx
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, SelectScatterBackward0, dim=d, index=idx)
 
 
 class SliceScatterBackward0(Node):
@@ -544,12 +553,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     want = xp.empty(shape, dtype=bool)[key].shape
     _check_src(src, want)
     out = _scatter_out(input, src, key)
-    if not needs_grad(input, src):
-        return _make(out)
-    node = SliceScatterBackward0()
-    node.dim, node.sl = d, sl
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, SliceScatterBackward0, dim=d, sl=sl)
 
 
 class DiagonalScatterBackward0(Node):
@@ -592,12 +596,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     rows = xp.arange(n) + builtins.max(-offset, 0)
     cols = xp.arange(n) + builtins.max(offset, 0)
     xp.moveaxis(out, (d1, d2), (-2, -1))[..., rows, cols] = src._array
-    if not needs_grad(input, src):
-        return _make(out)
-    node = DiagonalScatterBackward0()
-    node.dims = (offset, d1, d2)
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, DiagonalScatterBackward0, dims=(offset, d1, d2))
 
 
 # -- put, index_put with accumulate ---------------------------------------------------------------
@@ -715,12 +714,6 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 
 # -- scatter (bound as Tensor methods in gradsum.ops) ----------------------------------------------
-def _index_of(index: Any, name: str) -> Any:
-    """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
-    if not isinstance(index, Tensor):
-        raise TypeError(_messages.argument_index_position_tensor(name, index))
-    return index._array
-
 @tensor_method("scatter", inplace="scatter_")
 def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
             reduce: str | None = None) -> Tensor:
@@ -740,7 +733,7 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = No
     if src is None:
         src = value
     x = a._array
-    idx = _index_of(index, "scatter")
+    idx = _index_arg(index, "scatter")
     if idx.dtype not in (xp.int64, xp.int32):
         raise RuntimeError(_messages.scatter_expected_dtype_int32(idx))
     is_src = isinstance(src, Tensor)
