@@ -196,7 +196,7 @@ def _check_out_shape(dst_shape: tuple[int, ...], shape: tuple[int, ...], name: s
         except ValueError:
             bshape = shape
         if bshape != dst_shape:
-            raise RuntimeError(_ops_messages.output_shape_doesn_t(dst_shape, bshape, name))
+            raise RuntimeError(_ops_messages.inplace_output_shape_mismatch(dst_shape, bshape, name))
 
 
 def _write(self: Tensor, arr: Any, name: str) -> None:
@@ -502,7 +502,9 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any, **surface:
         except ValueError:
             shp = xp.shape(y)
             bshape = xp.broadcast_shapes(dst.shape, shp) if _bcast_ok(dst.shape, shp) else shp
-            raise RuntimeError(_ops_messages.output_shape_doesn_t_2(dst, bshape, name)) from None
+            raise RuntimeError(
+                _ops_messages.inplace_output_shape_mismatch(dst.shape, bshape, name)
+            ) from None
         _bump_unrecorded(self)
         return self
 
@@ -611,7 +613,7 @@ def _copy_from(old: Tensor, src: Tensor) -> Tensor:
     try:
         xp.copyto(out, src._array, casting="unsafe")
     except ValueError:
-        raise RuntimeError(_ops_messages.size_tensor_match_size_2(x, src)) from None
+        raise RuntimeError(_ops_messages.copy_size_mismatch(x, src)) from None
     if not (_state.enabled and (old.requires_grad or src.requires_grad)):
         return _make(out)
     node = CopyBackwards()
@@ -670,7 +672,9 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
     try:
         _put(arr, kk, v)
     except ValueError as e:
-        raise RuntimeError(_ops_messages.shape_mismatch_value_tensor_2(v, arr, kk, e)) from None
+        raise RuntimeError(
+            _ops_messages.index_put_value_tensor_shape_mismatch(v, arr, kk, e)
+        ) from None
     vt = value if isinstance(value, Tensor) else None
     if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
         return _make(out)
@@ -768,7 +772,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     try:
         _put(arr, kk, v)
     except ValueError as e:
-        raise RuntimeError(_ops_messages.shape_mismatch_value_shape(v, arr, kk, e)) from None
+        raise RuntimeError(_ops_messages.setitem_value_shape_mismatch(v, arr, kk, e)) from None
     _bump_unrecorded(self)
 
 
@@ -1103,7 +1107,7 @@ def _untracked_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
 
 def _no_grad_check(self: Tensor, name: str) -> None:
     if self.requires_grad:
-        raise RuntimeError(_ops_messages.can_t_call_variable(name))
+        raise RuntimeError(_ops_messages.call_on_variable_requiring_grad(name))
 
 
 @tensor_method("apply_")

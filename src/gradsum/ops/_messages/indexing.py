@@ -20,21 +20,21 @@ _index_error_name = _tname_of
 
 
 # -- indexing/gather_scatter.py -------------------------------------------------------------------
-def index_tensor_have_same(idx: Any, x: Any) -> str:
+def gather_index_ndim_mismatch(idx: Any, x: Any) -> str:
     return (
         f"Index tensor must have the same number of dimensions as input tensor: index has "
         f"{idx.ndim}, input has {x.ndim}"
     )
 
 
-def index_tensor_have_same_2(idx: Any, x: Any, sa: Any) -> str:
+def scatter_add_index_ndim_mismatch(idx: Any, x: Any, sa: Any) -> str:
     return (
         f"Index tensor must have the same number of dimensions as self tensor and src: "
         f"index {tuple(idx.shape)}, self {tuple(x.shape)}, src {tuple(sa.shape)}"
     )
 
 
-def expected_index_no_larger(idx: Any, x: Any, d: Any, sa: Any) -> str:
+def index_larger_than_self_or_src(idx: Any, x: Any, d: Any, sa: Any) -> str:
     return (
         f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} apart "
         f"from dimension {d} and to be no larger size than src {list(sa.shape)}"
@@ -56,18 +56,15 @@ def torch_take_along_dim_input_indices(x: Any, idx: Any) -> str:
     )
 
 
-def take_expected_long_tensor(idx: Any) -> str:
+def expected_long_tensor_index(op: Any, idx: Any) -> str:
     return (
-        f"take(): Expected a long tensor for index, but got "
+        f"{op}(): Expected a long tensor for index, but got "
         f"{_tname(idx.dtype)}. Convert it with .long()."
     )
 
 
-def out_range_tried_access(bad: Any, n: Any) -> str:
-    return (
-        f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a "
-        f"tensor of {n} elements."
-    )
+def take_index_out_of_range(k: Any, n: Any) -> str:
+    return f"out of range: tried to access index {k} on a tensor of {n} elements."
 
 
 def reduce_argument_either_sum(reduce: Any) -> str:
@@ -91,18 +88,15 @@ def scatter_reduce_expected_self_dtype(x: Any, s: Any) -> str:
     )
 
 
-def index_tensor_have_same_3(idx: Any, x: Any, s: Any) -> str:
+def scatter_reduce_index_ndim_mismatch(idx: Any, x: Any, s: Any) -> str:
     return (
         "Index tensor must have the same number of dimensions as self tensor "
         f"(index {idx.ndim}, self {x.ndim}, src {s.ndim})"
     )
 
 
-def index_out_bounds_dimension(bad: Any, d: Any, size: Any) -> str:
-    return (
-        f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
-        f"with size {size}"
-    )
+def index_out_of_bounds_for_dim(k: Any, dim: Any, size: Any) -> str:
+    return f"index {k} is out of bounds for dimension {dim} with size {size}"
 
 
 def expected_src_have_size(have: Any, want: Any) -> str:
@@ -150,13 +144,6 @@ def put_expected_source_index(s: Any, i: Any) -> str:
         f"put_(): Expected source and index to have the same number of "
         f"elements, but got source.numel() = {s.size}, index.numel() = "
         f"{i.size}"
-    )
-
-
-def out_range_tried_access_2(k: Any, n: Any) -> str:
-    return (
-        f"out of range: tried to access index {k} on a tensor of {n} "
-        "elements."
     )
 
 
@@ -210,28 +197,28 @@ def scatter_expected_self_dtype(x: Any, src: Any) -> str:
     )
 
 
-def index_tensor_have_same_4(idx: Any, x: Any) -> str:
+def scatter_index_self_ndim_mismatch(idx: Any, x: Any) -> str:
     return (
         "Index tensor must have the same number of dimensions as self tensor "
         f"(index {idx.ndim}, self {x.ndim})"
     )
 
 
-def index_tensor_have_same_5(idx: Any, src: Any) -> str:
+def scatter_index_src_ndim_mismatch(idx: Any, src: Any) -> str:
     return (
         "Index tensor must have the same number of dimensions as src tensor "
         f"(index {idx.ndim}, src {src._array.ndim})"
     )
 
 
-def expected_index_no_larger_2(idx: Any, x: Any, d: Any, tail: Any) -> str:
+def index_larger_than_self(idx: Any, x: Any, d: Any, tail: Any) -> str:
     return (
         f"Expected index {list(idx.shape)} to be no larger than self "
         f"{list(x.shape)} apart from dimension {d}{tail}"
     )
 
 
-def index_out_bounds_dimension_2(bad: Any, d: Any, size: Any) -> str:
+def index_out_of_bounds_not_wrapped(bad: Any, d: Any, size: Any) -> str:
     return (
         f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
         f"with size {size} (negative indices are not wrapped)"
@@ -252,7 +239,7 @@ def expected_reduce_one_sum(red: Any) -> str:
     )
 
 
-def shape_mismatch_value_tensor(v: Any, e: Any) -> str:
+def index_put_value_shape_mismatch(v: Any, e: Any) -> str:
     return (
         f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
         f"broadcast to indexing result ({e})"
@@ -267,8 +254,8 @@ def expected_dtype_int64_index(name: Any, arr: Any) -> str:
     )
 
 
-def index_select_index_supposed_vector() -> str:
-    return "index_select(): Index is supposed to be a vector"
+def index_not_a_vector(op: Any) -> str:
+    return f"{op}(): Index is supposed to be a vector"
 
 
 def index_select_index_scalar_can(idx: Any) -> str:
@@ -276,10 +263,6 @@ def index_select_index_scalar_can(idx: Any) -> str:
         f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s). "
         "A 0-d tensor has one entry: pass one index (0)."
     )
-
-
-def index_add_index_supposed_vector() -> str:
-    return "index_add_(): Index is supposed to be a vector"
 
 
 def dimension_specified_tensor_has(idx: Any) -> str:
@@ -297,7 +280,7 @@ def index_add_number_indices_equal(idx: Any, src_n: Any, d: Any, x: Any, src: An
     )
 
 
-def index_out_range_self(d: Any, size: Any, idx: Any) -> str:
+def index_add_index_out_of_range(d: Any, size: Any, idx: Any) -> str:
     return (
         f"index out of range in self: index_add on dimension {d} of size {size} with "
         f"indices in [{int(idx.min())}, {int(idx.max())}]; valid indices are 0 to "
@@ -343,13 +326,6 @@ def index_copy_when_source_destination(s: Any, x: Any) -> str:
         "index_copy_(): When source and destination are not scalars, their dimensionality "
         f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
         f"({x.ndim})"
-    )
-
-
-def index_copy_expected_long_tensor(idx: Any) -> str:
-    return (
-        "index_copy_(): Expected a long tensor for index, but got "
-        f"{_tname_of(idx)}. Convert it with .long()."
     )
 
 
@@ -403,7 +379,7 @@ def index_fill_only_supports_dimensional(v_t: Any) -> str:
     )
 
 
-def index_out_bounds_dimension_3(bad: Any, d: Any, size: Any) -> str:
+def index_fill_index_out_of_bounds(bad: Any, d: Any, size: Any) -> str:
     return (
         f"index {int(bad[0])} is out of bounds for dimension {d} with size "
         f"{size}: indices must lie in [{-size}, {size - 1}]"
@@ -435,10 +411,6 @@ def index_reduce_expected_dtype_int32(idx: Any) -> str:
     )
 
 
-def index_reduce_index_supposed_vector() -> str:
-    return "index_reduce_(): Index is supposed to be a vector"
-
-
 def index_reduce_self_source_have(x: Any, s: Any) -> str:
     return (
         f"index_reduce_(): self ({_tname(x.dtype)}) and source "
@@ -462,14 +434,14 @@ def index_reduce_source_self_match(s: Any, x: Any, d: Any) -> str:
     )
 
 
-def index_out_range_self_2(bad: Any, d: Any, size: Any) -> str:
+def index_reduce_index_out_of_range(bad: Any, d: Any, size: Any) -> str:
     return (
         f"index out of range in self: index {int(bad[0])} for dimension {d} "
         f"with size {size}"
     )
 
 
-def index_out_bounds_dimension_4(bad: Any, dim: Any, size: Any) -> str:
+def index_out_of_bounds_valid_range(bad: Any, dim: Any, size: Any) -> str:
     return (
         f"index {bad} is out of bounds for dimension {dim} with size {size}: "
         f"indices must lie in [0, {size - 1}] (negative indices are not wrapped)"
@@ -531,7 +503,7 @@ def number_elements_source_number(source: Any, n: Any) -> str:
     )
 
 
-def size_tensor_match_size(x: Any, m: Any) -> str:
+def masked_select_size_mismatch(x: Any, m: Any) -> str:
     return (
         f"The size of tensor a ({x.shape}) must match the size of tensor b "
         f"({m.shape}): masked_select broadcasts the input and the mask to one shape."
@@ -550,10 +522,6 @@ def tensors_used_indices_long(k: Any) -> str:
     )
 
 
-def index_out_bounds_dimension_5(k: Any, dim: Any, size: Any) -> str:
-    return f"index {k} is out of bounds for dimension {dim} with size {size}"
-
-
 def index_out_bounds_indexing() -> str:
     return "an index is out of bounds (the indexing result is empty)"
 
@@ -562,14 +530,14 @@ def tensor_shape(e: Any, x: Any) -> str:
     return f"{e} (tensor of shape {tuple(x.shape)})"
 
 
-def new_invalid_data_type(k: Any) -> str:
+def index_str_invalid_type(k: Any) -> str:
     return (
         f"new(): invalid data type 'str': index {k!r}. Index with "
         "ints, slices, None, ... or int/bool tensors."
     )
 
 
-def new_invalid_data_type_2(k: Any) -> str:
+def index_invalid_type(k: Any) -> str:
     return (
         f"new(): invalid data type '{type(k).__name__}': index {k!r}. "
         "Index with ints, slices, None, ... or int/bool tensors."

@@ -46,7 +46,7 @@ def t_expects_tensor_dimensions(nd: Any, tensor: Any) -> str:
     )
 
 
-def can_t_call_variable(name: Any) -> str:
+def call_on_variable_requiring_grad(name: Any) -> str:
     return (
         f"Can't call {name}() on Variable that requires grad. Use "
         f"var.detach().{name}() instead."
@@ -71,7 +71,7 @@ def all_dimensions_input_equal(shp: Any) -> str:
     )
 
 
-def output_shape_doesn_t(dst_shape: Any, bshape: Any, name: Any) -> str:
+def inplace_output_shape_mismatch(dst_shape: Any, bshape: Any, name: Any) -> str:
     return (
         f"output with shape {list(dst_shape)} doesn't match the broadcast shape "
         f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
@@ -79,21 +79,21 @@ def output_shape_doesn_t(dst_shape: Any, bshape: Any, name: Any) -> str:
     )
 
 
-def size_tensor_match_size_2(x: Any, src: Any) -> str:
+def copy_size_mismatch(x: Any, src: Any) -> str:
     return (
         f"The size of tensor a ({x.shape}) must match the size of tensor b "
         f"({tuple(src.shape)}): copy_ needs a source broadcastable to the destination"
     )
 
 
-def shape_mismatch_value_tensor_2(v: Any, arr: Any, kk: Any, e: Any) -> str:
+def index_put_value_tensor_shape_mismatch(v: Any, arr: Any, kk: Any, e: Any) -> str:
     return (
         f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
         f"indexing result of shape {list(arr[kk].shape)} ({e})"
     )
 
 
-def shape_mismatch_value_shape(v: Any, arr: Any, kk: Any, e: Any) -> str:
+def setitem_value_shape_mismatch(v: Any, arr: Any, kk: Any, e: Any) -> str:
     return (
         f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
         f"indexing result of shape {list(arr[kk].shape)} ({e})"
@@ -113,10 +113,3 @@ def fill_diagonal_argument_fill_value_position() -> str:
         "Number, not Tensor. Pass fill_value.item()."
     )
 
-
-def output_shape_doesn_t_2(dst: Any, bshape: Any, name: Any) -> str:
-    return (
-        f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
-        f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
-        "out-of-place op."
-    )

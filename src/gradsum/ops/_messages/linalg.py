@@ -17,11 +17,6 @@ def _batch_prefix(x: Any, i: int) -> str:
 
 
 # -- linalg/_base.py ------------------------------------------------------------------------------
-def argument_position_tensor_not(name: Any, a: Any) -> str:
-    return (
-        f"{name}(): argument 'A' (position 1) must be Tensor, not "
-        f"{type(a).__name__}. Wrap it with gradsum.tensor()."
-    )
 
 
 def expected_floating_point_complex(name: Any, x: Any) -> str:
@@ -31,21 +26,21 @@ def expected_floating_point_complex(name: Any, x: Any) -> str:
     )
 
 
-def input_tensor_have_least(name: Any, x: Any) -> str:
+def input_fewer_than_2_dims_shape(name: Any, x: Any) -> str:
     return (
         f"{name}: The input tensor A must have at least 2 dimensions "
         f"(got shape {tuple(x.shape)})."
     )
 
 
-def batches_square_matrices_they(name: Any, x: Any) -> str:
+def linalg_not_square_matrices(name: Any, x: Any) -> str:
     return (
         f"{name}: A must be batches of square matrices, but they are "
         f"{x.shape[-2]} by {x.shape[-1]} matrices"
     )
 
 
-def argument_position_tensor_not_2(name: Any, arg: Any, pos: Any, t: Any) -> str:
+def linalg_argument_not_tensor(name: Any, arg: Any, pos: Any, t: Any) -> str:
     return (
         f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
         f"{type(t).__name__}. Wrap it with gradsum.tensor()."
@@ -60,22 +55,8 @@ def qr_received_unrecognized_mode(mode: Any) -> str:
     )
 
 
-def linalg_qr_input_tensor(x: Any) -> str:
-    return (
-        f"linalg.qr: The input tensor A must have at least 2 dimensions "
-        f"(got shape {tuple(x.shape)})."
-    )
-
-
 def expected_uplo_argument_l(UPLO: Any) -> str:
     return f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}"
-
-
-def linalg_svd_input_tensor(x: Any) -> str:
-    return (
-        f"linalg.svd: The input tensor A must have at least 2 dimensions "
-        f"(got shape {tuple(x.shape)})."
-    )
 
 
 def derivative_linalg_qr_depends() -> str:
@@ -226,10 +207,6 @@ def torch_linalg_lu_factor_u(pre: Any, k: Any) -> str:
     )
 
 
-def torch_input_tensor_have(name: Any) -> str:
-    return f"torch.{name}: The input tensor A must have at least 2 dimensions."
-
-
 def lu_without_pivoting_not(name: Any) -> str:
     return f"{name}: LU without pivoting is not implemented on the CPU"
 
@@ -261,7 +238,7 @@ def input_tensor_b_have(name: Any) -> str:
     return f"{name}: The input tensor B must have at least 2 dimensions."
 
 
-def batches_square_matrices_they_2(name: Any, lu_a: Any) -> str:
+def lu_solve_not_square_matrices(name: Any, lu_a: Any) -> str:
     return (
         f"{name}: A must be batches of square matrices, but they are "
         f"{lu_a.shape[-2] if lu_a.ndim > 1 else 1} by {lu_a.shape[-1]} "
@@ -299,7 +276,7 @@ def linalg_vector_norm_cannot_compute(ord: Any) -> str:
     )
 
 
-def input_tensor_have_least_2(name: Any) -> str:
+def input_fewer_than_2_dims(name: Any) -> str:
     return f"{name}: The input tensor A must have at least 2 dimensions."
 
 
@@ -359,14 +336,14 @@ def linalg_vector_norm_expected_floating(x: Any) -> str:
     )
 
 
-def linalg_norm_if_dim(dims: Any) -> str:
+def linalg_norm_dim_length(dims: Any) -> str:
     return (
         f"linalg.norm: If dim is specified, it must be of length 1 or "
         f"2. Got {list(dims)}"
     )
 
 
-def linalg_norm_if_dim_2(a: Any) -> str:
+def linalg_norm_ord_needs_1d_or_2d(a: Any) -> str:
     return (
         f"linalg.norm: If dim is not specified but ord is, the input must "
         f"be 1D or 2D. Got {a.ndim}D."
@@ -407,13 +384,6 @@ def linalg_solve_incompatible_shapes(left: Any, n: Any, shown: Any) -> str:
     )
 
 
-def linalg_pinv_input_tensor(x: Any) -> str:
-    return (
-        f"linalg.pinv(A): The input tensor A must have at least 2 "
-        f"dimensions (got shape {tuple(x.shape)})."
-    )
-
-
 def expected_have_same_dtype(name: Any, an: Any, bn: Any, a: Any, b: Any) -> str:
     return (
         f"{name}: Expected {an} and {bn} to have the same dtype, but found "
@@ -422,7 +392,7 @@ def expected_have_same_dtype(name: Any, an: Any, bn: Any, a: Any, b: Any) -> str
     )
 
 
-def torch_input_tensor_have_2(name: Any, which: Any) -> str:
+def torch_input_fewer_than_2_dims(name: Any, which: Any) -> str:
     return (
         f"torch.{name}: The input tensor {which} must have at least 2 "
         "dimensions."
@@ -480,14 +450,14 @@ def expected_strictly_positive_integer(ind: Any) -> str:
     return f"Expected a strictly positive integer for 'ind', but got {ind}"
 
 
-def expected_self_satisfy_requirement(p_end: Any, p_start: Any) -> str:
+def tensorinv_shape_requirement(p_end: Any, p_start: Any) -> str:
     return (
         f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
         f"prod(self.shape[:ind]), but got {p_end} != {p_start}"
     )
 
 
-def expected_self_satisfy_requirement_2(rp: Any, bp: Any) -> str:
+def tensorsolve_shape_requirement(rp: Any, bp: Any) -> str:
     return (
         f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
         f"]) == prod(self.shape[:other.ndim]), but got {rp} != {bp}"

@@ -72,7 +72,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     x = a._array
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
-        raise RuntimeError(_messages.index_tensor_have_same(idx, x))
+        raise RuntimeError(_messages.gather_index_ndim_mismatch(idx, x))
     for i in range(x.ndim):
         if i != d and idx.shape[i] > x.shape[i]:
             raise RuntimeError(_messages.size_does_not_match(i, idx, x, d))
@@ -132,10 +132,10 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = wrap_dim(dim, x.ndim)
     sa = src._array
     if not idx.ndim == x.ndim == sa.ndim:
-        raise RuntimeError(_messages.index_tensor_have_same_2(idx, x, sa))
+        raise RuntimeError(_messages.scatter_add_index_ndim_mismatch(idx, x, sa))
     if builtins.any(idx.shape[i] > sa.shape[i] or (i != d and idx.shape[i] > x.shape[i])
                     for i in range(x.ndim)):
-        raise RuntimeError(_messages.expected_index_no_larger(idx, x, d, sa))
+        raise RuntimeError(_messages.index_larger_than_self_or_src(idx, x, d, sa))
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     return _scatter_add(a, d, _make(idx), src,
                         _flat_along(idx, d, x.shape) if x.ndim and idx.size >= _FLAT_INDEX_MIN
@@ -241,11 +241,11 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     _require_tensor("take", "index", 2, index)
     x, idx = input._array, index._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(_messages.take_expected_long_tensor(idx))
+        raise RuntimeError(_messages.expected_long_tensor_index("take", idx))
     n = x.size
     bad = idx[(idx < -n) | (idx >= n)]
     if bad.size:
-        raise IndexError(_messages.out_range_tried_access(bad, n))
+        raise IndexError(_messages.take_index_out_of_range(int(bad.reshape(-1)[0]), n))
     wrapped = xp.where(idx < 0, idx + n, idx)
     out = _contig(x.reshape(-1)[wrapped])
     if not needs_grad(input):
@@ -426,14 +426,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise RuntimeError(_messages.scatter_reduce_expected_self_dtype(x, s))
     d = wrap_dim(dim, x.ndim)
     if not (idx.ndim == x.ndim == s.ndim):
-        raise RuntimeError(_messages.index_tensor_have_same_3(idx, x, s))
+        raise RuntimeError(_messages.scatter_reduce_index_ndim_mismatch(idx, x, s))
     if any(idx.shape[i] > s.shape[i] or (i != d and idx.shape[i] > x.shape[i])
            for i in range(x.ndim)):
-        raise RuntimeError(_messages.expected_index_no_larger(idx, x, d, s))
+        raise RuntimeError(_messages.index_larger_than_self_or_src(idx, x, d, s))
     size = x.shape[d] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
-        raise RuntimeError(_messages.index_out_bounds_dimension(bad, d, size))
+        raise RuntimeError(_messages.index_out_of_bounds_for_dim(int(bad.reshape(-1)[0]), d, size))
     if x.ndim == 0:
         res = scatter_reduce(F.reshape(input, (1,)), 0, F.reshape(index, (1,)),
                              F.reshape(src, (1,)), reduce, include_self=include_self)
@@ -635,7 +635,7 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     bad = (flat_i >= n) | (flat_i < -n)
     if bad.any():
         k = int(flat_i[bad][0])
-        raise IndexError(_messages.out_range_tried_access_2(k, n))
+        raise IndexError(_messages.take_index_out_of_range(k, n))
     flat_i = xp.where(flat_i < 0, flat_i + n, flat_i)
     out = x.copy()
     flat = out.reshape(-1)
@@ -680,7 +680,7 @@ def _index_put_accumulate(input: Tensor, key: tuple[Any, ...], values: Tensor) -
         target_shape = out[kk_t].shape
         xp.add.at(out, kk_t, xp.broadcast_to(v, target_shape))
     except ValueError as e:
-        raise RuntimeError(_messages.shape_mismatch_value_tensor(v, e)) from None
+        raise RuntimeError(_messages.index_put_value_shape_mismatch(v, e)) from None
     if not needs_grad(input, values):
         return _make(out)
     node = IndexPutBackward0()
@@ -741,17 +741,17 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = No
         raise RuntimeError(_messages.scatter_expected_self_dtype(x, src))
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
-        raise RuntimeError(_messages.index_tensor_have_same_4(idx, x))
+        raise RuntimeError(_messages.scatter_index_self_ndim_mismatch(idx, x))
     if is_src and idx.ndim != src._array.ndim:
-        raise RuntimeError(_messages.index_tensor_have_same_5(idx, src))
+        raise RuntimeError(_messages.scatter_index_src_ndim_mismatch(idx, src))
     if builtins.any(i != d and idx.shape[i] > x.shape[i] for i in range(x.ndim)) or (
             is_src and builtins.any(n > m for n, m in zip(idx.shape, src._array.shape))):
         tail = f" and to be no larger size than src {list(src.shape)}" if is_src else ""
-        raise RuntimeError(_messages.expected_index_no_larger_2(idx, x, d, tail))
+        raise RuntimeError(_messages.index_larger_than_self(idx, x, d, tail))
     size = x.shape[d] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
-        raise RuntimeError(_messages.index_out_bounds_dimension_2(bad, d, size))
+        raise RuntimeError(_messages.index_out_of_bounds_not_wrapped(bad, d, size))
     if idx.size == 0:
         return a.clone()
     if x.ndim == 0:

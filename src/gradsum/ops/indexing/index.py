@@ -56,7 +56,7 @@ def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
         hi, lo = _max_reduce(idx, None), _min_reduce(idx, None)
         if hi >= size or lo < 0:
             bad = int(hi) if hi >= size else int(lo)
-            raise RuntimeError(_messages.index_out_bounds_dimension_4(bad, dim, size))
+            raise RuntimeError(_messages.index_out_of_bounds_valid_range(bad, dim, size))
 
 
 def _index_array(index: Any, name: str) -> Any:
@@ -71,7 +71,7 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     """Entries of ``a`` along ``dim`` at the 1-D ``index`` (repeats allowed)."""
     idx = _index_array(index, "index_select")
     if idx.ndim > 1:
-        raise IndexError(_messages.index_select_index_supposed_vector())
+        raise IndexError(_messages.index_not_a_vector("index_select"))
     x = a._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
@@ -122,7 +122,7 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     d = wrap_dim(dim, x.ndim)
     src = source._array if alpha == 1 else source._array * alpha
     if idx.ndim > 1:
-        raise IndexError(_messages.index_add_index_supposed_vector())
+        raise IndexError(_messages.index_not_a_vector("index_add_"))
     if not src.ndim and idx.size != 1:
         # torch's count check formats source.size(dim) into its message, and a 0-d source
         # has no dim 0: it raises IndexError instead of the count's RuntimeError
@@ -140,7 +140,7 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     if (x.ndim <= 1 or 0 < d < x.ndim - 1) and not in_bounds(idx, size):
         # torch's kernels for the first and last dim of a >= 2-d tensor raise RuntimeError
         # (below); its others (0-d, 1-d, the middle dims) raise IndexError
-        raise IndexError(_messages.index_out_range_self(d, size, idx))
+        raise IndexError(_messages.index_add_index_out_of_range(d, size, idx))
     _check_index_bounds(idx, size, d)
     return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
 
@@ -358,7 +358,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
         raise IndexError(_messages.index_copy_when_source_destination(s, x))
     if idx.dtype != xp.int64:
-        raise RuntimeError(_messages.index_copy_expected_long_tensor(idx))
+        raise RuntimeError(_messages.expected_long_tensor_index("index_copy_", idx))
     if x.dtype != s.dtype:
         raise RuntimeError(_messages.index_copy_self_source_expected(x, s))
     xs = [n for i, n in enumerate(x.shape) if i != d]
@@ -439,7 +439,7 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     flat = idx.reshape(-1)
     bad = flat[(flat < -size) | (flat >= size)]
     if bad.size:
-        raise IndexError(_messages.index_out_bounds_dimension_3(bad, d, size))
+        raise IndexError(_messages.index_fill_index_out_of_bounds(bad, d, size))
     out = x.copy()
     v = v_t._array if v_t is not None else value
     with xp.errstate(invalid="ignore"):  # (nan/inf into an int tensor: torch's cast, silently)
@@ -583,7 +583,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     if idx.dtype not in (xp.int64, xp.int32):
         raise RuntimeError(_messages.index_reduce_expected_dtype_int32(idx))
     if idx.ndim > 1:
-        raise IndexError(_messages.index_reduce_index_supposed_vector())
+        raise IndexError(_messages.index_not_a_vector("index_reduce_"))
     if x.dtype != s.dtype:
         raise RuntimeError(_messages.index_reduce_self_source_have(x, s))
     if x.dtype.kind not in "fiu":
@@ -596,7 +596,7 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     flat = idx.reshape(-1).astype(xp.int64)
     bad = flat[(flat < -size) | (flat >= size)]
     if bad.size:
-        raise IndexError(_messages.index_out_range_self_2(bad, d, size))
+        raise IndexError(_messages.index_reduce_index_out_of_range(bad, d, size))
     flat = xp.where(flat < 0, flat + size, flat)
     if x.ndim == 0:
         out = _index_reduce_array(x.reshape(1), 0, flat, s.reshape(1), reduce,

@@ -168,7 +168,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     try:
         shape = xp.broadcast_shapes(x.shape, m.shape)
     except ValueError:
-        raise RuntimeError(_messages.size_tensor_match_size(x, m)) from None
+        raise RuntimeError(_messages.masked_select_size_mismatch(x, m)) from None
     mb = xp.broadcast_to(m, shape)
     out = xp.broadcast_to(x, shape)[mb]
     if not needs_grad(input):

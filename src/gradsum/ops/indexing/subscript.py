@@ -58,13 +58,13 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
         elif isinstance(k, (list, tuple, xp.ndarray)):  # a sequence inside a key: advanced
             arr = xp.asarray(k)
             if arr.dtype.kind in "US":  # (torch makes a tensor of it, which refuses strings)
-                raise TypeError(_messages.new_invalid_data_type(k))
+                raise TypeError(_messages.index_str_invalid_type(k))
             if arr.size == 0 and arr.dtype.kind in "fV":  # torch: [] is an empty int64 index
                 arr = arr.astype(xp.int64)
             out.append(arr)
             advanced = True
         elif isinstance(k, (str, bytes)):
-            raise TypeError(_messages.new_invalid_data_type_2(k))
+            raise TypeError(_messages.index_invalid_type(k))
         elif isinstance(k, bool):
             out.append(k)
             advanced = True
@@ -196,7 +196,7 @@ def _check_bounds(x: Any, key: tuple[Any, ...]) -> None:
         if isinstance(k, (int, xp.integer)) and not isinstance(k, bool):
             size = x.shape[dim] if dim < x.ndim else 0
             if dim >= x.ndim or not -size <= k < size:
-                raise IndexError(_messages.index_out_bounds_dimension_5(k, dim, size))
+                raise IndexError(_messages.index_out_of_bounds_for_dim(k, dim, size))
         dim += 1
 
 

@@ -36,7 +36,7 @@ def _mT(t: Tensor) -> Tensor:
 
 def _check_float(name: str, a: Any) -> Any:
     if not isinstance(a, Tensor):
-        raise TypeError(_messages.argument_position_tensor_not(name, a))
+        raise TypeError(_messages.linalg_argument_not_tensor(name, "A", 1, a))
     x = a._array
     if x.dtype.kind not in "fV":
         raise RuntimeError(_messages.expected_floating_point_complex(name, x))
@@ -46,9 +46,9 @@ def _check_float(name: str, a: Any) -> Any:
 def _check_square(name: str, a: Tensor) -> Any:
     x = _check_float(name, a)
     if x.ndim < 2:
-        raise RuntimeError(_messages.input_tensor_have_least(name, x))
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape(name, x))
     if x.shape[-1] != x.shape[-2]:
-        raise RuntimeError(_messages.batches_square_matrices_they(name, x))
+        raise RuntimeError(_messages.linalg_not_square_matrices(name, x))
     return x
 
 
@@ -76,7 +76,7 @@ def _warn_once(key: str, msg: str) -> None:
 
 def _require(name: str, arg: str, pos: int, t: Any) -> Any:
     if not isinstance(t, Tensor):
-        raise TypeError(_messages.argument_position_tensor_not_2(name, arg, pos, t))
+        raise TypeError(_messages.linalg_argument_not_tensor(name, arg, pos, t))
     return t._array
 
 

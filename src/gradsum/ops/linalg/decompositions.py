@@ -151,7 +151,7 @@ def qr(A: Tensor, mode: str = "reduced") -> Any:
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(_messages.qr_received_unrecognized_mode(mode))
     if x.ndim < 2:
-        raise RuntimeError(_messages.linalg_qr_input_tensor(x))
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.qr", x))
     q, r = xp.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
     q = xp.asarray(q).astype(x.dtype, copy=False)
     r = xp.asarray(r).astype(x.dtype, copy=False)
@@ -277,7 +277,7 @@ def svd(A: Tensor, full_matrices: bool = True) -> Any:
     """
     x = _check_float("linalg.svd", A)
     if x.ndim < 2:
-        raise RuntimeError(_messages.linalg_svd_input_tensor(x))
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.svd", x))
     u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
     outs = [xp.asarray(o).astype(x.dtype, copy=False) for o in (u, s, vh)]
     if not needs_grad(A):

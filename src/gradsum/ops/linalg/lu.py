@@ -123,7 +123,7 @@ def _unpacked_U(lu: Tensor) -> Tensor:
 def _lu_check(name: str, A: Tensor, pivot: bool) -> Any:
     x = _check_float(name, A)
     if x.ndim < 2:
-        raise RuntimeError(_messages.torch_input_tensor_have(name))
+        raise RuntimeError(_messages.torch_input_fewer_than_2_dims(name, "A"))
     if not pivot:
         raise RuntimeError(_messages.lu_without_pivoting_not(name))
     return x
@@ -321,7 +321,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     if b.ndim < 2:
         raise RuntimeError(_messages.input_tensor_b_have(name))
     if lu_a.ndim < 2 or lu_a.shape[-1] != lu_a.shape[-2]:
-        raise RuntimeError(_messages.batches_square_matrices_they_2(name, lu_a))
+        raise RuntimeError(_messages.lu_solve_not_square_matrices(name, lu_a))
     _same_dtype(name, lu_a, b, "LU", "B")
     if piv.dtype != xp.int32:
         raise RuntimeError(_messages.pivots_tensor_scalar_type(name, piv))

@@ -112,7 +112,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 
 def _matrix_dims(name: str, a: Any, dim: Any) -> tuple[int, int]:
     if a.ndim < 2:
-        raise RuntimeError(_messages.input_tensor_have_least_2(name))
+        raise RuntimeError(_messages.input_fewer_than_2_dims(name))
     dims = tuple(dim)
     if len(dims) != 2:
         raise RuntimeError(_messages.dim_tuple(name, dims))
@@ -178,9 +178,9 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) not in (1, 2):
-            raise RuntimeError(_messages.linalg_norm_if_dim(dims))
+            raise RuntimeError(_messages.linalg_norm_dim_length(dims))
     elif ord is not None and a.ndim not in (1, 2):
-        raise RuntimeError(_messages.linalg_norm_if_dim_2(a))
+        raise RuntimeError(_messages.linalg_norm_ord_needs_1d_or_2d(a))
     if isinstance(ord, str) or (ord is not None and (
             (dim is not None and len(dims) == 2) or (dim is None and a.ndim == 2))):
         return matrix_norm(A, ord, dims if dim is not None else (0, 1), keepdim, dtype=dtype)

@@ -202,7 +202,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     """
     x = _check_float("linalg.pinv", A)
     if x.ndim < 2:
-        raise RuntimeError(_messages.linalg_pinv_input_tensor(x))
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.pinv(A)", x))
     m, n = x.shape[-2], x.shape[-1]
     if atol is None and rtol is None:
         rtol = xp.finfo(x.dtype).eps * max(m, n)
@@ -288,9 +288,9 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     b = _require("linalg_solve_triangular", "B", 2, B)
     if a.ndim < 2 or b.ndim < 2:
         which = "A" if a.ndim < 2 else "B"
-        raise RuntimeError(_messages.torch_input_tensor_have_2(name, which))
+        raise RuntimeError(_messages.torch_input_fewer_than_2_dims(name, which))
     if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(_messages.batches_square_matrices_they(name, a))
+        raise RuntimeError(_messages.linalg_not_square_matrices(name, a))
     _same_dtype(name, a, b)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
@@ -580,7 +580,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     start, end = x.shape[:ind], x.shape[ind:]
     p_end, p_start = math.prod(end), math.prod(start)
     if p_end != p_start:
-        raise RuntimeError(_messages.expected_self_satisfy_requirement(p_end, p_start))
+        raise RuntimeError(_messages.tensorinv_shape_requirement(p_end, p_start))
     # (torch's inverse comes from LAPACK in column-major layout, so its reshape is a
     # ``_reshape_alias``: recorded as such, though gradsum's inverse is row-major)
     return F.views._reshape(inv(F.reshape(A, (p_end, p_end))), tuple(end) + tuple(start),
@@ -607,7 +607,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
     res_shape = a.shape[b.ndim:]
     rp, bp = math.prod(res_shape), math.prod(b.shape)
     if rp != bp:
-        raise RuntimeError(_messages.expected_self_satisfy_requirement_2(rp, bp))
+        raise RuntimeError(_messages.tensorsolve_shape_requirement(rp, bp))
 
     x = solve(F.reshape(A, (rp, rp)), F.flatten(B))
     return F.reshape(x, tuple(res_shape))
