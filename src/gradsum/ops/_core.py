@@ -150,7 +150,7 @@ def surface() -> dict[str, Any]:
 
     def put(name: str, obj: Any) -> None:
         if name in out and out[name] is not obj:
-            raise RuntimeError(_ops_messages.tensor_declared_twice(name, out, obj))
+            raise RuntimeError(_ops_messages.tensor_method_declared_twice(name, out, obj))
         out[name] = obj
 
     for spec in SPECS.values():
@@ -270,7 +270,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim``; IndexError with torch's message if out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
-        raise IndexError(_ops_messages.dimension_out_range_expected(lo, hi, dim))
+        raise IndexError(_ops_messages.wrap_dim_out_of_range(lo, hi, dim))
     return dim + ndim if dim < 0 else (dim if ndim else 0)
 
 
@@ -293,7 +293,7 @@ def scalar_value(v: Any) -> Any:
         return v if v.__class__ is not xp.float64 else float(v)
     if isinstance(v, xp.generic):
         return float(v) if isinstance(v, xp.bool_) else v.item()
-    raise TypeError(_ops_messages.unsupported_operand_type_expected(v))
+    raise TypeError(_ops_messages.unsupported_operand_type(v))
 
 
 def as_tensor_like(v: Any, ref: Tensor) -> Tensor:
@@ -360,7 +360,7 @@ def broadcast_error(a: Any, b: Any) -> RuntimeError:
         check_broadcast(sa, sb)
     except RuntimeError as e:
         return e
-    return RuntimeError(_ops_messages.operation_failed_shapes(sa, sb))
+    return RuntimeError(_ops_messages.operation_failed_for_shapes(sa, sb))
 
 
 def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | None) -> Tensor:

@@ -117,7 +117,7 @@ def _target(self: Tensor, name: str) -> Any:
         w = _writable(dst)
         if w is not None:
             return w
-    raise RuntimeError(_ops_messages.unsupported_operation_more_one(name))
+    raise RuntimeError(_ops_messages.write_to_expanded_tensor(name))
 
 
 def _check_leaf(self: Tensor, name: str) -> None:
@@ -166,7 +166,7 @@ def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> Non
         return
     if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
         return
-    raise RuntimeError(_ops_messages.unsupported_operation_some_elements(name))
+    raise RuntimeError(_ops_messages.write_overlaps_input(name))
 
 
 def _recording(self: Tensor, *others: Any) -> bool:
@@ -354,7 +354,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     if base is not None and self._view_fn is None:
         # (torch: a view made in no_grad mode, or an output of split/unbind of a tensor that
         # does not require grad, refuses a recorded write even when its base needs no grad)
-        raise RuntimeError(_ops_messages.view_was_created_no_grad(name))
+        raise RuntimeError(_ops_messages.no_grad_view_modified_inplace(name))
     base_edge = edge(base) if through_view else None
     arr = self._array
     old = None
@@ -578,7 +578,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
     if isinstance(value, Tensor) and value._array.ndim != 0:
-        raise RuntimeError(_ops_messages.fill_only_supports_dimension(value))
+        raise RuntimeError(_ops_messages.fill_value_not_0d(value))
     if _recording(self, value):
         if isinstance(value, Tensor):
             return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
@@ -960,7 +960,7 @@ def t_(self: Tensor) -> Tensor:
     """
     nd = self._array.ndim
     if nd > 2:
-        raise RuntimeError(_ops_messages.t_expects_tensor_dimensions(nd, self))
+        raise RuntimeError(_ops_messages.t_too_many_dims(nd, self))
     dims = F.views._REVERSED[nd]
     return _restride(self, "t_", F.t, F.t,
                      lambda old: F.views._permute(old, dims, TBackward1, True))
@@ -1162,10 +1162,10 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
         sizes = tuple(sizes[0])
     shape = tuple(int(s) for s in sizes)
     if self.requires_grad:
-        raise RuntimeError(_ops_messages.cannot_resize_variables_require())
+        raise RuntimeError(_ops_messages.resize_requires_grad())
     for s in shape:
         if s < 0:
-            raise RuntimeError(_ops_messages.trying_create_tensor_negative(s, shape))
+            raise RuntimeError(_ops_messages.resize_negative_dimension(s, shape))
     x = self._array
     if shape == x.shape:
         return self
@@ -1221,13 +1221,13 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """
     if isinstance(fill_value, Tensor):
         if fill_value._array.ndim != 0 or fill_value.requires_grad:
-            raise TypeError(_ops_messages.fill_diagonal_argument_fill_value_position())
+            raise TypeError(_ops_messages.fill_diagonal_value_is_tensor())
         fill_value = fill_value.item()
     shp = a._array.shape
     if len(shp) < 2:
-        raise RuntimeError(_ops_messages.dimensions_larger_d_tensor(shp))
+        raise RuntimeError(_ops_messages.fill_diagonal_too_few_dims(shp))
     if len(shp) > 2 and len(set(shp)) != 1:
-        raise RuntimeError(_ops_messages.all_dimensions_input_equal(shp))
+        raise RuntimeError(_ops_messages.fill_diagonal_unequal_dims(shp))
     mask = xp.zeros(shp, dtype=bool)
     xp.fill_diagonal(mask, True, wrap=wrap)
     masked_fill_(a, Tensor._make(mask), fill_value)

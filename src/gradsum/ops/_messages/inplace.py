@@ -8,7 +8,7 @@ from gradsum._backend import xp
 
 
 # -- inplace.py -----------------------------------------------------------------------------------
-def unsupported_operation_more_one(name: Any) -> str:
+def write_to_expanded_tensor(name: Any) -> str:
     return (
         "unsupported operation: more than one element of the written-to tensor refers to a "
         f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
@@ -16,7 +16,7 @@ def unsupported_operation_more_one(name: Any) -> str:
     )
 
 
-def unsupported_operation_some_elements(name: Any) -> str:
+def write_overlaps_input(name: Any) -> str:
     return (
         "unsupported operation: some elements of the input tensor and the written-to tensor "
         f"refer to a single memory location ({name}). Please clone() the tensor before "
@@ -24,7 +24,7 @@ def unsupported_operation_some_elements(name: Any) -> str:
     )
 
 
-def view_was_created_no_grad(name: Any) -> str:
+def no_grad_view_modified_inplace(name: Any) -> str:
     return (
         f"A view was created in no_grad mode and is being modified inplace with grad mode "
         f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
@@ -32,14 +32,14 @@ def view_was_created_no_grad(name: Any) -> str:
     )
 
 
-def fill_only_supports_dimension(value: Any) -> str:
+def fill_value_not_0d(value: Any) -> str:
     return (
         f"fill_ only supports 0-dimension value tensor but got tensor with "
         f"{value._array.ndim} dimensions (shape {tuple(value.shape)}). Use copy_ instead."
     )
 
 
-def t_expects_tensor_dimensions(nd: Any, tensor: Any) -> str:
+def t_too_many_dims(nd: Any, tensor: Any) -> str:
     return (
         f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
         f"{tuple(tensor.shape)}). Use transpose_(dim0, dim1) for more dimensions."
@@ -53,18 +53,18 @@ def call_on_variable_requiring_grad(name: Any) -> str:
     )
 
 
-def cannot_resize_variables_require() -> str:
+def resize_requires_grad() -> str:
     return "cannot resize variables that require grad"
 
 
-def dimensions_larger_d_tensor(shp: Any) -> str:
+def fill_diagonal_too_few_dims(shp: Any) -> str:
     return (
         f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
         "a matrix, or copy_ for a vector."
     )
 
 
-def all_dimensions_input_equal(shp: Any) -> str:
+def fill_diagonal_unequal_dims(shp: Any) -> str:
     return (
         f"all dimensions of input must be of equal length (got shape "
         f"{tuple(shp)})"
@@ -100,14 +100,14 @@ def setitem_value_shape_mismatch(v: Any, arr: Any, kk: Any, e: Any) -> str:
     )
 
 
-def trying_create_tensor_negative(s: Any, shape: Any) -> str:
+def resize_negative_dimension(s: Any, shape: Any) -> str:
     return (
         f"Trying to create tensor with negative dimension {s}: "
         f"{list(shape)}"
     )
 
 
-def fill_diagonal_argument_fill_value_position() -> str:
+def fill_diagonal_value_is_tensor() -> str:
     return (
         "fill_diagonal_(): argument 'fill_value' (position 1) must be "
         "Number, not Tensor. Pass fill_value.item()."

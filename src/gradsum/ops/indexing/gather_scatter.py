@@ -75,7 +75,7 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
         raise RuntimeError(_messages.gather_index_ndim_mismatch(idx, x))
     for i in range(x.ndim):
         if i != d and idx.shape[i] > x.shape[i]:
-            raise RuntimeError(_messages.size_does_not_match(i, idx, x, d))
+            raise RuntimeError(_messages.gather_index_size_mismatch(i, idx, x, d))
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     key: Any
     if x.ndim and idx.size >= _FLAT_INDEX_MIN:
@@ -191,12 +191,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     """
     idx = _require_tensor("take_along_dim", "indices", 2, indices)._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(_messages.torch_take_along_dim_dtype_indices(idx))
+        raise RuntimeError(_messages.take_along_dim_index_not_long(idx))
     if dim is None:
         return F.gather(F.reshape(input, (-1,)), 0, F.reshape(indices, (-1,)))
     x = input._array
     if x.ndim != idx.ndim:
-        raise RuntimeError(_messages.torch_take_along_dim_input_indices(x, idx))
+        raise RuntimeError(_messages.take_along_dim_ndim_mismatch(x, idx))
     d = wrap_dim(dim, x.ndim)
     xs, isz = list(x.shape), list(idx.shape)
     xs[d] = isz[d] = 1
@@ -307,7 +307,7 @@ class ScatterReduceBackward0(Node):
         x, src, out = self.saved()
         d, idx, red = self.dim, self.index, self.reduce
         if red not in _REDUCES:
-            raise RuntimeError(_messages.expected_reduce_one_sum(red))
+            raise RuntimeError(_messages.scatter_reduce_backward_invalid_reduce(red))
         hit = (_make(_hit_mask(x.shape, _along_key(idx._array, d, x.shape)))
                if not self.include_self else None)
         zero = F.zeros((), dtype=g.dtype)
@@ -416,14 +416,14 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     _require_tensor("scatter_reduce", "index", 3, index)
     _require_tensor("scatter_reduce", "src", 4, src)
     if reduce not in _REDUCES + ("max", "min"):
-        raise RuntimeError(_messages.reduce_argument_either_sum(reduce))
+        raise RuntimeError(_messages.scatter_reduce_invalid_reduce(reduce))
     # (torch's kernel also takes "max"/"min" for amax/amin; its backward then raises)
     fwd = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     x, idx, s = input._array, index._array, src._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(_messages.scatter_reduce_expected_dtype_int64(idx))
+        raise RuntimeError(_messages.scatter_reduce_index_not_long(idx))
     if x.dtype != s.dtype:
-        raise RuntimeError(_messages.scatter_reduce_expected_self_dtype(x, s))
+        raise RuntimeError(_messages.scatter_reduce_dtype_mismatch(x, s))
     d = wrap_dim(dim, x.ndim)
     if not (idx.ndim == x.ndim == s.ndim):
         raise RuntimeError(_messages.scatter_reduce_index_ndim_mismatch(idx, x, s))
@@ -451,7 +451,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def _check_src(src: Tensor, want: tuple[int, ...]) -> None:
     have = tuple(src._array.shape)
     if have != tuple(want):
-        raise RuntimeError(_messages.expected_src_have_size(have, want))
+        raise RuntimeError(_messages.scatter_src_not_slice_size(have, want))
 
 
 class SelectScatterBackward0(Node):
@@ -505,7 +505,7 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     d = wrap_dim(dim, len(shape))
     size = shape[d] if shape else 1
     if not -size <= index < size:
-        raise IndexError(_messages.select_index_out_range(index, shape, d))
+        raise IndexError(_messages.select_scatter_index_out_of_range(index, shape, d))
     idx = index + size if index < 0 else index
     _check_src(src, shape[:d] + shape[d + 1:])
     out = _scatter_out(input, src, (slice(None),) * d + (idx,))
@@ -545,7 +545,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     shape = input._array.shape
     d = wrap_dim(dim, len(shape))
     if step <= 0:
-        raise RuntimeError(_messages.slice_step_positive_reverse(step))
+        raise RuntimeError(_messages.slice_scatter_step_not_positive(step))
     size = shape[d] if shape else 1
     lo, hi, _ = slice(start, end, step).indices(size)
     sl = slice(lo, max(lo, hi), step)
@@ -589,7 +589,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     x = input._array
     d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
     if d1 == d2:
-        raise RuntimeError(_messages.diagonal_dimensions_cannot_identical(dim1, dim2))
+        raise RuntimeError(_messages.diagonal_scatter_same_dims(dim1, dim2))
     _check_src(src, xp.diagonal(x, offset, d1, d2).shape)
     out = x.copy()
     n = src._array.shape[-1]
@@ -625,11 +625,11 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """
     x, i, s = input._array, index._array, source._array
     if i.dtype.kind not in "iu":
-        raise RuntimeError(_messages.put_expected_long_tensor(i))
+        raise RuntimeError(_messages.put_index_not_long(i))
     if s.dtype != x.dtype:
-        raise RuntimeError(_messages.put_self_source_expected(x, s))
+        raise RuntimeError(_messages.put_dtype_mismatch(x, s))
     if i.size != s.size:
-        raise IndexError(_messages.put_expected_source_index(s, i))
+        raise IndexError(_messages.put_numel_mismatch(s, i))
     n = x.size
     flat_i = i.reshape(-1).astype(xp.int64)
     bad = (flat_i >= n) | (flat_i < -n)
@@ -702,11 +702,11 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
         [2.0, 0.0, 0.0]
     """
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(_messages.index_put_argument_indices_position(indices))
+        raise TypeError(_messages.index_put_indices_not_tuple(indices))
     if not isinstance(values, Tensor):
-        raise TypeError(_messages.index_put_argument_values_position(values))
+        raise TypeError(_messages.index_put_values_not_tensor(values))
     if values._array.dtype != input._array.dtype:
-        raise RuntimeError(_messages.index_put_requires_source(input, values))
+        raise RuntimeError(_messages.index_put_dtype_mismatch(input, values))
     key = tuple(indices)
     if accumulate:
         return _index_put_accumulate(input, key, values)
@@ -729,16 +729,16 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = No
         [[0.0, 5.0, 0.0], [5.0, 0.0, 5.0]]
     """
     if reduce is not None:
-        raise NotImplementedError(_messages.scatter_reduce_not_supported(reduce))
+        raise NotImplementedError(_messages.scatter_reduce_arg_unsupported(reduce))
     if src is None:
         src = value
     x = a._array
     idx = _index_arg(index, "scatter")
     if idx.dtype not in (xp.int64, xp.int32):
-        raise RuntimeError(_messages.scatter_expected_dtype_int32(idx))
+        raise RuntimeError(_messages.scatter_index_not_integer(idx))
     is_src = isinstance(src, Tensor)
     if is_src and src._array.dtype != x.dtype:
-        raise RuntimeError(_messages.scatter_expected_self_dtype(x, src))
+        raise RuntimeError(_messages.scatter_dtype_mismatch(x, src))
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
         raise RuntimeError(_messages.scatter_index_self_ndim_mismatch(idx, x))

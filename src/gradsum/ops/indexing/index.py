@@ -62,7 +62,7 @@ def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
 def _index_array(index: Any, name: str) -> Any:
     arr = index._array if isinstance(index, Tensor) else xp.asarray(index)
     if arr.dtype.kind not in "iu":
-        raise RuntimeError(_messages.expected_dtype_int64_index(name, arr))
+        raise RuntimeError(_messages.index_op_index_not_int64(name, arr))
     return arr
 
 
@@ -76,7 +76,7 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
     if not x.ndim and idx.size != 1:
-        raise RuntimeError(_messages.index_select_index_scalar_can(idx))
+        raise RuntimeError(_messages.index_select_scalar_many_indices(idx))
     if not in_bounds(idx, size):
         # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
         # the others IndexError (and its path for an empty >= 2-d tensor RuntimeError)
@@ -126,12 +126,12 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     if not src.ndim and idx.size != 1:
         # torch's count check formats source.size(dim) into its message, and a 0-d source
         # has no dim 0: it raises IndexError instead of the count's RuntimeError
-        raise IndexError(_messages.dimension_specified_tensor_has(idx))
+        raise IndexError(_messages.index_add_0d_source_many_indices(idx))
     src_n = src.shape[d] if src.ndim else 1
     if src_n != idx.size or src.ndim != x.ndim or builtins.any(
         src.shape[i] != x.shape[i] for i in range(x.ndim) if i != d
     ):
-        raise RuntimeError(_messages.index_add_number_indices_equal(idx, src_n, d, x, src))
+        raise RuntimeError(_messages.index_add_count_mismatch(idx, src_n, d, x, src))
     size = x.shape[d] if x.ndim else 1
     if not x.size and x.ndim >= 2:
         # torch checks no index against an empty >= 2-d self (nothing is written; a 1-d one
@@ -203,16 +203,16 @@ def one_hot(index: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding with a new last dimension (not differentiable)."""
     idx = index._array
     if idx.dtype.kind not in "iu":
-        raise RuntimeError(_messages.one_hot_only_applicable_index())
+        raise RuntimeError(_messages.one_hot_not_long())
     if not idx.size:
         n = int(idx.max()) + 1 if num_classes == -1 else num_classes
         return _make(xp.zeros(idx.shape + (n,), dtype=xp.int64))
     if idx.min() < 0:
-        raise RuntimeError(_messages.class_values_non_negative())
+        raise RuntimeError(_messages.one_hot_negative_class())
     hi = int(idx.max())
     n = hi + 1 if num_classes == -1 else num_classes
     if hi >= n:
-        raise RuntimeError(_messages.class_values_smaller_num_classes())
+        raise RuntimeError(_messages.one_hot_class_too_large())
     # (zeros, then a 1 at each row's class: no comparison against every class)
     out = xp.zeros(idx.shape + (n,), dtype=xp.int64)
     flat = xp.arange(0, idx.size * n, n, dtype=xp.int64)
@@ -225,10 +225,10 @@ def _tri_indices(name: str, row: int, col: int, offset: int, dtype: Any, upper: 
                  ) -> Tensor:
     for what, v in (("row", row), ("col", col)):
         if v < 0:
-            raise RuntimeError(_messages.non_negative(what, v))
+            raise RuntimeError(_messages.tri_indices_negative(what, v))
     npdt = (dtype or D.int64).np
     if npdt.kind not in "iu":
-        raise RuntimeError(_messages.not_implemented_pass_integer(name, npdt))
+        raise RuntimeError(_messages.integer_kernel_not_implemented(name, npdt))
     # row i holds columns first[i] .. first[i] + counts[i] - 1; written straight into the
     # (2, N) result: the rows repeated, the columns a running sum of steps (1 within a row)
     i = xp.arange(row, dtype=xp.int64)
@@ -312,7 +312,7 @@ def _at(op: Any, a: Any, key: Any, vals: Any) -> None:
 def _index_arg(index: Any, name: str) -> Any:
     """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
     if not isinstance(index, Tensor):
-        raise TypeError(_messages.argument_index_position_tensor(name, index))
+        raise TypeError(_messages.index_argument_not_tensor(name, index))
     return index._array
 
 
@@ -352,26 +352,26 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     idx = _index_arg(index, "index_copy")
     d = wrap_dim(dim, x.ndim)
     if idx.ndim > 1:
-        raise IndexError(_messages.index_copy_index_have_dimension(idx))
+        raise IndexError(_messages.index_copy_index_ndim(idx))
     if s.ndim == 0 and idx.size != 1:
-        raise IndexError(_messages.index_copy_when_source_scalar(idx))
+        raise IndexError(_messages.index_copy_scalar_source_many_indices(idx))
     if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
-        raise IndexError(_messages.index_copy_when_source_destination(s, x))
+        raise IndexError(_messages.index_copy_ndim_mismatch(s, x))
     if idx.dtype != xp.int64:
         raise RuntimeError(_messages.expected_long_tensor_index("index_copy_", idx))
     if x.dtype != s.dtype:
-        raise RuntimeError(_messages.index_copy_self_source_expected(x, s))
+        raise RuntimeError(_messages.index_copy_dtype_mismatch(x, s))
     xs = [n for i, n in enumerate(x.shape) if i != d]
     ss = [n for i, n in enumerate(s.shape) if i != d]
     if xs != ss:
-        raise RuntimeError(_messages.index_copy_source_destination_tensor(x, s, d))
+        raise RuntimeError(_messages.index_copy_slice_shape_mismatch(x, s, d))
     if s.ndim and idx.size != s.shape[d]:
-        raise IndexError(_messages.index_copy_number_indices_equal(idx, s, d))
+        raise IndexError(_messages.index_copy_count_mismatch(idx, s, d))
     size = x.shape[d] if x.ndim else 1
     flat = idx.reshape(-1)
     bad = flat[(flat < 0) | (flat >= size)]
     if bad.size:
-        raise IndexError(_messages.index_copy_index_out_bounds(bad, d, size))
+        raise IndexError(_messages.index_copy_index_out_of_bounds(bad, d, size))
     out = x.copy()
     o1 = out if x.ndim else out.reshape(1)
     s1 = s.reshape((1,) * o1.ndim) if s.ndim == 0 else s.reshape(s.shape or (1,))
@@ -427,12 +427,12 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """
     idx = _index_arg(index, "index_fill")
     if idx.dtype != xp.int64:
-        raise IndexError(_messages.index_fill_expected_dtype_int64(idx))
+        raise IndexError(_messages.index_fill_index_not_long(idx))
     if idx.ndim > 1:
-        raise RuntimeError(_messages.index_has_vector_scalar(idx))
+        raise RuntimeError(_messages.index_fill_index_not_vector(idx))
     v_t = value if isinstance(value, Tensor) else None
     if v_t is not None and v_t._array.ndim != 0:
-        raise RuntimeError(_messages.index_fill_only_supports_dimensional(v_t))
+        raise RuntimeError(_messages.index_fill_value_not_0d(v_t))
     x = input._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
@@ -465,10 +465,10 @@ def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
     _require_tensor("unravel_index", "indices", 1, indices)
     arr = indices._array
     if arr.dtype.kind not in "iu":
-        raise TypeError(_messages.expected_indices_integer_dtype(arr))
+        raise TypeError(_messages.unravel_index_not_integer(arr))
     dims = _int_shape(shape)
     if builtins.any(s < 0 for s in dims):
-        raise ValueError(_messages.shape_cannot_have_negative(dims))
+        raise ValueError(_messages.unravel_index_negative_shape(dims))
     arr = arr.astype(xp.int64)
     coords = []
     stride = 1
@@ -578,20 +578,20 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     s = _require("index_reduce", "source", 4, source)
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if reduce not in _IDX_REDUCES:
-        raise RuntimeError(_messages.index_reduce_expected_reduce_one(reduce))
+        raise RuntimeError(_messages.index_reduce_invalid_reduce(reduce))
     d = wrap_dim(dim, max(x.ndim, 1))
     if idx.dtype not in (xp.int64, xp.int32):
-        raise RuntimeError(_messages.index_reduce_expected_dtype_int32(idx))
+        raise RuntimeError(_messages.index_reduce_index_not_integer(idx))
     if idx.ndim > 1:
         raise IndexError(_messages.index_not_a_vector("index_reduce_"))
     if x.dtype != s.dtype:
-        raise RuntimeError(_messages.index_reduce_self_source_have(x, s))
+        raise RuntimeError(_messages.index_reduce_dtype_mismatch(x, s))
     if x.dtype.kind not in "fiu":
         raise D.not_implemented("index_reduce_func_cpu_", x.dtype, "Convert with .float().")
     if s.ndim != x.ndim or (x.ndim and s.shape[d] != idx.size):
-        raise RuntimeError(_messages.index_reduce_number_indices_equal(idx, s, d, x))
+        raise RuntimeError(_messages.index_reduce_count_mismatch(idx, s, d, x))
     if any(s.shape[i] != x.shape[i] for i in range(x.ndim) if i != d):
-        raise RuntimeError(_messages.index_reduce_source_self_match(s, x, d))
+        raise RuntimeError(_messages.index_reduce_shape_mismatch(s, x, d))
     size = x.shape[d] if x.ndim else 1
     flat = idx.reshape(-1).astype(xp.int64)
     bad = flat[(flat < -size) | (flat >= size)]

@@ -56,7 +56,7 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
         return tuple(_make(i) for i in xp.nonzero(condition._array))
     cond = condition._array if isinstance(condition, Tensor) else xp.asarray(condition)
     if cond.dtype.kind != "b":
-        raise RuntimeError(_messages.where_expected_condition_boolean(cond))
+        raise RuntimeError(_messages.where_condition_not_bool(cond))
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         # a number takes the result dtype, converted as torch converts it: checked
         # (``where(c, uint8_t, 300)`` raises, ``where(c, float_t, 1e300)`` too)
@@ -118,11 +118,11 @@ def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``a`` with ``value`` where ``mask`` is True (``value`` a number or a 0-d tensor)."""
     m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
     if m.dtype.kind != "b":
-        raise RuntimeError(_messages.masked_fill_only_supports_boolean(m))
+        raise RuntimeError(_messages.masked_fill_mask_not_bool(m))
     x = a._array
     v_t = value if isinstance(value, Tensor) else None
     if v_t is not None and v_t._array.ndim != 0:
-        raise RuntimeError(_messages.masked_fill_only_supports_dimensional(v_t))
+        raise RuntimeError(_messages.masked_fill_value_not_0d(v_t))
     v = v_t._array.astype(x.dtype) if v_t is not None else value
     try:
         # out of place, torch broadcasts ``a`` and the mask together (the result may be
@@ -164,7 +164,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     _require_tensor("masked_select", "mask", 2, mask)
     x, m = input._array, mask._array
     if m.dtype.kind != "b":
-        raise RuntimeError(_messages.masked_select_expected_booltensor_mask(mask))
+        raise RuntimeError(_messages.masked_select_mask_not_bool(mask))
     try:
         shape = xp.broadcast_shapes(x.shape, m.shape)
     except ValueError:
@@ -240,9 +240,9 @@ def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """
     m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
     if m.dtype.kind != "b":
-        raise RuntimeError(_messages.masked_scatter_only_supports_boolean(m))
+        raise RuntimeError(_messages.masked_scatter_mask_not_bool(m))
     if source._array.dtype != a._array.dtype:
-        raise RuntimeError(_messages.masked_scatter_expected_self_source(a, source))
+        raise RuntimeError(_messages.masked_scatter_dtype_mismatch(a, source))
     try:
         shape = xp.broadcast_shapes(a._array.shape, m.shape)
     except ValueError:
@@ -250,6 +250,6 @@ def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     mb = xp.broadcast_to(m, shape)
     n = int(mb.sum())
     if source._array.size < n:
-        raise RuntimeError(_messages.number_elements_source_number(source, n))
+        raise RuntimeError(_messages.masked_scatter_source_too_small(source, n))
     src = F.getitem(F.reshape(source, (-1,)), slice(0, n))
     return F.index_put(F.expand(a, shape), (Tensor._make(mb),), src)

@@ -47,7 +47,7 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
             arr = k._array
             kind = arr.dtype.kind
             if kind not in "iub":
-                raise IndexError(_messages.tensors_used_indices_long(k))
+                raise IndexError(_messages.index_tensor_bad_dtype(k))
             if arr.dtype == xp.uint8:  # torch reads a byte tensor as a (legacy) mask
                 arr = arr.astype(bool)
             elif kind != "b" and arr.ndim == 0:  # torch: a 0-d integer tensor is an int
@@ -72,7 +72,7 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
             if isinstance(k, slice) and k.step is not None and k.step <= 0:
                 if shape is not None:
                     _check_before_step(key, out, shape)
-                raise ValueError(_messages.step_greater_zero_slice(k))
+                raise ValueError(_messages.slice_step_not_positive(k))
             out.append(k)
     return tuple(out), advanced
 
@@ -90,7 +90,7 @@ def _check_before_step(key: tuple[Any, ...], done: list[Any], shape: tuple[int, 
         elif k is not None and k is not Ellipsis and not isinstance(k, bool):
             used += 1
     if used > len(shape):
-        raise IndexError(_messages.too_many_indices_tensor(shape, used))
+        raise IndexError(_messages.too_many_indices(shape, used))
     if not builtins.any(kk is Ellipsis for kk in done):
         _check_bounds(_Shape(shape),  # (what _check_bounds reads of an array)
                       tuple(kk for kk in done if not isinstance(kk, (xp.ndarray, bool))))
@@ -254,7 +254,7 @@ def _strict_index(x: Any, k: tuple[Any, ...], value: Any = None, write: bool = F
                 return None
             return x[k]
         except DeprecationWarning:
-            raise IndexError(_messages.index_out_bounds_indexing()) \
+            raise IndexError(_messages.index_out_of_bounds_empty_result()) \
                 from None
 
 
@@ -275,7 +275,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
             _check_bounds(x, k)
         out = _empty_result(x, k)  # (torch checks no index when the result is empty)
         if out is None:
-            raise IndexError(_messages.tensor_shape(e, x)) from None
+            raise IndexError(_messages.index_error_with_shape(e, x)) from None
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
         if not advanced:

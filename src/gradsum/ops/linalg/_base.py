@@ -39,7 +39,7 @@ def _check_float(name: str, a: Any) -> Any:
         raise TypeError(_messages.linalg_argument_not_tensor(name, "A", 1, a))
     x = a._array
     if x.dtype.kind not in "fV":
-        raise RuntimeError(_messages.expected_floating_point_complex(name, x))
+        raise RuntimeError(_messages.linalg_input_not_floating(name, x))
     return x
 
 

@@ -85,7 +85,7 @@ def cholesky(A: Tensor, *, upper: bool = False, _legacy: bool = False) -> Tensor
                     xp.linalg.cholesky(m[:k, :k])
                 except xp.linalg.LinAlgError:
                     raise LinAlgError(
-                        _messages.linalg_cholesky_factorization_could(x, i, k)
+                        _messages.cholesky_not_positive_definite(x, i, k)
                     ) from None
         raise
     out = xp.asarray(out).astype(x.dtype, copy=False)
@@ -120,11 +120,11 @@ class LinalgQrBackward0(_MultiOutput):
 
     def backward(self, gQ: Tensor | None, gR: Tensor | None) -> Tensor:
         if self.mode == "r":
-            raise RuntimeError(_messages.derivative_linalg_qr_depends())
+            raise RuntimeError(_messages.qr_backward_mode_r())
         Q, R = self.saved()
         m, n = Q.shape[-2], R.shape[-1]
         if self.mode == "complete" and m > n:
-            raise RuntimeError(_messages.qr_decomposition_not_differentiable())
+            raise RuntimeError(_messages.qr_backward_complete_wide())
         gQ = gQ if gQ is not None else F.zeros_like(Q)
         gR = gR if gR is not None else F.zeros_like(R)
         if m >= n:
@@ -149,7 +149,7 @@ def qr(A: Tensor, mode: str = "reduced") -> Any:
     """
     x = _check_float("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(_messages.qr_received_unrecognized_mode(mode))
+        raise RuntimeError(_messages.qr_invalid_mode(mode))
     if x.ndim < 2:
         raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.qr", x))
     q, r = xp.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
@@ -202,7 +202,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Any:
         [1.0, 2.0]
     """
     if UPLO not in ("L", "U"):
-        raise RuntimeError(_messages.expected_uplo_argument_l(UPLO))
+        raise RuntimeError(_messages.eigh_invalid_uplo(UPLO))
     x = _check_square("linalg.eigh", A)
     w, v = xp.linalg.eigh(x, UPLO=UPLO)
     w, v = xp.asarray(w).astype(x.dtype, copy=False), xp.asarray(v).astype(x.dtype, copy=False)

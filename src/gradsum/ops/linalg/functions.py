@@ -55,7 +55,7 @@ def trace(input: Tensor) -> Tensor:
     """
     x = input._array
     if x.ndim != 2:
-        raise RuntimeError(_messages.trace_expected_matrix_tensor(x))
+        raise RuntimeError(_messages.trace_not_matrix(x))
     out = xp.asarray(xp.trace(x))
     if x.dtype.kind in "biu":
         out = out.astype(xp.int64)
@@ -82,12 +82,12 @@ def _cross(input: Tensor, other: Tensor, dim: int) -> Tensor:
     _require_tensor("cross", "other", 2, other)
     x, y = input._array, other._array
     if x.ndim != y.ndim:
-        raise RuntimeError(_messages.linalg_cross_inputs_have(x, y))
+        raise RuntimeError(_messages.cross_ndim_mismatch(x, y))
     if x.dtype != y.dtype:
-        raise RuntimeError(_messages.linalg_cross_expected_input(x, y))
+        raise RuntimeError(_messages.cross_dtype_mismatch(x, y))
     d = wrap_dim(dim, x.ndim)
     if x.shape[d] != 3 or y.shape[d] != 3:
-        raise RuntimeError(_messages.linalg_cross_inputs_dimension(dim, x, d, y))
+        raise RuntimeError(_messages.cross_dim_not_3(dim, x, d, y))
     try:
         shape = xp.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -141,9 +141,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     _require_tensor("matrix_power", "input", 1, input)
     shape = input._array.shape
     if len(shape) < 2:
-        raise RuntimeError(_messages.linalg_matrix_power_input_tensor(shape))
+        raise RuntimeError(_messages.matrix_power_fewer_than_2_dims(shape))
     if shape[-1] != shape[-2]:
-        raise RuntimeError(_messages.linalg_matrix_power_batches_square(shape))
+        raise RuntimeError(_messages.matrix_power_not_square(shape))
     n = int(n)
     if n == 0:
         out = F.clone(input)
@@ -286,7 +286,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     ts = list(tensors)
     n = len(ts)
     if n < 2:
-        raise RuntimeError(_messages.multi_dot_expected_least_tensors(n))
+        raise RuntimeError(_messages.multi_dot_too_few_tensors(n))
     out_shape: list[int] = []
     first, last = ts[0], ts[-1]
     if first.dim() == 1:
@@ -294,21 +294,21 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     elif first.dim() == 2:
         out_shape.append(first.shape[0])
     else:
-        raise RuntimeError(_messages.multi_dot_first_tensor_d(first))
+        raise RuntimeError(_messages.multi_dot_first_not_1d_2d(first))
     if last.dim() == 1:
         ts[-1] = F.unsqueeze(last, -1)
     elif last.dim() == 2:
         out_shape.append(last.shape[1])
     else:
-        raise RuntimeError(_messages.multi_dot_last_tensor_d(last))
+        raise RuntimeError(_messages.multi_dot_last_not_1d_2d(last))
     for i in range(1, n - 1):
         if ts[i].dim() != 2:
-            raise RuntimeError(_messages.multi_dot_tensor_d_d(i, ts))
+            raise RuntimeError(_messages.multi_dot_middle_not_2d(i, ts))
     for i in range(1, n):
         if ts[i].dtype != ts[0].dtype:
-            raise RuntimeError(_messages.multi_dot_all_tensors_have(ts, i))
+            raise RuntimeError(_messages.multi_dot_dtype_mismatch(ts, i))
         if ts[i - 1].shape[-1] != ts[i].shape[0]:
-            raise RuntimeError(_messages.multi_dot_tensors_shapes_cannot(i, tensors))
+            raise RuntimeError(_messages.multi_dot_shapes_mismatch(i, tensors))
     if n == 2:
         out = F.mm(ts[0], ts[1])
     elif n == 3:
@@ -339,10 +339,10 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
-        raise RuntimeError(_messages.chain_matmul_expected_one_more())
+        raise RuntimeError(_messages.chain_matmul_no_matrices())
     for m in matrices:
         if m.dim() != 2:
-            raise RuntimeError(_messages.tensor_dimension_expected_instead(m))
+            raise RuntimeError(_messages.chain_matmul_not_2d(m))
     if len(matrices) == 1:
         return F.clone(matrices[0])
     return multi_dot(list(matrices))
@@ -359,12 +359,12 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     """
     a = _require("linalg_vander", "x", 1, x)
     if a.dtype.kind not in "fiu" or a.dtype == xp.float16:
-        raise RuntimeError(_messages.linalg_vander_supports_floating(a))
+        raise RuntimeError(_messages.vander_bad_dtype(a))
     x_ = F.unsqueeze(x, -1) if a.ndim == 0 else x
     shape = list(x_.shape)
     n = shape[-1] if N is None else int(N)
     if n <= 1:
-        raise RuntimeError(_messages.n_greater())
+        raise RuntimeError(_messages.vander_n_too_small())
     res = F.cumprod(F.expand(F.unsqueeze(x_, -1), tuple(shape) + (n - 1,)), -1)
     ones = F.ones(tuple(shape) + (1,), dtype=res.dtype)
     return F.cat([ones, res], -1)
@@ -382,8 +382,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     a = _require("linalg_vecdot", "x", 1, x)
     b = _require("linalg_vecdot", "y", 2, y)
     if not D.is_float_np(a.dtype):
-        raise RuntimeError(_messages.linalg_vecdot_expected_floating(a))
+        raise RuntimeError(_messages.vecdot_not_floating(a))
     if a.dtype != b.dtype:
-        raise RuntimeError(_messages.linalg_vecdot_expected_x(a, b))
+        raise RuntimeError(_messages.vecdot_dtype_mismatch(a, b))
     return F.sum(F.mul(x, y), dim)
 register("chain_matmul")(chain_matmul)

@@ -125,7 +125,7 @@ def _lu_check(name: str, A: Tensor, pivot: bool) -> Any:
     if x.ndim < 2:
         raise RuntimeError(_messages.torch_input_fewer_than_2_dims(name, "A"))
     if not pivot:
-        raise RuntimeError(_messages.lu_without_pivoting_not(name))
+        raise RuntimeError(_messages.lu_no_pivot_unsupported(name))
     return x
 
 
@@ -158,7 +158,7 @@ def _raise_lu(info: Any, x: Any) -> None:
     i = int(xp.argmax(flat > 0))
     k = int(flat[i])
     pre = f"(Batch element {i}): " if x.ndim > 2 else ""
-    raise RuntimeError(_messages.torch_linalg_lu_factor_u(pre, k))
+    raise RuntimeError(_messages.lu_factor_singular(pre, k))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
@@ -252,12 +252,12 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     lu_a = _require("lu_unpack", "LU_data", 1, LU_data)
     piv = _require("lu_unpack", "LU_pivots", 2, LU_pivots)
     if piv.dtype != xp.int32:
-        raise RuntimeError(_messages.lu_unpack_lu_pivots_expected_contiguous(piv))
+        raise RuntimeError(_messages.lu_unpack_pivots_not_int32(piv))
     if lu_a.ndim < 2:
-        raise RuntimeError(_messages.torch_lu_unpack_expected_tensor(lu_a))
+        raise RuntimeError(_messages.lu_unpack_fewer_than_2_dims(lu_a))
     m, n = lu_a.shape[-2:]
     if piv.shape != lu_a.shape[:-2] + (min(m, n),):
-        raise RuntimeError(_messages.lu_unpack_lu_pivots_shape_does(piv, lu_a))
+        raise RuntimeError(_messages.lu_unpack_shape_mismatch(piv, lu_a))
     P, L, U = _unpack_arrays(lu_a, piv)
     empty = xp.zeros((0,), dtype=lu_a.dtype)
     tP = _make(P if unpack_pivots else empty)
@@ -319,17 +319,17 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     piv = _require("linalg_lu_solve", "pivots", 2, pivots)
     b = _require("linalg_lu_solve", "B", 3, B)
     if b.ndim < 2:
-        raise RuntimeError(_messages.input_tensor_b_have(name))
+        raise RuntimeError(_messages.input_fewer_than_2_dims(name, "B"))
     if lu_a.ndim < 2 or lu_a.shape[-1] != lu_a.shape[-2]:
-        raise RuntimeError(_messages.lu_solve_not_square_matrices(name, lu_a))
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim(name, lu_a))
     _same_dtype(name, lu_a, b, "LU", "B")
     if piv.dtype != xp.int32:
-        raise RuntimeError(_messages.pivots_tensor_scalar_type(name, piv))
+        raise RuntimeError(_messages.lu_solve_pivots_not_int32(name, piv))
     n = lu_a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
-        raise RuntimeError(_messages.incompatible_shapes_b_equation(name, left, n, b))
+        raise RuntimeError(_messages.incompatible_shapes_for_equation(name, left, n, b))
     if piv.shape != lu_a.shape[:-1]:
-        raise RuntimeError(_messages.incompatible_shapes_lu_pivots(name, lu_a, piv))
+        raise RuntimeError(_messages.lu_solve_pivots_shape_mismatch(name, lu_a, piv))
     if left:
         out = _getrs(lu_a, piv, b, adjoint)
     else:  # X A = B <=> A^T X^T = B^T (and X A^T = B <=> A X^T = B^T)

@@ -59,8 +59,8 @@ def _singular_error(name: str, x: Any) -> LinAlgError:
     for i, m in enumerate(flat):
         k = _first_zero_pivot(m)
         if k:
-            return LinAlgError(_messages.diagonal_element_zero_inversion(name, x, i, k))
-    return LinAlgError(_messages.input_matrix_singular(name))
+            return LinAlgError(_messages.inverse_singular_at_diagonal(name, x, i, k))
+    return LinAlgError(_messages.matrix_singular(name))
 
 
 # == inverse / solve ===========================================================================
@@ -130,20 +130,20 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """
     a = _check_square("linalg.solve", A)
     if not isinstance(B, Tensor):
-        raise TypeError(_messages.linalg_solve_argument_b_position(B))
+        raise TypeError(_messages.solve_b_not_tensor(B))
     b = B._array
     if b.dtype != a.dtype:
-        raise RuntimeError(_messages.linalg_solve_expected_b(a, b))
+        raise RuntimeError(_messages.linalg_operands_dtype_mismatch("linalg.solve", "A", "B", a, b))
     vector = b.ndim == 1 or (left and b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     bm = b[..., None] if vector else b
     n = a.shape[-1]
     if bm.ndim < 2 or (bm.shape[-2] if left else bm.shape[-1]) != n:
         shown = f"{bm.shape[-2]}x{bm.shape[-1]}" if bm.ndim >= 2 else f"{b.shape[-1]}x1"
-        raise RuntimeError(_messages.linalg_solve_incompatible_shapes(left, n, shown))
+        raise RuntimeError(_messages.solve_incompatible_shapes(left, n, shown))
     try:
         batch = xp.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     except ValueError:
-        raise RuntimeError(_messages.linalg_solve_batch_dimensions(a, b)) from None
+        raise RuntimeError(_messages.solve_batch_dims_not_broadcast(a, b)) from None
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(bm, batch + bm.shape[-2:])
     try:
@@ -153,7 +153,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
             out = xp.swapaxes(xp.linalg.solve(xp.swapaxes(aa, -1, -2), xp.swapaxes(bb, -1, -2)),
                               -1, -2) if aa.size and bb.size else xp.zeros(bb.shape, a.dtype)
     except xp.linalg.LinAlgError:
-        raise LinAlgError(_messages.torch_linalg_solve_solver()) from None
+        raise LinAlgError(_messages.solve_singular()) from None
     out = xp.ascontiguousarray(out[..., 0] if vector else out).astype(a.dtype, copy=False)
     if not needs_grad(A, B):
         return _make(out)
@@ -241,14 +241,14 @@ triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_co
 
 def _same_dtype(name: str, a: Any, b: Any, an: str = "A", bn: str = "B") -> None:
     if a.dtype != b.dtype:
-        raise RuntimeError(_messages.expected_have_same_dtype(name, an, bn, a, b))
+        raise RuntimeError(_messages.linalg_operands_dtype_mismatch(name, an, bn, a, b))
 
 
 def _batch(name: str, a: Any, b: Any) -> tuple[int, ...]:
     try:
         return tuple(xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     except ValueError:
-        raise RuntimeError(_messages.batch_dimensions_do_not(name, a, b)) from None
+        raise RuntimeError(_messages.batch_dims_not_broadcast(name, a, b)) from None
 
 
 # == solve_triangular ==========================================================================
@@ -294,7 +294,7 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     _same_dtype(name, a, b)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
-        raise RuntimeError(_messages.incompatible_shapes_b_equation(name, left, n, b))
+        raise RuntimeError(_messages.incompatible_shapes_for_equation(name, left, n, b))
     batch = _batch(name, a, b)
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(b, batch + b.shape[-2:])
@@ -360,14 +360,14 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B)."))
     if x.ndim < 2:
-        raise RuntimeError(_messages.torch_triangular_solve_input_tensor(x))
+        raise RuntimeError(_messages.triangular_solve_b_fewer_than_2_dims(x))
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(_messages.triangular_solve_batches_square_matrices(a))
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim("triangular_solve", a))
     _same_dtype("triangular_solve", x, a, "self", "A")
     if x.dtype.kind not in "fV":
         raise D.not_implemented("triangular_solve_cpu", x.dtype, "Convert with .double().")
     if x.shape[-2] != a.shape[-1]:
-        raise RuntimeError(_messages.incompatible_matrix_sizes_triangular_solve(a, x))
+        raise RuntimeError(_messages.incompatible_matrix_sizes("triangular_solve", a, x))
     batch = _batch("triangular_solve", x, a)
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(x, batch + x.shape[-2:])
@@ -521,17 +521,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver is None:
         driver = "gelsy"
     if driver not in _DRIVERS:
-        raise RuntimeError(_messages.parameter_driver_one_gels(name))
+        raise RuntimeError(_messages.lstsq_invalid_driver(name))
     if a.ndim < 2:
-        raise RuntimeError(_messages.input_have_least_dimensions(name))
+        raise RuntimeError(_messages.lstsq_fewer_than_2_dims(name))
     _same_dtype("linalg.lstsq", a, b)
     vector = b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]
     bm = b[..., None] if vector else b
     if bm.ndim < 2:
-        raise RuntimeError(_messages.input_dim_greater_equal(name))
+        raise RuntimeError(_messages.lstsq_ndim_mismatch(name))
     m, n = a.shape[-2:]
     if bm.shape[-2] != m:
-        raise RuntimeError(_messages.input_size_match_other(name, m, bm))
+        raise RuntimeError(_messages.lstsq_rows_mismatch(name, m, bm))
     batch = _batch(name, a, bm)
     k = bm.shape[-1]
     a64 = xp.broadcast_to(a.astype(xp.float64), batch + (m, n)).reshape((-1, m, n))
@@ -576,7 +576,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """
     x = _check_float("linalg.tensorinv", A)
     if ind <= 0:
-        raise RuntimeError(_messages.expected_strictly_positive_integer(ind))
+        raise RuntimeError(_messages.tensorinv_ind_not_positive(ind))
     start, end = x.shape[:ind], x.shape[ind:]
     p_end, p_start = math.prod(end), math.prod(start)
     if p_end != p_start:
@@ -644,16 +644,16 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     b = _require("cholesky_solve", "self", 1, B)
     u = _require("cholesky_solve", "input2", 2, L)
     if b.ndim < 2:
-        raise RuntimeError(_messages.b_have_least_dimensions(b))
+        raise RuntimeError(_messages.operand_fewer_than_2_dims("b", b))
     if u.ndim < 2:
-        raise RuntimeError(_messages.u_have_least_dimensions(u))
+        raise RuntimeError(_messages.operand_fewer_than_2_dims("u", u))
     _same_dtype("cholesky_solve", b, u, "b", "u")
     if b.dtype.kind not in "fV":
         raise D.not_implemented("cholesky_solve_cpu", b.dtype, "Convert with .double().")
     if u.shape[-1] != u.shape[-2]:
-        raise RuntimeError(_messages.cholesky_solve_batches_square_matrices(u))
+        raise RuntimeError(_messages.linalg_not_square_matrices("cholesky_solve", u))
     if b.shape[-2] != u.shape[-1]:
-        raise RuntimeError(_messages.incompatible_matrix_sizes_cholesky_solve(u, b))
+        raise RuntimeError(_messages.incompatible_matrix_sizes("cholesky_solve", u, b))
     batch = _batch("cholesky_solve", b, u)
     uu = xp.broadcast_to(u, batch + u.shape[-2:])
     bb = xp.broadcast_to(b, batch + b.shape[-2:])
@@ -692,13 +692,13 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """
     u = _check_float("cholesky_inverse", L)
     if u.ndim < 2 or u.shape[-1] != u.shape[-2]:
-        raise RuntimeError(_messages.cholesky_inverse_batches_square_matrices(u))
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim("cholesky_inverse", u))
     n = u.shape[-1]
     diag = xp.diagonal(u, 0, -2, -1).reshape((-1, n))
     for i, row in enumerate(diag):
         zero = xp.flatnonzero(row == 0)
         if zero.size:
-            raise LinAlgError(_messages.cholesky_inverse_diagonal_element_zero(u, i, zero))
+            raise LinAlgError(_messages.cholesky_inverse_singular(u, i, zero))
     lo = xp.swapaxes(u, -1, -2) if upper else u
     linv = _trsm(lo, xp.broadcast_to(xp.eye(n, dtype=u.dtype), u.shape), upper=False)
     m = xp.swapaxes(linv, -1, -2) @ linv
@@ -733,7 +733,7 @@ def _removed(name: str) -> Callable[..., Any]:
     advice = _REMOVED[name]
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(_messages.function_was_deprecated_since(advice))
+        raise RuntimeError(_messages.tensor_method_removed(advice))
 
     method.__name__ = name
     method.__doc__ = f"Removed in torch 1.9: raises, as torch's ``Tensor.{name}``."
