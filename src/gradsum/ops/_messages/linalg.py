@@ -17,8 +17,6 @@ def _batch_prefix(x: Any, i: int) -> str:
 
 
 # -- linalg/_base.py ------------------------------------------------------------------------------
-
-
 def linalg_input_not_floating(name: Any, x: Any) -> str:
     return (
         f"{name}: Expected a floating point or complex tensor as input. Got "
