@@ -19,6 +19,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node, grad_accumulator
+from gradsum.ops import _messages as _ops_messages
 
 FnT = TypeVar("FnT", bound=Callable[..., Any])
 
@@ -149,7 +150,7 @@ def surface() -> dict[str, Any]:
 
     def put(name: str, obj: Any) -> None:
         if name in out and out[name] is not obj:
-            raise RuntimeError(f"Tensor.{name} is declared twice (by {out[name]!r} and {obj!r})")
+            raise RuntimeError(_ops_messages.tensor_method_declared_twice(name, out, obj))
         out[name] = obj
 
     for spec in SPECS.values():
@@ -269,9 +270,7 @@ def wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim``; IndexError with torch's message if out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
+        raise IndexError(_ops_messages.wrap_dim_out_of_range(lo, hi, dim))
     return dim + ndim if dim < 0 else (dim if ndim else 0)
 
 
@@ -282,7 +281,7 @@ def wrap_dims(dim: Any, ndim: int) -> tuple[int, ...]:
         return (wrap_dim(int(dim), ndim),)
     out = tuple(wrap_dim(int(d), ndim) for d in dim)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"dim {tuple(dim)} appears multiple times in the list of dims")
+        raise RuntimeError(_ops_messages.dim_appears_multiple_times(dim))
     return out
 
 
@@ -294,9 +293,7 @@ def scalar_value(v: Any) -> Any:
         return v if v.__class__ is not xp.float64 else float(v)
     if isinstance(v, xp.generic):
         return float(v) if isinstance(v, xp.bool_) else v.item()
-    raise TypeError(
-        f"unsupported operand type {type(v).__name__}: expected a Tensor or a number"
-    )
+    raise TypeError(_ops_messages.unsupported_operand_type(v))
 
 
 def as_tensor_like(v: Any, ref: Tensor) -> Tensor:
@@ -363,7 +360,7 @@ def broadcast_error(a: Any, b: Any) -> RuntimeError:
         check_broadcast(sa, sb)
     except RuntimeError as e:
         return e
-    return RuntimeError(f"operation failed for shapes {sa} and {sb}")
+    return RuntimeError(_ops_messages.operation_failed_for_shapes(sa, sb))
 
 
 def mark_view(out: Tensor, base: Tensor, view_fn: Callable[[Tensor], Tensor] | None) -> Tensor:

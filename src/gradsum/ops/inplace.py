@@ -25,6 +25,7 @@ from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, AccumulateGrad, Node
 from gradsum.autograd.saved import hooks_state, on_view
+from gradsum.ops import _messages as _ops_messages
 from gradsum.ops._core import (
     _make,
     broadcast_error,
@@ -116,11 +117,7 @@ def _target(self: Tensor, name: str) -> Any:
         w = _writable(dst)
         if w is not None:
             return w
-    raise RuntimeError(
-        "unsupported operation: more than one element of the written-to tensor refers to a "
-        f"single memory location (an expanded tensor) in {name}. Please clone() the tensor "
-        "before performing the operation."
-    )
+    raise RuntimeError(_ops_messages.write_to_expanded_tensor(name))
 
 
 def _check_leaf(self: Tensor, name: str) -> None:
@@ -169,11 +166,7 @@ def _check_overlap(dst: Any, src: Any, name: str, full_too: bool = False) -> Non
         return
     if not full_too and a0 == b0 and a1 == b1 and dst.strides == src.strides:
         return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to tensor "
-        f"refer to a single memory location ({name}). Please clone() the tensor before "
-        "performing the operation."
-    )
+    raise RuntimeError(_ops_messages.write_overlaps_input(name))
 
 
 def _recording(self: Tensor, *others: Any) -> bool:
@@ -203,11 +196,7 @@ def _check_out_shape(dst_shape: tuple[int, ...], shape: tuple[int, ...], name: s
         except ValueError:
             bshape = shape
         if bshape != dst_shape:
-            raise RuntimeError(
-                f"output with shape {list(dst_shape)} doesn't match the broadcast shape "
-                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
-                "out-of-place op."
-            )
+            raise RuntimeError(_ops_messages.inplace_output_shape_mismatch(dst_shape, bshape, name))
 
 
 def _write(self: Tensor, arr: Any, name: str) -> None:
@@ -251,6 +240,18 @@ class CopySlices(Node):
         return (gb, *res[1:])
 
 
+def _view_region(out: Any, view_fn: Callable[[Tensor], Tensor]) -> Any:
+    """The writable array of the region ``view_fn`` selects of the array ``out`` (taken with
+    grad mode off; torch refuses an expanded view region, as copy_ does)."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        region = view_fn(_make(out))
+    finally:
+        _state.enabled = prev
+    return _target(region, "copy_")
+
+
 class PutViewRegionBackward0(Node):
     __slots__ = ("view_fn",)
 
@@ -262,13 +263,7 @@ class PutViewRegionBackward0(Node):
 def put_view_region(g: Tensor, r: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
     """A copy of ``g`` with the region selected by ``view_fn`` replaced by ``r``."""
     out = g._array.copy()
-    prev = _state.enabled
-    _state.enabled = False
-    try:
-        region = view_fn(_make(out))
-    finally:
-        _state.enabled = prev
-    _target(region, "copy_")[...] = r._array  # (torch refuses an expanded view region)
+    _view_region(out, view_fn)[...] = r._array
     if not (_state.enabled and (g.requires_grad or r.requires_grad)):
         return _make(out)
     node = PutViewRegionBackward0()
@@ -286,13 +281,7 @@ class ZeroViewRegionBackward0(Node):
 def zero_view_region(g: Tensor, view_fn: Callable[[Tensor], Tensor]) -> Tensor:
     """A copy of ``g`` with the region selected by ``view_fn`` set to zero."""
     out = g._array.copy()
-    prev = _state.enabled
-    _state.enabled = False
-    try:
-        region = view_fn(_make(out))
-    finally:
-        _state.enabled = prev
-    _target(region, "copy_")[...] = 0
+    _view_region(out, view_fn)[...] = 0
     if not (_state.enabled and g.requires_grad):
         return _make(out)
     node = ZeroViewRegionBackward0()
@@ -365,11 +354,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     if base is not None and self._view_fn is None:
         # (torch: a view made in no_grad mode, or an output of split/unbind of a tensor that
         # does not require grad, refuses a recorded write even when its base needs no grad)
-        raise RuntimeError(
-            f"A view was created in no_grad mode and is being modified inplace with grad mode "
-            f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
-            "forbidden. Create the view with grad mode enabled, or clone() it first."
-        )
+        raise RuntimeError(_ops_messages.no_grad_view_modified_inplace(name))
     base_edge = edge(base) if through_view else None
     arr = self._array
     old = None
@@ -518,9 +503,7 @@ def _binary_inplace(name: str, op: Callable[..., Tensor], ufunc: Any, **surface:
             shp = xp.shape(y)
             bshape = xp.broadcast_shapes(dst.shape, shp) if _bcast_ok(dst.shape, shp) else shp
             raise RuntimeError(
-                f"output with shape {list(dst.shape)} doesn't match the broadcast shape "
-                f"{list(bshape)} in {name}. In-place ops cannot grow the tensor; use the "
-                "out-of-place op."
+                _ops_messages.inplace_output_shape_mismatch(dst.shape, bshape, name)
             ) from None
         _bump_unrecorded(self)
         return self
@@ -595,10 +578,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     """Fill with ``value`` (a number or 0-d tensor) in place."""
     _check_leaf(self, "fill_")
     if isinstance(value, Tensor) and value._array.ndim != 0:
-        raise RuntimeError(
-            f"fill_ only supports 0-dimension value tensor but got tensor with "
-            f"{value._array.ndim} dimensions (shape {tuple(value.shape)}). Use copy_ instead."
-        )
+        raise RuntimeError(_ops_messages.fill_value_not_0d(value))
     if _recording(self, value):
         if isinstance(value, Tensor):
             return apply_inplace(self, "fill_", lambda old: _filled(old, value, FillBackward3),
@@ -633,10 +613,7 @@ def _copy_from(old: Tensor, src: Tensor) -> Tensor:
     try:
         xp.copyto(out, src._array, casting="unsafe")
     except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({x.shape}) must match the size of tensor b "
-            f"({tuple(src.shape)}): copy_ needs a source broadcastable to the destination"
-        ) from None
+        raise RuntimeError(_ops_messages.copy_size_mismatch(x, src)) from None
     if not (_state.enabled and (old.requires_grad or src.requires_grad)):
         return _make(out)
     node = CopyBackwards()
@@ -696,8 +673,7 @@ def index_put(a: Tensor, key: Any, value: Any) -> Tensor:
         _put(arr, kk, v)
     except ValueError as e:
         raise RuntimeError(
-            f"shape mismatch: value tensor of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(arr[kk].shape)} ({e})"
+            _ops_messages.index_put_value_tensor_shape_mismatch(v, arr, kk, e)
         ) from None
     vt = value if isinstance(value, Tensor) else None
     if not (_state.enabled and (a.requires_grad or (vt is not None and vt.requires_grad))):
@@ -796,10 +772,7 @@ def setitem_(self: Tensor, key: Any, value: Any) -> None:
     try:
         _put(arr, kk, v)
     except ValueError as e:
-        raise RuntimeError(
-            f"shape mismatch: value of shape {list(xp.shape(v))} cannot be broadcast to "
-            f"indexing result of shape {list(arr[kk].shape)} ({e})"
-        ) from None
+        raise RuntimeError(_ops_messages.setitem_value_shape_mismatch(v, arr, kk, e)) from None
     _bump_unrecorded(self)
 
 
@@ -987,10 +960,7 @@ def t_(self: Tensor) -> Tensor:
     """
     nd = self._array.ndim
     if nd > 2:
-        raise RuntimeError(
-            f"t_() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
-            f"{tuple(self.shape)}). Use transpose_(dim0, dim1) for more dimensions."
-        )
+        raise RuntimeError(_ops_messages.t_too_many_dims(nd, self))
     dims = F.views._REVERSED[nd]
     return _restride(self, "t_", F.t, F.t,
                      lambda old: F.views._permute(old, dims, TBackward1, True))
@@ -1137,8 +1107,7 @@ def _untracked_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
 
 def _no_grad_check(self: Tensor, name: str) -> None:
     if self.requires_grad:
-        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
-                           f"var.detach().{name}() instead.")
+        raise RuntimeError(_ops_messages.call_on_variable_requiring_grad(name))
 
 
 @tensor_method("apply_")
@@ -1193,11 +1162,10 @@ def resize_(self: Tensor, *sizes: Any) -> Tensor:
         sizes = tuple(sizes[0])
     shape = tuple(int(s) for s in sizes)
     if self.requires_grad:
-        raise RuntimeError("cannot resize variables that require grad")
+        raise RuntimeError(_ops_messages.resize_requires_grad())
     for s in shape:
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(shape)}")
+            raise RuntimeError(_ops_messages.resize_negative_dimension(s, shape))
     x = self._array
     if shape == x.shape:
         return self
@@ -1253,16 +1221,13 @@ def fill_diagonal_(a: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     """
     if isinstance(fill_value, Tensor):
         if fill_value._array.ndim != 0 or fill_value.requires_grad:
-            raise TypeError("fill_diagonal_(): argument 'fill_value' (position 1) must be "
-                            "Number, not Tensor. Pass fill_value.item().")
+            raise TypeError(_ops_messages.fill_diagonal_value_is_tensor())
         fill_value = fill_value.item()
     shp = a._array.shape
     if len(shp) < 2:
-        raise RuntimeError(f"dimensions must larger than 1 (got a {len(shp)}-d tensor). Use "
-                           "a matrix, or copy_ for a vector.")
+        raise RuntimeError(_ops_messages.fill_diagonal_too_few_dims(shp))
     if len(shp) > 2 and len(set(shp)) != 1:
-        raise RuntimeError(f"all dimensions of input must be of equal length (got shape "
-                           f"{tuple(shp)})")
+        raise RuntimeError(_ops_messages.fill_diagonal_unequal_dims(shp))
     mask = xp.zeros(shp, dtype=bool)
     xp.fill_diagonal(mask, True, wrap=wrap)
     masked_fill_(a, Tensor._make(mask), fill_value)

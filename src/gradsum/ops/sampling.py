@@ -17,6 +17,7 @@ from typing import Any
 from gradsum import _creation
 from gradsum import _dtype as D
 from gradsum._tensor import Tensor
+from gradsum.ops import _messages
 from gradsum.ops._core import tensor_method
 from gradsum.ops.inplace import _check_leaf, _write
 
@@ -35,11 +36,7 @@ def _random_fill(name: str) -> Callable[..., Tensor]:
             kernel = _FLOAT_ONLY_FILLS[name]
             if kernel is None:
                 given = D._TORCH_SCALAR_NAMES.get(str(self._array.dtype), self.dtype.name)
-                raise RuntimeError(
-                    "Exponential distribution is a continuous probability distribution. dtype "
-                    f"must be a floating point but you specified {given}. Convert the tensor "
-                    "with .float() first."
-                )
+                raise RuntimeError(_messages.exponential_dtype_not_floating(given))
             raise D.not_implemented(kernel, self._array.dtype,
                                     "Convert the tensor with .float() first.")
         arr = _random.sample(name, self._array.shape, self._array.dtype, generator, *args,
@@ -79,7 +76,7 @@ def geometric_(self: Tensor, p: float, *, generator: Any = None) -> Tensor:
     from gradsum import _random
 
     if not 0 < p < 1:
-        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+        raise RuntimeError(_messages.geometric_p_out_of_range(p))
     return _fill_random(self, "geometric_",
                         _random.rng(generator).geometric(p, self._array.shape))
 
@@ -104,11 +101,9 @@ def cauchy_(self: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator:
     if self._array.dtype.kind not in "fV":
         given = {"int64": "long int", "int32": "int", "int16": "short int",
                  "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-        raise RuntimeError(
-            "Cauchy distribution is a continuous probability distribution. dtype must be a "
-            f"floating point but you specified {given.get(str(self._array.dtype), 'int')}")
+        raise RuntimeError(_messages.cauchy_dtype_not_floating(given, self))
     if not sigma > 0:
-        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+        raise RuntimeError(_messages.cauchy_sigma_not_positive(sigma))
     r = _random.rng(generator)
     return _fill_random(self, "cauchy_", median + sigma * r.standard_cauchy(self._array.shape))
 
@@ -127,7 +122,7 @@ def log_normal_(self: Tensor, mean: float = 1.0, std: float = 2.0, *, generator:
 
     _float_fill_check(self, "log_normal_cpu")
     if not std > 0:
-        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+        raise RuntimeError(_messages.log_normal_std_not_positive(std))
     r = _random.rng(generator)
     return _fill_random(self, "log_normal_", r.lognormal(mean, std, self._array.shape))
 

@@ -2,6 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any  # noqa: F401
+from typing import Any
 
-from gradsum.ops._messages._format import torch_name  # noqa: F401
+
+# -- _core.py -------------------------------------------------------------------------------------
+def unsupported_operand_type(v: Any) -> str:
+    return f"unsupported operand type {type(v).__name__}: expected a Tensor or a number"
+
+
+def operation_failed_for_shapes(sa: Any, sb: Any) -> str:
+    return f"operation failed for shapes {sa} and {sb}"
+
+
+def wrap_dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
+    return f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+
+
+def dim_appears_multiple_times(dim: Any) -> str:
+    return f"dim {tuple(dim)} appears multiple times in the list of dims"
+
+
+def tensor_method_declared_twice(name: Any, out: Any, obj: Any) -> str:
+    return f"Tensor.{name} is declared twice (by {out[name]!r} and {obj!r})"

@@ -19,6 +19,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     broadcast_error,
@@ -31,7 +32,6 @@ from gradsum.ops._core import (
     twin,
     wrap_dim,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.index import (
     _FLAT_INDEX_MIN,
@@ -39,6 +39,7 @@ from gradsum.ops.indexing.index import (
     _at,
     _check_index_bounds,
     _flat_along,
+    _index_arg,
     _index_array,
     _on,
 )
@@ -68,16 +69,10 @@ def gather(a: Tensor, dim: int, index: Tensor) -> Tensor:
     x = a._array
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
-        raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as input tensor: index has "
-            f"{idx.ndim}, input has {x.ndim}"
-        )
+        raise RuntimeError(_messages.gather_index_ndim_mismatch(idx, x))
     for i in range(x.ndim):
         if i != d and idx.shape[i] > x.shape[i]:
-            raise RuntimeError(
-                f"Size does not match at dimension {i} expected index {tuple(idx.shape)} to be "
-                f"no larger than self {tuple(x.shape)} apart from dimension {d}"
-            )
+            raise RuntimeError(_messages.gather_index_size_mismatch(i, idx, x, d))
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     key: Any
     if x.ndim and idx.size >= _FLAT_INDEX_MIN:
@@ -133,16 +128,10 @@ def scatter_add(a: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     d = wrap_dim(dim, x.ndim)
     sa = src._array
     if not idx.ndim == x.ndim == sa.ndim:
-        raise RuntimeError(
-            f"Index tensor must have the same number of dimensions as self tensor and src: "
-            f"index {tuple(idx.shape)}, self {tuple(x.shape)}, src {tuple(sa.shape)}"
-        )
+        raise RuntimeError(_messages.scatter_add_index_ndim_mismatch(idx, x, sa))
     if builtins.any(idx.shape[i] > sa.shape[i] or (i != d and idx.shape[i] > x.shape[i])
                     for i in range(x.ndim)):
-        raise RuntimeError(
-            f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} apart "
-            f"from dimension {d} and to be no larger size than src {list(sa.shape)}"
-        )
+        raise RuntimeError(_messages.index_larger_than_self_or_src(idx, x, d, sa))
     _check_index_bounds(idx, x.shape[d] if x.ndim else 1, d)
     return _scatter_add(a, d, _make(idx), src,
                         _flat_along(idx, d, x.shape) if x.ndim and idx.size >= _FLAT_INDEX_MIN
@@ -198,17 +187,12 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
     """
     idx = _require_tensor("take_along_dim", "indices", 2, indices)._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_tname(idx.dtype)}. Convert them with .long().")
+        raise RuntimeError(_messages.take_along_dim_index_not_long(idx))
     if dim is None:
         return F.gather(F.reshape(input, (-1,)), 0, F.reshape(indices, (-1,)))
     x = input._array
     if x.ndim != idx.ndim:
-        raise RuntimeError(
-            f"torch.take_along_dim(): input and indices should have the same number of "
-            f"dimensions, but got {x.ndim} dimensions for input, and {idx.ndim} dimensions for "
-            "indices"
-        )
+        raise RuntimeError(_messages.take_along_dim_ndim_mismatch(x, idx))
     d = wrap_dim(dim, x.ndim)
     xs, isz = list(x.shape), list(idx.shape)
     xs[d] = isz[d] = 1
@@ -253,13 +237,11 @@ def take(input: Tensor, index: Tensor) -> Tensor:
     _require_tensor("take", "index", 2, index)
     x, idx = input._array, index._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
-                           f"{_tname(idx.dtype)}. Convert it with .long().")
+        raise RuntimeError(_messages.expected_long_tensor_index("take", idx))
     n = x.size
     bad = idx[(idx < -n) | (idx >= n)]
     if bad.size:
-        raise IndexError(f"out of range: tried to access index {int(bad.reshape(-1)[0])} on a "
-                         f"tensor of {n} elements.")
+        raise IndexError(_messages.take_index_out_of_range(int(bad.reshape(-1)[0]), n))
     wrapped = xp.where(idx < 0, idx + n, idx)
     out = _contig(x.reshape(-1)[wrapped])
     if not needs_grad(input):
@@ -321,8 +303,7 @@ class ScatterReduceBackward0(Node):
         x, src, out = self.saved()
         d, idx, red = self.dim, self.index, self.reduce
         if red not in _REDUCES:
-            raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
-                               f"'amin' but got {red}.")
+            raise RuntimeError(_messages.scatter_reduce_backward_invalid_reduce(red))
         hit = (_make(_hit_mask(x.shape, _along_key(idx._array, d, x.shape)))
                if not self.include_self else None)
         zero = F.zeros((), dtype=g.dtype)
@@ -431,31 +412,24 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     _require_tensor("scatter_reduce", "index", 3, index)
     _require_tensor("scatter_reduce", "src", 4, src)
     if reduce not in _REDUCES + ("max", "min"):
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
+        raise RuntimeError(_messages.scatter_reduce_invalid_reduce(reduce))
     # (torch's kernel also takes "max"/"min" for amax/amin; its backward then raises)
     fwd = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     x, idx, s = input._array, index._array, src._array
     if idx.dtype != xp.int64:
-        raise RuntimeError(f"scatter_reduce(): Expected dtype int64 for index, got "
-                           f"{_tname(idx.dtype)}. Convert it with .long().")
+        raise RuntimeError(_messages.scatter_reduce_index_not_long(idx))
     if x.dtype != s.dtype:
-        raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype "
-                           f"(self {_tname(x.dtype)}, src {_tname(s.dtype)}). Convert src.")
+        raise RuntimeError(_messages.scatter_reduce_dtype_mismatch(x, s))
     d = wrap_dim(dim, x.ndim)
     if not (idx.ndim == x.ndim == s.ndim):
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor "
-                           f"(index {idx.ndim}, self {x.ndim}, src {s.ndim})")
+        raise RuntimeError(_messages.scatter_reduce_index_ndim_mismatch(idx, x, s))
     if any(idx.shape[i] > s.shape[i] or (i != d and idx.shape[i] > x.shape[i])
            for i in range(x.ndim)):
-        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
-                           f"{list(x.shape)} apart from dimension {d} and to be no larger size "
-                           f"than src {list(s.shape)}")
+        raise RuntimeError(_messages.index_larger_than_self_or_src(idx, x, d, s))
     size = x.shape[d] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
-        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
-                           f"with size {size}")
+        raise RuntimeError(_messages.index_out_of_bounds_for_dim(int(bad.reshape(-1)[0]), d, size))
     if x.ndim == 0:
         res = scatter_reduce(F.reshape(input, (1,)), 0, F.reshape(index, (1,)),
                              F.reshape(src, (1,)), reduce, include_self=include_self)
@@ -473,8 +447,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 def _check_src(src: Tensor, want: tuple[int, ...]) -> None:
     have = tuple(src._array.shape)
     if have != tuple(want):
-        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
-                           f"{list(have)}, slice size = {list(want)}")
+        raise RuntimeError(_messages.scatter_src_not_slice_size(have, want))
 
 
 class SelectScatterBackward0(Node):
@@ -499,6 +472,19 @@ def _scatter_out(input: Tensor, src: Tensor, key: Any) -> Any:
     return out
 
 
+def _scatter_result(input: Tensor, src: Tensor, out: Any, node_cls: type[Node],
+                    **saved: Any) -> Tensor:
+    """``out``, the result of a ``*_scatter`` op, recorded when ``input`` or ``src`` needs grad
+    (its node of ``node_cls`` keeps ``saved`` and src's shape and dtype)."""
+    if not needs_grad(input, src):
+        return _make(out)
+    node = node_cls()
+    for k, v in saved.items():
+        setattr(node, k, v)
+    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
+    return record(node, (input, src), out)
+
+
 @register("select_scatter", method=True)
 def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     """A copy of ``input`` with ``src`` written at ``index`` along ``dim`` (the reverse of
@@ -515,17 +501,11 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
     d = wrap_dim(dim, len(shape))
     size = shape[d] if shape else 1
     if not -size <= index < size:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(shape)} at dimension {d}")
+        raise IndexError(_messages.select_scatter_index_out_of_range(index, shape, d))
     idx = index + size if index < 0 else index
     _check_src(src, shape[:d] + shape[d + 1:])
     out = _scatter_out(input, src, (slice(None),) * d + (idx,))
-    if not needs_grad(input, src):
-        return _make(out)
-    node = SelectScatterBackward0()
-    node.dim, node.index = d, idx
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, SelectScatterBackward0, dim=d, index=idx)
 
 
 class SliceScatterBackward0(Node):
@@ -561,7 +541,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     shape = input._array.shape
     d = wrap_dim(dim, len(shape))
     if step <= 0:
-        raise RuntimeError(f"slice step must be positive (got {step}). Reverse with flip().")
+        raise RuntimeError(_messages.slice_scatter_step_not_positive(step))
     size = shape[d] if shape else 1
     lo, hi, _ = slice(start, end, step).indices(size)
     sl = slice(lo, max(lo, hi), step)
@@ -569,12 +549,7 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
     want = xp.empty(shape, dtype=bool)[key].shape
     _check_src(src, want)
     out = _scatter_out(input, src, key)
-    if not needs_grad(input, src):
-        return _make(out)
-    node = SliceScatterBackward0()
-    node.dim, node.sl = d, sl
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, SliceScatterBackward0, dim=d, sl=sl)
 
 
 class DiagonalScatterBackward0(Node):
@@ -610,20 +585,14 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     x = input._array
     d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
     if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}. Pass two "
-                           "different dims.")
+        raise RuntimeError(_messages.diagonal_scatter_same_dims(dim1, dim2))
     _check_src(src, xp.diagonal(x, offset, d1, d2).shape)
     out = x.copy()
     n = src._array.shape[-1]
     rows = xp.arange(n) + builtins.max(-offset, 0)
     cols = xp.arange(n) + builtins.max(offset, 0)
     xp.moveaxis(out, (d1, d2), (-2, -1))[..., rows, cols] = src._array
-    if not needs_grad(input, src):
-        return _make(out)
-    node = DiagonalScatterBackward0()
-    node.dims = (offset, d1, d2)
-    node.src_shape, node.src_dtype = tuple(src._array.shape), src._array.dtype
-    return record(node, (input, src), out)
+    return _scatter_result(input, src, out, DiagonalScatterBackward0, dims=(offset, d1, d2))
 
 
 # -- put, index_put with accumulate ---------------------------------------------------------------
@@ -652,23 +621,17 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     """
     x, i, s = input._array, index._array, source._array
     if i.dtype.kind not in "iu":
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
-                           f"{_tname(i.dtype)}")
+        raise RuntimeError(_messages.put_index_not_long(i))
     if s.dtype != x.dtype:
-        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_tname(x.dtype)} and source.dtype = "
-                           f"{_tname(s.dtype)}")
+        raise RuntimeError(_messages.put_dtype_mismatch(x, s))
     if i.size != s.size:
-        raise IndexError(f"put_(): Expected source and index to have the same number of "
-                         f"elements, but got source.numel() = {s.size}, index.numel() = "
-                         f"{i.size}")
+        raise IndexError(_messages.put_numel_mismatch(s, i))
     n = x.size
     flat_i = i.reshape(-1).astype(xp.int64)
     bad = (flat_i >= n) | (flat_i < -n)
     if bad.any():
         k = int(flat_i[bad][0])
-        raise IndexError(f"out of range: tried to access index {k} on a tensor of {n} "
-                         "elements.")
+        raise IndexError(_messages.take_index_out_of_range(k, n))
     flat_i = xp.where(flat_i < 0, flat_i + n, flat_i)
     out = x.copy()
     flat = out.reshape(-1)
@@ -713,8 +676,7 @@ def _index_put_accumulate(input: Tensor, key: tuple[Any, ...], values: Tensor) -
         target_shape = out[kk_t].shape
         xp.add.at(out, kk_t, xp.broadcast_to(v, target_shape))
     except ValueError as e:
-        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
-                           f"broadcast to indexing result ({e})") from None
+        raise RuntimeError(_messages.index_put_value_shape_mismatch(v, e)) from None
     if not needs_grad(input, values):
         return _make(out)
     node = IndexPutBackward0()
@@ -736,15 +698,11 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
         [2.0, 0.0, 0.0]
     """
     if not isinstance(indices, (tuple, list)):
-        raise TypeError(f"index_put(): argument 'indices' (position 1) must be tuple of "
-                        f"Tensors, not {type(indices).__name__}. Pass (index,).")
+        raise TypeError(_messages.index_put_indices_not_tuple(indices))
     if not isinstance(values, Tensor):
-        raise TypeError(f"index_put(): argument 'values' (position 2) must be Tensor, not "
-                        f"{type(values).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_messages.index_put_values_not_tensor(values))
     if values._array.dtype != input._array.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{_tname(input._array.dtype)} for the destination and "
-                           f"{_tname(values._array.dtype)} for the source.")
+        raise RuntimeError(_messages.index_put_dtype_mismatch(input, values))
     key = tuple(indices)
     if accumulate:
         return _index_put_accumulate(input, key, values)
@@ -752,16 +710,6 @@ def index_put(input: Tensor, indices: Any, values: Any, accumulate: bool = False
 
 
 # -- scatter (bound as Tensor methods in gradsum.ops) ----------------------------------------------
-def _index_error_name(arr: Any) -> str:
-    return D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
-
-def _index_of(index: Any, name: str) -> Any:
-    """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
-                        f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
-    return index._array
-
 @tensor_method("scatter", inplace="scatter_")
 def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = None, *,
             reduce: str | None = None) -> Tensor:
@@ -777,40 +725,29 @@ def scatter(a: Tensor, dim: int, index: Tensor, src: Any = None, value: Any = No
         [[0.0, 5.0, 0.0], [5.0, 0.0, 5.0]]
     """
     if reduce is not None:
-        raise NotImplementedError(
-            f"scatter(reduce={reduce!r}) is not supported by gradsum. Use scatter_add for "
-            "'add' (or scatter_reduce in torch)."
-        )
+        raise NotImplementedError(_messages.scatter_reduce_arg_unsupported(reduce))
     if src is None:
         src = value
     x = a._array
-    idx = _index_of(index, "scatter")
+    idx = _index_arg(index, "scatter")
     if idx.dtype not in (xp.int64, xp.int32):
-        raise RuntimeError(f"scatter(): Expected dtype int32/int64 for index, got "
-                           f"{_index_error_name(idx)}. Convert it with .long().")
+        raise RuntimeError(_messages.scatter_index_not_integer(idx))
     is_src = isinstance(src, Tensor)
     if is_src and src._array.dtype != x.dtype:
-        raise RuntimeError(
-            f"scatter(): Expected self.dtype to be equal to src.dtype (self "
-            f"{_index_error_name(x)}, src {_index_error_name(src._array)}). Convert src."
-        )
+        raise RuntimeError(_messages.scatter_dtype_mismatch(x, src))
     d = wrap_dim(dim, x.ndim)
     if idx.ndim != x.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor "
-                           f"(index {idx.ndim}, self {x.ndim})")
+        raise RuntimeError(_messages.scatter_index_self_ndim_mismatch(idx, x))
     if is_src and idx.ndim != src._array.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor "
-                           f"(index {idx.ndim}, src {src._array.ndim})")
+        raise RuntimeError(_messages.scatter_index_src_ndim_mismatch(idx, src))
     if builtins.any(i != d and idx.shape[i] > x.shape[i] for i in range(x.ndim)) or (
             is_src and builtins.any(n > m for n, m in zip(idx.shape, src._array.shape))):
         tail = f" and to be no larger size than src {list(src.shape)}" if is_src else ""
-        raise RuntimeError(f"Expected index {list(idx.shape)} to be no larger than self "
-                           f"{list(x.shape)} apart from dimension {d}{tail}")
+        raise RuntimeError(_messages.index_larger_than_self(idx, x, d, tail))
     size = x.shape[d] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
-        raise RuntimeError(f"index {int(bad.reshape(-1)[0])} is out of bounds for dimension {d} "
-                           f"with size {size} (negative indices are not wrapped)")
+        raise RuntimeError(_messages.index_out_of_bounds_not_wrapped(bad, d, size))
     if idx.size == 0:
         return a.clone()
     if x.ndim == 0:

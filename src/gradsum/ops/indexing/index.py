@@ -19,6 +19,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     index_range,
@@ -29,7 +30,6 @@ from gradsum.ops._core import (
     twin,
     wrap_dim,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.subscript import (
     _int_shape,
@@ -56,20 +56,14 @@ def _check_index_bounds(idx: Any, size: int, dim: int) -> None:
         hi, lo = _max_reduce(idx, None), _min_reduce(idx, None)
         if hi >= size or lo < 0:
             bad = int(hi) if hi >= size else int(lo)
-            raise RuntimeError(
-                f"index {bad} is out of bounds for dimension {dim} with size {size}: "
-                f"indices must lie in [0, {size - 1}] (negative indices are not wrapped)"
-            )
+            raise RuntimeError(_messages.index_out_of_bounds_valid_range(bad, dim, size))
 
 
 def _index_array(index: Any, name: str) -> Any:
     arr = index._array if index.__class__ is Tensor or isinstance(index, Tensor) else (
         xp.asarray(index))
     if arr.dtype.kind not in "iu":
-        raise RuntimeError(
-            f"{name}(): Expected dtype int64 for index, got {D.from_numpy_dtype(arr.dtype).name}"
-            ". Convert the index with .long()."
-        )
+        raise RuntimeError(_messages.index_op_index_not_int64(name, arr))
     return arr
 
 
@@ -78,15 +72,12 @@ def index_select(a: Tensor, dim: int, index: Any) -> Tensor:
     """Entries of ``a`` along ``dim`` at the 1-D ``index`` (repeats allowed)."""
     idx = _index_array(index, "index_select")
     if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
+        raise IndexError(_messages.index_not_a_vector("index_select"))
     x = a._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
     if not x.ndim and idx.size != 1:
-        raise RuntimeError(
-            f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s). "
-            "A 0-d tensor has one entry: pass one index (0)."
-        )
+        raise RuntimeError(_messages.index_select_scalar_many_indices(idx))
     if not in_bounds(idx, size):
         # torch refuses negative indices too; its kernel for dim 1 raises RuntimeError,
         # the others IndexError (and its path for an empty >= 2-d tensor RuntimeError)
@@ -132,23 +123,16 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     d = wrap_dim(dim, x.ndim)
     src = source._array if alpha == 1 else source._array * alpha
     if idx.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
+        raise IndexError(_messages.index_not_a_vector("index_add_"))
     if not src.ndim and idx.size != 1:
         # torch's count check formats source.size(dim) into its message, and a 0-d source
         # has no dim 0: it raises IndexError instead of the count's RuntimeError
-        raise IndexError(
-            f"Dimension specified as 0 but tensor has no dimensions: index_add_() got "
-            f"{idx.size} indices for a 0-d source. Pass one index per source entry along dim."
-        )
+        raise IndexError(_messages.index_add_0d_source_many_indices(idx))
     src_n = src.shape[d] if src.ndim else 1
     if src_n != idx.size or src.ndim != x.ndim or builtins.any(
         src.shape[i] != x.shape[i] for i in range(x.ndim) if i != d
     ):
-        raise RuntimeError(
-            f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
-            f"({src_n}), for dim: {d}; self has shape {tuple(x.shape)}, source "
-            f"{tuple(src.shape)}. The source must match self except along dim."
-        )
+        raise RuntimeError(_messages.index_add_count_mismatch(idx, src_n, d, x, src))
     size = x.shape[d] if x.ndim else 1
     if not x.size and x.ndim >= 2:
         # torch checks no index against an empty >= 2-d self (nothing is written; a 1-d one
@@ -157,11 +141,7 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
     if (x.ndim <= 1 or 0 < d < x.ndim - 1) and not in_bounds(idx, size):
         # torch's kernels for the first and last dim of a >= 2-d tensor raise RuntimeError
         # (below); its others (0-d, 1-d, the middle dims) raise IndexError
-        raise IndexError(
-            f"index out of range in self: index_add on dimension {d} of size {size} with "
-            f"indices in [{int(idx.min())}, {int(idx.max())}]; valid indices are 0 to "
-            f"{size - 1} (negative indices are not wrapped)"
-        )
+        raise IndexError(_messages.index_add_index_out_of_range(d, size, idx))
     _check_index_bounds(idx, size, d)
     return _index_add(a, d, _make(idx.reshape(-1)), source, alpha)
 
@@ -224,16 +204,16 @@ def one_hot(index: Tensor, num_classes: int = -1) -> Tensor:
     """int64 one-hot encoding with a new last dimension (not differentiable)."""
     idx = index._array
     if idx.dtype.kind not in "iu":
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+        raise RuntimeError(_messages.one_hot_not_long())
     if not idx.size:
         n = int(idx.max()) + 1 if num_classes == -1 else num_classes
         return _make(xp.zeros(idx.shape + (n,), dtype=xp.int64))
     if idx.min() < 0:
-        raise RuntimeError("Class values must be non-negative.")
+        raise RuntimeError(_messages.one_hot_negative_class())
     hi = int(idx.max())
     n = hi + 1 if num_classes == -1 else num_classes
     if hi >= n:
-        raise RuntimeError("Class values must be smaller than num_classes.")
+        raise RuntimeError(_messages.one_hot_class_too_large())
     # (zeros, then a 1 at each row's class: no comparison against every class)
     out = xp.zeros(idx.shape + (n,), dtype=xp.int64)
     flat = xp.arange(0, idx.size * n, n, dtype=xp.int64)
@@ -246,11 +226,10 @@ def _tri_indices(name: str, row: int, col: int, offset: int, dtype: Any, upper: 
                  ) -> Tensor:
     for what, v in (("row", row), ("col", col)):
         if v < 0:
-            raise RuntimeError(f"{what} must be non-negative, got{v}")
+            raise RuntimeError(_messages.tri_indices_negative(what, v))
     npdt = (dtype or D.int64).np
     if npdt.kind not in "iu":
-        raise RuntimeError(f"\"{name}\" not implemented for '{_tname(npdt)}': pass an integer "
-                           "dtype")
+        raise RuntimeError(_messages.integer_kernel_not_implemented(name, npdt))
     # row i holds columns first[i] .. first[i] + counts[i] - 1; written straight into the
     # (2, N) result: the rows repeated, the columns a running sum of steps (1 within a row)
     i = xp.arange(row, dtype=xp.int64)
@@ -331,15 +310,10 @@ def _at(op: Any, a: Any, key: Any, vals: Any) -> None:
 
 
 # -- index_copy, index_fill, masked_select ----------------------------------------------------
-def _tname_of(arr: Any) -> str:
-    return D._TORCH_SCALAR_NAMES.get(str(arr.dtype), str(arr.dtype))
-
-
 def _index_arg(index: Any, name: str) -> Any:
     """The array of a tensor ``index`` argument (torch refuses lists and numbers there)."""
     if not isinstance(index, Tensor):
-        raise TypeError(f"{name}(): argument 'index' (position 2) must be Tensor, not "
-                        f"{type(index).__name__}. Wrap it with gradsum.tensor(...).")
+        raise TypeError(_messages.index_argument_not_tensor(name, index))
     return index._array
 
 
@@ -379,42 +353,26 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     idx = _index_arg(index, "index_copy")
     d = wrap_dim(dim, x.ndim)
     if idx.ndim > 1:
-        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim}). "
-                         "Flatten it first.")
+        raise IndexError(_messages.index_copy_index_ndim(idx))
     if s.ndim == 0 and idx.size != 1:
-        raise IndexError("index_copy_(): When source is scalar, index should have one element "
-                         f"(got {idx.size})")
+        raise IndexError(_messages.index_copy_scalar_source_many_indices(idx))
     if s.ndim != x.ndim and s.ndim != 0 and x.ndim != 0:
-        raise IndexError(
-            "index_copy_(): When source and destination are not scalars, their dimensionality "
-            f"must match. Source dimensionality ({s.ndim}), destination dimensionality "
-            f"({x.ndim})"
-        )
+        raise IndexError(_messages.index_copy_ndim_mismatch(s, x))
     if idx.dtype != xp.int64:
-        raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
-                           f"{_tname_of(idx)}. Convert it with .long().")
+        raise RuntimeError(_messages.expected_long_tensor_index("index_copy_", idx))
     if x.dtype != s.dtype:
-        raise RuntimeError(
-            "index_copy_(): self and source expected to have the same dtype, but got (self) "
-            f"{_tname_of(x)} and (source) {_tname_of(s)}. Convert the source "
-            "with .to(self.dtype)."
-        )
+        raise RuntimeError(_messages.index_copy_dtype_mismatch(x, s))
     xs = [n for i, n in enumerate(x.shape) if i != d]
     ss = [n for i, n in enumerate(s.shape) if i != d]
     if xs != ss:
-        raise RuntimeError(
-            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
-            f"shape {tuple(x.shape)}, source shape {tuple(s.shape)} (dim {d})."
-        )
+        raise RuntimeError(_messages.index_copy_slice_shape_mismatch(x, s, d))
     if s.ndim and idx.size != s.shape[d]:
-        raise IndexError(f"index_copy_(): Number of indices ({idx.size}) should be equal to "
-                         f"source.size(dim) ({s.shape[d]})")
+        raise IndexError(_messages.index_copy_count_mismatch(idx, s, d))
     size = x.shape[d] if x.ndim else 1
     flat = idx.reshape(-1)
     bad = flat[(flat < 0) | (flat >= size)]
     if bad.size:
-        raise IndexError(f"index_copy_(): index {int(bad[0])} is out of bounds for "
-                         f"dimension {d} with size {size} (negative indices are not wrapped)")
+        raise IndexError(_messages.index_copy_index_out_of_bounds(bad, d, size))
     out = x.copy()
     o1 = out if x.ndim else out.reshape(1)
     s1 = s.reshape((1,) * o1.ndim) if s.ndim == 0 else s.reshape(s.shape or (1,))
@@ -470,29 +428,19 @@ def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
     """
     idx = _index_arg(index, "index_fill")
     if idx.dtype != xp.int64:
-        raise IndexError(
-            f"index_fill_(): Expected dtype int64 for index. Got {_tname_of(idx)}; "
-            "convert it with .long()."
-        )
+        raise IndexError(_messages.index_fill_index_not_long(idx))
     if idx.ndim > 1:
-        raise RuntimeError(f"Index has to be a vector/scalar (got shape {tuple(idx.shape)}). "
-                           "Flatten it first.")
+        raise RuntimeError(_messages.index_fill_index_not_vector(idx))
     v_t = value if isinstance(value, Tensor) else None
     if v_t is not None and v_t._array.ndim != 0:
-        raise RuntimeError(
-            "index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-            f"{v_t._array.ndim} dimension(s). Pass a number or a 0-d tensor."
-        )
+        raise RuntimeError(_messages.index_fill_value_not_0d(v_t))
     x = input._array
     d = wrap_dim(dim, x.ndim)
     size = x.shape[d] if x.ndim else 1
     flat = idx.reshape(-1)
     bad = flat[(flat < -size) | (flat >= size)]
     if bad.size:
-        raise IndexError(
-            f"index {int(bad[0])} is out of bounds for dimension {d} with size "
-            f"{size}: indices must lie in [{-size}, {size - 1}]"
-        )
+        raise IndexError(_messages.index_fill_index_out_of_bounds(bad, d, size))
     out = x.copy()
     v = v_t._array if v_t is not None else value
     with xp.errstate(invalid="ignore"):  # (nan/inf into an int tensor: torch's cast, silently)
@@ -518,11 +466,10 @@ def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
     _require_tensor("unravel_index", "indices", 1, indices)
     arr = indices._array
     if arr.dtype.kind not in "iu":
-        raise TypeError(f"expected 'indices' to be integer dtype, but got gradsum."
-                        f"{arr.dtype.name}. Convert them with .long().")
+        raise TypeError(_messages.unravel_index_not_integer(arr))
     dims = _int_shape(shape)
     if builtins.any(s < 0 for s in dims):
-        raise ValueError(f"'shape' cannot have negative values, but got {tuple(dims)}")
+        raise ValueError(_messages.unravel_index_negative_shape(dims))
     arr = arr.astype(xp.int64)
     coords = []
     stride = 1
@@ -632,33 +579,25 @@ def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce:
     s = _require("index_reduce", "source", 4, source)
     _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
     if reduce not in _IDX_REDUCES:
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
-                           f"amin but got {reduce}.")
+        raise RuntimeError(_messages.index_reduce_invalid_reduce(reduce))
     d = wrap_dim(dim, max(x.ndim, 1))
     if idx.dtype not in (xp.int64, xp.int32):
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
-                         f"{_tname(idx.dtype)}")
+        raise RuntimeError(_messages.index_reduce_index_not_integer(idx))
     if idx.ndim > 1:
-        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+        raise IndexError(_messages.index_not_a_vector("index_reduce_"))
     if x.dtype != s.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_tname(x.dtype)}) and source "
-                           f"({_tname(s.dtype)}) must have the same scalar type")
+        raise RuntimeError(_messages.index_reduce_dtype_mismatch(x, s))
     if x.dtype.kind not in "fiu":
         raise D.not_implemented("index_reduce_func_cpu_", x.dtype, "Convert with .float().")
     if s.ndim != x.ndim or (x.ndim and s.shape[d] != idx.size):
-        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
-                           f"source.size(dim) ({s.shape[d] if s.ndim else 1}), and source "
-                           f"{list(s.shape)} should have the same number of dimensions as self "
-                           f"{list(x.shape)}")
+        raise RuntimeError(_messages.index_reduce_count_mismatch(idx, s, d, x))
     if any(s.shape[i] != x.shape[i] for i in range(x.ndim) if i != d):
-        raise RuntimeError(f"index_reduce_(): source {list(s.shape)} and self {list(x.shape)} "
-                           f"must match in every dimension but {d}")
+        raise RuntimeError(_messages.index_reduce_shape_mismatch(s, x, d))
     size = x.shape[d] if x.ndim else 1
     flat = idx.reshape(-1).astype(xp.int64)
     bad = flat[(flat < -size) | (flat >= size)]
     if bad.size:
-        raise IndexError(f"index out of range in self: index {int(bad[0])} for dimension {d} "
-                         f"with size {size}")
+        raise IndexError(_messages.index_reduce_index_out_of_range(bad, d, size))
     flat = xp.where(flat < 0, flat + size, flat)
     if x.ndim == 0:
         out = _index_reduce_array(x.reshape(1), 0, flat, s.reshape(1), reduce,

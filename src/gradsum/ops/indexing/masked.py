@@ -16,7 +16,7 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
-from gradsum.ops import _core
+from gradsum.ops import _core, _messages
 from gradsum.ops._core import (
     _make,
     binary_arrays,
@@ -29,7 +29,6 @@ from gradsum.ops._core import (
 )
 from gradsum.ops.arithmetic import _checked, _left, _sum_to
 from gradsum.ops.comparison import _require_tensor
-from gradsum.ops.indexing.gather_scatter import _index_error_name
 from gradsum.ops.reduction import sum_to
 
 
@@ -57,10 +56,7 @@ def where(condition: Tensor, a: Any = None, b: Any = None) -> Any:
         return tuple(_make(i) for i in xp.nonzero(condition._array))
     cond = condition._array if isinstance(condition, Tensor) else xp.asarray(condition)
     if cond.dtype.kind != "b":
-        raise RuntimeError(
-            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
-            f"{D.from_numpy_dtype(cond.dtype).name}. Compare first (e.g. mask = t > 0)."
-        )
+        raise RuntimeError(_messages.where_condition_not_bool(cond))
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         # a number takes the result dtype, converted as torch converts it: checked
         # (``where(c, uint8_t, 300)`` raises, ``where(c, float_t, 1e300)`` too)
@@ -122,17 +118,11 @@ def masked_fill(a: Tensor, mask: Tensor, value: Any) -> Tensor:
     """``a`` with ``value`` where ``mask`` is True (``value`` a number or a 0-d tensor)."""
     m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
     if m.dtype.kind != "b":
-        raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype "
-            f"{D.from_numpy_dtype(m.dtype).name}"
-        )
+        raise RuntimeError(_messages.masked_fill_mask_not_bool(m))
     x = a._array
     v_t = value if isinstance(value, Tensor) else None
     if v_t is not None and v_t._array.ndim != 0:
-        raise RuntimeError(
-            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-            f"{v_t.ndim} dimension(s)."
-        )
+        raise RuntimeError(_messages.masked_fill_value_not_0d(v_t))
     v = v_t._array.astype(x.dtype) if v_t is not None else value
     try:
         # out of place, torch broadcasts ``a`` and the mask together (the result may be
@@ -174,17 +164,11 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     _require_tensor("masked_select", "mask", 2, mask)
     x, m = input._array, mask._array
     if m.dtype.kind != "b":
-        raise RuntimeError(
-            f"masked_select: expected BoolTensor for mask, got {mask.dtype.name}. Compare first "
-            "(mask = t > 0)."
-        )
+        raise RuntimeError(_messages.masked_select_mask_not_bool(mask))
     try:
         shape = xp.broadcast_shapes(x.shape, m.shape)
     except ValueError:
-        raise RuntimeError(
-            f"The size of tensor a ({x.shape}) must match the size of tensor b "
-            f"({m.shape}): masked_select broadcasts the input and the mask to one shape."
-        ) from None
+        raise RuntimeError(_messages.masked_select_size_mismatch(x, m)) from None
     mb = xp.broadcast_to(m, shape)
     out = xp.broadcast_to(x, shape)[mb]
     if not needs_grad(input):
@@ -256,16 +240,9 @@ def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     """
     m = mask._array if isinstance(mask, Tensor) else xp.asarray(mask)
     if m.dtype.kind != "b":
-        raise RuntimeError(
-            "masked_scatter_ only supports boolean masks, but got mask with dtype "
-            f"{_index_error_name(m)}. Compare first (mask = t > 0)."
-        )
+        raise RuntimeError(_messages.masked_scatter_mask_not_bool(m))
     if source._array.dtype != a._array.dtype:
-        raise RuntimeError(
-            "masked_scatter: expected self and source to have same dtypes but got "
-            f"{_index_error_name(a._array)} and {_index_error_name(source._array)}. Convert the "
-            "source with .to(self.dtype)."
-        )
+        raise RuntimeError(_messages.masked_scatter_dtype_mismatch(a, source))
     try:
         shape = xp.broadcast_shapes(a._array.shape, m.shape)
     except ValueError:
@@ -273,7 +250,6 @@ def masked_scatter(a: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     mb = xp.broadcast_to(m, shape)
     n = int(mb.sum())
     if source._array.size < n:
-        raise RuntimeError(f"Number of elements of source < number of ones in mask "
-                           f"({source._array.size} < {n}). Pass a larger source.")
+        raise RuntimeError(_messages.masked_scatter_source_too_small(source, n))
     src = F.getitem(F.reshape(source, (-1,)), slice(0, n))
     return F.index_put(F.expand(a, shape), (Tensor._make(mb),), src)

@@ -21,6 +21,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     mark_view,
@@ -46,10 +47,7 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
             arr = k._array
             kind = arr.dtype.kind
             if kind not in "iub":
-                raise IndexError(
-                    "tensors used as indices must be long, int, byte or bool tensors, got "
-                    f"{k.dtype.name}"
-                )
+                raise IndexError(_messages.index_tensor_bad_dtype(k))
             if arr.dtype == xp.uint8:  # torch reads a byte tensor as a (legacy) mask
                 arr = arr.astype(bool)
             elif kind != "b" and arr.ndim == 0:  # torch: a 0-d integer tensor is an int
@@ -60,15 +58,13 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
         elif isinstance(k, (list, tuple, xp.ndarray)):  # a sequence inside a key: advanced
             arr = xp.asarray(k)
             if arr.dtype.kind in "US":  # (torch makes a tensor of it, which refuses strings)
-                raise TypeError(f"new(): invalid data type 'str': index {k!r}. Index with "
-                                "ints, slices, None, ... or int/bool tensors.")
+                raise TypeError(_messages.index_str_invalid_type(k))
             if arr.size == 0 and arr.dtype.kind in "fV":  # torch: [] is an empty int64 index
                 arr = arr.astype(xp.int64)
             out.append(arr)
             advanced = True
         elif isinstance(k, (str, bytes)):
-            raise TypeError(f"new(): invalid data type '{type(k).__name__}': index {k!r}. "
-                            "Index with ints, slices, None, ... or int/bool tensors.")
+            raise TypeError(_messages.index_invalid_type(k))
         elif isinstance(k, bool):
             out.append(k)
             advanced = True
@@ -76,10 +72,7 @@ def _convert_key(key: Any, shape: tuple[int, ...] | None = None) -> tuple[Any, b
             if isinstance(k, slice) and k.step is not None and k.step <= 0:
                 if shape is not None:
                     _check_before_step(key, out, shape)
-                raise ValueError(
-                    f"step must be greater than zero (got slice step {k.step}): gradsum, like "
-                    "torch, has no negative strides. Use flip() to reverse."
-                )
+                raise ValueError(_messages.slice_step_not_positive(k))
             out.append(k)
     return tuple(out), advanced
 
@@ -97,7 +90,7 @@ def _check_before_step(key: tuple[Any, ...], done: list[Any], shape: tuple[int, 
         elif k is not None and k is not Ellipsis and not isinstance(k, bool):
             used += 1
     if used > len(shape):
-        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {used})")
+        raise IndexError(_messages.too_many_indices(shape, used))
     if not builtins.any(kk is Ellipsis for kk in done):
         _check_bounds(_Shape(shape),  # (what _check_bounds reads of an array)
                       tuple(kk for kk in done if not isinstance(kk, (xp.ndarray, bool))))
@@ -203,9 +196,7 @@ def _check_bounds(x: Any, key: tuple[Any, ...]) -> None:
         if isinstance(k, (int, xp.integer)) and not isinstance(k, bool):
             size = x.shape[dim] if dim < x.ndim else 0
             if dim >= x.ndim or not -size <= k < size:
-                raise IndexError(
-                    f"index {k} is out of bounds for dimension {dim} with size {size}"
-                )
+                raise IndexError(_messages.index_out_of_bounds_for_dim(k, dim, size))
         dim += 1
 
 
@@ -263,7 +254,7 @@ def _strict_index(x: Any, k: tuple[Any, ...], value: Any = None, write: bool = F
                 return None
             return x[k]
         except DeprecationWarning:
-            raise IndexError("an index is out of bounds (the indexing result is empty)") \
+            raise IndexError(_messages.index_out_of_bounds_empty_result()) \
                 from None
 
 
@@ -284,7 +275,7 @@ def getitem(a: Tensor, key: Any) -> Tensor:
             _check_bounds(x, k)
         out = _empty_result(x, k)  # (torch checks no index when the result is empty)
         if out is None:
-            raise IndexError(f"{e} (tensor of shape {tuple(x.shape)})") from None
+            raise IndexError(_messages.index_error_with_shape(e, x)) from None
     if not isinstance(out, xp.ndarray):
         out = xp.asarray(out)
         if not advanced:

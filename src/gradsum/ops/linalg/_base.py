@@ -13,11 +13,10 @@ import warnings
 from typing import Any
 
 import gradsum.ops as F
-from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
-from gradsum.ops import _scipy_special
+from gradsum.ops import _messages, _scipy_special
 from gradsum.ops._core import record
 
 
@@ -35,34 +34,22 @@ def _mT(t: Tensor) -> Tensor:
     return F.transpose(t, -2, -1)
 
 
-def _tname(dt: Any) -> str:
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
-
-
 def _check_float(name: str, a: Any) -> Any:
     if not isinstance(a, Tensor):
-        raise TypeError(f"{name}(): argument 'A' (position 1) must be Tensor, not "
-                        f"{type(a).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_messages.linalg_argument_not_tensor(name, "A", 1, a))
     x = a._array
     if x.dtype.kind not in "fV":
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{_tname(x.dtype)}. Convert it with .double() or .float().")
+        raise RuntimeError(_messages.linalg_input_not_floating(name, x))
     return x
 
 
 def _check_square(name: str, a: Tensor) -> Any:
     x = _check_float(name, a)
     if x.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions "
-                           f"(got shape {tuple(x.shape)}).")
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape(name, x))
     if x.shape[-1] != x.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{x.shape[-2]} by {x.shape[-1]} matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices(name, x))
     return x
-
-
-def _batch_prefix(x: Any, i: int) -> str:
-    return f"(Batch element {i}): " if x.ndim > 2 else ""
 
 
 class _MultiOutput(Node):
@@ -89,8 +76,7 @@ def _warn_once(key: str, msg: str) -> None:
 
 def _require(name: str, arg: str, pos: int, t: Any) -> Any:
     if not isinstance(t, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(t).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_messages.linalg_argument_not_tensor(name, arg, pos, t))
     return t._array
 
 

@@ -18,11 +18,11 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record, register, tensor_method
 from gradsum.ops.linalg._base import (
     _ERR,
     LinAlgError,
-    _batch_prefix,
     _check_float,
     _check_square,
     _mT,
@@ -85,9 +85,8 @@ def cholesky(A: Tensor, *, upper: bool = False, _legacy: bool = False) -> Tensor
                     xp.linalg.cholesky(m[:k, :k])
                 except xp.linalg.LinAlgError:
                     raise LinAlgError(
-                        f"linalg.cholesky: {_batch_prefix(x, i)}The factorization could not "
-                        f"be completed because the input is not positive-definite (the "
-                        f"leading minor of order {k} is not positive-definite).") from None
+                        _messages.cholesky_not_positive_definite(x, i, k)
+                    ) from None
         raise
     out = xp.asarray(out).astype(x.dtype, copy=False)
     if upper:
@@ -121,14 +120,11 @@ class LinalgQrBackward0(_MultiOutput):
 
     def backward(self, gQ: Tensor | None, gR: Tensor | None) -> Tensor:
         if self.mode == "r":
-            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
-                               "when mode='r'. Please use linalg.qr(A, mode='reduced') if you "
-                               "are going to differentiate through linalg.qr.")
+            raise RuntimeError(_messages.qr_backward_mode_r())
         Q, R = self.saved()
         m, n = Q.shape[-2], R.shape[-1]
         if self.mode == "complete" and m > n:
-            raise RuntimeError("The QR decomposition is not differentiable when "
-                               "mode='complete' and nrows > ncols.")
+            raise RuntimeError(_messages.qr_backward_complete_wide())
         gQ = gQ if gQ is not None else F.zeros_like(Q)
         gR = gR if gR is not None else F.zeros_like(R)
         if m >= n:
@@ -153,11 +149,9 @@ def qr(A: Tensor, mode: str = "reduced") -> Any:
     """
     x = _check_float("linalg.qr", A)
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(_messages.qr_invalid_mode(mode))
     if x.ndim < 2:
-        raise RuntimeError(f"linalg.qr: The input tensor A must have at least 2 dimensions "
-                           f"(got shape {tuple(x.shape)}).")
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.qr", x))
     q, r = xp.linalg.qr(x, mode="complete" if mode == "complete" else "reduced")
     q = xp.asarray(q).astype(x.dtype, copy=False)
     r = xp.asarray(r).astype(x.dtype, copy=False)
@@ -208,7 +202,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> Any:
         [1.0, 2.0]
     """
     if UPLO not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        raise RuntimeError(_messages.eigh_invalid_uplo(UPLO))
     x = _check_square("linalg.eigh", A)
     w, v = xp.linalg.eigh(x, UPLO=UPLO)
     w, v = xp.asarray(w).astype(x.dtype, copy=False), xp.asarray(v).astype(x.dtype, copy=False)
@@ -283,8 +277,7 @@ def svd(A: Tensor, full_matrices: bool = True) -> Any:
     """
     x = _check_float("linalg.svd", A)
     if x.ndim < 2:
-        raise RuntimeError(f"linalg.svd: The input tensor A must have at least 2 dimensions "
-                           f"(got shape {tuple(x.shape)}).")
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.svd", x))
     u, s, vh = xp.linalg.svd(x, full_matrices=full_matrices)
     outs = [xp.asarray(o).astype(x.dtype, copy=False) for o in (u, s, vh)]
     if not needs_grad(A):

@@ -19,6 +19,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     broadcast_error,
@@ -28,7 +29,6 @@ from gradsum.ops._core import (
     tensor_method,
     wrap_dim,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.linalg._base import _ERR, _check_square, _mT, _require, _warn_once
 from gradsum.ops.reduction import _contig
@@ -55,8 +55,7 @@ def trace(input: Tensor) -> Tensor:
     """
     x = input._array
     if x.ndim != 2:
-        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} (shape "
-                           f"{tuple(x.shape)}). Use diagonal(...).sum(-1) for batches.")
+        raise RuntimeError(_messages.trace_not_matrix(x))
     out = xp.asarray(xp.trace(x))
     if x.dtype.kind in "biu":
         out = out.astype(xp.int64)
@@ -83,16 +82,12 @@ def _cross(input: Tensor, other: Tensor, dim: int) -> Tensor:
     _require_tensor("cross", "other", 2, other)
     x, y = input._array, other._array
     if x.ndim != y.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions "
-                           f"(got {x.ndim} and {y.ndim}; shapes {tuple(x.shape)} and "
-                           f"{tuple(y.shape)})")
+        raise RuntimeError(_messages.cross_ndim_mismatch(x, y))
     if x.dtype != y.dtype:
-        raise RuntimeError(f"linalg.cross: expected input and other to have the same dtype, "
-                           f"but got {_tname(x.dtype)} and {_tname(y.dtype)}. Convert one.")
+        raise RuntimeError(_messages.cross_dtype_mismatch(x, y))
     d = wrap_dim(dim, x.ndim)
     if x.shape[d] != 3 or y.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{x.shape[d]} and {y.shape[d]}")
+        raise RuntimeError(_messages.cross_dim_not_3(dim, x, d, y))
     try:
         shape = xp.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -146,11 +141,9 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
     _require_tensor("matrix_power", "input", 1, input)
     shape = input._array.shape
     if len(shape) < 2:
-        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
-                           f"dimensions (got shape {tuple(shape)}).")
+        raise RuntimeError(_messages.matrix_power_fewer_than_2_dims(shape))
     if shape[-1] != shape[-2]:
-        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
-                           f"are {shape[-2]} by {shape[-1]} matrices")
+        raise RuntimeError(_messages.matrix_power_not_square(shape))
     n = int(n)
     if n == 0:
         out = F.clone(input)
@@ -293,7 +286,7 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     ts = list(tensors)
     n = len(ts)
     if n < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+        raise RuntimeError(_messages.multi_dot_too_few_tensors(n))
     out_shape: list[int] = []
     first, last = ts[0], ts[-1]
     if first.dim() == 1:
@@ -301,26 +294,21 @@ def multi_dot(tensors: Sequence[Tensor]) -> Tensor:
     elif first.dim() == 2:
         out_shape.append(first.shape[0])
     else:
-        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got "
-                           f"{first.dim()}D")
+        raise RuntimeError(_messages.multi_dot_first_not_1d_2d(first))
     if last.dim() == 1:
         ts[-1] = F.unsqueeze(last, -1)
     elif last.dim() == 2:
         out_shape.append(last.shape[1])
     else:
-        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got "
-                           f"{last.dim()}D")
+        raise RuntimeError(_messages.multi_dot_last_not_1d_2d(last))
     for i in range(1, n - 1):
         if ts[i].dim() != 2:
-            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {ts[i].dim()}D")
+            raise RuntimeError(_messages.multi_dot_middle_not_2d(i, ts))
     for i in range(1, n):
         if ts[i].dtype != ts[0].dtype:
-            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but "
-                               f"tensor 0 is {ts[0].dtype} and tensor {i} {ts[i].dtype}")
+            raise RuntimeError(_messages.multi_dot_dtype_mismatch(ts, i))
         if ts[i - 1].shape[-1] != ts[i].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
-                               f"{list(tensors[i - 1].shape)} and {list(tensors[i].shape)} "
-                               "cannot be multiplied")
+            raise RuntimeError(_messages.multi_dot_shapes_mismatch(i, tensors))
     if n == 2:
         out = F.mm(ts[0], ts[1])
     elif n == 3:
@@ -351,10 +339,10 @@ def chain_matmul(*matrices: Tensor) -> Tensor:
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
     if not matrices:
-        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+        raise RuntimeError(_messages.chain_matmul_no_matrices())
     for m in matrices:
         if m.dim() != 2:
-            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+            raise RuntimeError(_messages.chain_matmul_not_2d(m))
     if len(matrices) == 1:
         return F.clone(matrices[0])
     return multi_dot(list(matrices))
@@ -371,13 +359,12 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     """
     a = _require("linalg_vander", "x", 1, x)
     if a.dtype.kind not in "fiu" or a.dtype == xp.float16:
-        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer "
-                           f"tensors, but got {_tname(a.dtype)}")
+        raise RuntimeError(_messages.vander_bad_dtype(a))
     x_ = F.unsqueeze(x, -1) if a.ndim == 0 else x
     shape = list(x_.shape)
     n = shape[-1] if N is None else int(N)
     if n <= 1:
-        raise RuntimeError("N must be greater than 1.")
+        raise RuntimeError(_messages.vander_n_too_small())
     res = F.cumprod(F.expand(F.unsqueeze(x_, -1), tuple(shape) + (n - 1,)), -1)
     ones = F.ones(tuple(shape) + (1,), dtype=res.dtype)
     return F.cat([ones, res], -1)
@@ -395,11 +382,8 @@ def vecdot(x: Tensor, y: Tensor, *, dim: int = -1) -> Tensor:
     a = _require("linalg_vecdot", "x", 1, x)
     b = _require("linalg_vecdot", "y", 2, y)
     if not D.is_float_np(a.dtype):
-        raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
-                           f"input. Got {_tname(a.dtype)}")
+        raise RuntimeError(_messages.vecdot_not_floating(a))
     if a.dtype != b.dtype:
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {_tname(a.dtype)} and y of type {_tname(b.dtype)} "
-                           "instead")
+        raise RuntimeError(_messages.vecdot_dtype_mismatch(a, b))
     return F.sum(F.mul(x, y), dim)
 register("chain_matmul")(chain_matmul)

@@ -17,6 +17,7 @@ import gradsum.ops as F
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record, register
 from gradsum.ops.linalg._base import (
     _check_float,
@@ -26,7 +27,6 @@ from gradsum.ops.linalg._base import (
     _MultiOutput,
     _perm,
     _require,
-    _tname,
 )
 from gradsum.ops.linalg.solvers import _same_dtype, solve_triangular
 
@@ -123,9 +123,9 @@ def _unpacked_U(lu: Tensor) -> Tensor:
 def _lu_check(name: str, A: Tensor, pivot: bool) -> Any:
     x = _check_float(name, A)
     if x.ndim < 2:
-        raise RuntimeError(f"torch.{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(_messages.torch_input_fewer_than_2_dims(name, "A"))
     if not pivot:
-        raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
+        raise RuntimeError(_messages.lu_no_pivot_unsupported(name))
     return x
 
 
@@ -158,10 +158,7 @@ def _raise_lu(info: Any, x: Any) -> None:
     i = int(xp.argmax(flat > 0))
     k = int(flat[i])
     pre = f"(Batch element {i}): " if x.ndim > 2 else ""
-    raise RuntimeError(f"torch.linalg.lu_factor: {pre}U[{k},{k}] is zero and using it on "
-                       "lu_solve would result in a division by zero. If you still want to "
-                       "perform the factorization, consider calling linalg.lu(A, pivot) or "
-                       "linalg.lu_factor_ex(A, pivot)")
+    raise RuntimeError(_messages.lu_factor_singular(pre, k))
 
 
 def lu_factor(A: Tensor, *, pivot: bool = True) -> Any:
@@ -255,17 +252,12 @@ def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: bool = True,
     lu_a = _require("lu_unpack", "LU_data", 1, LU_data)
     piv = _require("lu_unpack", "LU_pivots", 2, LU_pivots)
     if piv.dtype != xp.int32:
-        raise RuntimeError("lu_unpack: LU_pivots is expected to be a contiguous tensor of "
-                           f"torch.int32 dtype. Note: this function is intended to be used with "
-                           f"the output produced by torch.linalg.lu_factor (got "
-                           f"{_tname(piv.dtype)})")
+        raise RuntimeError(_messages.lu_unpack_pivots_not_int32(piv))
     if lu_a.ndim < 2:
-        raise RuntimeError(f"torch.lu_unpack: Expected tensor with 2 or more dimensions. Got "
-                           f"size: {list(lu_a.shape)} instead")
+        raise RuntimeError(_messages.lu_unpack_fewer_than_2_dims(lu_a))
     m, n = lu_a.shape[-2:]
     if piv.shape != lu_a.shape[:-2] + (min(m, n),):
-        raise RuntimeError(f"lu_unpack: LU_pivots of shape {list(piv.shape)} does not match "
-                           f"LU_data of shape {list(lu_a.shape)}")
+        raise RuntimeError(_messages.lu_unpack_shape_mismatch(piv, lu_a))
     P, L, U = _unpack_arrays(lu_a, piv)
     empty = xp.zeros((0,), dtype=lu_a.dtype)
     tP = _make(P if unpack_pivots else empty)
@@ -327,23 +319,17 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
     piv = _require("linalg_lu_solve", "pivots", 2, pivots)
     b = _require("linalg_lu_solve", "B", 3, B)
     if b.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+        raise RuntimeError(_messages.input_fewer_than_2_dims(name, "B"))
     if lu_a.ndim < 2 or lu_a.shape[-1] != lu_a.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{lu_a.shape[-2] if lu_a.ndim > 1 else 1} by {lu_a.shape[-1]} "
-                           "matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim(name, lu_a))
     _same_dtype(name, lu_a, b, "LU", "B")
     if piv.dtype != xp.int32:
-        raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type int32 (got "
-                           f"{_tname(piv.dtype)})")
+        raise RuntimeError(_messages.lu_solve_pivots_not_int32(name, piv))
     n = lu_a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
-        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{b.shape[-2]}x{b.shape[-1]})")
+        raise RuntimeError(_messages.incompatible_shapes_for_equation(name, left, n, b))
     if piv.shape != lu_a.shape[:-1]:
-        raise RuntimeError(f"{name}: Incompatible shapes of LU {list(lu_a.shape)} and pivots "
-                           f"{list(piv.shape)}")
+        raise RuntimeError(_messages.lu_solve_pivots_shape_mismatch(name, lu_a, piv))
     if left:
         out = _getrs(lu_a, piv, b, adjoint)
     else:  # X A = B <=> A^T X^T = B^T (and X A^T = B <=> A X^T = B^T)

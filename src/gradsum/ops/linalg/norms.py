@@ -17,8 +17,8 @@ from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record, register, wrap_dim, wrap_dims
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.linalg._base import _ERR, _check_float
 from gradsum.ops.linalg.decompositions import svdvals
 from gradsum.ops.linalg.solvers import inv_ex
@@ -86,8 +86,7 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
     if isinstance(dim, (list, tuple)) and len(dim) == 0:
         dims = tuple(range(a.ndim))
     if (p < 0 and a.size == 0) or (math.isinf(p) and any(a.shape[d] == 0 for d in dims)):
-        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty "
-                           "tensor because the operation does not have an identity")
+        raise RuntimeError(_messages.vector_norm_empty_no_identity(ord))
     ab = xp.abs(a)
     ax = dims if a.ndim else None
     with xp.errstate(**_ERR):
@@ -113,13 +112,13 @@ def vector_norm(x: Tensor, ord: Any = 2, dim: Any = None, keepdim: bool = False,
 
 def _matrix_dims(name: str, a: Any, dim: Any) -> tuple[int, int]:
     if a.ndim < 2:
-        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(_messages.input_fewer_than_2_dims(name, "A"))
     dims = tuple(dim)
     if len(dims) != 2:
-        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {', '.join(map(str, dims))}")
+        raise RuntimeError(_messages.matrix_norm_dim_not_2_tuple(name, dims))
     d0, d1 = wrap_dim(dims[0], a.ndim), wrap_dim(dims[1], a.ndim)
     if d0 == d1:
-        raise RuntimeError(f"{name}: dims must be different. Got ({d0}, {d1})")
+        raise RuntimeError(_messages.matrix_norm_dims_equal(name, d0, d1))
     return d0, d1
 
 
@@ -146,7 +145,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
             if keepdim:
                 out = F.unsqueeze(F.unsqueeze(out, min(d0, d1)), max(d0, d1))
             return out
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        raise RuntimeError(_messages.matrix_norm_order_unsupported(ord))
     p = _ord_value(ord)
     if abs(p) == 2:
         s = svdvals(F.movedim(A, (d0, d1), (-2, -1)))
@@ -155,7 +154,7 @@ def matrix_norm(A: Tensor, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool 
             out = F.unsqueeze(F.unsqueeze(out, min(d0, d1)), max(d0, d1))
         return out
     if abs(p) not in (1, math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        raise RuntimeError(_messages.matrix_norm_order_unsupported(ord))
     if math.isinf(p):
         d0, d1 = d1, d0
     if not keepdim and d0 < d1:
@@ -179,11 +178,9 @@ def norm(A: Tensor, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) not in (1, 2):
-            raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or "
-                               f"2. Got {list(dims)}")
+            raise RuntimeError(_messages.linalg_norm_dim_length(dims))
     elif ord is not None and a.ndim not in (1, 2):
-        raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                           f"be 1D or 2D. Got {a.ndim}D.")
+        raise RuntimeError(_messages.linalg_norm_ord_needs_1d_or_2d(a))
     if isinstance(ord, str) or (ord is not None and (
             (dim is not None and len(dims) == 2) or (dim is None and a.ndim == 2))):
         return matrix_norm(A, ord, dims if dim is not None else (0, 1), keepdim, dtype=dtype)
@@ -208,15 +205,13 @@ def matrix_rank(A: Tensor, tol: Any = None, hermitian: bool = False, *, atol: An
     """
     x = _check_float("linalg.matrix_rank", A)
     if x.ndim < 2:
-        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
-                           "least 2 dimensions.")
+        raise RuntimeError(_messages.input_fewer_than_2_dims("torch.linalg.matrix_rank", "input"))
     if tol is not None:
         atol, rtol = tol, 0.0
     m, n = x.shape[-2:]
     if hermitian:
         if m != n:
-            raise RuntimeError(f"linalg.matrix_rank: A must be batches of square matrices, but "
-                               f"they are {m} by {n} matrices")
+            raise RuntimeError(_messages.matrix_rank_not_square(m, n))
         s = xp.abs(xp.linalg.eigvalsh(x)) if x.size else xp.zeros(x.shape[:-1])
     else:
         s = xp.linalg.svd(x, compute_uv=False) if x.size else xp.zeros(x.shape[:-2] + (0,))
@@ -246,9 +241,9 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     x = _check_float("linalg.cond", A)
     if p is not None and not (isinstance(p, str) and p in ("fro", "nuc")) and not (
             not isinstance(p, str) and float(p) in (1.0, -1.0, 2.0, -2.0, math.inf, -math.inf)):
-        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+        raise RuntimeError(_messages.cond_invalid_norm(p))
     if x.ndim < 2:
-        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(_messages.input_fewer_than_2_dims("linalg.cond", "A"))
     if p is None or (not isinstance(p, str) and abs(float(p)) == 2.0):
         s = svdvals(A)
         first, last = F.narrow(s, -1, 0, 1), F.narrow(s, -1, s.shape[-1] - 1, 1)
@@ -256,8 +251,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
         return F.squeeze(F.div(last, first) if neg else F.div(first, last), -1)
     if x.shape[-1] != x.shape[-2]:
         shown = int(p) if math.isfinite(float(p)) else p
-        raise RuntimeError(f"linalg.cond(ord={shown}): A must be batches of square matrices, "
-                           f"but they are {x.shape[-2]} by {x.shape[-1]} matrices")
+        raise RuntimeError(_messages.cond_not_square(shown, x))
     if p == "nuc":
         s = svdvals(A)
         return F.mul(F.sum(s, -1), F.sum(F.reciprocal(s), -1))
@@ -312,15 +306,13 @@ def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
     """
     x = input._array
     if not p > 0:
-        raise RuntimeError(f"renorm: non-positive-norm not supported (got p={p})")
+        raise RuntimeError(_messages.renorm_p_not_positive(p))
     if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+        raise RuntimeError(_messages.renorm_maxnorm_negative(maxnorm))
     if x.ndim <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} "
-                           "dimensions")
+        raise RuntimeError(_messages.renorm_fewer_than_2_dims(x))
     if x.dtype.kind not in "fV":
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_tname(x.dtype)}")
+        raise RuntimeError(_messages.vector_norm_not_floating(x))
     d = wrap_dim(dim, x.ndim)
     dims = tuple(i for i in range(x.ndim) if i != d)
     a = xp.abs(x.astype(xp.float64))

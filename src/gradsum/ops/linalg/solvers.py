@@ -23,11 +23,11 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record, register, tensor_method, wrap_dim
 from gradsum.ops.linalg._base import (
     _ERR,
     LinAlgError,
-    _batch_prefix,
     _check_float,
     _check_square,
     _getrf,
@@ -35,7 +35,6 @@ from gradsum.ops.linalg._base import (
     _mT,
     _MultiOutput,
     _require,
-    _tname,
     _trsm,
     _warn_once,
 )
@@ -60,10 +59,8 @@ def _singular_error(name: str, x: Any) -> LinAlgError:
     for i, m in enumerate(flat):
         k = _first_zero_pivot(m)
         if k:
-            return LinAlgError(f"{name}: {_batch_prefix(x, i)}The diagonal element {k} is zero, "
-                               "the inversion could not be completed because the input matrix "
-                               "is singular.")
-    return LinAlgError(f"{name}: The input matrix is singular.")
+            return LinAlgError(_messages.inverse_singular_at_diagonal(name, x, i, k))
+    return LinAlgError(_messages.matrix_singular(name))
 
 
 # == inverse / solve ===========================================================================
@@ -133,25 +130,20 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     """
     a = _check_square("linalg.solve", A)
     if not isinstance(B, Tensor):
-        raise TypeError(f"linalg_solve(): argument 'B' (position 2) must be Tensor, not "
-                        f"{type(B).__name__}")
+        raise TypeError(_messages.solve_b_not_tensor(B))
     b = B._array
     if b.dtype != a.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {_tname(a.dtype)} and B of type {_tname(b.dtype)} "
-                           "instead. Convert one of them.")
+        raise RuntimeError(_messages.linalg_operands_dtype_mismatch("linalg.solve", "A", "B", a, b))
     vector = b.ndim == 1 or (left and b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     bm = b[..., None] if vector else b
     n = a.shape[-1]
     if bm.ndim < 2 or (bm.shape[-2] if left else bm.shape[-1]) != n:
         shown = f"{bm.shape[-2]}x{bm.shape[-1]}" if bm.ndim >= 2 else f"{b.shape[-1]}x1"
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shown})")
+        raise RuntimeError(_messages.solve_incompatible_shapes(left, n, shown))
     try:
         batch = xp.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     except ValueError:
-        raise RuntimeError(f"linalg.solve: the batch dimensions of A {tuple(a.shape)} and B "
-                           f"{tuple(b.shape)} do not broadcast") from None
+        raise RuntimeError(_messages.solve_batch_dims_not_broadcast(a, b)) from None
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(bm, batch + bm.shape[-2:])
     try:
@@ -161,8 +153,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
             out = xp.swapaxes(xp.linalg.solve(xp.swapaxes(aa, -1, -2), xp.swapaxes(bb, -1, -2)),
                               -1, -2) if aa.size and bb.size else xp.zeros(bb.shape, a.dtype)
     except xp.linalg.LinAlgError:
-        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
-                          "singular.") from None
+        raise LinAlgError(_messages.solve_singular()) from None
     out = xp.ascontiguousarray(out[..., 0] if vector else out).astype(a.dtype, copy=False)
     if not needs_grad(A, B):
         return _make(out)
@@ -211,8 +202,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     """
     x = _check_float("linalg.pinv", A)
     if x.ndim < 2:
-        raise RuntimeError(f"linalg.pinv(A): The input tensor A must have at least 2 "
-                           f"dimensions (got shape {tuple(x.shape)}).")
+        raise RuntimeError(_messages.input_fewer_than_2_dims_shape("linalg.pinv(A)", x))
     m, n = x.shape[-2], x.shape[-1]
     if atol is None and rtol is None:
         rtol = xp.finfo(x.dtype).eps * max(m, n)
@@ -251,17 +241,14 @@ triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_co
 
 def _same_dtype(name: str, a: Any, b: Any, an: str = "A", bn: str = "B") -> None:
     if a.dtype != b.dtype:
-        raise RuntimeError(f"{name}: Expected {an} and {bn} to have the same dtype, but found "
-                           f"{an} of type {_tname(a.dtype)} and {bn} of type {_tname(b.dtype)} "
-                           "instead. Convert one of them.")
+        raise RuntimeError(_messages.linalg_operands_dtype_mismatch(name, an, bn, a, b))
 
 
 def _batch(name: str, a: Any, b: Any) -> tuple[int, ...]:
     try:
         return tuple(xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     except ValueError:
-        raise RuntimeError(f"{name}: the batch dimensions of {tuple(a.shape)} and "
-                           f"{tuple(b.shape)} do not broadcast") from None
+        raise RuntimeError(_messages.batch_dims_not_broadcast(name, a, b)) from None
 
 
 # == solve_triangular ==========================================================================
@@ -301,17 +288,13 @@ def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
     b = _require("linalg_solve_triangular", "B", 2, B)
     if a.ndim < 2 or b.ndim < 2:
         which = "A" if a.ndim < 2 else "B"
-        raise RuntimeError(f"torch.{name}: The input tensor {which} must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(_messages.torch_input_fewer_than_2_dims(name, which))
     if a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
-                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices(name, a))
     _same_dtype(name, a, b)
     n = a.shape[-1]
     if (b.shape[-2] if left else b.shape[-1]) != n:
-        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation "
-                           f"{'AX = B' if left else 'XA = B'} ({n}x{n} and "
-                           f"{b.shape[-2]}x{b.shape[-1]})")
+        raise RuntimeError(_messages.incompatible_shapes_for_equation(name, left, n, b))
     batch = _batch(name, a, b)
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(b, batch + b.shape[-2:])
@@ -377,18 +360,14 @@ def triangular_solve(b: Tensor, A: Tensor, upper: bool = True, transpose: bool =
         "X = torch.triangular_solve(B, A).solution\nshould be replaced with\n"
         "X = torch.linalg.solve_triangular(A, B)."))
     if x.ndim < 2:
-        raise RuntimeError(f"torch.triangular_solve: The input tensor b must have at least 2 "
-                           f"dimensions (got shape {tuple(x.shape)}).")
+        raise RuntimeError(_messages.triangular_solve_b_fewer_than_2_dims(x))
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise RuntimeError(f"triangular_solve: A must be batches of square matrices, but they "
-                           f"are {a.shape[-2] if a.ndim > 1 else 1} by {a.shape[-1]} matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim("triangular_solve", a))
     _same_dtype("triangular_solve", x, a, "self", "A")
     if x.dtype.kind not in "fV":
         raise D.not_implemented("triangular_solve_cpu", x.dtype, "Convert with .double().")
     if x.shape[-2] != a.shape[-1]:
-        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is "
-                           f"{a.shape[-1]} by {a.shape[-1]} but each b matrix is "
-                           f"{x.shape[-2]} by {x.shape[-1]}")
+        raise RuntimeError(_messages.incompatible_matrix_sizes("triangular_solve", a, x))
     batch = _batch("triangular_solve", x, a)
     aa = xp.broadcast_to(a, batch + a.shape[-2:])
     bb = xp.broadcast_to(x, batch + x.shape[-2:])
@@ -542,20 +521,17 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if driver is None:
         driver = "gelsy"
     if driver not in _DRIVERS:
-        raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
-                           f"gelss)")
+        raise RuntimeError(_messages.lstsq_invalid_driver(name))
     if a.ndim < 2:
-        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+        raise RuntimeError(_messages.lstsq_fewer_than_2_dims(name))
     _same_dtype("linalg.lstsq", a, b)
     vector = b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]
     bm = b[..., None] if vector else b
     if bm.ndim < 2:
-        raise RuntimeError(f"{name}: input.dim() must be greater or equal to other.dim() and "
-                           f"(input.dim() - other.dim()) <= 1")
+        raise RuntimeError(_messages.lstsq_ndim_mismatch(name))
     m, n = a.shape[-2:]
     if bm.shape[-2] != m:
-        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2) (got {m} and "
-                           f"{bm.shape[-2]})")
+        raise RuntimeError(_messages.lstsq_rows_mismatch(name, m, bm))
     batch = _batch(name, a, bm)
     k = bm.shape[-1]
     a64 = xp.broadcast_to(a.astype(xp.float64), batch + (m, n)).reshape((-1, m, n))
@@ -600,12 +576,11 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
     """
     x = _check_float("linalg.tensorinv", A)
     if ind <= 0:
-        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+        raise RuntimeError(_messages.tensorinv_ind_not_positive(ind))
     start, end = x.shape[:ind], x.shape[ind:]
     p_end, p_start = math.prod(end), math.prod(start)
     if p_end != p_start:
-        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
-                           f"prod(self.shape[:ind]), but got {p_end} != {p_start}")
+        raise RuntimeError(_messages.tensorinv_shape_requirement(p_end, p_start))
     # (torch's inverse comes from LAPACK in column-major layout, so its reshape is a
     # ``_reshape_alias``: recorded as such, though gradsum's inverse is row-major)
     return F.views._reshape(inv(F.reshape(A, (p_end, p_end))), tuple(end) + tuple(start),
@@ -632,8 +607,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Sequence[int] | None = None) -> Tens
     res_shape = a.shape[b.ndim:]
     rp, bp = math.prod(res_shape), math.prod(b.shape)
     if rp != bp:
-        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:"
-                           f"]) == prod(self.shape[:other.ndim]), but got {rp} != {bp}")
+        raise RuntimeError(_messages.tensorsolve_shape_requirement(rp, bp))
 
     x = solve(F.reshape(A, (rp, rp)), F.flatten(B))
     return F.reshape(x, tuple(res_shape))
@@ -670,21 +644,16 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False) -> Tensor:
     b = _require("cholesky_solve", "self", 1, B)
     u = _require("cholesky_solve", "input2", 2, L)
     if b.ndim < 2:
-        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
-                           "instead")
+        raise RuntimeError(_messages.operand_fewer_than_2_dims("b", b))
     if u.ndim < 2:
-        raise RuntimeError(f"u should have at least 2 dimensions, but has {u.ndim} dimensions "
-                           "instead")
+        raise RuntimeError(_messages.operand_fewer_than_2_dims("u", u))
     _same_dtype("cholesky_solve", b, u, "b", "u")
     if b.dtype.kind not in "fV":
         raise D.not_implemented("cholesky_solve_cpu", b.dtype, "Convert with .double().")
     if u.shape[-1] != u.shape[-2]:
-        raise RuntimeError(f"cholesky_solve: A must be batches of square matrices, but they are "
-                           f"{u.shape[-2]} by {u.shape[-1]} matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices("cholesky_solve", u))
     if b.shape[-2] != u.shape[-1]:
-        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
-                           f"{u.shape[-1]} by {u.shape[-1]} but each b matrix is {b.shape[-2]} "
-                           f"by {b.shape[-1]}")
+        raise RuntimeError(_messages.incompatible_matrix_sizes("cholesky_solve", u, b))
     batch = _batch("cholesky_solve", b, u)
     uu = xp.broadcast_to(u, batch + u.shape[-2:])
     bb = xp.broadcast_to(b, batch + b.shape[-2:])
@@ -723,16 +692,13 @@ def cholesky_inverse(L: Tensor, upper: bool = False) -> Tensor:
     """
     u = _check_float("cholesky_inverse", L)
     if u.ndim < 2 or u.shape[-1] != u.shape[-2]:
-        raise RuntimeError(f"cholesky_inverse: A must be batches of square matrices, but they "
-                           f"are {u.shape[-2] if u.ndim > 1 else 1} by {u.shape[-1]} matrices")
+        raise RuntimeError(_messages.linalg_not_square_matrices_any_ndim("cholesky_inverse", u))
     n = u.shape[-1]
     diag = xp.diagonal(u, 0, -2, -1).reshape((-1, n))
     for i, row in enumerate(diag):
         zero = xp.flatnonzero(row == 0)
         if zero.size:
-            raise LinAlgError(f"cholesky_inverse: {_batch_prefix(u, i)}The diagonal element "
-                              f"{int(zero[0]) + 1} is zero, the inversion could not be completed "
-                              "because the input matrix is singular.")
+            raise LinAlgError(_messages.cholesky_inverse_singular(u, i, zero))
     lo = xp.swapaxes(u, -1, -2) if upper else u
     linv = _trsm(lo, xp.broadcast_to(xp.eye(n, dtype=u.dtype), u.shape), upper=False)
     m = xp.swapaxes(linv, -1, -2) @ linv
@@ -764,9 +730,10 @@ _REMOVED = {
 def _removed(name: str) -> Callable[..., Any]:
     """``Tensor.<name>``, a method torch removed: it raises with torch's text."""
 
+    advice = _REMOVED[name]
+
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"This function was deprecated since version 1.9 and is now "
-                           f"removed. {_REMOVED[name]}")
+        raise RuntimeError(_messages.tensor_method_removed(advice))
 
     method.__name__ = name
     method.__doc__ = f"Removed in torch 1.9: raises, as torch's ``Tensor.{name}``."
