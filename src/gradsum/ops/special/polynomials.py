@@ -15,6 +15,7 @@ from typing import Any
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, broadcast_error, scalar_value
 from gradsum.ops.arithmetic import _ERR
 
@@ -24,8 +25,7 @@ def _poly_operands(name: str, input: Any, n: Any) -> tuple[Any, Any, Any]:
     """``(x, n, dtype)`` broadcast, with torch's promotion of the pair (integers give the
     default float); ``n`` truncated to an integer (nan/inf give -1: the polynomial is 0)."""
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-        raise TypeError(f"{name}(): expected a Tensor for 'input' or 'n', got "
-                        f"{type(input).__name__} and {type(n).__name__}")
+        raise TypeError(_messages.polynomial_arguments_not_tensor(name, input, n))
     if isinstance(input, Tensor):
         rt = D.result_type(input, n).np
     else:
