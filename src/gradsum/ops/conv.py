@@ -29,6 +29,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record
 
 
@@ -53,12 +54,7 @@ class Geometry:
         extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
         if out is None:
             if any(p < e for p, e in zip(padded, extent)):
-                raise RuntimeError(
-                    f"Calculated padded input size per channel: "
-                    f"({' x '.join(map(str, padded))}). Kernel size: "
-                    f"({' x '.join(map(str, extent))}). Kernel size can't be greater than "
-                    "actual input size"
-                )
+                raise RuntimeError(_messages.conv_kernel_larger_than_input(padded, extent))
             out = tuple((p - e) // s + 1 for p, e, s in zip(padded, extent, stride))
         g.out = tuple(out)
         return g
@@ -556,20 +552,14 @@ def expand(v: Any, nd: int, name: str) -> tuple[int, ...]:
         if len(v) == 1:
             return (int(v[0]),) * nd
         if len(v) != nd:
-            raise RuntimeError(
-                f"expected {name} to be a single integer value or a list of {nd} values to "
-                f"match the convolution dimensions, but got {name}={list(v)}"
-            )
+            raise RuntimeError(_messages.conv_argument_wrong_length(name, nd, v))
         return tuple(int(i) for i in v)
     return (int(v),) * nd
 
 
 def _batched(input: Tensor, nd: int, fn: str) -> bool:
     if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got "
-            f"input of size: {list(input.shape)}"
-        )
+        raise RuntimeError(_messages.conv_input_wrong_rank(nd, fn, input))
     return input.ndim == nd + 2
 
 
@@ -577,46 +567,29 @@ def _check_common(input: Tensor, weight: Tensor, bias: Tensor | None, nd: int,
                   stride: Any, dilation: Any, groups: int, transposed: bool, fn: str
                   ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     if weight.ndim != nd + 2:
-        raise RuntimeError(
-            f"{fn}: expected a {nd + 2}-D weight "
-            f"({'in_channels, out_channels/groups' if transposed else 'out_channels, '}"
-            f"{'' if transposed else 'in_channels/groups'}, *kernel_size), got weight of size "
-            f"{list(weight.shape)}"
-        )
+        raise RuntimeError(_messages.conv_weight_wrong_rank(fn, nd, transposed, weight))
     if input.dtype != weight.dtype or (bias is not None and bias.dtype != input.dtype):
         other = weight if input.dtype != weight.dtype else bias
         assert other is not None
-        raise RuntimeError(
-            f"Input type ({input.dtype.name}) and {'weight' if other is weight else 'bias'} "
-            f"type ({other.dtype.name}) should be the same: convert them to one dtype"
-        )
+        raise RuntimeError(_messages.conv_dtype_mismatch(input, other, weight))
     s, d = expand(stride, nd, "stride"), expand(dilation, nd, "dilation")
     if min(s) <= 0:
-        raise RuntimeError(f"non-positive stride is not supported (got stride={list(s)})")
+        raise RuntimeError(_messages.conv_stride_not_positive(s))
     if min(d) <= 0:
-        raise RuntimeError(f"non-positive dilation is not supported (got dilation={list(d)})")
+        raise RuntimeError(_messages.conv_dilation_not_positive(d))
     if groups <= 0:
-        raise RuntimeError(f"non-positive groups is not supported (got groups={groups})")
+        raise RuntimeError(_messages.conv_groups_not_positive(groups))
     c, wc = input.shape[1], weight.shape[0]
     if wc % groups:
-        raise RuntimeError(
-            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size {list(weight.shape)} instead"
-        )
+        raise RuntimeError(_messages.conv_weight_not_divisible_by_groups(groups, weight))
     want = wc if transposed else weight.shape[1] * groups
     if c != want:
-        t = "transposed=1, " if transposed else f"groups={groups}, "
         raise RuntimeError(
-            f"Given {t}weight of size {list(weight.shape)}, expected input"
-            f"{list(input.shape)} to have {want} channels, but got {c} channels instead"
+            _messages.conv_input_channels_mismatch(transposed, groups, weight, input, want, c)
         )
     o = weight.shape[1] * groups if transposed else wc
     if bias is not None and (bias.ndim != 1 or bias.shape[0] != o):
-        t = "transposed=1, " if transposed else ""
-        raise RuntimeError(
-            f"Given {t}weight of size {list(weight.shape)}, expected bias to be 1-dimensional "
-            f"with {o} elements, but got bias of size {list(bias.shape)} instead"
-        )
+        raise RuntimeError(_messages.conv_bias_size_mismatch(transposed, weight, o, bias))
     return s, d
 
 
@@ -643,17 +616,16 @@ def conv_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, pad
             pads: tuple[int, ...] = (0,) * (2 * nd)
         elif padding == "same":
             if any(v != 1 for v in s):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
+                raise RuntimeError(_messages.conv_same_padding_strided())
             pads = same_padding(k, d)
             if any(pads[2 * i] != pads[2 * i + 1] for i in range(nd)):
                 warn_asymmetric()
         else:
-            raise RuntimeError(
-                f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
+            raise RuntimeError(_messages.conv_invalid_padding_string(padding))
     else:
         p = expand(padding, nd, "padding")
         if min(p) < 0:
-            raise RuntimeError(f"negative padding is not supported (got padding={list(p)})")
+            raise RuntimeError(_messages.conv_negative_padding(p))
         pads = tuple(v for q in p for v in (q, q))
     geo = Geometry.make(tuple(x.shape), k, d, pads, s)
     out = convolution(x, weight, bias, geo, groups, False)
@@ -667,33 +639,25 @@ def conv_transpose_nd(input: Tensor, weight: Tensor, bias: Tensor | None, stride
     ``output_padding`` extra rows after (each dim)."""
     fn = f"conv_transpose{nd}d"
     if isinstance(padding, str):
-        raise TypeError(f"{fn}(): argument 'padding' must be tuple of ints, not str")
+        raise TypeError(_messages.conv_padding_str_not_supported(fn))
     batched = _batched(input, nd, fn)
     x = input if batched else ops.unsqueeze(input, 0)
     s, d = _check_common(x, weight, bias, nd, stride, dilation, groups, True, fn)
     p = expand(padding, nd, "padding")
     op = expand(output_padding, nd, "output_padding")
     if min(p) < 0:
-        raise RuntimeError(f"negative padding is not supported (got padding={list(p)})")
+        raise RuntimeError(_messages.conv_negative_padding(p))
     if min(op) < 0:
-        raise RuntimeError(
-            f"negative output_padding is not supported (got output_padding={list(op)})")
+        raise RuntimeError(_messages.conv_negative_output_padding(op))
     if any(o >= st and o >= dl for o, st, dl in zip(op, s, d)):
-        raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            f"output_padding={list(op)}, stride={list(s)}, dilation={list(d)}"
-        )
+        raise RuntimeError(_messages.conv_output_padding_too_large(op, s, d))
     k = tuple(weight.shape[2:])
     ins = tuple(x.shape[2:])
     size = tuple((i - 1) * st - 2 * pp + dl * (kk - 1) + oo + 1
                  for i, st, pp, dl, kk, oo in zip(ins, s, p, d, k, op))
     if min(size) < 1:
         shown = (1,) * (nd == 1)  # (torch shows a 1-D size as 2-D)
-        raise RuntimeError(
-            f"Given input size per channel: ({' x '.join(map(str, shown + ins))}). Calculated "
-            f"output size per channel: ({' x '.join(map(str, shown + size))}). Output size is "
-            "too small (lower the padding or the stride)"
-        )
+        raise RuntimeError(_messages.conv_output_size_too_small(shown, ins, size))
     c = weight.shape[1] * groups
     geo = Geometry.make((x.shape[0], c) + size, k, d, tuple(v for q in p for v in (q, q)), s,
                         out=ins)

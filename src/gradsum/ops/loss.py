@@ -34,6 +34,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, quietly, record
 from gradsum.ops.activation import logsigmoid
 from gradsum.ops.reduction import _NoDerivative
@@ -49,7 +50,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         return ops.mean(loss)
     if reduction == "sum":
         return ops.sum(loss)
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+    raise ValueError(_messages.loss_invalid_reduction(reduction))
 
 
 def _loss_node(node: Node, inputs: tuple[Tensor, ...], loss: Tensor, reduction: str) -> Tensor:
@@ -570,64 +571,47 @@ def _margin_loss(input: Tensor, loss: Any, coef: Any, reduction: str, one_d: boo
 
 
 # -- ctc_loss ---------------------------------------------------------------------------------
-_CHECKED_FROM = "(while checking arguments for ctc_loss_allocate_outputs)"
-
-
 class _CtcPlan:
     """The checked problem: padded targets ``(N, S)``, lengths, the extended targets
     ``(N, 2 S + 1)`` and their masks."""
 
     def __init__(self, lp: Any, targets: Any, il: Any, tl: Any, blank: int) -> None:
         if lp.ndim != 3:
-            raise RuntimeError(f"Expected 3-dimensional tensor, but got {lp.ndim}-dimensional "
-                               f"tensor for argument #1 'log_probs' {_CHECKED_FROM}")
+            raise RuntimeError(_messages.ctc_log_probs_wrong_rank(lp))
         if not 1 <= targets.ndim <= 2:
-            raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.ndim}-dimensional "
-                               f"tensor for argument #2 'targets' {_CHECKED_FROM}")
+            raise RuntimeError(_messages.ctc_targets_wrong_rank(targets))
         t_max, n, c = lp.shape
         if not 0 <= blank < c:
-            raise RuntimeError(f"blank must be in label range (got blank={blank} for {c} "
-                               "labels)")
+            raise RuntimeError(_messages.ctc_blank_out_of_range(blank, c))
         if il.shape[0] != n:
-            raise RuntimeError(f"input_lengths must be of size batch_size (got {il.shape[0]} "
-                               f"lengths for a batch of {n})")
+            raise RuntimeError(_messages.ctc_input_lengths_size_mismatch(il, n))
         if tl.shape[0] != n:
-            raise RuntimeError(f"target_lengths must be of size batch_size (got {tl.shape[0]} "
-                               f"lengths for a batch of {n})")
+            raise RuntimeError(_messages.ctc_target_lengths_size_mismatch(tl, n))
         for name, lengths in (("target_lengths", tl), ("input_lengths", il)):
             if n and lengths.min() < 0:
-                raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
-                                   f"{int(lengths.min())} {_CHECKED_FROM}")
+                raise RuntimeError(_messages.ctc_negative_length(name, lengths))
         s_max = int(tl.max()) if n else 0
         j = xp.arange(s_max)
         has = j[None, :] < tl[:, None]  # (N, S): position j is part of target n
         if targets.ndim == 1:  # concatenated targets
             total = int(tl.sum())
             if targets.shape[0] != total:
-                raise RuntimeError(f"Expected tensor to have size {total} at dimension 0, but "
-                                   f"got size {targets.shape[0]} for argument #2 'targets' "
-                                   f"{_CHECKED_FROM}")
+                raise RuntimeError(_messages.ctc_targets_size_mismatch(total, targets))
             offsets = xp.cumsum(tl) - tl
             padded = targets[xp.where(has, offsets[:, None] + j[None, :], 0)] if total else (
                 xp.zeros((n, s_max), dtype=xp.int64))
         else:
             if targets.shape[0] != n:
-                raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got "
-                                   f"size {targets.shape[0]} for argument #2 'targets' "
-                                   f"{_CHECKED_FROM}")
+                raise RuntimeError(_messages.ctc_targets_size_mismatch(n, targets))
             if targets.shape[1] < s_max:
-                raise RuntimeError(f"Expected tensor to have size at least {s_max} at dimension "
-                                   f"1, but got size {targets.shape[1]} for argument #2 "
-                                   f"'targets' {_CHECKED_FROM}")
+                raise RuntimeError(_messages.ctc_targets_too_short(s_max, targets))
             padded = targets[:, :s_max]
         if il.size and il.max() > t_max:
-            raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got "
-                               f"value {int(il.max())} {_CHECKED_FROM}")
+            raise RuntimeError(_messages.ctc_input_length_too_large(t_max, il))
         padded = xp.where(has, padded.astype(xp.int64), blank)
         if padded.size and (padded.min() < 0 or padded.max() >= c):
             # (torch reads out of bounds here; an index error is the honest answer)
-            raise RuntimeError(f"ctc_loss: targets must be class indices in [0, {c}), got values "
-                               f"in [{int(padded.min())}, {int(padded.max())}]")
+            raise RuntimeError(_messages.ctc_target_out_of_range(c, padded))
         self.shape = (t_max, n, c)
         self.blank = blank
         self.il, self.tl = il, tl
@@ -752,7 +736,7 @@ def _ctc_loss_raw(log_probs: Tensor, targets: Tensor, il: Any, tl: Any, blank: i
                   zero_infinity: bool) -> Tensor:
     """The per-sequence losses of a batched ``(T, N, C)`` input, recorded as one node."""
     if log_probs.numel() == 0:
-        raise RuntimeError("log_probs tensor must not be empty")
+        raise RuntimeError(_messages.ctc_empty_log_probs())
     plan = _CtcPlan(log_probs._array, targets._array, il, tl, blank)
     lp = log_probs._array
     alpha, nll = quietly(_ctc_alpha, plan.gather(lp), plan)

@@ -40,6 +40,7 @@ from gradsum._backend import silenced, xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state, is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, const, needs_grad, record
 
 __all__ = ["batch_norm", "group_norm", "instance_norm"]
@@ -225,11 +226,6 @@ def _batch_stats(xs: Any, axes: tuple[int, ...], eps: float) -> tuple[Any, Any, 
 
 
 # -- checks ------------------------------------------------------------------------------------
-def _torch_name(dtype: Any) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(dtype.name, dtype.name)
-
-
 def mixed_reduced(input: Tensor, *params: Tensor | None) -> bool:
     """torch's CPU "mixed type" check of a normalisation: True for a half or bfloat16 input
     whose parameters (and running statistics) are all float32, which is normalised in
@@ -246,25 +242,16 @@ def mixed_reduced(input: Tensor, *params: Tensor | None) -> bool:
     if not other or not input.is_floating_point():
         return False
     if input.dtype.name not in ("float32", "float16", "bfloat16"):
-        raise RuntimeError(
-            f"mixed dtype (CPU): all inputs must share same datatype. Got input "
-            f"{input.dtype.name} and a parameter or running statistic of {other[0].name}; "
-            "convert them to the input's dtype")
+        raise RuntimeError(_messages.norm_mixed_dtype(input, other))
     bad = [d for p in params if p is not None and (d := p.dtype) is not D.float32]
     if bad or input.dtype is D.float32:
-        raise RuntimeError(
-            "mixed dtype (CPU): expect parameter to have scalar type of Float: got "
-            f"{(bad or other)[0].name} with an input of {input.dtype.name}; convert the "
-            "parameters and running statistics with .float()")
+        raise RuntimeError(_messages.norm_mixed_dtype_parameter_not_float(bad, other, input))
     return True
 
 
 def _check_dtypes(kernel: str, input: Tensor, *params: Tensor | None) -> None:
     if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"{kernel}\" not implemented for '{_torch_name(input.dtype)}': convert the input "
-            "with .float()"
-        )
+        raise NotImplementedError(_messages.norm_kernel_not_floating_input(kernel, input))
     mixed_reduced(input, *params)  # (raises for the mixes torch refuses)
 
 
@@ -273,18 +260,12 @@ def _verify_batch_size(size: list[int]) -> None:
     for s in size[2:]:
         prod *= s
     if prod == 1:
-        raise ValueError(
-            f"Expected more than 1 value per channel when training, got input size {_size(size)}"
-        )
-
-
-def _size(size: Any) -> str:
-    return f"torch.Size({list(size)})" if isinstance(size, tuple) else str(list(size))
+        raise ValueError(_messages.norm_one_value_per_channel(size))
 
 
 def _check_features(name: str, c: int, t: Tensor | None) -> None:
     if t is not None and t.numel() != c:
-        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+        raise RuntimeError(_messages.norm_feature_count_mismatch(name, c, t))
 
 
 # -- batch norm --------------------------------------------------------------------------------
@@ -309,20 +290,16 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                 [ 0.5000,  2.0000]])
     """
     if momentum is None or isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
-        raise TypeError(
-            "batch_norm(): argument 'momentum' (position 7) must be float, not "
-            f"{type(momentum).__name__}: pass a number (the module's momentum=None means a "
-            "cumulative average, computed by the module)"
-        )
+        raise TypeError(_messages.batch_norm_momentum_not_float(momentum))
     size = tuple(input.shape)
     if training:
         if not size:
-            raise IndexError("list index out of range: batch_norm needs an (N, C, ...) input")
+            raise IndexError(_messages.batch_norm_input_without_channels())
         _verify_batch_size(list(size))
     if training and eps <= 0.0:
-        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+        raise ValueError(_messages.batch_norm_eps_not_positive_training(eps))
     if eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+        raise ValueError(_messages.batch_norm_eps_negative(eps))
     return _native_batch_norm(input, running_mean, running_var, weight, bias, training,
                               float(momentum), float(eps))
 
@@ -347,22 +324,14 @@ def _native_batch_norm(input: Tensor, running_mean: Tensor | None, running_var: 
     c = size[1] if len(size) >= 2 else 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var)):
         if t is None and not training:
-            raise RuntimeError(
-                f"{name} must be defined in evaluation mode: pass the running statistics or "
-                "training=True"
-            )
+            raise RuntimeError(_messages.batch_norm_running_stat_missing(name))
         _check_features(name, c, t)
     _check_features("weight", c, weight)
     _check_features("bias", c, bias)
     if (running_mean is None) != (running_var is None):
-        raise ValueError(
-            "running_mean and running_var must either both be None or neither be None"
-        )
+        raise ValueError(_messages.batch_norm_running_stats_one_none())
     if len(size) < 2:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [-1, 0], but got 1): "
-            f"batch_norm needs an (N, C, ...) input, got shape {list(size)}"
-        )
+        raise IndexError(_messages.batch_norm_input_without_channel_dim(size))
     plan = _NormPlan(size, size, (0,) + tuple(range(2, len(size))), eps, training)
     dt = input._array.dtype
     if training:
@@ -400,27 +369,19 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         tensor([[-1.,  1., -1.,  1.]])
     """
     if input.ndim < 2:
-        raise RuntimeError(
-            f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
-        )
+        raise RuntimeError(_messages.group_norm_input_wrong_rank(input))
     size = tuple(input.shape)
     if num_groups == 0:
-        raise ZeroDivisionError("integer division or modulo by zero: num_groups must be > 0")
+        raise ZeroDivisionError(_messages.group_norm_zero_groups())
     _verify_batch_size([size[0] * size[1] // num_groups, num_groups, *size[2:]])
     n, c = size[0], size[1]
     if num_groups < 0:
-        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
+        raise RuntimeError(_messages.group_norm_groups_not_positive(num_groups))
     if c % num_groups:
-        raise RuntimeError(
-            "Expected number of channels in input to be divisible by num_groups, but got input "
-            f"of shape {list(size)} and num_groups={num_groups}"
-        )
+        raise RuntimeError(_messages.group_norm_channels_not_divisible(size, num_groups))
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.numel() != c):
-            raise RuntimeError(
-                f"Expected {name} to be a vector of size equal to the number of channels in "
-                f"input, but got {name} of shape {list(t.shape)} and input of shape {list(size)}"
-            )
+            raise RuntimeError(_messages.group_norm_parameter_size_mismatch(name, t, size))
     if mixed_reduced(input, weight, bias):  # (in float32, returned in the input's dtype)
         return group_norm(ops.to_dtype(input, D.float32), num_groups, weight, bias,
                           eps).to(input.dtype)
@@ -461,14 +422,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         for s in size[2:]:
             prod *= s
         if prod == 1:
-            raise ValueError(
-                f"Expected more than 1 spatial element when training, got input size "
-                f"{_size(size)}"
-            )
+            raise ValueError(_messages.instance_norm_one_spatial_element(size))
     if not use_input_stats and (running_mean is None or running_var is None):
-        raise RuntimeError(
-            "Expected running_mean and running_var to be defined when use_input_stats is false"
-        )
+        raise RuntimeError(_messages.instance_norm_running_stats_missing())
     n, c = size[0], size[1]
     shape = (1, n * c) + size[2:]
 

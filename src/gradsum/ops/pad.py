@@ -22,6 +22,7 @@ from gradsum._autocast import cast_for
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, needs_grad, record
 
 __all__ = ["constant_pad_nd", "index_pad", "pad"]
@@ -53,10 +54,7 @@ def constant_pad_nd(x: Tensor, pad: Sequence[int], value: float = 0.0) -> Tensor
         size = arr.shape[d]
         new = size + lo + hi
         if new < 0 or -lo > size or -hi > size:
-            raise RuntimeError(
-                f"narrow(): length must be non-negative. (padding ({lo}, {hi}) of dimension {d} "
-                f"of size {size} would crop more than the input holds)"
-            )
+            raise RuntimeError(_messages.pad_crops_more_than_input(lo, hi, d, size))
         s0, s1 = max(-lo, 0), size - max(-hi, 0)
         o0 = max(lo, 0)
         out_shape.append(new)
@@ -209,14 +207,6 @@ def _source_index(size: int, lo: int, hi: int, mode: str) -> Any:
     return c0 + j % max(csize, 1)
 
 
-_SUPPORTED = (
-    "Supported combinations for non-constant padding:\n"
-    "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-    "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-    "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
-)
-
-
 def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         value: float | None = None) -> Tensor:
     """torch's ``F.pad``: ``pad`` lists (before, after) amounts from the last dim backwards.
@@ -225,41 +215,24 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     (batched or unbatched) input.
     """
     if not isinstance(pad, (tuple, list)):
-        raise TypeError(
-            f"pad(): argument 'pad' (position 2) must be tuple of ints, not "
-            f"{type(pad).__name__}"
-        )
+        raise TypeError(_messages.pad_argument_not_tuple(pad))
     for i, p in enumerate(pad):
         if not isinstance(p, (int, xp.integer)) or isinstance(p, bool):
-            raise TypeError(
-                "pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
-                f"type {type(p).__name__} at pos {i}"
-            )
+            raise TypeError(_messages.pad_element_not_int(p, i))
     if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise NotImplementedError(
-            f"Unrecognised padding mode {mode} (use 'constant', 'reflect', 'replicate' or "
-            "'circular')"
-        )
+        raise NotImplementedError(_messages.pad_unrecognised_mode(mode))
     if len(pad) % 2:
-        raise RuntimeError(f"Padding length must be divisible by 2 (got {len(pad)} values)")
+        raise RuntimeError(_messages.pad_odd_length(pad))
     ndim = input.ndim
     if len(pad) > 2 * ndim:
-        raise RuntimeError(
-            "Padding length should be less than or equal to two times the input dimension but "
-            f"got padding length {len(pad)} and input of dimension {ndim}"
-        )
+        raise RuntimeError(_messages.pad_too_long(pad, ndim))
     if mode == "constant":
         return constant_pad_nd(input, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
-        raise RuntimeError(
-            f"Padding mode \"{mode}\" doesn't take in value argument (pass value=None, or use "
-            "mode='constant')"
-        )
+        raise RuntimeError(_messages.pad_mode_takes_no_value(mode))
     k = len(pad) // 2
     if k == 0 or ndim not in (k + 1, k + 2):
-        raise NotImplementedError(
-            f"Padding size {len(pad)} is not supported for {ndim}D input tensor.\n{_SUPPORTED}"
-        )
+        raise NotImplementedError(_messages.pad_size_not_supported(pad, ndim))
     if mode != "circular" and not (mode == "reflect" and k == 3):  # (torch's fp32 list)
         (input,) = cast_for(f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d",
                             input)
@@ -270,27 +243,14 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
         lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
         size = shape[d]
         if mode == "reflect" and (lo >= size or hi >= size):
-            raise RuntimeError(
-                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
-                f"input dimension, but got: padding ({lo}, {hi}) at dimension {d} of input "
-                f"{list(shape)}"
-            )
+            raise RuntimeError(_messages.pad_reflect_too_large(i, lo, hi, d, shape))
         if mode == "circular" and (lo > size or hi > size or (
                 size + min(lo, 0) + min(hi, 0) <= 0 and (lo > 0 or hi > 0))):
-            raise RuntimeError(
-                f"Padding value causes wrapping around more than once. (padding ({lo}, {hi}) "
-                f"of dimension {d} of size {size})"
-            )
+            raise RuntimeError(_messages.pad_circular_wraps_twice(lo, hi, d, size))
         if mode == "replicate" and size == 0 and (lo > 0 or hi > 0):
-            raise RuntimeError(
-                f"Expected dim {d} of the input to be non-empty to replicate it (shape "
-                f"{list(shape)})"
-            )
+            raise RuntimeError(_messages.pad_replicate_empty_dimension(d, shape))
         if size + lo + hi < 0 or -lo > size or -hi > size:
-            raise RuntimeError(
-                f"input (shape {list(shape)}) with padding ({lo}, {hi}) at dimension {d} gives "
-                "a negative output size: crop less"
-            )
+            raise RuntimeError(_messages.pad_negative_output_size(shape, lo, hi, d))
         dims.append(d)
         idx.append(_source_index(size, lo, hi, mode))
     return index_pad(input, tuple(dims), tuple(idx), _FORWARD[f"{mode}{k}"])

@@ -26,6 +26,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops import views as _shape_ops
 from gradsum.ops._core import _make, needs_grad, record
 
@@ -146,8 +147,6 @@ def _apply(x: Tensor, plan: _Plan, transposed: bool = False) -> Tensor:
 
 
 # -- argument parsing --------------------------------------------------------------------------
-_WORDS = {1: "one", 2: "two", 3: "three"}
-_DIMS = {1: ("W",), 2: ("H", "W"), 3: ("T", "H", "W")}
 
 
 def _tuple_n(v: Any, name: str, fn: str, nd: int = 2,
@@ -159,9 +158,7 @@ def _tuple_n(v: Any, name: str, fn: str, nd: int = 2,
             return (int(v[0]),) * nd
         if len(v) == nd:
             return tuple(int(i) for i in v)
-        what = (f"either be omitted, a single int, or a tuple of {_WORDS[nd]} ints"
-                if allow_empty else f"either be a single int, or a tuple of {_WORDS[nd]} ints")
-        raise RuntimeError(f"{fn}: {name} must {what} (got {v})")
+        raise RuntimeError(_messages.pool_argument_wrong_length(fn, name, nd, allow_empty, v))
     return (int(v),) * nd
 
 
@@ -178,10 +175,6 @@ def _out_size(size: int, k: int, pad: int, stride: int, dil: int, ceil: bool) ->
     return out
 
 
-def _named(prefix: str, vals: tuple[int, ...]) -> str:
-    return " ".join(f"{prefix}{n}: {v}" for n, v in zip(_DIMS[len(vals)], vals))
-
-
 def _geometry(x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
               ceil_mode: bool, fn: str, nd: int = 2) -> tuple[Any, ...]:
     k = _tuple_n(kernel_size, "kernel_size", fn, nd)
@@ -190,34 +183,23 @@ def _geometry(x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: 
     d = _tuple_n(dilation, "dilation", fn, nd)
     assert k is not None and p is not None and d is not None
     if x.ndim not in (nd + 1, nd + 2) or (x.numel() == 0 and x.ndim == nd + 1):
-        raise RuntimeError(
-            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input (got "
-            f"shape {list(x.shape)})"
-        )
+        raise RuntimeError(_messages.pool_input_wrong_rank(nd, x))
     if min(s) == 0:
-        raise RuntimeError(f"stride should not be zero (got stride={list(s)})")
+        raise RuntimeError(_messages.pool_stride_zero(s))
     if min(k) <= 0:
-        raise RuntimeError(f"kernel_size should be greater than zero, but got {_named('k', k)}")
+        raise RuntimeError(_messages.pool_kernel_size_not_positive(k))
     if min(s) < 0:
-        raise RuntimeError(f"stride should be greater than zero, but got {_named('d', s)}")
+        raise RuntimeError(_messages.pool_stride_negative(s))
     if min(d) <= 0:
-        raise RuntimeError(
-            f"dilation should be greater than zero, but got {_named('dilation', d)}"
-        )
+        raise RuntimeError(_messages.pool_dilation_not_positive(d))
     for kk, pp, dd in zip(k, p, d):
         if pp < 0 or pp > ((kk - 1) * dd + 1) // 2:
-            raise RuntimeError(
-                f"pad should be at most half of effective kernel size, but got pad={pp}, "
-                f"kernel_size={kk} and dilation={dd}"
-            )
+            raise RuntimeError(_messages.pool_pad_too_large(pp, kk, dd))
     size = tuple(x.shape[-nd:])
     out = tuple(_out_size(*a, ceil_mode) for a in zip(size, k, p, s, d))
     if min(out) < 1:
         c = x.shape[-nd - 1]
-        raise RuntimeError(
-            f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated output size: "
-            f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
-        )
+        raise RuntimeError(_messages.pool_output_size_too_small(c, size, out))
     return k, s, p, d, out
 
 
@@ -277,10 +259,7 @@ def _gather_plan(idx: Any, in_size: tuple[int, ...], fwd_node: type, adj_node: t
 def _squeeze_batch(x: Tensor, fn: str, nd: int = 2) -> None:
     if x.ndim not in (nd + 1, nd + 2):
         dims = "(N, C, D, H, W) or (C, D, H, W)" if nd == 3 else "(N, C, H, W) or (C, H, W)"
-        raise RuntimeError(
-            f"{fn}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(x.shape)} (pass "
-            f"{dims})"
-        )
+        raise RuntimeError(_messages.pool_expected_input_rank(fn, nd, x, dims))
 
 
 def _flat_index(coords: list[Any], size: tuple[int, ...]) -> Any:
@@ -458,22 +437,18 @@ def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = 
 def _adaptive_size(x: Tensor, output_size: Any, fn: str, nd: int = 2) -> tuple[int, ...]:
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != nd:
-            raise RuntimeError(f"{fn}: output_size must be {nd} (got {tuple(output_size)})")
+            raise RuntimeError(
+                _messages.adaptive_pool_output_size_wrong_length(fn, nd, output_size)
+            )
         sizes = list(output_size)
     else:
         sizes = [output_size] * nd
     osz = tuple(x.shape[-nd + i] if v is None else int(v) for i, v in enumerate(sizes))
     if min(osz) < 0:
-        raise RuntimeError(
-            f"{fn}: elements of output_size must be greater than or equal to 0 but received "
-            f"{{{', '.join(map(str, osz))}}}"
-        )
+        raise RuntimeError(_messages.adaptive_pool_negative_output_size(fn, osz))
     for d in range(1, x.ndim):
         if x.shape[d] == 0:
-            raise RuntimeError(
-                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
-                f"input has sizes {list(x.shape)} with dimension {d} being empty"
-            )
+            raise RuntimeError(_messages.adaptive_pool_empty_input_dimension(fn, x, d))
     return osz
 
 
@@ -491,7 +466,7 @@ def _avg_pool(input: Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_m
               nodes: tuple[type, type]) -> Tensor:
     k, s, p, d, out = _geometry(input, kernel_size, stride, padding, 1, ceil_mode, fn, nd)
     if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
+        raise RuntimeError(_messages.pool_divisor_zero())
     a = input._array
     size = a.shape[-nd:]
     if divisor_override is not None:
@@ -606,7 +581,7 @@ def _one(v: Any, name: str, fn: str, default: Any = None) -> tuple[int, int] | N
         return default
     if isinstance(v, (tuple, list)):
         if len(v) != 1:
-            raise RuntimeError(f"{fn}: {name} must be a single int or a tuple of one int")
+            raise RuntimeError(_messages.pool1d_argument_not_one_int(fn, name))
         v = v[0]
     return 1, int(v)
 
@@ -615,10 +590,7 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Any:
     """1-D max pooling over ``(N, C, L)`` or ``(C, L)``."""
     if input.ndim not in (2, 3):
-        raise RuntimeError(
-            "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
-            f"for input, but got:{list(input.shape)}"
-        )
+        raise RuntimeError(_messages.max_pool1d_input_wrong_rank(input))
     k = _one(kernel_size, "kernel_size", "max_pool1d")
     s = _one(stride, "stride", "max_pool1d", k)
     p = _one(padding, "padding", "max_pool1d")
@@ -635,9 +607,7 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """1-D average pooling over ``(N, C, L)`` or ``(C, L)``."""
     if input.ndim not in (2, 3):
-        raise RuntimeError(
-            f"avg_pool1d() Expected 2D or 3D input tensor, but got {list(input.shape)}"
-        )
+        raise RuntimeError(_messages.avg_pool1d_input_wrong_rank(input))
     k = _one(kernel_size, "kernel_size", "avg_pool1d")
     s = _one(stride, "stride", "avg_pool1d", k)
     p = _one(padding, "padding", "avg_pool1d")
@@ -648,16 +618,13 @@ def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def _check_1d(input: Tensor, fn: str) -> None:
     if input.ndim not in (2, 3):
-        raise RuntimeError(
-            f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument "
-            f"#1 'self' (while checking arguments for {fn})"
-        )
+        raise RuntimeError(_messages.adaptive_pool1d_input_wrong_rank(input, fn))
 
 
 def _size1(output_size: Any, fn: str) -> Any:
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != 1:
-            raise RuntimeError(f"{fn}: output_size must be 1 (got {tuple(output_size)})")
+            raise RuntimeError(_messages.adaptive_pool_output_size_wrong_length(fn, 1, output_size))
         output_size = output_size[0]
     return (1, output_size)
 
@@ -693,17 +660,11 @@ def _unpool_output_size(input: Tensor, kernel: tuple[int, ...], stride: tuple[in
     if len(out) == nd + 2:
         out = out[2:]
     if len(out) != nd:
-        raise ValueError(
-            f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it "
-            f"has a length of '{len(out)}'"
-        )
+        raise ValueError(_messages.max_unpool_output_size_wrong_length(nd, out))
     for d in range(nd):
         lo, hi = default[d] - stride[d], default[d] + stride[d]
         if not lo < out[d] < hi:
-            raise ValueError(
-                f'invalid output_size "{list(output_size)}" (dim {d} must be between {lo} and '
-                f"{hi})"
-            )
+            raise ValueError(_messages.max_unpool_invalid_output_size(output_size, d, lo, hi))
     return tuple(out)
 
 
@@ -713,28 +674,16 @@ def _max_unpool(input: Tensor, indices: Tensor, size: tuple[int, ...], nd: int,
     ``max_unpool{nd}d``); the gradient gathers at ``indices``."""
     fn = f"max_unpooling{nd}d"
     if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(
-            f"Input to {fn} should be a {nd + 1}d or {nd + 2}d Tensor, but got a tensor with "
-            f"{input.ndim} dimensions."
-        )
+        raise RuntimeError(_messages.max_unpool_input_wrong_rank(fn, nd, input))
     if indices.dtype.name != "int64":
-        raise RuntimeError(
-            f"elements in indices should be type int64 but got: {indices.dtype.name} (pass the "
-            "indices returned by max_pool with return_indices=True)"
-        )
+        raise RuntimeError(_messages.max_unpool_indices_not_int64(indices))
     if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(
-            f"Expected shape of indices to be same as that of the input tensor "
-            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
-        )
+        raise RuntimeError(_messages.max_unpool_indices_shape_mismatch(input, indices))
     idx = indices._array
     hw = math.prod(size)
     if idx.size and (idx.min() < 0 or idx.max() >= hw):
         bad = int(idx.min() if idx.min() < 0 else idx.max())
-        raise RuntimeError(
-            f"Found an invalid max index: {bad} (output volumes are of size "
-            f"{'x'.join(map(str, size))})"
-        )
+        raise RuntimeError(_messages.max_unpool_invalid_max_index(bad, size))
     lead = idx.shape[:-nd]
     m = int(math.prod(lead))
     flat = (idx.reshape(m, -1) + (xp.arange(m, dtype=xp.int64) * hw)[:, None]).reshape(-1)

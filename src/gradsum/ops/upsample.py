@@ -20,6 +20,7 @@ from typing import Any
 from gradsum import _blas
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.ops import _messages
 from gradsum.ops.pool import _apply, _Plan, _PlanNode
 
 
@@ -137,10 +138,7 @@ def _upsample(x: Tensor, mode: str, out_size: list[int], scales: list[float | No
         names = ("W",) if len(spatial) == 1 else ("H", "W")
         inp = ", ".join(f"{n}: {s}" for n, s in zip(names, spatial))
         out = ", ".join(f"{n}: {s}" for n, s in zip(names, out_size))
-        raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input ({inp}) output "
-            f"({out})"
-        )
+        raise RuntimeError(_messages.upsample_sizes_not_positive(inp, out))
     dtype = x._array.dtype
     # (bfloat16: weights in float32, products through _blas in float32, rounded once)
     mats = [_axis_matrix(mode, n, o, align_corners, s, dtype if dtype.kind == "f"
@@ -197,24 +195,16 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
-            raise ValueError(
-                "align_corners option can only be set with the interpolating modes: "
-                "linear | bilinear | bicubic | trilinear"
-            )
+            raise ValueError(_messages.interpolate_align_corners_not_interpolating())
     elif align_corners is None:
         align_corners = False
     dim = input.ndim - 2
     if size is not None and scale_factor is not None:
-        raise ValueError("only one of size or scale_factor should be defined")
+        raise ValueError(_messages.interpolate_size_and_scale_factor())
     if size is not None:
         if isinstance(size, (list, tuple)):
             if len(size) != dim:
-                raise ValueError(
-                    "Input and output must have the same number of spatial dimensions, but got "
-                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
-                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
-                    "and output size in (o1, o2, ...,oK) format."
-                )
+                raise ValueError(_messages.interpolate_size_rank_mismatch(input, size))
             output_size: list[int] | None = [int(s) for s in size]
         else:
             output_size = [int(size)] * dim
@@ -224,39 +214,29 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         if isinstance(scale_factor, (list, tuple)):
             if len(scale_factor) != dim:
                 raise ValueError(
-                    "Input and scale_factor must have the same number of spatial dimensions, but "
-                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
-                    f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, C, "
-                    "d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                    _messages.interpolate_scale_factor_rank_mismatch(input, scale_factor)
                 )
             scale_factors = [float(s) for s in scale_factor]
         else:
             scale_factors = [float(scale_factor)] * dim
     else:
-        raise ValueError("either size or scale_factor should be defined")
+        raise ValueError(_messages.interpolate_no_size_nor_scale_factor())
     if recompute_scale_factor and size is not None:
-        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        raise ValueError(_messages.interpolate_recompute_scale_factor_with_size())
     if recompute_scale_factor:
         assert scale_factors is not None
         output_size = [math.floor(float(input.shape[i + 2] * scale_factors[i]))
                        for i in range(dim)]
         scale_factors = None
     if antialias:
-        raise NotImplementedError("gradsum's interpolate has no antialias=True")
+        raise NotImplementedError(_messages.interpolate_antialias_not_supported())
     supported = {(3, "nearest"), (3, "nearest-exact"), (3, "linear"), (4, "nearest"),
                  (4, "nearest-exact"), (4, "bilinear")}
     if (input.ndim, mode) not in supported:
         need = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}.get(mode)
         if need is not None and input.ndim in (3, 4, 5) and input.ndim != need:
-            raise NotImplementedError(
-                f"Got {input.ndim}D input, but {mode} mode needs {need}D input"
-            )
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-            "the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-            f"nearest-exact (got {mode}); gradsum implements nearest, nearest-exact, linear "
-            "(3D) and bilinear (4D)"
-        )
+            raise NotImplementedError(_messages.interpolate_mode_wrong_rank(input, mode, need))
+        raise NotImplementedError(_messages.interpolate_input_rank_not_supported(input, mode))
     spatial = list(input.shape[2:])
     scales: list[float | None]
     if output_size is None:

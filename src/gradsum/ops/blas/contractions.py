@@ -17,6 +17,7 @@ from gradsum._autocast import autocast_policy, cast_for
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     broadcast_error,
@@ -26,7 +27,6 @@ from gradsum.ops._core import (
     register,
     wrap_dim,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.reduction import _contig
 from gradsum.ops.views import _dims_arg
@@ -43,11 +43,9 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
     lhs, arrow, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) > len(shapes):
-        raise RuntimeError(f"einsum(): fewer operands were provided than specified in the "
-                           f"equation ({len(terms)} subscripts, {len(shapes)} operands)")
+        raise RuntimeError(_messages.einsum_fewer_operands_than_equation(terms, shapes))
     if len(terms) < len(shapes):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
-                           f"equation ({len(terms)} subscripts, {len(shapes)} operands)")
+        raise RuntimeError(_messages.einsum_more_operands_than_equation(terms, shapes))
     pos = 0
     parsed: list[tuple[list[str], bool]] = []
     for k, term in enumerate(terms):
@@ -58,19 +56,16 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
             c = term[i]
             if c == ".":
                 if ell:
-                    raise RuntimeError(f"einsum(): found '.' for operand {k} for which an "
-                                       "ellipsis was already found")
+                    raise RuntimeError(_messages.einsum_ellipsis_already_found(k))
                 if term[i:i + 3] != "...":
-                    raise RuntimeError(f"einsum(): found '.' for operand {k} that is not part "
-                                       "of any ellipsis")
+                    raise RuntimeError(_messages.einsum_dot_not_part_of_ellipsis(k))
                 ell = True
                 labels.append("...")
                 i += 3
                 pos += 3
                 continue
             if c not in _LETTERS:
-                raise RuntimeError(f"einsum(): invalid subscript given at index {pos} in the "
-                                   "equation string, subscripts must be in [a-zA-Z]")
+                raise RuntimeError(_messages.einsum_invalid_subscript(pos))
             labels.append(c)
             i += 1
             pos += 1
@@ -83,14 +78,12 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
         named = len(labels) - (1 if ell else 0)
         if ell:
             if named > len(shape):
-                raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                                   f"({named}) is more than the number of dimensions "
-                                   f"({len(shape)}) for operand {k}")
+                raise RuntimeError(
+                    _messages.einsum_more_subscripts_than_dimensions(named, shape, k)
+                )
             ell_nd = max(ell_nd, len(shape) - named)
         elif named != len(shape):
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({named}) "
-                               f"does not match the number of dimensions ({len(shape)}) for "
-                               f"operand {k} and no ellipsis was given")
+            raise RuntimeError(_messages.einsum_subscripts_do_not_match_dimensions(named, shape, k))
     ell_letters = fresh[:ell_nd]
     ops: list[str] = []
     sizes: dict[str, int] = {}
@@ -106,8 +99,9 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
         own: dict[str, int] = {}
         for lab, s in zip(full, shape):
             if lab in own and own[lab] != s:
-                raise RuntimeError(f"einsum(): subscript {lab} is repeated for operand {k} but "
-                                   f"the sizes don't match, {own[lab]} != {s}")
+                raise RuntimeError(
+                    _messages.einsum_repeated_subscript_size_mismatch(lab, k, own, s)
+                )
             own[lab] = s
         for lab, s in own.items():
             prev = sizes.get(lab)
@@ -115,8 +109,7 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
                 sizes[lab] = s
             elif s != 1 and s != prev:
                 shown = lab if lab not in ell_letters else "..."
-                raise RuntimeError(f"einsum(): subscript {shown} has size {s} for operand {k} "
-                                   f"which does not broadcast with previously seen size {prev}")
+                raise RuntimeError(_messages.einsum_subscript_does_not_broadcast(shown, s, k, prev))
         ops.append("".join(full))
     if arrow:
         out: list[str] = []
@@ -135,14 +128,11 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
                 i += 3
                 continue
             if c not in _LETTERS:
-                raise RuntimeError(f"einsum(): invalid subscript given at index {len(lhs) + 2 + i}"
-                                   " in the equation string, subscripts must be in [a-zA-Z]")
+                raise RuntimeError(_messages.einsum_invalid_output_subscript(lhs, i))
             if c in out:
-                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
-                                   "the output")
+                raise RuntimeError(_messages.einsum_output_subscript_repeated(c))
             if c not in sizes:
-                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
-                                   "equation for any input operand")
+                raise RuntimeError(_messages.einsum_output_subscript_not_in_inputs(c))
             out.append(c)
             i += 1
         out_s = "".join(out)
@@ -274,8 +264,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
-        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not "
-                        f"{type(equation).__name__}")
+        raise TypeError(_messages.einsum_equation_not_str(equation))
     for k, t in enumerate(operands):
         _require_tensor("einsum", f"operands[{k}]", 2, t)
     if len(operands) > 1:  # (torch contracts pairs with bmm, which autocast casts)
@@ -283,9 +272,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     arrays = [t._array for t in operands]
     for arr in arrays[1:]:
         if arr.dtype != arrays[0].dtype:
-            raise RuntimeError(f"expected scalar type {_tname(arrays[0].dtype)} but found "
-                               f"{_tname(arr.dtype)}: einsum operands must share one dtype. "
-                               "Convert them (t.to(dtype)).")
+            raise RuntimeError(_messages.einsum_dtype_mismatch(arrays, arr))
     ops, out, sizes = _parse_einsum(equation, [a.shape for a in arrays])
     if len(ops) > 2:
         # torch contracts left to right, one pair at a time (without opt_einsum): the same
@@ -324,28 +311,25 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2, out: Any = None) -> Tensor:
         (2, 5)
     """
     if out is not None:
-        raise NotImplementedError("tensordot(out=...) is not supported by gradsum; assign the "
-                                  "result instead.")
+        raise NotImplementedError(_messages.tensordot_out_not_supported())
     na, nb = a._array.ndim, b._array.ndim
     if isinstance(dims, (int, xp.integer)) or (isinstance(dims, Tensor) and dims.ndim == 0):
         n = int(dims.item() if isinstance(dims, Tensor) else dims)
         if n < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={n}")
+            raise RuntimeError(_messages.tensordot_negative_dims(n))
         if n > na or n > nb:
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={n}")
+            raise RuntimeError(_messages.tensordot_dims_too_large(n))
         da, db = list(range(na - n, na)), list(range(n))
     else:
         pa, pb = dims
         da = [wrap_dim(d, na) for d in _dims_arg(pa)]
         db = [wrap_dim(d, nb) for d in _dims_arg(pb)]
         if len(da) != len(db):
-            raise RuntimeError(f"both dimension lists should have same length (got {len(da)} "
-                               f"and {len(db)})")
+            raise RuntimeError(_messages.tensordot_dim_lists_length_mismatch(da, db))
     for x, y in zip(da, db):
         sa, sb = a._array.shape[x], b._array.shape[y]
         if sa != sb:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa} "
-                               f"in dim {x} and second has size {sb} in dim {y}")
+            raise RuntimeError(_messages.tensordot_contracted_sizes_mismatch(sa, x, sb, y))
     fa = [i for i in range(na) if i not in da]
     fb = [i for i in range(nb) if i not in db]
     sa_free = [a._array.shape[i] for i in fa]
@@ -469,21 +453,17 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
     a, b = x1._array, x2._array
     for name, arr in (("X1", a), ("X2", b)):
         if arr.ndim < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
-                               f"{arr.ndim}D (shape {tuple(arr.shape)})")
+            raise RuntimeError(_messages.cdist_needs_2d(name, arr))
     for name, arr in (("X1", a), ("X2", b)):
         if arr.dtype.kind not in "fV":
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_tname(arr.dtype)}. Convert with .float().")
+            raise RuntimeError(_messages.cdist_needs_floating_point(name, arr))
     if a.shape[-1] != b.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} "
-                           f"X2: {b.shape[-1]} (shapes {tuple(a.shape)} and {tuple(b.shape)})")
+        raise RuntimeError(_messages.cdist_columns_mismatch(a, b))
     p = float(p)
     if p < 0:
-        raise RuntimeError(f"cdist only supports non-negative p values (got p={p})")
+        raise RuntimeError(_messages.cdist_negative_p(p))
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected scalar type {_tname(a.dtype)} but found "
-                           f"{_tname(b.dtype)}: convert X2 with .to(X1.dtype)")
+        raise RuntimeError(_messages.cdist_dtype_mismatch(a, b))
     try:
         batch = xp.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:

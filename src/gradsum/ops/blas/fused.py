@@ -18,6 +18,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     needs_grad,
@@ -25,7 +26,6 @@ from gradsum.ops._core import (
     register,
     scalar_value,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.reduction import _contig
 
@@ -86,40 +86,30 @@ def _add_product(kind: str, input: Tensor, m1: Tensor, m2: Tensor, beta: Any, al
     want = {"addmm": (2, 2), "addmv": (2, 1), "addbmm": (3, 3), "baddbmm": (3, 3)}[kind]
     for arg, arr, nd in ((args[1], a, want[0]), (args[2], b, want[1])):
         if arr.ndim != nd:
-            raise RuntimeError(f"{kind}: {arg} must be a {nd}D tensor, but got a {arr.ndim}D "
-                               f"tensor of shape {tuple(arr.shape)}")
+            raise RuntimeError(_messages.fused_argument_wrong_rank(kind, arg, nd, arr))
     if kind == "addmv":
         if a.shape[1] != b.shape[0] or x.shape not in ((), (1,), (a.shape[0],)):
-            raise RuntimeError(f"size mismatch, got input ({', '.join(map(str, x.shape))}), "
-                               f"mat ({a.shape[0]}x{a.shape[1]}), vec ({b.shape[0]})")
+            raise RuntimeError(_messages.addmv_size_mismatch(x, a, b))
         shape: tuple[int, ...] = (a.shape[0],)
     elif kind == "addmm":
         if a.shape[1] != b.shape[0]:
-            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x"
-                               f"{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+            raise RuntimeError(_messages.addmm_shapes_cannot_be_multiplied(a, b))
         shape = (a.shape[0], b.shape[1])
     else:
         if kind == "addbmm" and (a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]):
-            raise RuntimeError(f"Incompatible matrix sizes for bmm ({a.shape[1]}x{a.shape[2]} "
-                               f"and {b.shape[1]}x{b.shape[2]}); batch1 {tuple(a.shape)}, "
-                               f"batch2 {tuple(b.shape)}")
+            raise RuntimeError(_messages.baddbmm_incompatible_matrix_sizes(a, b))
         if kind == "baddbmm" and b.shape[:2] != (a.shape[0], a.shape[2]):
-            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                               f"[{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, "
-                               f"{b.shape[1]}].")
+            raise RuntimeError(_messages.baddbmm_batch2_size_mismatch(a, b))
         shape = (a.shape[1], b.shape[2]) if kind == "addbmm" else (a.shape[0], a.shape[1],
                                                                     b.shape[2])
     for arr in (a, b):
         if arr.dtype != x.dtype:
-            raise RuntimeError(f"expected scalar type {_tname(x.dtype)} but found "
-                               f"{_tname(arr.dtype)}: all operands of {kind} need one dtype")
+            raise RuntimeError(_messages.fused_dtype_mismatch(x, arr, kind))
     try:
         xb = xp.broadcast_to(x, shape)
     except ValueError:
         raise RuntimeError(
-            f"The expanded size of the tensor ({shape[-1]}) must match the existing size "
-            f"({x.shape[-1] if x.ndim else 1}) at non-singleton dimension {len(shape) - 1}.  "
-            f"Target sizes: {list(shape)}.  Tensor sizes: {list(x.shape)}"
+            _messages.fused_expanded_size_mismatch(shape, x, len(shape) - 1)
         ) from None
     beta, alpha = scalar_value(beta), scalar_value(alpha)
     if x.itemsize < 4 and D.is_float_np(x.dtype):  # half, bfloat16: float32, rounded once
@@ -206,23 +196,20 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any
     """
     for name, v in (("vec1", vec1), ("vec2", vec2)):
         if v._array.ndim != 1:
-            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got "
-                               f"{v._array.ndim}-D")
+            raise RuntimeError(_messages.addr_expected_1d_argument(name, v))
     rt = D.promote_types(D.promote_types(input.dtype, vec1.dtype), vec2.dtype).np
     if rt.kind in "biu":
         for name, s in (("beta", beta), ("alpha", alpha)):
             if isinstance(s, float):
-                raise RuntimeError(f"For integral input tensors, argument {name} must not be "
-                                   "a floating point number.")
+                raise RuntimeError(_messages.addr_float_scalar_for_integral_input(name))
     shape = (vec1._array.shape[0], vec2._array.shape[0])
     x = input._array.astype(rt, copy=False)
     try:
         xb = xp.broadcast_to(x, shape)
     except ValueError:
         raise RuntimeError(
-            f"The expanded size of the tensor ({shape[1]}) must match the existing size "
-            f"({x.shape[-1] if x.ndim else 1}) at non-singleton dimension {x.ndim - 1}.  Target "
-            f"sizes: {list(shape)}.  Tensor sizes: {list(x.shape)}") from None
+            _messages.fused_expanded_size_mismatch(shape, x, x.ndim - 1)
+        ) from None
     o = xp.multiply.outer(vec1._array.astype(rt, copy=False), vec2._array.astype(rt, copy=False))
     if rt.kind == "b":
         out = (o & bool(alpha)) | (xb & bool(beta))

@@ -23,20 +23,14 @@ from gradsum._blas import matmul as _mm
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import _NOTHING_SAVED, Node, _saved_input
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     needs_grad,
     record,
     register,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
-
-
-def _dtype_name(dt: Any) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long", "int32": "int"}.get(
-        str(dt), str(dt)
-    )
 
 
 class MmBackward0(Node):
@@ -171,40 +165,24 @@ def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
     product of :func:`bmm`) bmm; the other ranks are composed as torch composes them."""
     if not isinstance(b, Tensor) or not isinstance(a, Tensor):
         bad = type(b if isinstance(a, Tensor) else a).__name__
-        raise TypeError(f"matmul(): argument must be Tensor, not {bad}. Wrap it with tensor().")
+        raise TypeError(_messages.matmul_argument_not_tensor(bad))
     x, y = a._array, b._array
     if x.ndim == 0 or y.ndim == 0:
-        raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "
-            f"{y.ndim}D"
-        )
+        raise RuntimeError(_messages.matmul_needs_1d_arguments(x, y))
     k_a = x.shape[-1]
     k_b = y.shape[-2] if y.ndim > 1 else y.shape[0]
     # torch's order: a shape error comes before a dtype error (the dot of two vectors checks
     # the dtypes first), and a bool operand raises only once the shapes are known to fit
     if x.dtype != y.dtype and (k_a == k_b or (x.ndim == 1 and y.ndim == 1)):
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
-            f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
-        )
+        raise RuntimeError(_messages.mm_dtype_mismatch(x, y))
     if k_a != k_b:
         if x.ndim == 1 and y.ndim == 1:
-            raise RuntimeError(
-                f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src "
-                f"[{y.shape[0]}] to have the same number of elements, but got {x.shape[0]} and "
-                f"{y.shape[0]} elements respectively"
-            )
+            raise RuntimeError(_messages.inconsistent_tensor_size(x.shape[0], y.shape[0]))
         sa = "x".join(str(s) for s in (x.shape if x.ndim > 1 else (1,) + x.shape)[-2:])
         sb = "x".join(str(s) for s in (y.shape if y.ndim > 1 else y.shape + (1,))[-2:])
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): the inner dimensions "
-            f"{k_a} and {k_b} must agree. Transpose or reshape one operand."
-        )
+        raise RuntimeError(_messages.mat1_mat2_shapes_cannot_be_multiplied(sa, sb, k_a, k_b))
     if x.dtype != y.dtype:  # (shapes that do not fit raised above)
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {_dtype_name(x.dtype)} != "
-            f"{_dtype_name(y.dtype)}. Convert one operand (e.g. b.to(a.dtype))."
-        )
+        raise RuntimeError(_messages.mm_dtype_mismatch(x, y))
     nx, ny = x.ndim, y.ndim
     # (recorded ranks other than dot/mv/mm/bmm go through the composite, which computes the
     # product itself)
@@ -216,10 +194,7 @@ def _matmul(a: Tensor, b: Tensor, batched: bool) -> Tensor:
         else:
             out = _mm(x, y)
     except ValueError:
-        raise RuntimeError(
-            f"matmul: batch dimensions of shapes {tuple(x.shape)} and {tuple(y.shape)} cannot "
-            "be broadcast"
-        ) from None
+        raise RuntimeError(_messages.matmul_batch_dims_not_broadcastable(x, y)) from None
     if x.dtype.kind == "b":
         raise D.not_implemented(_bool_kernel(x.ndim, y.ndim), x.dtype,
                                 "Convert with .float() first.")
@@ -351,14 +326,7 @@ def _check_tensors(name: str, a: Any, b: Any, arg2: str) -> None:
     """torch's TypeError for a non-tensor operand of ``mm``/``bmm``/``mv``/``dot``."""
     for pos, arg, v in ((1, "input", a), (2, arg2, b)):
         if not isinstance(v, Tensor):
-            raise TypeError(
-                f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                f"{type(v).__name__}. Wrap it with gradsum.tensor()."
-            )
-
-
-def _torch_name(dt: Any) -> str:
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
+            raise TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
 
 
 @register("mm", method=True)
@@ -375,10 +343,7 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         _check_tensors("mm", input, mat2, "mat2")
     if input._array.ndim != 2 or mat2._array.ndim != 2:
         which, t = ("self", input) if input._array.ndim != 2 else ("mat2", mat2)
-        raise RuntimeError(
-            f"{which} must be a matrix, but got a {t._array.ndim}-D tensor of shape "
-            f"{tuple(t._array.shape)}. Use matmul() for other ranks."
-        )
+        raise RuntimeError(_messages.product_argument_not_matrix(which, t))
     return matmul(input, mat2)
 
 
@@ -398,21 +363,11 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     x, y = input._array, mat2._array
     for which, arr in (("batch1", x), ("batch2", y)):
         if arr.ndim != 3:
-            raise RuntimeError(
-                f"{which} must be a 3D tensor, but got a {arr.ndim}-D tensor of shape "
-                f"{tuple(arr.shape)}. Use matmul() for other ranks."
-            )
+            raise RuntimeError(_messages.bmm_argument_not_3d(which, arr))
     if y.shape[:2] != (x.shape[0], x.shape[2]):
-        raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]: batch1 has "
-            f"shape {tuple(x.shape)}, batch2 {tuple(y.shape)} (bmm does not broadcast)."
-        )
+        raise RuntimeError(_messages.bmm_batch2_size_mismatch(x, y))
     if x.dtype != y.dtype:
-        raise RuntimeError(
-            f"expected scalar type {_torch_name(x.dtype)} but found {_torch_name(y.dtype)}. "
-            "Convert one operand (e.g. mat2.to(input.dtype))."
-        )
+        raise RuntimeError(_messages.bmm_dtype_mismatch(x, y))
     return _matmul(input, mat2, True)
 
 
@@ -430,26 +385,13 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
         _check_tensors("mv", input, vec, "vec")
     x, y = input._array, vec._array
     if x.ndim == 0:  # (torch reads the size of dim 0 first)
-        raise IndexError(
-            "Dimension specified as 0 but tensor has no dimensions: mv() needs a 2-D matrix "
-            "as its first argument."
-        )
+        raise IndexError(_messages.mv_matrix_has_no_dimensions())
     if x.ndim != 2 or y.ndim != 1:
-        raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {x.ndim}, {y.ndim}: mv() takes a 2-D "
-            f"matrix and a 1-D vector (shapes {tuple(x.shape)} and {tuple(y.shape)})."
-        )
+        raise RuntimeError(_messages.mv_vector_matrix_vector_expected(x, y))
     if x.shape[1] != y.shape[0]:
-        raise RuntimeError(
-            f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x{x.shape[1]}), vec "
-            f"({y.shape[0]}). The vector needs as many entries as the matrix has columns."
-        )
+        raise RuntimeError(_messages.mv_size_mismatch(x, y))
     if x.dtype != y.dtype:
-        vn, mn = _torch_name(y.dtype), _torch_name(x.dtype)
-        raise RuntimeError(
-            f"addmv input tensors must have the same dtype, but got {vn}, {mn}, and {vn}. "
-            "Convert one operand (e.g. vec.to(input.dtype))."
-        )
+        raise RuntimeError(_messages.addmv_dtype_mismatch(x, y))
     return matmul(input, vec)
 
 
@@ -467,16 +409,9 @@ def dot(input: Tensor, tensor: Tensor) -> Tensor:
         _check_tensors("dot", input, tensor, "tensor")
     x, y = input._array, tensor._array
     if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(
-            f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors (shapes "
-            f"{tuple(x.shape)} and {tuple(y.shape)}). Use matmul() for other ranks."
-        )
+        raise RuntimeError(_messages.dot_expects_1d_tensors(x, y))
     if x.dtype != y.dtype:
-        raise RuntimeError(
-            f"dot : expected both vectors to have same dtype, but found "
-            f"{_torch_name(x.dtype)} and {_torch_name(y.dtype)}. Convert one operand "
-            "(e.g. tensor.to(input.dtype))."
-        )
+        raise RuntimeError(_messages.dot_dtype_mismatch(x, y))
     return matmul(input, tensor)
 
 
@@ -536,21 +471,12 @@ def linear(x: Tensor, w: Tensor, b: Tensor | None = None) -> Tensor:
         out = matmul(x, F.t(w) if wa.ndim == 2 else w)
         return out if b is None else F.add(out, b)
     if xa.dtype != wa.dtype or (b is not None and b._array.dtype != xa.dtype):
-        raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got {_dtype_name(xa.dtype)} and "
-            f"{_dtype_name(wa.dtype)}" + ("" if b is None else
-                                          f" (bias {_dtype_name(b._array.dtype)})")
-            + ". Convert with .to(dtype)."
-        )
+        raise RuntimeError(_messages.linear_dtype_mismatch(xa, wa, b))
     if xa.shape[-1] != wa.shape[1]:
         rows = 1
         for s in xa.shape[:-1]:
             rows *= s
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{xa.shape[-1]} and "
-            f"{wa.shape[1]}x{wa.shape[0]}): the input of shape {tuple(xa.shape)} must end "
-            f"with the in_features of the weight of shape {tuple(wa.shape)}."
-        )
+        raise RuntimeError(_messages.linear_shapes_cannot_be_multiplied(rows, xa, wa))
     ba = None if b is None else b._array
     low = xa.dtype if xa.itemsize < 4 and D.is_float_np(xa.dtype) else None
     if low is not None:  # half, bfloat16: the product and the bias in float32, rounded once
@@ -598,13 +524,9 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
     if input._array.ndim == 0 or other._array.ndim == 0:
         return F.mul(input, other)
     if input._array.dtype != other._array.dtype:
-        raise RuntimeError(f"both inputs should have same dtype (got "
-                           f"{_tname(input._array.dtype)} and {_tname(other._array.dtype)}). "
-                           "Convert one with .to(other.dtype).")
+        raise RuntimeError(_messages.inner_dtype_mismatch(input, other))
     if input._array.shape[-1] != other._array.shape[-1]:
-        raise RuntimeError("inner() the last dimension must match on both input tensors but "
-                           f"got shapes {list(input._array.shape)} and "
-                           f"{list(other._array.shape)}")
+        raise RuntimeError(_messages.inner_last_dimension_mismatch(input, other))
     return F.tensordot(input, other, ([-1], [-1]))
 
 
@@ -633,15 +555,11 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
     _require_tensor("vdot", "other", 2, other)
     x, y = input._array, other._array
     if x.ndim != 1 or y.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors. "
-                           "Flatten them (t.reshape(-1)) first.")
+        raise RuntimeError(_messages.vdot_expects_1d_tensors(x, y))
     if x.dtype != y.dtype:
-        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
-                           f"{_tname(x.dtype)} and {_tname(y.dtype)}")
+        raise RuntimeError(_messages.vdot_dtype_mismatch(x, y))
     if x.size != y.size:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.size}] and src "
-                           f"[{y.size}] to have the same number of elements, but got {x.size} "
-                           f"and {y.size} elements respectively")
+        raise RuntimeError(_messages.inconsistent_tensor_size(x.size, y.size))
     out = xp.asarray(xp.dot(x, y), dtype=x.dtype)
     if not needs_grad(input, other):
         return _make(out)

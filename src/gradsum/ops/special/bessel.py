@@ -15,7 +15,6 @@ from typing import Any
 import gradsum.ops as F
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
 from gradsum.ops._core import (
     _make,
@@ -29,9 +28,9 @@ from gradsum.ops.pointwise import _back, _f64, _float_in
 from gradsum.ops.special.erf import (
     _BLOCK,
     _BLOCK_MIN,
-    _alike_float,
     _back_quiet,
     _blocked,
+    _InputOutputBackward,
     _kernel_blocks,
     _poly,
     _unary_saving_both,
@@ -357,23 +356,20 @@ def _spherical_j0_array(x: Any) -> Any:
     return xp.where(xp.isinf(x), 0.0, out)
 
 
-class SpecialI0EBackward0(Node):
+class SpecialI0EBackward0(_InputOutputBackward):
     __slots__ = ()
 
-    def backward(self, g: Tensor) -> Tensor:
-        if not _state.enabled:  # (nothing to record: the same steps on arrays)
-            aa, oa = self.saved_arrays()
-            ga = g._array
-            if _alike_float(aa, ga, oa):
-                with xp.errstate(**_ERR):
-                    sg = xp.asarray(xp.sign(aa))  # (0 at nan, as sign)
-                    xp.copyto(sg, 0, where=xp.isnan(sg))
-                    sg *= oa
-                    r = xp.asarray(_back_quiet(_i1e_array(aa), aa))
-                    r -= sg
-                    r = xp.asarray(xp.multiply(ga, r))
-                return _make(r)
-        a, out = self.saved()
+    @staticmethod
+    def _arrays(ga: Any, aa: Any, oa: Any) -> Any:
+        sg = xp.asarray(xp.sign(aa))  # (0 at nan, as sign)
+        xp.copyto(sg, 0, where=xp.isnan(sg))
+        sg *= oa
+        r = xp.asarray(_back_quiet(_i1e_array(aa), aa))
+        r -= sg
+        return xp.asarray(xp.multiply(ga, r))
+
+    @staticmethod
+    def _graph(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
         return F.mul(g, F.sub(i1e(a), F.mul(F.sign(a), out)))
 
 
@@ -386,9 +382,7 @@ def i0e(input: Tensor) -> Tensor:
         >>> round(gradsum.special.i0e(gradsum.tensor([1.0], dtype=gradsum.float64)).item(), 12)
         0.465759607594
     """
-    _require_tensor("special_i0e", "input", 1, input)
-    x = _unary_float(input)
-    return _unary_saving_both(input, _back_quiet(_i0e_array(x), x), SpecialI0EBackward0())
+    return _unary_saving_both("special_i0e", input, _i0e_array, SpecialI0EBackward0)
 
 
 class SpecialI1EBackward0(Node):
@@ -407,9 +401,7 @@ class SpecialI1EBackward0(Node):
 @register("special_i1e")
 def i1e(input: Tensor) -> Tensor:
     """The exponentially scaled modified Bessel function ``exp(-|x|) * i1(x)``."""
-    _require_tensor("special_i1e", "input", 1, input)
-    x = _unary_float(input)
-    return _unary_saving_both(input, _back_quiet(_i1e_array(x), x), SpecialI1EBackward0())
+    return _unary_saving_both("special_i1e", input, _i1e_array, SpecialI1EBackward0)
 
 
 def _i1_array(x: Any) -> Any:
@@ -458,9 +450,7 @@ def i1(input: Tensor) -> Tensor:
         >>> round(gradsum.special.i1(gradsum.tensor([1.0], dtype=gradsum.float64)).item(), 12)
         0.565159103992
     """
-    _require_tensor("special_i1", "input", 1, input)
-    x = _unary_float(input)
-    return _unary_saving_both(input, _back_quiet(_i1_array(x), x), SpecialI1Backward0())
+    return _unary_saving_both("special_i1", input, _i1_array, SpecialI1Backward0)
 
 
 # == not differentiable in torch ===============================================================
@@ -484,57 +474,35 @@ def bessel_j0(input: Tensor) -> Tensor:
     return _nondiff_unary(input, _j0_array, "special_bessel_j0")
 
 
-def bessel_j1(input: Tensor) -> Tensor:
-    """The Bessel function of the first kind of order 1."""
-    return _nondiff_unary(input, _j1_array, "special_bessel_j1")
+def _nondiff_fn(name: str, kernel: Any, doc: str) -> Any:
+    """The public ``name(input)``: ``kernel`` through :func:`_nondiff_unary` (torch's texts
+    call it ``special_<name>``)."""
+    torch_name = f"special_{name}"
+
+    def fn(input: Tensor) -> Tensor:
+        return _nondiff_unary(input, kernel, torch_name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def bessel_y0(input: Tensor) -> Tensor:
-    """The Bessel function of the second kind of order 0 (``-inf`` at 0, nan below)."""
-    return _nondiff_unary(input, lambda x: _y_array(x, 0), "special_bessel_y0")
-
-
-def bessel_y1(input: Tensor) -> Tensor:
-    """The Bessel function of the second kind of order 1 (``-inf`` at 0, nan below)."""
-    return _nondiff_unary(input, lambda x: _y_array(x, 1), "special_bessel_y1")
-
-
-def modified_bessel_i0(input: Tensor) -> Tensor:
-    """The modified Bessel function of the first kind of order 0 (not differentiable)."""
-    return _nondiff_unary(input, lambda x: xp.exp(xp.abs(_f64(x))) * _i0e_array(x),
-                          "special_modified_bessel_i0")
-
-
-def modified_bessel_i1(input: Tensor) -> Tensor:
-    """The modified Bessel function of the first kind of order 1 (not differentiable)."""
-    return _nondiff_unary(input, lambda x: xp.exp(xp.abs(_f64(x))) * _i1e_array(x),
-                          "special_modified_bessel_i1")
-
-
-def modified_bessel_k0(input: Tensor) -> Tensor:
-    """The modified Bessel function of the second kind of order 0."""
-    return _nondiff_unary(input, lambda x: _k_array(x, _K0_A, _K0_B, 0, False),
-                          "special_modified_bessel_k0")
-
-
-def modified_bessel_k1(input: Tensor) -> Tensor:
-    """The modified Bessel function of the second kind of order 1."""
-    return _nondiff_unary(input, lambda x: _k_array(x, _K1_A, _K1_B, 1, False),
-                          "special_modified_bessel_k1")
-
-
-def scaled_modified_bessel_k0(input: Tensor) -> Tensor:
-    """``exp(x) * modified_bessel_k0(x)``."""
-    return _nondiff_unary(input, lambda x: _k_array(x, _K0_A, _K0_B, 0, True),
-                          "special_scaled_modified_bessel_k0")
-
-
-def scaled_modified_bessel_k1(input: Tensor) -> Tensor:
-    """``exp(x) * modified_bessel_k1(x)``."""
-    return _nondiff_unary(input, lambda x: _k_array(x, _K1_A, _K1_B, 1, True),
-                          "special_scaled_modified_bessel_k1")
-
-
-def spherical_bessel_j0(input: Tensor) -> Tensor:
-    """The spherical Bessel function ``sin(x) / x`` of the first kind of order 0."""
-    return _nondiff_unary(input, _spherical_j0_array, "special_spherical_bessel_j0")
+bessel_j1 = _nondiff_fn("bessel_j1", _j1_array, "The Bessel function of the first kind of order 1.")
+bessel_y0, bessel_y1 = (
+    _nondiff_fn(f"bessel_y{n}", lambda x, n=n: _y_array(x, n), "The Bessel function of the "
+                f"second kind of order {n} (``-inf`` at 0, nan below).")
+    for n in (0, 1))
+modified_bessel_i0, modified_bessel_i1 = (
+    _nondiff_fn(f"modified_bessel_i{n}", lambda x, e=e: xp.exp(xp.abs(_f64(x))) * e(x),
+                f"The modified Bessel function of the first kind of order {n} (not "
+                "differentiable).")
+    for n, e in ((0, _i0e_array), (1, _i1e_array)))
+modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1 = (
+    _nondiff_fn(f"scaled_modified_bessel_k{n}" if scaled else f"modified_bessel_k{n}",
+                lambda x, a=a, b=b, n=n, scaled=scaled: _k_array(x, a, b, n, scaled),
+                f"``exp(x) * modified_bessel_k{n}(x)``." if scaled
+                else f"The modified Bessel function of the second kind of order {n}.")
+    for scaled in (False, True) for n, a, b in ((0, _K0_A, _K0_B), (1, _K1_A, _K1_B)))
+spherical_bessel_j0 = _nondiff_fn(
+    "spherical_bessel_j0", _spherical_j0_array,
+    "The spherical Bessel function ``sin(x) / x`` of the first kind of order 0.")

@@ -465,7 +465,12 @@ def _alike_float(*arrays: Any) -> bool:
         a.dtype == first.dtype and a.shape == first.shape for a in arrays[1:])
 
 
-class SpecialErfcxBackward0(Node):
+class _InputOutputBackward(Node):
+    """The backward of a unary function that saves its input and its output: ``_arrays`` on
+    the arrays when nothing is recorded and they are alike (:func:`_alike_float`; under
+    ``errstate(_ERR)``), ``_graph`` on the tensors otherwise (both take ``(g, input,
+    output)``)."""
+
     __slots__ = ()
 
     def backward(self, g: Tensor) -> Tensor:
@@ -474,16 +479,43 @@ class SpecialErfcxBackward0(Node):
             ga = g._array
             if _alike_float(aa, ga, oa):
                 with xp.errstate(**_ERR):
-                    t = xp.asarray(aa * oa)
-                    t *= 2.0
-                    t -= 2.0 / _SQRT_PI
-                    t *= ga
-                return _make(t)
+                    r = self._arrays(ga, aa, oa)
+                return _make(r)
         a, out = self.saved()
+        return self._graph(g, a, out)
+
+    @staticmethod
+    def _arrays(ga: Any, aa: Any, oa: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _graph(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
+        raise NotImplementedError
+
+
+class SpecialErfcxBackward0(_InputOutputBackward):
+    __slots__ = ()
+
+    @staticmethod
+    def _arrays(ga: Any, aa: Any, oa: Any) -> Any:
+        t = xp.asarray(aa * oa)
+        t *= 2.0
+        t -= 2.0 / _SQRT_PI
+        t *= ga
+        return t
+
+    @staticmethod
+    def _graph(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
         return F.mul(F.sub(F.mul(F.mul(a, out), 2.0), 2.0 / _SQRT_PI), g)
 
 
-def _unary_saving_both(input: Tensor, out: Any, node: Node) -> Tensor:
+def _unary_saving_both(name: str, input: Tensor, kernel: Any, node_cls: type[Node]) -> Tensor:
+    """``kernel`` of a float tensor (torch's texts call the op ``name``), recorded with a
+    ``node_cls`` that saves the input and the output."""
+    _require_tensor(name, "input", 1, input)
+    x = _unary_float(input)
+    out = _back_quiet(kernel(x), x)
+    node = node_cls()
     if not needs_grad(input):
         return _make(out)
     t = record(node, (input,), out)
@@ -501,9 +533,7 @@ def erfcx(input: Tensor) -> Tensor:
         ...     gradsum.tensor([0.0, 30.0], dtype=gradsum.float64)).tolist()]
         ['1', '0.0187958888614']
     """
-    _require_tensor("special_erfcx", "input", 1, input)
-    x = _unary_float(input)
-    return _unary_saving_both(input, _back_quiet(_erfcx_array(x), x), SpecialErfcxBackward0())
+    return _unary_saving_both("special_erfcx", input, _erfcx_array, SpecialErfcxBackward0)
 
 
 class SpecialNdtriBackward0(Node):
@@ -533,24 +563,22 @@ def ndtri(input: Tensor) -> Tensor:
     return _unary(input, _back_quiet(_ndtri_array(x), x), SpecialNdtriBackward0, "output")
 
 
-class SpecialLogNdtrBackward0(Node):
+class SpecialLogNdtrBackward0(_InputOutputBackward):
     __slots__ = ()
 
-    def backward(self, g: Tensor) -> Tensor:
-        if not _state.enabled:  # (nothing to record: the same steps on arrays)
-            aa, oa = self.saved_arrays()
-            ga = g._array
-            if _alike_float(aa, ga, oa):
-                with xp.errstate(**_ERR):
-                    t = xp.asarray(aa * aa)
-                    t /= 2
-                    t += oa
-                    xp.negative(t, out=t)
-                    xp.exp(t, out=t)
-                    r = xp.asarray(xp.divide(ga, _SQRT_2PI))
-                    r *= t
-                return _make(r)
-        a, out = self.saved()
+    @staticmethod
+    def _arrays(ga: Any, aa: Any, oa: Any) -> Any:
+        t = xp.asarray(aa * aa)
+        t /= 2
+        t += oa
+        xp.negative(t, out=t)
+        xp.exp(t, out=t)
+        r = xp.asarray(xp.divide(ga, _SQRT_2PI))
+        r *= t
+        return r
+
+    @staticmethod
+    def _graph(g: Tensor, a: Tensor, out: Tensor) -> Tensor:
         e = F.exp(F.neg(F.add(out, F.div(F.mul(a, a), 2))))
         return F.mul(F.div(g, _SQRT_2PI), e)
 
@@ -565,9 +593,7 @@ def log_ndtr(input: Tensor) -> Tensor:
         ...                                               dtype=gradsum.float64)).item(), 9)
         -53.231285151
     """
-    _require_tensor("special_log_ndtr", "input", 1, input)
-    x = _unary_float(input)
-    return _unary_saving_both(input, _back_quiet(_log_ndtr_array(x), x), SpecialLogNdtrBackward0())
+    return _unary_saving_both("special_log_ndtr", input, _log_ndtr_array, SpecialLogNdtrBackward0)
 
 
 class MulBackward1(Node):

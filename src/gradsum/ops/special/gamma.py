@@ -18,6 +18,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     needs_grad,
@@ -320,11 +321,10 @@ def polygamma(n: int, input: Tensor) -> Tensor:
         -2.404113806319
     """
     if isinstance(n, Tensor) or not isinstance(n, (int, xp.integer)) or isinstance(n, bool):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
-                        f"{type(n).__name__}")
+        raise TypeError(_messages.polygamma_n_not_int(n))
     n = int(n)
     if n < 0:
-        raise RuntimeError(f"polygamma(n, x) does not support negative n. Got n={n}.")
+        raise RuntimeError(_messages.polygamma_negative_n(n))
     _require_tensor("polygamma", "input", 2, input)
     x = _float_in(input)
     out = _back(_polygamma_array(n, x), x)
@@ -482,7 +482,7 @@ def _igamma_array(a: Any, x: Any, upper: bool) -> Any:
 
 
 def _no_derivative(what: str) -> NotImplementedError:
-    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
+    return NotImplementedError(_messages.special_derivative_not_implemented(what))
 
 
 class SpecialZetaBackward0(Node):
@@ -625,7 +625,7 @@ def mvlgamma(input: Tensor, p: int) -> Tensor:
         0.857
     """
     if p < 1:
-        raise RuntimeError(f"p has to be greater than or equal to 1 (got p={p})")
+        raise RuntimeError(_messages.mvlgamma_p_too_small(p))
     x = _unary_float(input)
     with no_grad():
         t = _make(x)

@@ -15,6 +15,7 @@ from typing import Any
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.ops import _messages
 from gradsum.ops._core import _make, broadcast_error, scalar_value
 from gradsum.ops.arithmetic import _ERR
 
@@ -24,8 +25,7 @@ def _poly_operands(name: str, input: Any, n: Any) -> tuple[Any, Any, Any]:
     """``(x, n, dtype)`` broadcast, with torch's promotion of the pair (integers give the
     default float); ``n`` truncated to an integer (nan/inf give -1: the polynomial is 0)."""
     if not isinstance(input, Tensor) and not isinstance(n, Tensor):
-        raise TypeError(f"{name}(): expected a Tensor for 'input' or 'n', got "
-                        f"{type(input).__name__} and {type(n).__name__}")
+        raise TypeError(_messages.polynomial_arguments_not_tensor(name, input, n))
     if isinstance(input, Tensor):
         rt = D.result_type(input, n).np
     else:
@@ -161,37 +161,29 @@ def _legendre(x: Any, n: Any, rt: Any) -> Any:
     return xp.where((xp.abs(x) == 1.0) & (n >= 0), edge, out)
 
 
-chebyshev_polynomial_t = _poly_fn("chebyshev_polynomial_t",
-                                  lambda x, n, rt: _cheb_kind(x, n, "t"),
-                                  "The Chebyshev polynomial of the first kind ``T_n(input)``.")
-chebyshev_polynomial_u = _poly_fn("chebyshev_polynomial_u",
-                                  lambda x, n, rt: _cheb_kind(x, n, "u"),
-                                  "The Chebyshev polynomial of the second kind ``U_n(input)``.")
-chebyshev_polynomial_v = _poly_fn("chebyshev_polynomial_v",
-                                  lambda x, n, rt: _cheb_kind(x, n, "v"),
-                                  "The Chebyshev polynomial of the third kind ``V_n(input)``.")
-chebyshev_polynomial_w = _poly_fn("chebyshev_polynomial_w",
-                                  lambda x, n, rt: _cheb_kind(x, n, "w"),
-                                  "The Chebyshev polynomial of the fourth kind ``W_n(input)``.")
-shifted_chebyshev_polynomial_t = _poly_fn("shifted_chebyshev_polynomial_t",
-                                          lambda x, n, rt: _shifted(x, n, "t"),
-                                          "The shifted Chebyshev polynomial ``T*_n(input)``.")
-shifted_chebyshev_polynomial_u = _poly_fn("shifted_chebyshev_polynomial_u",
-                                          lambda x, n, rt: _shifted(x, n, "u"),
-                                          "The shifted Chebyshev polynomial ``U*_n(input)``.")
-shifted_chebyshev_polynomial_v = _poly_fn("shifted_chebyshev_polynomial_v",
-                                          lambda x, n, rt: _shifted(x, n, "v"),
-                                          "The shifted Chebyshev polynomial ``V*_n(input)``.")
-shifted_chebyshev_polynomial_w = _poly_fn("shifted_chebyshev_polynomial_w",
-                                          lambda x, n, rt: _shifted(x, n, "w"),
-                                          "The shifted Chebyshev polynomial ``W*_n(input)``.")
-hermite_polynomial_h = _poly_fn("hermite_polynomial_h",
-                                lambda x, n, rt: _hermite(x, n, rt, True),
-                                "The physicists' Hermite polynomial ``H_n(input)``.")
-hermite_polynomial_he = _poly_fn("hermite_polynomial_he",
-                                 lambda x, n, rt: _hermite(x, n, rt, False),
-                                 "The probabilists' Hermite polynomial ``He_n(input)``.")
-laguerre_polynomial_l = _poly_fn("laguerre_polynomial_l", _laguerre,
-                                 "The Laguerre polynomial ``L_n(input)``.")
-legendre_polynomial_p = _poly_fn("legendre_polynomial_p", _legendre,
-                                 "The Legendre polynomial ``P_n(input)``.")
+_KIND_ORDINALS = {"t": "first", "u": "second", "v": "third", "w": "fourth"}
+
+
+def _chebyshev_fn(kind: str, shifted: bool) -> Any:
+    """``chebyshev_polynomial_{kind}`` (of ``_cheb_kind``) or its shifted form (``_shifted``)."""
+    if shifted:
+        return _poly_fn(f"shifted_chebyshev_polynomial_{kind}",
+                        lambda x, n, rt: _shifted(x, n, kind),
+                        f"The shifted Chebyshev polynomial ``{kind.upper()}*_n(input)``.")
+    return _poly_fn(f"chebyshev_polynomial_{kind}", lambda x, n, rt: _cheb_kind(x, n, kind),
+                    f"The Chebyshev polynomial of the {_KIND_ORDINALS[kind]} kind "
+                    f"``{kind.upper()}_n(input)``.")
+
+
+chebyshev_polynomial_t, chebyshev_polynomial_u, chebyshev_polynomial_v, chebyshev_polynomial_w = (
+    _chebyshev_fn(kind, False) for kind in "tuvw")
+(shifted_chebyshev_polynomial_t, shifted_chebyshev_polynomial_u, shifted_chebyshev_polynomial_v,
+ shifted_chebyshev_polynomial_w) = (_chebyshev_fn(kind, True) for kind in "tuvw")
+hermite_polynomial_h, hermite_polynomial_he, laguerre_polynomial_l, legendre_polynomial_p = (
+    _poly_fn(name, kernel, doc) for name, kernel, doc in (
+        ("hermite_polynomial_h", lambda x, n, rt: _hermite(x, n, rt, True),
+         "The physicists' Hermite polynomial ``H_n(input)``."),
+        ("hermite_polynomial_he", lambda x, n, rt: _hermite(x, n, rt, False),
+         "The probabilists' Hermite polynomial ``He_n(input)``."),
+        ("laguerre_polynomial_l", _laguerre, "The Laguerre polynomial ``L_n(input)``."),
+        ("legendre_polynomial_p", _legendre, "The Legendre polynomial ``P_n(input)``.")))
