@@ -265,7 +265,7 @@ def result_type(*operands: Any) -> dtype:
 _TORCH_SCALAR_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool",
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
 }
 
 

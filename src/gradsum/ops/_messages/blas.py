@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum import _dtype as D
+from gradsum.ops._messages._format import torch_name
 
 
 def _dtype_name(dt: Any) -> str:
@@ -12,11 +12,6 @@ def _dtype_name(dt: Any) -> str:
     return {"float32": "float", "float64": "double", "int64": "long", "int32": "int"}.get(
         str(dt), str(dt)
     )
-
-
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``)."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
 
 
 def matmul_argument_not_tensor(bad: Any) -> str:
@@ -89,7 +84,7 @@ def bmm_batch2_size_mismatch(x: Any, y: Any) -> str:
 
 def bmm_dtype_mismatch(x: Any, y: Any) -> str:
     return (
-        f"expected scalar type {_tname(x.dtype)} but found {_tname(y.dtype)}. "
+        f"expected scalar type {torch_name(x.dtype)} but found {torch_name(y.dtype)}. "
         "Convert one operand (e.g. mat2.to(input.dtype))."
     )
 
@@ -116,7 +111,7 @@ def mv_size_mismatch(x: Any, y: Any) -> str:
 
 
 def addmv_dtype_mismatch(x: Any, y: Any) -> str:
-    vn, mn = _tname(y.dtype), _tname(x.dtype)
+    vn, mn = torch_name(y.dtype), torch_name(x.dtype)
     return (
         f"addmv input tensors must have the same dtype, but got {vn}, {mn}, and {vn}. "
         "Convert one operand (e.g. vec.to(input.dtype))."
@@ -133,7 +128,7 @@ def dot_expects_1d_tensors(x: Any, y: Any) -> str:
 def dot_dtype_mismatch(x: Any, y: Any) -> str:
     return (
         f"dot : expected both vectors to have same dtype, but found "
-        f"{_tname(x.dtype)} and {_tname(y.dtype)}. Convert one operand "
+        f"{torch_name(x.dtype)} and {torch_name(y.dtype)}. Convert one operand "
         "(e.g. tensor.to(input.dtype))."
     )
 
@@ -158,7 +153,7 @@ def linear_shapes_cannot_be_multiplied(rows: Any, xa: Any, wa: Any) -> str:
 def inner_dtype_mismatch(input: Any, other: Any) -> str:
     return (
         f"both inputs should have same dtype (got "
-        f"{_tname(input._array.dtype)} and {_tname(other._array.dtype)}). "
+        f"{torch_name(input._array.dtype)} and {torch_name(other._array.dtype)}). "
         "Convert one with .to(other.dtype)."
     )
 
@@ -181,7 +176,7 @@ def vdot_expects_1d_tensors(x: Any, y: Any) -> str:
 def vdot_dtype_mismatch(x: Any, y: Any) -> str:
     return (
         "dot : expected both vectors to have same dtype, but found "
-        f"{_tname(x.dtype)} and {_tname(y.dtype)}"
+        f"{torch_name(x.dtype)} and {torch_name(y.dtype)}"
     )
 
 
@@ -280,8 +275,8 @@ def einsum_equation_not_str(equation: Any) -> str:
 
 def einsum_dtype_mismatch(arrays: Any, arr: Any) -> str:
     return (
-        f"expected scalar type {_tname(arrays[0].dtype)} but found "
-        f"{_tname(arr.dtype)}: einsum operands must share one dtype. "
+        f"expected scalar type {torch_name(arrays[0].dtype)} but found "
+        f"{torch_name(arr.dtype)}: einsum operands must share one dtype. "
         "Convert them (t.to(dtype))."
     )
 
@@ -325,7 +320,7 @@ def cdist_needs_2d(name: Any, arr: Any) -> str:
 def cdist_needs_floating_point(name: Any, arr: Any) -> str:
     return (
         f"cdist only supports floating-point dtypes, {name} got: "
-        f"{_tname(arr.dtype)}. Convert with .float()."
+        f"{torch_name(arr.dtype)}. Convert with .float()."
     )
 
 
@@ -342,8 +337,8 @@ def cdist_negative_p(p: Any) -> str:
 
 def cdist_dtype_mismatch(a: Any, b: Any) -> str:
     return (
-        f"expected scalar type {_tname(a.dtype)} but found "
-        f"{_tname(b.dtype)}: convert X2 with .to(X1.dtype)"
+        f"expected scalar type {torch_name(a.dtype)} but found "
+        f"{torch_name(b.dtype)}: convert X2 with .to(X1.dtype)"
     )
 
 
@@ -386,8 +381,8 @@ def baddbmm_batch2_size_mismatch(a: Any, b: Any) -> str:
 
 def fused_dtype_mismatch(x: Any, arr: Any, kind: Any) -> str:
     return (
-        f"expected scalar type {_tname(x.dtype)} but found "
-        f"{_tname(arr.dtype)}: all operands of {kind} need one dtype"
+        f"expected scalar type {torch_name(x.dtype)} but found "
+        f"{torch_name(arr.dtype)}: all operands of {kind} need one dtype"
     )
 
 

@@ -5,18 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradsum import _dtype as D
-
-
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``), as the ops print it."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
-
-
-def _tname_of(arr: Any) -> str:
-    return _tname(arr.dtype)
-
-
-_index_error_name = _tname_of
+from gradsum.ops._messages._format import torch_name
 
 
 # -- indexing/gather_scatter.py -------------------------------------------------------------------
@@ -44,7 +33,7 @@ def index_larger_than_self_or_src(idx: Any, x: Any, d: Any, sa: Any) -> str:
 def take_along_dim_index_not_long(idx: Any) -> str:
     return (
         f"torch.take_along_dim(): dtype of indices should be Long but got "
-        f"{_tname(idx.dtype)}. Convert them with .long()."
+        f"{torch_name(idx.dtype)}. Convert them with .long()."
     )
 
 
@@ -59,7 +48,7 @@ def take_along_dim_ndim_mismatch(x: Any, idx: Any) -> str:
 def expected_long_tensor_index(op: Any, idx: Any) -> str:
     return (
         f"{op}(): Expected a long tensor for index, but got "
-        f"{_tname(idx.dtype)}. Convert it with .long()."
+        f"{torch_name(idx.dtype)}. Convert it with .long()."
     )
 
 
@@ -77,14 +66,14 @@ def scatter_reduce_invalid_reduce(reduce: Any) -> str:
 def scatter_reduce_index_not_long(idx: Any) -> str:
     return (
         f"scatter_reduce(): Expected dtype int64 for index, got "
-        f"{_tname(idx.dtype)}. Convert it with .long()."
+        f"{torch_name(idx.dtype)}. Convert it with .long()."
     )
 
 
 def scatter_reduce_dtype_mismatch(x: Any, s: Any) -> str:
     return (
         f"scatter_reduce(): Expected self.dtype to be equal to src.dtype "
-        f"(self {_tname(x.dtype)}, src {_tname(s.dtype)}). Convert src."
+        f"(self {torch_name(x.dtype)}, src {torch_name(s.dtype)}). Convert src."
     )
 
 
@@ -127,15 +116,15 @@ def diagonal_scatter_same_dims(dim1: Any, dim2: Any) -> str:
 def put_index_not_long(i: Any) -> str:
     return (
         f"put_(): Expected a long tensor for index, but got "
-        f"{_tname(i.dtype)}"
+        f"{torch_name(i.dtype)}"
     )
 
 
 def put_dtype_mismatch(x: Any, s: Any) -> str:
     return (
         f"put_(): self and source expected to have the same dtype, but got "
-        f"self.dtype = {_tname(x.dtype)} and source.dtype = "
-        f"{_tname(s.dtype)}"
+        f"self.dtype = {torch_name(x.dtype)} and source.dtype = "
+        f"{torch_name(s.dtype)}"
     )
 
 
@@ -164,8 +153,8 @@ def index_put_values_not_tensor(values: Any) -> str:
 def index_put_dtype_mismatch(input: Any, values: Any) -> str:
     return (
         f"Index put requires the source and destination dtypes match, got "
-        f"{_tname(input._array.dtype)} for the destination and "
-        f"{_tname(values._array.dtype)} for the source."
+        f"{torch_name(input._array.dtype)} for the destination and "
+        f"{torch_name(values._array.dtype)} for the source."
     )
 
 
@@ -186,14 +175,14 @@ def scatter_reduce_arg_unsupported(reduce: Any) -> str:
 def scatter_index_not_integer(idx: Any) -> str:
     return (
         f"scatter(): Expected dtype int32/int64 for index, got "
-        f"{_index_error_name(idx)}. Convert it with .long()."
+        f"{torch_name(idx.dtype)}. Convert it with .long()."
     )
 
 
 def scatter_dtype_mismatch(x: Any, src: Any) -> str:
     return (
         f"scatter(): Expected self.dtype to be equal to src.dtype (self "
-        f"{_index_error_name(x)}, src {_index_error_name(src._array)}). Convert src."
+        f"{torch_name(x.dtype)}, src {torch_name(src._array.dtype)}). Convert src."
     )
 
 
@@ -302,7 +291,7 @@ def one_hot_class_too_large() -> str:
 
 def integer_kernel_not_implemented(name: Any, npdt: Any) -> str:
     return (
-        f"\"{name}\" not implemented for '{_tname(npdt)}': pass an integer "
+        f"\"{name}\" not implemented for '{torch_name(npdt)}': pass an integer "
         "dtype"
     )
 
@@ -332,7 +321,7 @@ def index_copy_ndim_mismatch(s: Any, x: Any) -> str:
 def index_copy_dtype_mismatch(x: Any, s: Any) -> str:
     return (
         "index_copy_(): self and source expected to have the same dtype, but got (self) "
-        f"{_tname_of(x)} and (source) {_tname_of(s)}. Convert the source "
+        f"{torch_name(x.dtype)} and (source) {torch_name(s.dtype)}. Convert the source "
         "with .to(self.dtype)."
     )
 
@@ -360,7 +349,7 @@ def index_copy_index_out_of_bounds(bad: Any, d: Any, size: Any) -> str:
 
 def index_fill_index_not_long(idx: Any) -> str:
     return (
-        f"index_fill_(): Expected dtype int64 for index. Got {_tname_of(idx)}; "
+        f"index_fill_(): Expected dtype int64 for index. Got {torch_name(idx.dtype)}; "
         "convert it with .long()."
     )
 
@@ -407,14 +396,14 @@ def index_reduce_invalid_reduce(reduce: Any) -> str:
 def index_reduce_index_not_integer(idx: Any) -> str:
     return (
         f"index_reduce_(): Expected dtype int32/int64 for index but got: "
-        f"{_tname(idx.dtype)}"
+        f"{torch_name(idx.dtype)}"
     )
 
 
 def index_reduce_dtype_mismatch(x: Any, s: Any) -> str:
     return (
-        f"index_reduce_(): self ({_tname(x.dtype)}) and source "
-        f"({_tname(s.dtype)}) must have the same scalar type"
+        f"index_reduce_(): self ({torch_name(x.dtype)}) and source "
+        f"({torch_name(s.dtype)}) must have the same scalar type"
     )
 
 
@@ -484,14 +473,14 @@ def masked_select_mask_not_bool(mask: Any) -> str:
 def masked_scatter_mask_not_bool(m: Any) -> str:
     return (
         "masked_scatter_ only supports boolean masks, but got mask with dtype "
-        f"{_index_error_name(m)}. Compare first (mask = t > 0)."
+        f"{torch_name(m.dtype)}. Compare first (mask = t > 0)."
     )
 
 
 def masked_scatter_dtype_mismatch(a: Any, source: Any) -> str:
     return (
         "masked_scatter: expected self and source to have same dtypes but got "
-        f"{_index_error_name(a._array)} and {_index_error_name(source._array)}. Convert the "
+        f"{torch_name(a._array.dtype)} and {torch_name(source._array.dtype)}. Convert the "
         "source with .to(self.dtype)."
     )
 

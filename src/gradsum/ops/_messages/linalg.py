@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum import _dtype as D
-
-
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``), as the ops print it."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
+from gradsum.ops._messages._format import torch_name
 
 
 def _batch_prefix(x: Any, i: int) -> str:
@@ -20,7 +15,7 @@ def _batch_prefix(x: Any, i: int) -> str:
 def linalg_input_not_floating(name: Any, x: Any) -> str:
     return (
         f"{name}: Expected a floating point or complex tensor as input. Got "
-        f"{_tname(x.dtype)}. Convert it with .double() or .float()."
+        f"{torch_name(x.dtype)}. Convert it with .double() or .float()."
     )
 
 
@@ -99,7 +94,7 @@ def cross_ndim_mismatch(x: Any, y: Any) -> str:
 def cross_dtype_mismatch(x: Any, y: Any) -> str:
     return (
         f"linalg.cross: expected input and other to have the same dtype, "
-        f"but got {_tname(x.dtype)} and {_tname(y.dtype)}. Convert one."
+        f"but got {torch_name(x.dtype)} and {torch_name(y.dtype)}. Convert one."
     )
 
 
@@ -135,7 +130,7 @@ def chain_matmul_no_matrices() -> str:
 def vander_bad_dtype(a: Any) -> str:
     return (
         f"linalg.vander supports floating point, complex, and integer "
-        f"tensors, but got {_tname(a.dtype)}"
+        f"tensors, but got {torch_name(a.dtype)}"
     )
 
 
@@ -146,14 +141,14 @@ def vander_n_too_small() -> str:
 def vecdot_not_floating(a: Any) -> str:
     return (
         f"linalg.vecdot: Expected a floating point or complex tensor as "
-        f"input. Got {_tname(a.dtype)}"
+        f"input. Got {torch_name(a.dtype)}"
     )
 
 
 def vecdot_dtype_mismatch(a: Any, b: Any) -> str:
     return (
         f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-        f"x of type {_tname(a.dtype)} and y of type {_tname(b.dtype)} "
+        f"x of type {torch_name(a.dtype)} and y of type {torch_name(b.dtype)} "
         "instead"
     )
 
@@ -214,7 +209,7 @@ def lu_unpack_pivots_not_int32(piv: Any) -> str:
         "lu_unpack: LU_pivots is expected to be a contiguous tensor of "
         f"torch.int32 dtype. Note: this function is intended to be used with "
         f"the output produced by torch.linalg.lu_factor (got "
-        f"{_tname(piv.dtype)})"
+        f"{torch_name(piv.dtype)})"
     )
 
 
@@ -243,7 +238,7 @@ def linalg_not_square_matrices_any_ndim(name: Any, lu_a: Any) -> str:
 def lu_solve_pivots_not_int32(name: Any, piv: Any) -> str:
     return (
         f"{name}: pivots should be a Tensor of scalar type int32 (got "
-        f"{_tname(piv.dtype)})"
+        f"{torch_name(piv.dtype)})"
     )
 
 
@@ -315,7 +310,7 @@ def renorm_fewer_than_2_dims(x: Any) -> str:
 def vector_norm_not_floating(x: Any) -> str:
     return (
         f"linalg.vector_norm: Expected a floating point or complex tensor "
-        f"as input. Got {_tname(x.dtype)}"
+        f"as input. Got {torch_name(x.dtype)}"
     )
 
 
@@ -362,7 +357,7 @@ def solve_incompatible_shapes(left: Any, n: Any, shown: Any) -> str:
 def linalg_operands_dtype_mismatch(name: Any, an: Any, bn: Any, a: Any, b: Any) -> str:
     return (
         f"{name}: Expected {an} and {bn} to have the same dtype, but found "
-        f"{an} of type {_tname(a.dtype)} and {bn} of type {_tname(b.dtype)} "
+        f"{an} of type {torch_name(a.dtype)} and {bn} of type {torch_name(b.dtype)} "
         "instead. Convert one of them."
     )
 
