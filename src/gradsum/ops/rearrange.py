@@ -22,7 +22,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.autograd.graph import Node
-from gradsum.ops import _core
+from gradsum.ops import _core, _messages
 from gradsum.ops._core import (
     _make,
     needs_grad,
@@ -75,9 +75,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (dtypes promote like torch's)."""
     ts = [t for t in tensors]
     if not ts:
-        raise ValueError(
-            "torch.cat(): expected a non-empty list of Tensors, got an empty sequence"
-        )
+        raise ValueError(_messages.cat_empty_list())
     # torch skips legacy empty 1-D tensors of shape (0,) in the shape checks and in wrapping
     # dim, but not in dtype promotion (they still get a (0,) gradient)
     skipped = [t._array.ndim == 1 and t._array.size == 0 for t in ts]
@@ -88,18 +86,14 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     parts = [t for t, sk in zip(ts, skipped) if not sk]
     nd = parts[0]._array.ndim
     if nd == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+        raise RuntimeError(_messages.cat_zero_dim())
     d = wrap_dim(dim, nd)
     arrays = [p._array if rt is None else p._array.astype(rt) for p in parts]
     for i, arr in enumerate(arrays):
         if arr.ndim != nd or builtins.any(
             arr.shape[k] != arrays[0].shape[k] for k in range(nd) if k != d
         ):
-            raise RuntimeError(
-                f"Sizes of tensors must match except in dimension {d}. Expected "
-                f"{tuple(arrays[0].shape)} but got {tuple(arr.shape)} for tensor number {i} "
-                "in the list."
-            )
+            raise RuntimeError(_messages.cat_sizes_mismatch(d, arrays, arr, i))
     out = xp.concatenate(arrays, axis=d)
     if not needs_grad(*ts):
         return _make(out)
@@ -114,14 +108,11 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors of the same shape along a new dimension."""
     ts = list(tensors)
     if not ts:
-        raise RuntimeError("stack expects a non-empty TensorList")
+        raise RuntimeError(_messages.stack_empty_list())
     shp = ts[0]._array.shape
     for i, t in enumerate(ts):
         if t._array.shape != shp:
-            raise RuntimeError(
-                f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 "
-                f"and {list(t.shape)} at entry {i}"
-            )
+            raise RuntimeError(_messages.stack_sizes_mismatch(shp, t, i))
     d = wrap_dim(dim, len(shp) + 1)
     if len({t._array.dtype for t in ts}) > 1:  # mixed dtypes: cat promotes like torch
         return cat([unsqueeze(t, d) for t in ts], d)
@@ -187,10 +178,7 @@ def _tri(a: Tensor, diagonal: int, lower: bool) -> Tensor:
     x = a._array
     name = "tril" if lower else "triu"
     if x.ndim < 2:
-        raise RuntimeError(
-            f"{name}: input tensor must have at least 2 dimensions, got shape {tuple(x.shape)}. "
-            "Reshape it to a matrix first."
-        )
+        raise RuntimeError(_messages.tri_needs_2d(name, x))
     if x.dtype.kind in "fV" and x.flags.c_contiguous:
         # (NumPy's tril/triu select with where(), a branch per element; the same mask and
         # zeros on the bits, one fresh array: select_grad)
@@ -245,20 +233,17 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     x = input._array
     if dims is None:
         if len(sh) != 1:
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:0 "
-                               "(pass one dim per shift, or a single shift without dims)")
+            raise RuntimeError(_messages.roll_shifts_without_dims(sh))
         out = xp.roll(x.reshape(-1), sh[0]).reshape(x.shape)
         wd: tuple[int, ...] = ()
     else:
         dm = _dims_arg(dims)
         if not sh:
-            raise RuntimeError("`shifts` required: pass at least one shift")
+            raise RuntimeError(_messages.roll_shifts_required())
         if len(sh) != len(dm):
-            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(sh)}, dims:"
-                               f"{len(dm)} (pass one shift per dim)")
+            raise RuntimeError(_messages.roll_shifts_dims_mismatch(sh, dm))
         if x.ndim == 0:
-            raise IndexError(f"Dimension specified as {dm[0]} but tensor has no dimensions. "
-                             "Roll a 0-d tensor without dims.")
+            raise IndexError(_messages.roll_dim_of_0d(dm))
         wd = tuple(wrap_dim(d, x.ndim) for d in dm)
         out = xp.roll(x, sh, wd)
     out = _contig(out)
@@ -318,15 +303,12 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
     dm = tuple(int(d) for d in dims)
     x = input._array
     if len(dm) != 2:
-        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dm)}. "
-                           "Pass two dims, e.g. dims=(0, 1).")
+        raise RuntimeError(_messages.rot90_dims_not_two(dm))
     if x.ndim < 2:
-        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim} (shape "
-                           f"{tuple(x.shape)})")
+        raise RuntimeError(_messages.rot90_needs_2d(x))
     d0, d1 = wrap_dim(dm[0], x.ndim), wrap_dim(dm[1], x.ndim)
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
-                           f"dim1 = {d1}")
+        raise RuntimeError(_messages.rot90_dims_identical(d0, d1))
     kk = int(k) % 4 if (d0, d1) == (x.ndim - 2, x.ndim - 1) else (-int(k)) % 4
     it = x.dtype.itemsize
     if (kk in (1, 3) and {d0, d1} == {x.ndim - 2, x.ndim - 1} and x.flags.c_contiguous
@@ -348,7 +330,7 @@ def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
 def fliplr(input: Tensor) -> Tensor:
     """Reverse the columns (dim 1) of a tensor of at least 2 dimensions."""
     if input._array.ndim < 2:
-        raise RuntimeError(f"Input must be >= 2-d (got shape {tuple(input.shape)}).")
+        raise RuntimeError(_messages.fliplr_needs_2d(input))
     return F.flip(input, (1,))
 
 
@@ -356,7 +338,7 @@ def fliplr(input: Tensor) -> Tensor:
 def flipud(input: Tensor) -> Tensor:
     """Reverse the rows (dim 0) of a tensor of at least 1 dimension."""
     if input._array.ndim < 1:
-        raise RuntimeError("Input must be >= 1-d (got a 0-d tensor).")
+        raise RuntimeError(_messages.flipud_needs_1d())
     return F.flip(input, (0,))
 
 
@@ -412,8 +394,7 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
     if x.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if x.ndim != 2:
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x.ndim}D (shape "
-                           f"{tuple(x.shape)}). Use diagonal() or diag_embed() otherwise.")
+        raise RuntimeError(_messages.diag_needs_1d_or_2d(x))
     off = int(diagonal)
     out = _diag_view(x, off, 0, 1).copy()
     if not needs_grad(input):
@@ -425,13 +406,12 @@ def diag(input: Tensor, diagonal: int = 0) -> Tensor:
 
 def _repeats_index(reps: Any, what: str = "repeats") -> Any:
     if reps.ndim > 1:
-        raise RuntimeError(f"repeats must be 0-dim or 1-dim tensor (got shape "
-                           f"{tuple(reps.shape)})")
+        raise RuntimeError(_messages.repeats_bad_ndim(reps))
     if reps.dtype.kind not in "iu":
         raise D.not_implemented("repeat_interleave_cpu", reps.dtype,
                                 "Pass integer repeats (.long()).")
     if reps.size and reps.min() < 0:
-        raise RuntimeError(f"repeats can not be negative (got {reps.tolist()})")
+        raise RuntimeError(_messages.repeats_negative(reps))
     return xp.repeat(xp.arange(reps.size), reps.reshape(-1))
 
 
@@ -462,21 +442,18 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         if reps.size == 1:
             reps = xp.broadcast_to(reps.reshape(1), (n,))
         elif reps.size != n:
-            raise RuntimeError(
-                f"repeats must have the same size as input along dim, but got repeats.size(0) "
-                f"= {reps.size} and input.size({d}) = {n}"
-            )
+            raise RuntimeError(_messages.repeats_size_mismatch(reps, d, n))
         idx = _repeats_index(xp.asarray(reps))
         if output_size is not None and output_size != idx.size:
-            raise RuntimeError(f"allocated size does not match required size: output_size="
-                               f"{output_size}, sum(repeats)={idx.size}")
+            raise RuntimeError(_messages.repeat_interleave_output_size_mismatch(output_size, idx))
         return F.index_select(a, d, _make(idx.astype(xp.int64)))
     r = int(scalar_value(repeats))
     if r < 0:
-        raise RuntimeError(f"Repeats must be non-negative (got {r})")
+        raise RuntimeError(_messages.repeat_interleave_negative_repeat(r))
     if output_size is not None and output_size != r * n:
-        raise RuntimeError(f"allocated size does not match required size: output_size="
-                           f"{output_size}, repeats * size = {r * n}")
+        raise RuntimeError(
+            _messages.repeat_interleave_scalar_output_size_mismatch(output_size, r, n)
+        )
     shape = a._array.shape
     tiled = F.clone(F.expand(F.unsqueeze(a, d + 1), shape[:d + 1] + (r,) + shape[d + 1:]))
     return F.reshape(tiled, shape[:d] + (n * r,) + shape[d + 1:])
@@ -498,23 +475,22 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     ts = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) \
         else tensors
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warnings.warn(_messages.meshgrid_indexing_warning(), UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f"received: {indexing}")
+        raise RuntimeError(_messages.meshgrid_invalid_indexing(indexing))
     if not ts:
-        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+        raise RuntimeError(_messages.meshgrid_empty_list())
     for i, t in enumerate(ts):
         _require_tensor("meshgrid", "tensors", i + 1, t)
         if t._array.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
-                               f"got a tensor of shape {tuple(t.shape)}")
+            raise RuntimeError(_messages.meshgrid_bad_ndim(t))
     for t in ts[1:]:
         if t._array.dtype != ts[0]._array.dtype:
-            raise RuntimeError("meshgrid expects all tensors to have the same dtype (got "
-                               f"{_tname(ts[0]._array.dtype)} and {_tname(t._array.dtype)})")
+            raise RuntimeError(
+                _messages.meshgrid_dtype_mismatch(_tname(ts[0]._array.dtype),
+                                                  _tname(t._array.dtype))
+            )
     axes = list(range(len(ts)))
     if indexing == "xy" and len(ts) >= 2:  # (the first two dims swap places)
         axes[0], axes[1] = 1, 0
@@ -532,15 +508,12 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
 def _tensor_list(name: str, tensors: Any) -> list[Tensor]:
     """The ``tensors`` argument of a ``*stack``: a non-empty sequence of tensors."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
-                        f"not {type(tensors).__name__}. Pass a list, e.g. {name}([a, b]).")
+        raise TypeError(_messages.tensor_list_not_sequence(name, tensors))
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of "
-                            f"Tensors, but found element of type {type(t).__name__} at pos {i}")
+            raise TypeError(_messages.tensor_list_element_not_tensor(name, t, i))
     if not tensors:
-        raise RuntimeError(f"{name} expects a non-empty TensorList (got an empty sequence). "
-                           "Pass at least one tensor.")
+        raise RuntimeError(_messages.tensor_list_empty(name))
     return list(tensors)
 
 
@@ -652,11 +625,9 @@ def block_diag(*tensors: Tensor) -> Tensor:
     """
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"block_diag(): argument 'tensors' must be Tensors, but found "
-                            f"element of type {type(t).__name__} at pos {i}")
+            raise TypeError(_messages.block_diag_element_not_tensor(t, i))
         if t._array.ndim > 2:
-            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {t._array.ndim} dimensions")
+            raise RuntimeError(_messages.block_diag_too_many_dims(i, t))
     if not tensors:
         return _make(xp.zeros((1, 0), dtype=D.get_default_dtype().np))
     dt = D.result_type(*tensors).np if len(tensors) > 1 else tensors[0]._array.dtype
@@ -677,11 +648,9 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
 def _require_1d(t: Any, name: str) -> None:
     if not isinstance(t, Tensor):
-        raise TypeError(f"{name}(): expected Tensors, got {type(t).__name__}. Wrap it with "
-                        "gradsum.tensor().")
+        raise TypeError(_messages.expected_tensors_got(name, t))
     if t._array.ndim != 1:
-        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t._array.shape)}. "
-                           "Flatten it first.")
+        raise RuntimeError(_messages.expect_1d_vector(t))
 
 
 @register("cartesian_prod")
@@ -698,12 +667,11 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
     if len(tensors) == 1:
         return tensors[0]
     if not tensors:
-        raise RuntimeError("meshgrid expects a non-empty TensorList (cartesian_prod got no "
-                           "tensors). Pass at least one 1-D tensor.")
+        raise RuntimeError(_messages.cartesian_prod_empty())
     if len({t._array.dtype for t in tensors}) > 1:
-        raise RuntimeError("meshgrid expects all tensors to have the same dtype (got "
-                           f"{', '.join(_tname(t._array.dtype) for t in tensors)}). Convert "
-                           "them first.")
+        raise RuntimeError(
+            _messages.cartesian_prod_dtype_mismatch([_tname(t._array.dtype) for t in tensors])
+        )
     grids = F.meshgrid(*tensors, indexing="ij")
     return F.stack([F.reshape(g, (-1,)) for g in grids], 1)
 
@@ -736,7 +704,7 @@ def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> T
     """
     _require_1d(input, "combinations")
     if r < 0:
-        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+        raise RuntimeError(_messages.combinations_negative_r(r))
     if r == 0:
         return _make(xp.empty((0,), dtype=input._array.dtype))
     n = input._array.shape[0]
@@ -792,10 +760,7 @@ def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 # -- pixel_shuffle, pixel_unshuffle, channel_shuffle (nn.functional's; one node each) -------
 def _lead(input: Tensor, name: str) -> None:
     if input.ndim < 3:
-        raise RuntimeError(
-            f"{name} expects input to have at least 3 dimensions, but got input with "
-            f"{input.ndim} dimension(s)"
-        )
+        raise RuntimeError(_messages.expects_at_least_3d(name, input))
 
 # pixel_shuffle, pixel_unshuffle and channel_shuffle are one node each, as torch's kernels
 # (not the reshape-permute-reshape they amount to): the backward of each is its inverse
@@ -835,13 +800,10 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     _lead(input, "pixel_shuffle")
     r = int(upscale_factor)
     if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+        raise RuntimeError(_messages.pixel_shuffle_factor_not_positive(r))
     *b, c, h, w = input.shape
     if c % (r * r):
-        raise RuntimeError(
-            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
-            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
-        )
+        raise RuntimeError(_messages.pixel_shuffle_channels_not_divisible(c, r))
     n = len(b)
     x = input._array.reshape((*b, c // (r * r), r, r, h, w))
     x = x.transpose((*range(n), n, n + 3, n + 1, n + 4, n + 2))
@@ -853,14 +815,11 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     _lead(input, "pixel_unshuffle")
     r = int(downscale_factor)
     if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+        raise RuntimeError(_messages.pixel_unshuffle_factor_not_positive(r))
     *b, c, h, w = input.shape
     if h % r or w % r:
         dim, size = ("height", h) if h % r else ("width", w)
-        raise RuntimeError(
-            f"pixel_unshuffle expects {dim} to be divisible by downscale_factor, but "
-            f"input.size({-2 if dim == 'height' else -1})={size} is not divisible by {r}"
-        )
+        raise RuntimeError(_messages.pixel_unshuffle_not_divisible(dim, size, r))
     n = len(b)
     x = input._array.reshape((*b, c, h // r, r, w // r, r))
     x = x.transpose((*range(n), n, n + 2, n + 4, n + 1, n + 3))
@@ -870,18 +829,13 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
 def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """``(N, C, *)``: the channels, viewed as ``(groups, C // groups)``, transposed."""
     if input.ndim <= 2:
-        raise RuntimeError(
-            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"{input.ndim} dimension(s)"
-        )
+        raise RuntimeError(_messages.expects_at_least_3d("channel_shuffle", input))
     g = int(groups)
     if g <= 0:
-        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
-                           f"groups:{g}")
+        raise RuntimeError(_messages.channel_shuffle_groups_not_positive(g))
     n, c, *rest = input.shape
     if c % g:
-        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
-                           f"and {g} groups.")
+        raise RuntimeError(_messages.channel_shuffle_channels_not_divisible(c, g))
     x = input._array.reshape((n, g, c // g, *rest)).swapaxes(1, 2)
     return _shuffled(input, x.reshape((n, c, *rest)), ChannelShuffleBackward0, c // g)
 
@@ -910,18 +864,11 @@ def repeat(a: Tensor, *sizes: Any) -> Tensor:
         [1, 2, 1, 2]
     """
     if not sizes:
-        raise TypeError(
-            "repeat(): argument 'repeats' is required: pass the number of copies per "
-            "dimension, e.g. t.repeat(2, 1)."
-        )
+        raise TypeError(_messages.repeat_missing_repeats())
     reps = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
     reps = tuple(int(r) for r in reps)
     if len(reps) < a.ndim:
-        raise RuntimeError(
-            f"Number of dimensions of repeat dims can not be smaller than number of dimensions "
-            f"of tensor: repeat{reps} for a tensor of shape {tuple(a.shape)}. Pass one count "
-            "per dimension."
-        )
+        raise RuntimeError(_messages.repeat_too_few_dims(reps, a))
     x = a._array.reshape((1,) * (len(reps) - a.ndim) + tuple(a.shape))
     out = xp.tile(x, reps) if reps else x.copy()
     if not _core.needs_grad(a):

@@ -26,6 +26,7 @@ from gradsum._tensor import Size, Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state, no_grad
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages as _ops_messages
 from gradsum.ops._core import (
     _make,
     broadcast_view,
@@ -64,16 +65,9 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
     x = a._array
     lead = len(shape) - x.ndim
     if lead < 0:
-        raise RuntimeError(
-            f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to "
-            f"the number of dimensions in the tensor ({x.ndim})"
-        )
+        raise RuntimeError(_ops_messages.expand_too_few_sizes(shape, x))
     if -1 in shape[:lead]:
-        raise RuntimeError(
-            f"The expanded size of the tensor (-1) isn't allowed in a leading, non-existing "
-            f"dimension {shape.index(-1)}: cannot expand shape {tuple(x.shape)} to {shape}. "
-            "Give the size of each new leading dimension."
-        )
+        raise RuntimeError(_ops_messages.expand_minus_one_in_new_leading_dim(shape, x))
     target = shape if -1 not in shape else tuple(
         (x.shape[i - lead] if s == -1 else s) for i, s in enumerate(shape)
     )
@@ -81,10 +75,7 @@ def expand(a: Tensor, *sizes: Any) -> Tensor:
         # (to its own shape: a plain view, writable like torch's, still a new tensor)
         out = x.view() if target == x.shape else broadcast_view(x, target)
     except ValueError:
-        raise RuntimeError(
-            f"The expanded size of the tensor must match the existing size at non-singleton "
-            f"dimensions: cannot expand shape {tuple(x.shape)} to {target}."
-        ) from None
+        raise RuntimeError(_ops_messages.expand_size_mismatch(x, target)) from None
     if not needs_grad(a):
         return mark_view(_make(out), a, (lambda b: expand(b, target)) if _state.enabled else None)
     node = ExpandBackward0()
@@ -137,19 +128,19 @@ class UnsqueezeBackward0(ViewBackward0):
 def _infer_shape(shape: tuple[int, ...], numel: int) -> tuple[int, ...]:
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
-        raise RuntimeError("only one dimension can be inferred")
+        raise RuntimeError(_ops_messages.view_only_one_inferred_dim())
     known = 1
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(_ops_messages.view_invalid_shape_dimension(s))
             known *= s
     if neg:
         if known == 0 or numel % known:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+            raise RuntimeError(_ops_messages.view_shape_invalid_for_size(shape, numel))
         shape = tuple(numel // known if s == -1 else s for s in shape)
     elif known != numel:
-        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        raise RuntimeError(_ops_messages.view_shape_invalid_for_size(shape, numel))
     return shape
 
 
@@ -162,11 +153,7 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
         out = x.reshape(shape)
     except ValueError:
         shape = _infer_shape(shape, x.size)  # raises torch's message for a bad shape
-        raise RuntimeError(
-            f"view size is not compatible with input tensor's size and stride (at least "
-            f"one dimension spans across two contiguous subspaces): input shape "
-            f"{tuple(x.shape)}, requested {shape}. Use .reshape(...) instead."
-        ) from None
+        raise RuntimeError(_ops_messages.view_size_not_compatible(x, shape)) from None
     # (an empty array shares no memory, but numpy still returns a view of it; a reshape
     # that had to copy returns a fresh array whose bounds do not overlap x's; a view's base
     # is x or x's own base, the quick test)
@@ -174,11 +161,7 @@ def _reshape(a: Tensor, shape: tuple[int, ...], cls: type[ViewBackward0], must_v
     is_view = b is not None and (b is x or b is x.base or x.size == 0
                                  or xp.may_share_memory(out, x))
     if must_view and not is_view:
-        raise RuntimeError(
-            f"view size is not compatible with input tensor's size and stride (at least "
-            f"one dimension spans across two contiguous subspaces): input shape "
-            f"{tuple(x.shape)}, requested {tuple(out.shape)}. Use .reshape(...) instead."
-        )
+        raise RuntimeError(_ops_messages.view_size_not_compatible(x, tuple(out.shape)))
     shape = out.shape
     if not needs_grad(a):
         t = _make(out)
@@ -211,7 +194,7 @@ def reshape(a: Tensor, *shape: Any) -> Tensor:
 def view(a: Tensor, *shape: Any) -> Tensor:
     """A view with a new shape; raises when the layout needs a copy (use reshape)."""
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        raise RuntimeError("view(dtype) is not supported by gradsum; use .to(dtype)")
+        raise RuntimeError(_ops_messages.view_dtype_unsupported())
     return _reshape(a, _sizes(shape), ViewBackward0, True)
 
 
@@ -235,7 +218,7 @@ def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         return reshape(a, (1,))
     s, e = wrap_dim(start_dim, nd), wrap_dim(end_dim, nd)
     if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        raise RuntimeError(_ops_messages.flatten_start_after_end())
     shp = a._array.shape
     n = 1
     for d in shp[s : e + 1]:
@@ -254,11 +237,7 @@ def unflatten(a: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     try:
         sizes = _infer_shape(sizes, n)
     except RuntimeError:
-        raise RuntimeError(
-            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
-            f"{dim} ({n}) in the input tensor of shape {tuple(shp)}. Pass sizes whose product "
-            f"is {n} (at most one -1)."
-        ) from None
+        raise RuntimeError(_ops_messages.unflatten_sizes_mismatch(sizes, dim, n, shp)) from None
     return reshape(a, shp[:d] + sizes + shp[d + 1 :])
 
 
@@ -307,11 +286,7 @@ def _permute(a: Tensor, dims: tuple[int, ...], cls: type[PermuteBackward0],
     x = a._array
     if not checked:
         if len(dims) != x.ndim:
-            raise RuntimeError(
-                f"permute(sparse_coo): number of dimensions in the tensor input does not match "
-                f"the length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} "
-                f"is not equal to len(dims) = {len(dims)}"
-            )
+            raise RuntimeError(_ops_messages.permute_dims_mismatch(x, dims))
         dims = wrap_dims(dims, x.ndim)
     out = x.transpose(dims)
     if not needs_grad(a):
@@ -347,10 +322,7 @@ def t(a: Tensor) -> Tensor:
     """Transpose of a tensor of at most 2 dimensions."""
     nd = a._array.ndim
     if nd > 2:
-        raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {nd}D (shape "
-            f"{tuple(a.shape)}). Use transpose(dim0, dim1) or permute for more dimensions."
-        )
+        raise RuntimeError(_ops_messages.t_expects_at_most_2d(nd, a))
     return _permute(a, _REVERSED[nd], TBackward0, True)
 
 
@@ -367,8 +339,7 @@ def contiguous(a: Tensor, memory_format: Any = None) -> Tensor:
     if _memory_format.is_contiguous(a._array, fmt):
         return a
     if fmt is _memory_format.preserve_format:
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator; "
-                           "pass contiguous_format or channels_last.")
+        raise RuntimeError(_ops_messages.contiguous_preserve_format_unsupported())
     x = a._array
     return F.copied(a, copy_c(x) if fmt is _memory_format.contiguous_format
                     else _memory_format.relayout(x, fmt))
@@ -379,22 +350,16 @@ def narrow(a: Tensor, dim: int, start: int, length: int) -> Tensor:
     """``length`` entries of ``dim`` from ``start`` (a negative start counts from the end;
     the range must fit: torch checks it rather than clipping like a slice)."""
     if a._array.ndim == 0:
-        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor. Unsqueeze it first.")
+        raise RuntimeError(_ops_messages.narrow_zero_dim())
     if length < 0:
-        raise RuntimeError(f"narrow(): length must be non-negative. Got length={length}.")
+        raise RuntimeError(_ops_messages.narrow_negative_length(length))
     d = wrap_dim(dim, a._array.ndim)
     n = a._array.shape[d]
     if not -n <= start <= n:
-        raise IndexError(
-            f"start out of range (expected to be in range of [{-n}, {n}], but got {start}) "
-            f"for dim {d} of shape {tuple(a.shape)}"
-        )
+        raise IndexError(_ops_messages.narrow_start_out_of_range(n, start, d, a))
     start = start + n if start < 0 else start
     if start + length > n:
-        raise RuntimeError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({n}). Pass a "
-            f"start and length within dim {d} of shape {tuple(a.shape)}."
-        )
+        raise RuntimeError(_ops_messages.narrow_exceeds_dimension(start, length, n, d, a))
     return getitem(a, (slice(None),) * d + (slice(start, start + length),))
 
 
@@ -407,10 +372,7 @@ def select(a: Tensor, dim: int, index: int) -> Tensor:
 def _check_splittable(a: Tensor, name: str) -> None:
     """torch refuses a 0-d tensor before looking at ``dim`` or the sizes."""
     if not a._array.ndim:
-        raise RuntimeError(
-            f"{name} expects at least a 1-dimensional tensor, got a 0-d tensor. Unsqueeze it "
-            "first (t.unsqueeze(0)) or use it whole."
-        )
+        raise RuntimeError(_ops_messages.split_expects_at_least_1d(name))
 
 
 @register("split", method=True)
@@ -422,15 +384,12 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and n:
-            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, got {step}")
+            raise RuntimeError(_ops_messages.split_size_zero(step))
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
         if builtins.sum(sizes) != n:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
-                f"size at dimension {d}), but got split_sizes={sizes}"
-            )
+            raise RuntimeError(_ops_messages.split_sizes_sum_mismatch(n, d, sizes))
     cls = SplitBackward0 if isinstance(split_size_or_sections, int) else SplitWithSizesBackward0
     if a._view_guard is not None:  # (a piece of a guarded view: narrow's own bookkeeping)
         out = []
@@ -544,7 +503,7 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller), like torch."""
     _check_splittable(a, "chunk")
     if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0")
+        raise RuntimeError(_ops_messages.chunk_not_positive())
     d = wrap_dim(dim, a._array.ndim)
     n = a._array.shape[d]
     if n == 0:  # torch: ``chunks`` empty pieces
@@ -591,8 +550,7 @@ def _diag_view(x: Any, offset: int, d1: int, d2: int) -> Any:
 def _diag_dims(nd: int, dim1: int, dim2: int) -> tuple[int, int]:
     d1, d2 = wrap_dim(dim1, nd), wrap_dim(dim2, nd)
     if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}. Pass two "
-                           "different dims.")
+        raise RuntimeError(_ops_messages.diagonal_dims_identical(dim1, dim2))
     return d1, d2
 
 
@@ -659,16 +617,12 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     src, dst = _dims_arg(source), _dims_arg(destination)
     nd = input._array.ndim
     if len(src) != len(dst):
-        raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
-            f"contain the same number of dims as destination ({list(dst)} dims)"
-        )
+        raise RuntimeError(_ops_messages.movedim_length_mismatch(src, dst))
     ws = [wrap_dim(d, nd) for d in src]
     wd = [wrap_dim(d, nd) for d in dst]
     for what, given, w in (("source", src, ws), ("destination", dst, wd)):
         if len(set(w)) != len(w):
-            raise RuntimeError(f"movedim: repeated dim in `{what}` ({list(given)}). Each dim "
-                               "may appear once.")
+            raise RuntimeError(_ops_messages.movedim_repeated_dim(what, given))
     if nd == 0:
         return F.permute(input, ())
     order = [-1] * nd
@@ -691,8 +645,7 @@ def broadcast_shapes(*shapes: Any) -> Size:
     norm = [_int_shape(s) for s in shapes]
     for s in norm:
         if builtins.any(v < 0 for v in s):
-            raise ValueError(f"Attempting to broadcast a dimension with negative length! "
-                             f"(shape {s}). Sizes must be >= 0.")
+            raise ValueError(_ops_messages.broadcast_negative_length(s))
     ndim = max((len(s) for s in norm), default=0)
     result = [1] * ndim
     for i, s in enumerate(norm):
@@ -703,11 +656,7 @@ def broadcast_shapes(*shapes: Any) -> Size:
             if result[k] == 1:
                 result[k] = v
             elif result[k] != v:
-                raise RuntimeError(
-                    f"Attempting to broadcast a dimension of length {v} at {j - len(s)}! "
-                    f"Mismatching argument at index {i} had {s}; but expected shape should be "
-                    f"broadcastable to {result}"
-                )
+                raise RuntimeError(_ops_messages.broadcast_shapes_mismatch(v, j, s, i, result))
     return Size(result)
 
 
@@ -723,8 +672,7 @@ def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
     """
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"broadcast_tensors(): expected Tensor as element {i} in argument "
-                            f"0, but got {type(t).__name__}. Wrap it with gradsum.tensor().")
+            raise TypeError(_ops_messages.broadcast_tensors_not_tensor(i, t))
     shape: tuple[int, ...] = ()
     for t in tensors:
         s = tuple(t._array.shape)
@@ -742,9 +690,7 @@ def _atleast(n: int, name: str, tensors: tuple[Any, ...]) -> Any:
     out = []
     for t in items:
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                            f"({type(t).__name__}): expected a Tensor or a tuple of Tensors. "
-                            "Wrap it with gradsum.tensor().")
+            raise TypeError(_ops_messages.atleast_invalid_argument(name, t))
         nd = t._array.ndim
         if nd >= n:
             out.append(t)
@@ -819,28 +765,23 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
     if spec is None:
         spec = sections if sections is not None else indices
     if spec is None:
-        raise TypeError("tensor_split() missing required argument 'indices_or_sections': pass "
-                        "a number of sections or a list of split indices.")
+        raise TypeError(_ops_messages.tensor_split_missing_argument())
     nd = input._array.ndim
     if nd == 0:
-        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
-                           "tensor with 0 dims. Reshape it to (1,) first.")
+        raise RuntimeError(_ops_messages.tensor_split_zero_dim())
     if isinstance(spec, Tensor):
         arr = spec._array
         if arr.dtype != xp.int64:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {_tname(arr.dtype)}. Convert it with .long().")
+            raise RuntimeError(_ops_messages.tensor_split_indices_not_long(_tname(arr.dtype)))
         if arr.ndim > 1:
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
-                               "zero-dimensional or one-dimensional tensor, but got a tensor "
-                               f"with {arr.ndim} dims")
+            raise RuntimeError(_ops_messages.tensor_split_indices_bad_ndim(arr))
         spec = int(arr) if arr.ndim == 0 else [int(v) for v in arr]
     d = wrap_dim(dim, nd)
     size = input._array.shape[d]
     if isinstance(spec, (int, xp.integer)):
         n = int(spec)
         if n <= 0:
-            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+            raise RuntimeError(_ops_messages.tensor_split_sections_not_positive(n))
         base, extra = divmod(size, n)
         bounds, start = [], 0
         for i in range(n):
@@ -858,16 +799,12 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
 def _split_helper(name: str, min_dim: int, input: Tensor, spec: Any) -> tuple[Tensor, ...]:
     nd = input._array.ndim
     if nd < min_dim:
-        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} dimension"
-                           f", but got a tensor with {nd} "
-                           "dimensions!")
+        raise RuntimeError(_ops_messages.dim_split_too_few_dims(name, min_dim, nd))
     d = {"hsplit": 1 if nd > 1 else 0, "vsplit": 0, "dsplit": 2}[name]
     if isinstance(spec, (int, xp.integer)):
         n, size = int(spec), input._array.shape[d]
         if n == 0 or size % n:
-            raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the "
-                               f"size of the dimension {size} is not divisible by the "
-                               f"split_size {n}!")
+            raise RuntimeError(_ops_messages.dim_split_not_divisible(name, d, size, n))
     return tensor_split(input, spec, d)
 
 
@@ -974,8 +911,7 @@ def adjoint(input: Tensor) -> Tensor:
         (3, 2)
     """
     if input._array.ndim < 2:
-        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
-                           f"matrices. Got {input._array.ndim}-D tensor.")
+        raise RuntimeError(_ops_messages.adjoint_not_matrix(input))
     return F.transpose(input, -2, -1)
 
 
@@ -1028,12 +964,11 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     d = wrap_dim(dimension, nd)
     n = x.shape[d] if nd else 1
     if size > n:
-        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is "
-                           f"{size}")
+        raise RuntimeError(_ops_messages.unfold_size_too_large(d, n, size))
     if step <= 0:
-        raise RuntimeError(f"step is {step} but must be > 0")
+        raise RuntimeError(_ops_messages.unfold_step_not_positive(step))
     if size < 0:
-        raise RuntimeError(f"size is {size} but must be >= 0")
+        raise RuntimeError(_ops_messages.unfold_size_negative(size))
     if nd == 0:
         out = x.reshape(1)
     else:
@@ -1065,8 +1000,7 @@ def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0
         [[0], [1, 2]]
     """
     if isinstance(split_sizes, int):
-        raise TypeError("split_with_sizes(): argument 'split_sizes' (position 1) must be tuple "
-                        "of ints, not int. Use split(input, size) for equal pieces.")
+        raise TypeError(_ops_messages.split_with_sizes_int_argument())
     return F.split(input, list(split_sizes), dim)
 
 
@@ -1293,8 +1227,7 @@ class AsStridedBackward0(Node):
 
 def _int_list(name: str, arg: str, pos: int, v: Any) -> tuple[int, ...]:
     if isinstance(v, Tensor) or not isinstance(v, (tuple, list)):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, "
-                        f"not {type(v).__name__}")
+        raise TypeError(_ops_messages.int_list_argument_not_tuple(name, arg, pos, v))
     return tuple(int(s) for s in v)
 
 
@@ -1318,16 +1251,13 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     in_off = _storage_offset_of(x)
     off = in_off if storage_offset is None else int(storage_offset)
     if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
+        raise RuntimeError(_ops_messages.as_strided_length_mismatch())
     if any(s < 0 for s in stride):
-        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, "
-                           f"got strides: [{', '.join(map(str, stride))}]")
+        raise RuntimeError(_ops_messages.as_strided_negative_strides(stride))
     if any(n < 0 for n in size):
-        raise RuntimeError(f"Storage size calculation overflowed with sizes="
-                           f"[{', '.join(map(str, size))}] and strides="
-                           f"[{', '.join(map(str, stride))}]")
+        raise RuntimeError(_ops_messages.as_strided_storage_overflow(size, stride))
     if off < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {off}")
+        raise RuntimeError(_ops_messages.as_strided_invalid_offset(off))
     root = _root(x)
     storage_bytes = int(root.nbytes)
     if all(size):
@@ -1335,10 +1265,9 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
     else:
         need = 0
     if need > storage_bytes:
-        raise RuntimeError(f"setStorage: sizes [{', '.join(map(str, size))}], strides "
-                           f"[{', '.join(map(str, stride))}], storage offset {off}, and "
-                           f"itemsize {item} requiring a storage size of {need} are out of "
-                           f"bounds for storage of size {storage_bytes}")
+        raise RuntimeError(
+            _ops_messages.as_strided_storage_too_small(size, stride, off, item, need, storage_bytes)
+        )
     interface = dict(x.__array_interface__)
     base_ptr = int(root.__array_interface__["data"][0])
     interface["data"] = (base_ptr + off * item, not x.flags.writeable)
