@@ -43,7 +43,6 @@ from gradsum.ops._core import (
     wrap_dim,
     wrap_dims,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.subscript import as_node
 from gradsum.ops.special.erf import _scalar_op
@@ -85,10 +84,7 @@ def _dims(dim: Any, ndim: int) -> tuple[int, ...]:
     dims = wrap_dims(dim, ndim)
     if not ndim:
         if len(dims) > 1:  # (0 and -1 both name the one dim of a 0-d tensor)
-            raise RuntimeError(
-                f"dim 0 appears multiple times in the list of dims: {tuple(dim)} for a 0-d "
-                "tensor. Pass each dim once."
-            )
+            raise RuntimeError(_messages.reduction_dim_repeated_0d(dim))
         return ()
     return dims
 
@@ -104,11 +100,7 @@ def _check_differentiable(out: Any, name: str) -> None:
     """torch refuses to attach a grad_fn to an integer or bool output (its set_history): a
     reduction to an explicit non-floating ``dtype`` of an input that requires grad raises."""
     if out.dtype.kind not in "fV":
-        t = D._TORCH_SCALAR_NAMES.get(str(out.dtype), str(out.dtype))
-        raise RuntimeError(
-            f"Autograd not support dtype: {t} ({name}() of a tensor that requires grad). "
-            "Pass a floating dtype, or reduce a detached tensor (t.detach())."
-        )
+        raise RuntimeError(_messages.autograd_not_support_dtype(out.dtype, name))
 
 
 class SumBackward0(Node):
@@ -205,10 +197,7 @@ class MeanBackward1(MeanBackward0):
 
 def _require_float(a: Tensor, name: str) -> None:
     if a._array.dtype.kind not in "fV":
-        raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {a.dtype.name}. Convert with .float() first."
-        )
+        raise RuntimeError(_messages.could_not_infer_output_dtype(name, a.dtype))
 
 
 @register("mean", method=True)
@@ -253,7 +242,7 @@ def mean(a: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: D.dtype | 
 def _correction(unbiased: Any, correction: Any) -> float:
     if correction is not None:
         if unbiased is not None:
-            raise RuntimeError("var/std: pass either unbiased or correction, not both")
+            raise RuntimeError(_messages.var_std_unbiased_and_correction())
         return float(correction)
     if unbiased is None or unbiased is True:
         return 1.0
@@ -297,20 +286,28 @@ def _var_array(x: Any, dims: tuple[int, ...], corr: float, keepdim: bool) -> Any
 def var(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Variance over ``dim``; ``correction=1`` (Bessel's) by default, as torch."""
+    return _var_or_std(a, dim, unbiased, keepdim, correction, False)
+
+
+def _var_or_std(a: Tensor, dim: Any, unbiased: Any, keepdim: bool, correction: Any,
+                is_std: bool) -> Tensor:
+    """var, or std (``is_std``: the square root, whose node saves the output too)."""
     if isinstance(dim, bool):
         unbiased, dim = dim, None
-    _require_float(a, "var")
+    _require_float(a, "std" if is_std else "var")
     corr = _correction(unbiased, correction)
     x = a._array
     dims = _dims(dim, x.ndim)
     out = _var_array(x, dims, corr, keepdim)
+    if is_std:
+        out = xp.sqrt(out)
     if not needs_grad(a):
         return _make(out)
-    node = VarBackward0()
+    node = StdBackward0() if is_std else VarBackward0()
     node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
     node.full = dim is None or x.ndim == 0
     t = record(node, (a,), out)
-    node.save(a)
+    node.save(a, outputs=(t,) if is_std else ())
     return t
 
 
@@ -332,21 +329,7 @@ class StdBackward0(Node):
 def std(a: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *,
         correction: Any = None) -> Tensor:
     """Standard deviation over ``dim`` (``correction=1`` by default)."""
-    if isinstance(dim, bool):
-        unbiased, dim = dim, None
-    _require_float(a, "std")
-    corr = _correction(unbiased, correction)
-    x = a._array
-    dims = _dims(dim, x.ndim)
-    out = xp.sqrt(_var_array(x, dims, corr, keepdim))
-    if not needs_grad(a):
-        return _make(out)
-    node = StdBackward0()
-    node.dims, node.in_shape, node.keepdim, node.correction = dims, x.shape, keepdim, corr
-    node.full = dim is None or x.ndim == 0
-    t = record(node, (a,), out)
-    node.save(a, outputs=(t,))
-    return t
+    return _var_or_std(a, dim, unbiased, keepdim, correction, True)
 
 
 class AmaxBackward0(Node):
@@ -406,32 +389,32 @@ class MinBackward1(AmaxBackward0):
     nan_ties = True
 
 
+def _record_saving_both(node: Any, a: Tensor, out: Any, dims: tuple[int, ...],
+                        in_shape: tuple[int, ...], keepdim: bool) -> Tensor:
+    """Record ``node``, the backward of a reduction of ``a`` over ``dims`` (amax/amin, the
+    full max/min, logsumexp, prod, norm), saving ``a`` and the output."""
+    node.dims, node.in_shape, node.keepdim = dims, in_shape, keepdim
+    t = record(node, (a,), out)
+    node.save(a, outputs=(t,))
+    return t
+
+
 def _extreme(a: Tensor, dim: Any, keepdim: bool, is_max: bool, cls: type[AmaxBackward0],
              name: str) -> Tensor:
     x = a._array
     dims = _dims(dim, x.ndim)
     if x.size == 0:
         if dim is None:
-            raise RuntimeError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
+            raise RuntimeError(_messages.extreme_empty_needs_dim(name))
         # Reducing only non-empty dims of an empty tensor is fine (an empty result).
         for d_given, d in zip(_as_tuple(dim), dims):
             if x.shape[d] == 0:
-                raise IndexError(
-                    f"{name}(): Expected reduction dim {d_given} to have non-zero size. "
-                    "Reduce over non-empty dims only, or check the input's shape."
-                )
+                raise IndexError(_messages.extreme_dim_empty(name, d_given))
     fn = xp.max if is_max else xp.min
     out = xp.asarray(fn(x, axis=dims, keepdims=keepdim))
     if not needs_grad(a):
         return _make(out)
-    node = cls()
-    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
-    t = record(node, (a,), out)
-    node.save(a, outputs=(t,))
-    return t
+    return _record_saving_both(cls(), a, out, dims, x.shape, keepdim)
 
 
 def _given(dim: Any) -> bool:
@@ -486,9 +469,7 @@ def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices
         node0._saved = HOLDS_STATE  # (torch saves the indices)
         return values_indices(record(node0, (a,), x.copy()), idx0)
     if x.shape[d] == 0:
-        raise IndexError(
-            f"{'max' if is_max else 'min'}(): Expected reduction dim {d} to have non-zero size."
-        )
+        raise IndexError(_messages.max_min_dim_empty(is_max, d))
     idx = (xp.argmax if is_max else xp.argmin)(x, axis=d, keepdims=True)
     vals = xp.take_along_axis(x, idx, axis=d)
     if not keepdim:
@@ -507,21 +488,25 @@ def _max_dim(a: Tensor, dim: int, keepdim: bool, is_max: bool) -> values_indices
 def max(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """``max(a)``: the largest value; ``max(a, dim)``: (values, indices); ``max(a, b)``:
     elementwise maximum."""
-    if isinstance(dim, Tensor):
-        return F.maximum(a, dim)
-    if dim is None:
-        return _extreme(a, None, False, True, MaxBackward1, "max")
-    return _max_dim(a, dim, keepdim, True)
+    return _max_or_min(a, dim, keepdim, True)
 
 
 @register("min")
 def min(a: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
     """``min(a)``, ``min(a, dim)`` -> (values, indices), or ``min(a, b)`` elementwise."""
+    return _max_or_min(a, dim, keepdim, False)
+
+
+def _max_or_min(a: Tensor, dim: Any, keepdim: bool, is_max: bool) -> Any:
+    """max's or min's three forms: against a tensor (elementwise), over all (one value), or
+    along ``dim`` (values, indices)."""
     if isinstance(dim, Tensor):
-        return F.minimum(a, dim)
+        return (F.maximum if is_max else F.minimum)(a, dim)
     if dim is None:
+        if is_max:
+            return _extreme(a, None, False, True, MaxBackward1, "max")
         return _extreme(a, None, False, False, MinBackward1, "min")
-    return _max_dim(a, dim, keepdim, False)
+    return _max_dim(a, dim, keepdim, is_max)
 
 
 @tensor_method("max")
@@ -540,13 +525,10 @@ def _arg_extreme(a: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor
     x = a._array
     fn = xp.argmax if name == "argmax" else xp.argmin
     if x.dtype.kind == "b":
-        raise RuntimeError(f"{name}(): does not support bool input. Convert with .long() first.")
+        raise RuntimeError(_messages.arg_extreme_bool_input(name))
     if dim is None:
         if x.size == 0:
-            raise IndexError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Pass dim, or check the input's shape."
-            )
+            raise IndexError(_messages.arg_extreme_empty_needs_dim(name))
         out = xp.asarray(fn(x))
         if keepdim:
             out = out.reshape((1,) * x.ndim)
@@ -555,10 +537,7 @@ def _arg_extreme(a: Tensor, dim: int | None, keepdim: bool, name: str) -> Tensor
     if x.ndim == 0:  # a 0-d tensor is its own extreme along dim 0 (index 0)
         return _make(xp.zeros((), dtype=xp.int64))
     if x.shape[d] == 0:
-        raise IndexError(
-            f"{name}(): Expected reduction dim {d} to have non-zero size. Reduce over a "
-            "non-empty dim, or check the input's shape."
-        )
+        raise IndexError(_messages.arg_extreme_dim_empty(name, d))
     return _make(fn(x, axis=d, keepdims=keepdim).astype(xp.int64))
 
 
@@ -596,11 +575,7 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     if not keepdim and x.size and x.ndim and not _given(dim):
         # torch reduces all dims for dim=() but adds back its kept max of shape (1,) * ndim
         # unsqueezed, and that broadcast into the 0-d result fails (torch 2.13's behaviour)
-        raise RuntimeError(
-            f"output with shape [] doesn't match the broadcast shape {[1] * x.ndim}: "
-            f"logsumexp(dim={dim!r}) of shape {tuple(x.shape)}. Name the dims instead "
-            f"(dim={tuple(range(x.ndim))}) or pass keepdim=True."
-        )
+        raise RuntimeError(_messages.logsumexp_all_dims_broadcast(dim, x.shape))
     m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, 0)
     with xp.errstate(divide="ignore"):
@@ -610,11 +585,7 @@ def logsumexp(a: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     out = xp.asarray(out, dtype=x.dtype)
     if not needs_grad(a):
         return _make(out)
-    node = LogsumexpBackward0()
-    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
-    t = record(node, (a,), out)
-    node.save(a, outputs=(t,))
-    return t
+    return _record_saving_both(LogsumexpBackward0(), a, out, dims, x.shape, keepdim)
 
 
 class ProdBackward0(Node):
@@ -671,10 +642,7 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
          dtype: D.dtype | None = None) -> Tensor:
     """Product over ``dim`` (all elements by default)."""
     if dim is not None and not isinstance(dim, (int, xp.integer)):
-        raise TypeError(
-            f"prod(): argument 'dim' (position 2) must be int, not {type(dim).__name__}. "
-            "Reduce one dim at a time."
-        )
+        raise TypeError(_messages.prod_dim_not_int(dim))
     x = a._array if dtype is None else a._array.astype(dtype.np)
     if dtype is None and x.dtype.kind in "biu":
         x = x.astype(xp.int64)
@@ -685,10 +653,7 @@ def prod(a: Tensor, dim: int | None = None, keepdim: bool = False, *,
         return _make(out)
     _check_differentiable(out, "prod")
     node = ProdBackward0() if dim is None else ProdBackward1()
-    node.dims, node.in_shape, node.keepdim = dims, x.shape, keepdim
-    t = record(node, (a,), out)
-    node.save(a, outputs=(t,))
-    return t
+    return _record_saving_both(node, a, out, dims, x.shape, keepdim)
 
 
 class LinalgVectorNormBackward0(Node):
@@ -780,13 +745,9 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
             mdims = ([dim] if isinstance(dim, (int, xp.integer)) else
                      list(range(a._array.ndim)) if dim is None else list(dim))
             if len(mdims) != 2:
-                raise RuntimeError(
-                    f"linalg.matrix_norm: dim must be a 2-tuple. Got "
-                    f"{' '.join(str(d) for d in mdims)} (norm with p={p!r}). Pass two dims, "
-                    "or a number p for a vector norm over more dims."
-                )
+                raise RuntimeError(_messages.matrix_norm_dim_not_pair(mdims, p))
             if p != "fro":
-                raise RuntimeError(f"norm: unsupported p={p!r}; use a number, 'fro' or inf")
+                raise RuntimeError(_messages.norm_unsupported_p(p))
         p = 2
     if dtype is not None:
         a = a.to(dtype)
@@ -797,27 +758,17 @@ def norm(a: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     if x.size == 0 and p in (math.inf, -math.inf):
         name = "inf" if p > 0 else "-inf"
         if not _given(dim):
-            raise RuntimeError(
-                f"linalg.vector_norm cannot compute the {name} norm on an empty tensor because "
-                f"the operation does not have an identity (shape {tuple(x.shape)}). Use a "
-                "finite p or a non-empty tensor."
-            )
+            raise RuntimeError(_messages.vector_norm_inf_of_empty(name, x.shape))
         for d in dims:
             if x.shape[d] == 0:
-                raise RuntimeError(
-                    f"linalg.vector_norm cannot compute the {name} norm on the dimension {d}"
-                    f"because this dimension is empty and the operation does not have an "
-                    f"identity (shape {tuple(x.shape)}). Reduce over non-empty dims only."
-                )
+                raise RuntimeError(_messages.vector_norm_inf_over_empty_dim(name, d, x.shape))
     with xp.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = xp.asarray(_norm_array(x, p, dims, keepdim)).astype(x.dtype, copy=False)
     if not needs_grad(a):
         return _make(out)
     node = LinalgVectorNormBackward0()
-    node.dims, node.in_shape, node.keepdim, node.p = dims, x.shape, keepdim, p
-    t = record(node, (a,), out)
-    node.save(a, outputs=(t,))
-    return t
+    node.p = p
+    return _record_saving_both(node, a, out, dims, x.shape, keepdim)
 
 
 def _logical_axes(dim: Any, ndim: int) -> tuple[int, ...] | None:
@@ -916,11 +867,8 @@ def sum_to(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     if lead > 0:
         out = out.reshape(-1) if out.size != _prod(shape) else out.reshape(shape)
     if out.shape != tuple(shape):  # (torch's engine refuses a gradient that shape cannot
-        raise RuntimeError(        # be broadcast to, e.g. after an unsqueeze_ in no_grad mode)
-            f"Function returned an invalid gradient - got {list(xs)} but expected shape "
-            f"compatible with {list(shape)}: the gradient must be {list(shape)} or "
-            "broadcast from it."
-        )
+        # be broadcast to, e.g. after an unsqueeze_ in no_grad mode)
+        raise RuntimeError(_messages.sum_to_invalid_gradient(xs, shape))
     if not needs_grad(a):
         return _make(out)
     node = SumToBackward0()
@@ -1001,8 +949,7 @@ def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
         unbiased, dim = dim, None
     x = input._array
     if x.dtype.kind not in "fV":
-        raise RuntimeError(f"{name} only support floating point and complex dtypes (got "
-                           f"{_tname(x.dtype)}); convert the input with .float()")
+        raise RuntimeError(_messages.var_std_not_floating(name, x.dtype))
     corr = _correction(unbiased, correction)
     dims = _dims(dim, x.ndim)
     n = 1
@@ -1088,14 +1035,12 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     if dim is None:
         dims = tuple(range(x.ndim))
         if x.size == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
-                               f"operation has no identity (input shape {tuple(x.shape)}).")
+            raise RuntimeError(_messages.aminmax_of_empty(x.shape))
     else:
         d = wrap_dim(dim, x.ndim)
         dims = (d,) if x.ndim else ()
         if x.ndim and x.shape[d] == 0:
-            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size (input "
-                             f"shape {tuple(x.shape)}). Reduce over a non-empty dim.")
+            raise IndexError(_messages.aminmax_dim_empty(d, x.shape))
     kd = keepdim and dim is not None  # (torch: keepdim applies only with a dim)
     if dim is None and keepdim and x.ndim:
         kd = True
@@ -1118,7 +1063,7 @@ class _NoDerivative(Node):
     __slots__ = ("op",)
 
     def backward(self, g: Tensor) -> Tensor:
-        raise RuntimeError(f"derivative for aten::{self.op} is not implemented")
+        raise RuntimeError(_messages.reduction_derivative_not_implemented(self.op))
 
 
 _NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"  # (torch's node name)
@@ -1139,15 +1084,13 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if x.dtype.kind not in "iu" and x.dtype.kind != "b":
         raise D.not_implemented("bincount_cpu", x.dtype, "Convert the input with .long().")
     if minlength < 0:
-        raise RuntimeError(f"minlength should be >= 0 (got {minlength})")
+        raise RuntimeError(_messages.bincount_negative_minlength(minlength))
     if x.ndim != 1 or (x.size and x.min() < 0):
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs. (got shape "
-                           f"{tuple(x.shape)}{', with negative values' if x.ndim == 1 else ''})")
+        raise RuntimeError(_messages.bincount_input_not_1d_nonnegative(x.shape))
     if weights is not None:
         w = weights._array
         if w.ndim != 1 or w.shape[0] != x.shape[0]:
-            raise RuntimeError("weights should be 1-d and have the same length as input (input "
-                               f"{tuple(x.shape)}, weights {tuple(w.shape)})")
+            raise RuntimeError(_messages.bincount_weights_mismatch(x.shape, w.shape))
         odt = xp.float32 if w.dtype == xp.float32 else xp.float64
         out = xp.bincount(x, w.astype(xp.float64), minlength).astype(odt)
         if needs_grad(weights):
@@ -1174,14 +1117,14 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
     if x.dtype.kind not in "fV":
         raise D.not_implemented("histogram_cpu", x.dtype, "Convert the input with .float().")
     if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        raise RuntimeError(_messages.histc_bins_not_positive(bins))
     lo, hi = float(min), float(max)
     if lo == hi and x.size:
         lo, hi = float(x.min()), float(x.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
-        raise RuntimeError(f"torch.histc: max must be larger than min (min={min}, max={max})")
+        raise RuntimeError(_messages.histc_max_below_min(min, max))
     flat = x.reshape(-1).astype(xp.float64)
     keep = flat[(flat >= lo) & (flat <= hi)]
     pos = xp.floor((keep - lo) * bins / (hi - lo)).astype(xp.int64)
@@ -1245,8 +1188,7 @@ def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False, *,
         1.5
     """
     if input._array.dtype.kind not in "fV":
-        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {_tname(input._array.dtype)}. Convert it with .float().")
+        raise RuntimeError(_messages.nanmean_not_floating(input._array.dtype))
     count = F.sum(_make(~xp.isnan(input._array)), dim, keepdim)
     return F.div(nansum(input, dim, keepdim, dtype=dtype), count)
 
@@ -1301,8 +1243,7 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     _require_tensor("dist", "other", 2, other)
     x, y, _ = binary_arrays(input, other)
     if x.dtype.kind not in "fV":
-        raise RuntimeError("norm(): input dtype should be either floating point or complex. Got "
-                           f"{_tname(x.dtype)} instead. Convert the inputs with .float().")
+        raise RuntimeError(_messages.dist_not_floating(x.dtype))
     try:
         d = xp.abs(x - y).reshape(-1)
     except ValueError:
@@ -1398,6 +1339,21 @@ histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
 
 
 # -- cov, corrcoef, histogram ---------------------------------------------------------------------
+def _check_cov_weights(weights: Tensor, which: str, kinds: str, kind: str, n_obs: int) -> None:
+    """cov's checks of ``fweights`` (integral) and ``aweights`` (floating): at most 1-D, of a
+    dtype kind in ``kinds`` (``kind`` names it in the text), one per observation, none
+    negative."""
+    w = weights._array
+    if w.ndim > 1:
+        raise RuntimeError(_messages.cov_weights_too_many_dims(which, w.ndim))
+    if w.dtype.kind not in kinds:
+        raise RuntimeError(_messages.cov_weights_wrong_dtype(which, kind, w.dtype))
+    if w.size != n_obs:
+        raise RuntimeError(_messages.cov_weights_numel_mismatch(which, w.size, n_obs))
+    if n_obs and w.min() < 0:
+        raise RuntimeError(_messages.cov_weights_negative(which))
+
+
 @tensor_method("cov")
 def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
         aweights: Tensor | None = None) -> Tensor:
@@ -1411,47 +1367,24 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     """
     x = input._array
     if x.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
-                           f"input with {x.ndim} dimensions")
+        raise RuntimeError(_messages.cov_corrcoef_too_many_dims("cov", x.ndim))
     if x.dtype.kind == "b":
-        raise RuntimeError("cov(): bool dtype is not supported for input")
+        raise RuntimeError(_messages.cov_bool_input())
     inp = F.reshape(input, (1, -1)) if x.ndim < 2 else input
     n_obs = inp._array.shape[1]
     w: Tensor | None = None
     if fweights is not None:
-        fw = fweights._array
-        if fw.ndim > 1:
-            raise RuntimeError(f"cov(): expected fweights to have one or fewer dimensions but "
-                               f"got fweights with {fw.ndim} dimensions")
-        if fw.dtype.kind not in "iu":
-            raise RuntimeError(f"cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {_tname(fw.dtype)} dtype")
-        if fw.size != n_obs:
-            raise RuntimeError(f"cov(): expected fweights to have the same numel as there are "
-                               f"observations in the input but got {fw.size} != {n_obs}")
-        if n_obs and fw.min() < 0:
-            raise RuntimeError("cov(): fweights cannot be negative")
+        _check_cov_weights(fweights, "fweights", "iu", "integral", n_obs)
         w = fweights
     if aweights is not None:
-        aw = aweights._array
-        if aw.ndim > 1:
-            raise RuntimeError(f"cov(): expected aweights to have one or fewer dimensions but "
-                               f"got aweights with {aw.ndim} dimensions")
-        if aw.dtype.kind not in "fV":
-            raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got "
-                               f"aweights with {_tname(aw.dtype)} dtype")
-        if aw.size != n_obs:
-            raise RuntimeError(f"cov(): expected aweights to have the same numel as there are "
-                               f"observations in the input but got {aw.size} != {n_obs}")
-        if n_obs and aw.min() < 0:
-            raise RuntimeError("cov(): aweights cannot be negative")
+        _check_cov_weights(aweights, "aweights", "fV", "floating point", n_obs)
         w = aweights if w is None else F.mul(w, aweights)
     if w is None:
         w_sum: Tensor = _make(xp.asarray(n_obs, dtype=xp.int64))
     else:
         w_sum = F.sum(w)
         if w_sum.item() == 0:
-            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+            raise RuntimeError(_messages.cov_weights_sum_zero())
     avg = F.div(F.sum(inp if w is None else F.mul(inp, w), 1), w_sum)
     if w is not None and correction != 0:
         if aweights is None:
@@ -1464,8 +1397,7 @@ def cov(input: Tensor, *, correction: int = 1, fweights: Tensor | None = None,
     if norm_factor.item() <= 0:
         import warnings
 
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        warnings.warn(_messages.cov_degrees_of_freedom(), UserWarning, stacklevel=2)
         norm_factor = F.zeros_like(norm_factor)
     centered = F.sub(inp, F.unsqueeze(avg, 1))
     c = F.mm(centered, F.t(centered if w is None else F.mul(centered, w)))
@@ -1483,8 +1415,7 @@ def corrcoef(input: Tensor) -> Tensor:
         [[1.0, -1.0], [-1.0, 1.0]]
     """
     if input._array.ndim > 2:
-        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
-                           f"got an input with {input._array.ndim} dimensions")
+        raise RuntimeError(_messages.cov_corrcoef_too_many_dims("corrcoef", input._array.ndim))
     c = cov(input)
     if c._array.ndim == 0:
         return F.div(c, c)
@@ -1513,24 +1444,19 @@ def histogram(input: Tensor, bins: Any = 100, *, range: Sequence[float] | None =
     if isinstance(bins, Tensor):
         edges = bins._array
         if edges.ndim != 1:
-            raise RuntimeError(f"torch.histogramdd(): bins tensor should have one dimension, "
-                               f"but got {edges.ndim} dimensions in the bin tensor")
+            raise RuntimeError(_messages.histogram_bins_tensor_not_1d(edges.ndim))
         edges_in: Any = edges.astype(xp.float64)
     else:
         if int(bins) <= 0:
-            raise RuntimeError(f"torch.histogramdd(): number of bins in dimension 0 should "
-                               f"be greater than 0, but got {bins}")
+            raise RuntimeError(_messages.histogram_bins_not_positive(bins))
         edges_in = int(bins)
     w = None if weight is None else weight._array.astype(xp.float64).reshape(-1)
     if w is not None and weight is not None and weight._array.shape != x.shape:
-        raise RuntimeError("torch.histogramdd(): if weight tensor is provided it should have "
-                           "the same shape as the input tensor excluding its innermost "
-                           f"dimension, but got input with shape {list(x.shape)} and weight "
-                           f"with shape {list(weight._array.shape)}")
+        raise RuntimeError(_messages.histogram_weight_shape_mismatch(x.shape,
+                                                                     weight._array.shape))
     rng = None if range is None else (float(range[0]), float(range[1]))
     if rng is not None and rng[0] > rng[1]:
-        raise RuntimeError(f"torch.histogramdd(): for dimension 0, left edge ({rng[0]}) must "
-                           f"be <= right edge ({rng[1]})")
+        raise RuntimeError(_messages.histogram_range_reversed(rng[0], rng[1]))
     h, e = xp.histogram(x.reshape(-1).astype(xp.float64), edges_in, range=rng, weights=w,
                         density=density)
     return histogram_result(_make(xp.asarray(h, dtype=x.dtype)),
@@ -1553,8 +1479,5 @@ def sum_to_size(a: Tensor, *size: Any) -> Tensor:
     xs = a._array.shape
     if len(shape) > len(xs) or builtins.any(
             s != 1 and s != xs[len(xs) - len(shape) + i] for i, s in enumerate(shape)):
-        raise RuntimeError(
-            f"size {{{list(shape)}}} is not expandable to size {{{list(xs)}}}. Each size must "
-            "be 1 or match the tensor's size at that (right-aligned) dimension."
-        )
+        raise RuntimeError(_messages.sum_to_size_not_expandable(shape, xs))
     return sum_to(a, shape)

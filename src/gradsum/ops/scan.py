@@ -18,6 +18,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     const,
@@ -202,9 +203,15 @@ def cumprod(input: Tensor, dim: int, *, dtype: D.dtype | None = None) -> Tensor:
         out = xp.cumprod(x, axis=d) if x.ndim else x.copy()
     if x.dtype.kind in "biu" and dtype is None:
         out = out.astype(xp.int64)
+    return _result_saving_both(CumprodBackward0, input, out, d)
+
+
+def _result_saving_both(cls: type[Node], input: Tensor, out: Any, d: int) -> Tensor:
+    """The result of a scan along ``d`` whose backward needs its input and output (cumprod,
+    logcumsumexp): recorded under a ``cls`` node when ``input`` needs a gradient."""
     if not needs_grad(input):
         return _make(out)
-    node = CumprodBackward0()
+    node = cls()
     node.dim = d
     t = record(node, (input,), out)
     node.save(input, outputs=(t,))
@@ -254,13 +261,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:
     d = wrap_dim(dim, x.ndim)
     out = xp.logaddexp.accumulate(x, axis=d) if x.ndim and x.size else x.copy()
     out = xp.asarray(out, dtype=x.dtype)
-    if not needs_grad(input):
-        return _make(out)
-    node = LogcumsumexpBackward0()
-    node.dim = d
-    t = record(node, (input,), out)
-    node.save(input, outputs=(t,))
-    return t
+    return _result_saving_both(LogcumsumexpBackward0, input, out, d)
 
 
 # -- cummax / cummin ---------------------------------------------------------------------------
@@ -383,25 +384,18 @@ def diff(a: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
     """
     nd = a._array.ndim
     if nd == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional (got a 0-d "
-                           "tensor). Reshape it to (1,) first.")
+        raise RuntimeError(_messages.diff_zero_d())
     if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}. Pass n >= 0.")
+        raise RuntimeError(_messages.diff_negative_order(n))
     d = wrap_dim(dim, nd)
     for other in (prepend, append):
         if other is None:
             continue
         if other.ndim != nd:
-            raise RuntimeError(
-                "diff expects prepend or append to be the same dimension as input: input "
-                f"has {nd}, got {other.ndim}. Reshape it (prepend.reshape(...))."
-            )
+            raise RuntimeError(_messages.diff_prepend_append_wrong_dim(nd, other.ndim))
         if builtins.any(other.shape[i] != a.shape[i] for i in range(nd) if i != d):
             raise RuntimeError(
-                "diff expects the shape of tensor to prepend or append to match that of input "
-                f"except along the differencing dimension; input {tuple(a.shape)}, got "
-                f"{tuple(other.shape)} (dim {d})"
-            )
+                _messages.diff_prepend_append_shape_mismatch(a.shape, other.shape, d))
     parts = [t for t in (prepend, a, append) if t is not None]
     out = F.cat(parts, d) if len(parts) > 1 else a
     if n == 0:

@@ -20,6 +20,7 @@ from gradsum._autocast import autocast_policy
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import HOLDS_STATE, Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     needs_grad,
@@ -27,7 +28,6 @@ from gradsum.ops._core import (
     register,
     wrap_dim,
 )
-from gradsum.ops.arithmetic import _tname
 from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.gather_scatter import GatherBackward0
 from gradsum.ops.indexing.subscript import as_node
@@ -103,8 +103,7 @@ def _select_result(name: str, cls: type[_SelectBackward], tuple_t: Any, input: T
 
 def _check_dim_nonempty(name: str, x: Any, d: int) -> None:
     if x.ndim and x.shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size. Reduce "
-                         f"over a non-empty dim (input shape {tuple(x.shape)}).")
+        raise IndexError(_messages.sorting_dim_empty(name, d, x.shape))
 
 
 def _median_dim(input: Tensor, dim: int, keepdim: bool, ignore_nan: bool) -> Any:
@@ -187,8 +186,7 @@ def _median_all(input: Tensor, ignore_nan: bool) -> Tensor:
             flat = xp.asarray([xp.nan], dtype=x.dtype)
     if flat.size == 0:
         if x.dtype.kind not in "fV":
-            raise IndexError("median() input tensor cannot be empty (an integer tensor has no "
-                             "nan to return). Pass a non-empty tensor.")
+            raise IndexError(_messages.median_empty_integer())
         out = xp.asarray(xp.nan, dtype=x.dtype)
     else:
         out = xp.asarray(_kth_smallest(flat, (flat.size - 1) // 2), dtype=x.dtype)
@@ -323,8 +321,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
     if not 1 <= k <= n:
-        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} "
-                           f"(k={k}, size {n}): pass 1 <= k <= {n}")
+        raise RuntimeError(_messages.kthvalue_k_out_of_range(d, k, n))
     rows, lead = _rows(x.reshape(1) if x.ndim == 0 else x, d)
     r = xp.arange(rows.shape[0])
     v = None
@@ -469,27 +466,21 @@ def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
     _require_tensor(name, "input", 1, input)
     x = input._array
     if x.size == 0:
-        raise RuntimeError(f"{name}() input tensor must be non-empty (got shape "
-                           f"{tuple(x.shape)})")
+        raise RuntimeError(_messages.quantile_input_empty(name, x.shape))
     if isinstance(q, Tensor) and q._array.ndim > 1:
-        raise RuntimeError(f"{name}() q must be a scalar or 1D tensor (got shape "
-                           f"{tuple(q.shape)})")
+        raise RuntimeError(_messages.quantile_q_not_1d(name, q.shape))
     if x.dtype.kind not in "fV":
-        raise RuntimeError(f"{name}() input tensor must be either float or double dtype (got "
-                           f"{_tname(x.dtype)}); convert it with .float()")
+        raise RuntimeError(_messages.quantile_input_not_float(name, x.dtype))
     if isinstance(q, Tensor) and q._array.dtype != x.dtype:
-        raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor (q "
-                           f"{_tname(q._array.dtype)}, input {_tname(x.dtype)})")
+        raise RuntimeError(_messages.quantile_q_dtype_mismatch(name, q._array.dtype, x.dtype))
     if interpolation not in _INTERPOLATIONS:
-        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
-                           f"midpoint or nearest, but got {interpolation}")
+        raise RuntimeError(_messages.quantile_bad_interpolation(name, interpolation))
     qa = q._array if isinstance(q, Tensor) else xp.asarray(q, dtype=x.dtype)
     qflat = qa.reshape(-1)
     bad = qflat[(qflat < 0) | (qflat > 1)]
     if bad.size:
-        raise RuntimeError(f"{name}() q must be in the range [0, 1] but got "
-                           f"{float(bad[0]):g}" if qa.ndim == 0 else
-                           f"{name}() q values must be in the range [0, 1]")
+        raise RuntimeError(_messages.quantile_q_out_of_range(name, bad[0]) if qa.ndim == 0
+                           else _messages.quantile_q_values_out_of_range(name))
     if dim is None:
         src = F.reshape(input, (-1,))
         red_shape: tuple[int, ...] = (1,) * x.ndim if keepdim else ()
@@ -569,7 +560,7 @@ class _NotDifferentiable(Node):
     _fn = ""
 
     def backward(self, *grads: Tensor | None) -> Tensor:
-        raise NotImplementedError(f"the derivative for '{self._fn}' is not implemented.")
+        raise NotImplementedError(_messages.special_derivative_not_implemented(self._fn))
 
 
 class Unique2Backward0(_NotDifferentiable):
@@ -629,8 +620,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         return _unique_outputs(input, UniqueDimBackward0, x.copy(), xp.zeros(0, xp.int64),
                                xp.zeros(0, xp.int64), return_inverse, return_counts)
     if x.size == 0:
-        raise RuntimeError(f"Number of zero sized dimensions is more than one, so unique cannot "
-                           f"be applied here (shape {tuple(x.shape)}, dim {d})")
+        raise RuntimeError(_messages.unique_many_zero_sized_dims(x.shape, d))
     out, inv, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=d)
     return _unique_outputs(input, UniqueDimBackward0, out, inv.reshape(-1), counts,
                            return_inverse, return_counts)
@@ -700,32 +690,23 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
     _require_tensor("searchsorted", "sorted_sequence", 1, sorted_sequence)
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
-                               f"got {side}")
+            raise RuntimeError(_messages.searchsorted_bad_side(side))
         if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
-                               "got side of left while right was True")
+            raise RuntimeError(_messages.searchsorted_side_right_opposite())
         right = side == "right"
     seq = sorted_sequence._array
     scalar = not isinstance(input, Tensor)
     vals = xp.asarray(input) if scalar else input._array
     if seq.ndim == 0:
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
-                           "dimension, but got 0 dimension")
+        raise RuntimeError(_messages.searchsorted_boundaries_0d())
     if seq.ndim > 1 and (scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
-        raise RuntimeError(
-            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
-            "dimensions of boundaries tensor and input value tensor must match, but we got "
-            f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+        raise RuntimeError(_messages.searchsorted_shape_mismatch(seq.shape, vals.shape))
     if sorter is not None:
         srt = sorter._array
         if srt.shape != seq.shape:
-            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
-                               f"size, but got boundary tensor {list(seq.shape)}and got sorter "
-                               f"tensor {list(srt.shape)}")
+            raise RuntimeError(_messages.searchsorted_sorter_size_mismatch(seq.shape, srt.shape))
         if srt.dtype != xp.int64:
-            raise TypeError("torch.searchsorted(): sorter must be a tensor of long dtype but got "
-                            f"dtype {_tname(srt.dtype)}")
+            raise TypeError(_messages.searchsorted_sorter_not_long(srt.dtype))
         seq = xp.take_along_axis(seq, srt, axis=-1)
     s = "right" if right else "left"
     if seq.ndim == 1:
@@ -752,8 +733,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     """
     _require_tensor("bucketize", "boundaries", 2, boundaries)
     if boundaries._array.ndim != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
-                           f"{boundaries._array.ndim})")
+        raise RuntimeError(_messages.bucketize_boundaries_not_1d(boundaries._array.ndim))
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -809,10 +789,7 @@ def topk(a: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     d = wrap_dim(dim, a.ndim) if a.ndim else 0
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
-        raise RuntimeError(
-            f"selected index k out of range: k={k} for a dimension of size {n}. Use a k "
-            "between 0 and the size of the dimension."
-        )
+        raise RuntimeError(_messages.topk_k_out_of_range(k, n))
     if not a.ndim:
         return F.values_indices(a.clone(), argsort(a, d, descending=largest))
     sel = _topk_partition(a._array, k, d, largest)
