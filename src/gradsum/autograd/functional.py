@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gradsum._tensor import Tensor
+from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -39,12 +40,10 @@ def _as_tuple(inp: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Any, .
         if not isinstance(el, Tensor):
             if is_inp_tuple:
                 raise TypeError(
-                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                    f"Tensors but the value at index {i} has type {type(el)}."
+                    _messages.not_tensor_at_index(arg_name, fn_name, i, el)
                 )
             raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but the given {arg_name} has type {type(el)}."
+                _messages.not_tensor_or_tuple(arg_name, fn_name, el)
             )
     return is_inp_tuple, inp
 
@@ -85,15 +84,14 @@ def _validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], is_other_tuple
     if len(other) != len(v):
         if is_other_tuple:
             raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+                _messages.v_length(other, v)
             )
-        raise RuntimeError("The given v should contain a single Tensor.")
+        raise RuntimeError(_messages.v_not_single_tensor())
     for idx, (el_v, el_other) in enumerate(zip(v, other)):
         if el_v.size() != el_other.size():
             prepend = f"Entry {idx} in " if is_other_tuple else ""
             raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got "
-                f"{el_v.size()}."
+                _messages.v_size(prepend, el_other, el_v)
             )
 
 
@@ -104,34 +102,23 @@ def _check_requires_grad(inputs: tuple[Tensor | None, ...], input_type: str,
     for i, inp in enumerate(inputs):
         if inp is None:
             raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}. "
-                "This is not allowed in strict mode."
+                _messages.strict_output_independent(i)
             )
         if not inp.requires_grad:
             if input_type == "hessian":
                 raise RuntimeError(
-                    f"The hessian of the user-provided function with respect to input {i} is "
-                    "independent of the input. This is not allowed in strict mode. You should "
-                    "ensure that your function is thrice differentiable and that the hessian "
-                    "depends on the inputs."
+                    _messages.strict_hessian_independent(i)
                 )
             if input_type == "jacobian":
                 raise RuntimeError(
-                    "While computing the hessian, found that the jacobian of the user-provided "
-                    f"function with respect to input {i} is independent of the input. This is "
-                    "not allowed in strict mode. You should ensure that your function is twice "
-                    "differentiable and that the jacobian depends on the inputs (this would be "
-                    "violated by a linear function for example)."
+                    _messages.strict_jacobian_independent(i)
                 )
             if input_type == "grad_inputs":
                 raise RuntimeError(
-                    f"The gradient with respect to input {i} is independent of the inputs of "
-                    "the user-provided function. This is not allowed in strict mode."
+                    _messages.strict_grad_independent(i)
                 )
             raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients. The "
-                "outputs must be computed in a differentiable manner from the input when "
-                "running in strict mode."
+                _messages.strict_output_no_grad(i)
             )
 
 
@@ -166,31 +153,24 @@ def _fill_in_zeros(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...], s
             if strict:
                 if stage == "back":
                     raise RuntimeError(
-                        "The output of the user-provided function is independent of input "
-                        f"{i}. This is not allowed in strict mode."
+                        _messages.strict_output_independent(i)
                     )
                 if stage == "back_trick":
                     raise RuntimeError(
-                        f"The gradient with respect to the input is independent of entry {i} "
-                        "in the grad_outputs when using the double backward trick to compute "
-                        "forward mode gradients. This is not allowed in strict mode."
+                        _messages.strict_double_backward(i)
                     )
                 if stage == "double_back":
                     raise RuntimeError(
-                        "The jacobian of the user-provided function is independent of input "
-                        f"{i}. This is not allowed in strict mode."
+                        _messages.strict_jacobian_input(i)
                     )
                 raise RuntimeError(
-                    "The hessian of the user-provided function is independent of entry "
-                    f"{i} in the grad_jacobian. This is not allowed in strict mode as it "
-                    "prevents from using the double backward trick to replace forward mode AD."
+                    _messages.strict_hessian_grad_jacobian(i)
                 )
             grads_i = zeros_like(refs[i])
         elif strict and create_graph and not grads_i.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(
-                f"The {what} of the user-provided function is independent of input {i}. "
-                "This is not allowed in strict mode when create_graph=True."
+                _messages.strict_create_graph_independent(what, i)
             )
         res.append(grads_i)
     return tuple(res)
@@ -204,8 +184,7 @@ def _v_or_scalar(v: Any, ref: tuple[Tensor, ...], is_ref_tuple: bool, create_gra
         _validate_v(vt, ref, is_ref_tuple)
         return vt
     if len(ref) != 1 or ref[0].nelement() != 1:
-        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a "
-                           "single element.")
+        raise RuntimeError(_messages.v_none_not_scalar(what))
     return None
 
 
@@ -318,32 +297,24 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
 
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError(
-            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-            'function has more outputs than inputs, "forward-mode" tends to be more '
-            'performant. Otherwise, prefer to use "reverse-mode".'
+            _messages.jacobian_strategy_invalid()
         )
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `create_graph=False` or `strategy="reverse-mode"`.'
+                _messages.jacobian_forward_create_graph()
             )
         if strict:
             raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `strict=False` or `strategy="reverse-mode"`.'
+                _messages.jacobian_forward_strict()
             )
         _as_tuple(inputs, "inputs", "jacobian")
         if not vectorize:
             raise NotImplementedError(
-                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-                "only implemented for `vectorize=True`."
+                _messages.forward_ad_needs_vectorize()
             )
         raise NotImplementedError(
-            'jacobian(strategy="forward-mode", vectorize=True) needs forward-mode AD and vmap, '
-            'which gradsum lacks: use strategy="reverse-mode".'
+            _messages.jacobian_forward_vectorize()
         )
 
     with enable_grad():
@@ -357,9 +328,7 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
         if vectorize:
             if strict:
                 raise RuntimeError(
-                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
-                    "are not supported together. Please either set `strict=False` or "
-                    "`vectorize=False`."
+                    _messages.jacobian_strict_vectorize()
                 )
             numels = tuple(o.numel() for o in outputs)
             basis = _basis_rows(outputs, numels)
@@ -392,16 +361,13 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
                     if vj_el is not None:
                         if strict and create_graph and not vj_el.requires_grad:
                             raise RuntimeError(
-                                "The jacobian of the user-provided function is independent "
-                                f"of input {i}. This is not allowed in strict mode when "
-                                "create_graph=True."
+                                _messages.strict_jacobian_input_create_graph(i)
                             )
                         jac_el.append(vj_el)
                     else:
                         if strict:
                             raise RuntimeError(
-                                f"Output {i} of the user-provided function is independent of "
-                                f"input {el_idx}. This is not allowed in strict mode."
+                                _messages.strict_output_input(i, el_idx)
                             )
                         jac_el.append(zeros_like(inp_el))
             result.append(tuple(
@@ -428,7 +394,7 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
     """
     is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertionError(_messages.hessian_strategy_invalid())
 
     def ensure_single_output_function(*inp: Tensor) -> Tensor:
         out = func(*inp)
@@ -436,11 +402,10 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
                                         "hessian")
         _check_requires_grad(t_out, "outputs", strict=strict)
         if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
+            raise RuntimeError(_messages.hessian_fn_not_single_tensor())
         if out.nelement() != 1:
             raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
+                _messages.hessian_fn_not_scalar()
             )
         return out.squeeze()
 
@@ -463,11 +428,10 @@ def _scalar_output(func: Callable[..., Any], ins: tuple[Tensor, ...], strict: bo
                                           fn_name)
     _check_requires_grad(outputs, "outputs", strict=strict)
     if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        raise RuntimeError(_messages.fn_not_single_tensor(fn_name))
     if outputs[0].nelement() != 1:
         raise RuntimeError(
-            f"The Tensor returned by the function given to {fn_name} should contain a single "
-            "element"
+            _messages.fn_not_scalar(fn_name)
         )
     return is_outputs_tuple, outputs
 

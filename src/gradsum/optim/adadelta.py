@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _add_scaled_, _as, _ema_sq_, _grad_block, _sqrt
 from gradsum.optim.optimizer import (
     Optimizer,
@@ -64,7 +65,7 @@ class Adadelta(Optimizer):
                  differentiable: bool = False) -> None:
         _check_hyper(lr)
         if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
+            raise ValueError(_messages.invalid_rho_value(rho))
         _check_hyper(lr, eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
