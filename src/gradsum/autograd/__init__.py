@@ -62,9 +62,7 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
             if o._array.size != 1:
                 raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
             if o._array.dtype.kind not in "fV" and not o.dtype.is_floating_point:
-                raise RuntimeError(
-                    _messages.implicit_not_real(o)
-                )
+                raise RuntimeError(_messages.implicit_not_real(o))
             out.append(_implicit_seed(o))
             continue
         if not isinstance(g, Tensor):
@@ -250,9 +248,7 @@ def grad(
     from gradsum._creation import zeros_like
 
     if materialize_grads and allow_unused is False:
-        raise ValueError(
-            _messages.materialize_disallow_unused()
-        )
+        raise ValueError(_messages.materialize_disallow_unused())
     if allow_unused is None:
         allow_unused = materialize_grads
     _tensor_type()

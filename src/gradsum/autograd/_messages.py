@@ -816,15 +816,6 @@ def forward_ad_needs_vectorize() -> str:
     )
 
 
-def hessian_fn_not_single_tensor() -> str:
-    return "The function given to hessian should return a single Tensor"
-
-
-def hessian_fn_not_scalar() -> str:
-    return (
-        "The Tensor returned by the function given to hessian should contain a single "
-        "element"
-    )
 
 
 def not_tensor_at_index(arg_name: Any, fn_name: Any, i: Any, el: Any) -> str:

@@ -35,29 +35,19 @@ _NAME = "swap_in_optimizer_params_and_state"
 def _check_state(state: Any) -> dict[Any, Any]:
     """``state`` maps packed parameter ids to per-parameter state dicts."""
     if not isinstance(state, dict):
-        raise RuntimeError(
-            _messages.swapin_state_not_dict(_NAME, state)
-        )
+        raise RuntimeError(_messages.swapin_state_not_dict(_NAME, state))
     if any(isinstance(k, Tensor) for k in state):
-        raise RuntimeError(
-            _messages.swapin_state_not_packed(_NAME)
-        )
+        raise RuntimeError(_messages.swapin_state_not_packed(_NAME))
     if any(isinstance(k, int) and not isinstance(v, dict) for k, v in state.items()):
-        raise RuntimeError(
-            _messages.swapin_param_state_not_dict(_NAME)
-        )
+        raise RuntimeError(_messages.swapin_param_state_not_dict(_NAME))
     return state
 
 
 def _check_groups(optimizer: Optimizer, groups: Any) -> list[dict[str, Any]]:
     if not isinstance(groups, list):
-        raise RuntimeError(
-            _messages.swapin_groups_not_list(_NAME, groups)
-        )
+        raise RuntimeError(_messages.swapin_groups_not_list(_NAME, groups))
     if len(optimizer.param_groups) != len(groups):
-        raise RuntimeError(
-            _messages.swapin_group_count(groups, optimizer)
-        )
+        raise RuntimeError(_messages.swapin_group_count(groups, optimizer))
     return groups
 
 
@@ -68,19 +58,13 @@ def _check_group(idx: int, group: dict[str, Any], swapin_group: Any) -> list[int
         raise RuntimeError(_messages.swapin_group_not_dict(_NAME))
     ids = swapin_group.get("params")
     if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-        raise RuntimeError(
-            _messages.swapin_params_not_packed(_NAME)
-        )
+        raise RuntimeError(_messages.swapin_params_not_packed(_NAME))
     if len(group["params"]) != len(ids):
-        raise RuntimeError(
-            _messages.swapin_param_count(idx)
-        )
+        raise RuntimeError(_messages.swapin_param_count(idx))
     swapin_only = [k for k in swapin_group if k not in group]
     live_only = [k for k in group if k not in swapin_group]
     if swapin_only or live_only:
-        raise RuntimeError(
-            _messages.swapin_group_keys(_NAME, idx, swapin_only, live_only)
-        )
+        raise RuntimeError(_messages.swapin_group_keys(_NAME, idx, swapin_only, live_only))
     return ids
 
 
@@ -114,16 +98,12 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         seen.update(ids)
         end = offset + len(ids)
         if end > len(flat):
-            raise RuntimeError(
-                _messages.swapin_param_order(_NAME)
-            )
+            raise RuntimeError(_messages.swapin_param_order(_NAME))
         plan.append((group, swapin_group, flat[offset:end]))
         offset = end
     extra = [k for k in state if k not in seen]
     if extra:
-        raise RuntimeError(
-            _messages.swapin_extra_keys(_NAME, extra)
-        )
+        raise RuntimeError(_messages.swapin_extra_keys(_NAME, extra))
 
     original_state = optimizer.state
     # (shallow copies: the original ``params`` lists come back as the same objects)

@@ -159,9 +159,7 @@ class Adafactor(Optimizer):
             _mul_(pa, 1 - lr * weight_decay)
         if g.ndim > 1:
             if "row_var" not in state or "col_var" not in state:
-                raise AssertionError(
-                    _messages.factored_variance_undefined()
-                )
+                raise AssertionError(_messages.factored_variance_undefined())
             row_var, col_var = state["row_var"]._array, state["col_var"]._array
             gg = g * g
             # (torch: norm(g, dim).square() / size: the same sums, through a square root)

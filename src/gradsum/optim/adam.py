@@ -71,22 +71,16 @@ class Adam(Optimizer):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         if isinstance(lr, Tensor) and foreach and not capturable:
-            raise ValueError(
-                _messages.tensor_lr_foreach()
-            )
+            raise ValueError(_messages.tensor_lr_foreach())
         # (betas[1] of a 1-tuple: IndexError, like torch)
         _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not (all(isinstance(b, float) for b in betas[:2])
                 or all(isinstance(b, Tensor) for b in betas[:2])):
-            raise ValueError(
-                _messages.betas_mixed_types(betas)
-            )
+            raise ValueError(_messages.betas_mixed_types(betas))
         for i, beta in enumerate(betas[:2]):
             if isinstance(beta, Tensor):
                 if foreach and not capturable:
-                    raise ValueError(
-                        _messages.tensor_betas_foreach(i)
-                    )
+                    raise ValueError(_messages.tensor_betas_foreach(i))
                 if beta.numel() != 1:
                     raise ValueError(_messages.tensor_betas_one_element(i))
         # (tensors stay tensors, one-element ones made 0-d: torch's _to_scalar)
@@ -111,9 +105,7 @@ class Adam(Optimizer):
     def _check_group(self, group: dict[str, Any]) -> None:
         if (group.get("foreach") and isinstance(group["lr"], Tensor)
                 and not group.get("capturable", False)):
-            raise RuntimeError(
-                _messages.tensor_lr_foreach_fix()
-            )
+            raise RuntimeError(_messages.tensor_lr_foreach_fix())
         super()._check_group(group)
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:

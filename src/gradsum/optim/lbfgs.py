@@ -242,9 +242,7 @@ class LBFGS(Optimizer):
 
     def _step(self, closure: Callable[[], Any]) -> Any:
         if len(self.param_groups) != 1:
-            raise AssertionError(
-                _messages.lbfgs_one_group(len(self.param_groups))
-            )
+            raise AssertionError(_messages.lbfgs_one_group(len(self.param_groups)))
 
         evaluate = functools.partial(_run_closure, closure)
         group = self.param_groups[0]

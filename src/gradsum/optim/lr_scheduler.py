@@ -70,9 +70,7 @@ def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
     """One value per param group (a scalar repeated, or a list/tuple of the right length)."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(
-                _messages.per_group_length(name, param, optimizer)
-            )
+            raise ValueError(_messages.per_group_length(name, param, optimizer))
     else:
         param = [param] * len(optimizer.param_groups)
     return [v.clone() if isinstance(v, Tensor) else v for v in param]
@@ -92,9 +90,7 @@ def _init_momentums(optimizer: Optimizer, base_momentum: Any, max_momentum: Any,
     (``last_epoch == -1``) set each group's momentum to its max and record
     ``max_momentum``/``base_momentum`` in the group. Returns (use_beta1, bases, maxes)."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError(
-            _messages.cycle_momentum_unsupported()
-        )
+        raise ValueError(_messages.cycle_momentum_unsupported())
     use_beta1 = "betas" in optimizer.defaults
     if max_first:  # (only which length error comes first differs: as torch's OneCycleLR)
         maxes = _format_param("max_momentum", optimizer, max_momentum)
@@ -129,9 +125,7 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(
-                        _messages.initial_lr_missing(i)
-                    )
+                    raise KeyError(_messages.initial_lr_missing(i))
         self.base_lrs: list[Any] = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._patch_optimizer_step()
@@ -227,9 +221,7 @@ def _per_group_lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
     if not isinstance(lr_lambda, (list, tuple)):
         return [lr_lambda] * len(optimizer.param_groups)
     if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(
-            _messages.lr_lambda_count(optimizer, lr_lambda)
-        )
+        raise ValueError(_messages.lr_lambda_count(optimizer, lr_lambda))
     return list(lr_lambda)
 
 
@@ -325,9 +317,7 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError(
-                _messages.start_factor_range()
-            )
+            raise ValueError(_messages.start_factor_range())
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError(_messages.end_factor_range())
         self.start_factor = start_factor
@@ -412,13 +402,9 @@ def _check_schedulers(name: str, schedulers: Sequence[LRScheduler], optimizer: O
         if not hasattr(s, "optimizer"):
             raise TypeError(_messages.scheduler_without_optimizer(name, i))
         if isinstance(s, ReduceLROnPlateau):
-            raise ValueError(
-                _messages.plateau_in_composite(name, i, plateau_hint)
-            )
+            raise ValueError(_messages.plateau_in_composite(name, i, plateau_hint))
         if optimizer != s.optimizer:  # (torch: !=, identity for optimizers)
-            raise ValueError(
-                _messages.schedulers_different_optimizers(name, s, i, optimizer)
-            )
+            raise ValueError(_messages.schedulers_different_optimizers(name, s, i, optimizer))
 
 
 class SequentialLR(LRScheduler):
@@ -433,9 +419,7 @@ class SequentialLR(LRScheduler):
         _check_schedulers(name, schedulers, optimizer,
                           " Step the ReduceLROnPlateau scheduler yourself, with its metric.")
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(
-                _messages.sequential_milestone_count(schedulers, milestones)
-            )
+            raise ValueError(_messages.sequential_milestone_count(schedulers, milestones))
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -611,9 +595,7 @@ class ChainedScheduler(LRScheduler):
                  optimizer: Optimizer | None = None) -> None:
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(
-                _messages.no_chained_schedulers(name)
-            )
+            raise ValueError(_messages.no_chained_schedulers(name))
         optimizer = optimizer or schedulers[0].optimizer
         _check_schedulers(name, schedulers, optimizer)
         self._schedulers = schedulers
@@ -657,9 +639,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(_messages.t_mult_invalid(T_mult))
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(
-                _messages.eta_min_not_number(eta_min)
-            )
+            raise ValueError(_messages.eta_min_not_number(eta_min))
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -876,9 +856,7 @@ class OneCycleLR(LRScheduler):
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(_messages.epochs_not_positive(epochs))
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(
-                    _messages.steps_per_epoch_not_positive(steps_per_epoch)
-                )
+                raise ValueError(_messages.steps_per_epoch_not_positive(steps_per_epoch))
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError(_messages.onecycle_steps_undefined())
@@ -900,9 +878,7 @@ class OneCycleLR(LRScheduler):
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(_messages.pct_start_range(pct_start))
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(
-                _messages.anneal_strategy_invalid(anneal_strategy)
-            )
+            raise ValueError(_messages.anneal_strategy_invalid(anneal_strategy))
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -939,9 +915,7 @@ class OneCycleLR(LRScheduler):
         self._warn_get_lr()
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(
-                _messages.onecycle_too_many_steps(step_num, self.total_steps)
-            )
+            raise ValueError(_messages.onecycle_too_many_steps(step_num, self.total_steps))
         lrs = []
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
@@ -999,9 +973,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.default_min_lr: float | None
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(
-                    _messages.min_lr_count(optimizer, min_lr)
-                )
+                raise ValueError(_messages.min_lr_count(optimizer, min_lr))
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:

@@ -155,9 +155,7 @@ class Muon(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError(
-                        _messages.muon_param_not_2d(p)
-                    )
+                    raise ValueError(_messages.muon_param_not_2d(p))
 
     def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
         return NotImplementedError  # (torch: the momentum's lerp on an integer tensor)

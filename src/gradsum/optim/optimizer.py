@@ -69,9 +69,7 @@ def _scalar(v: Any) -> float:
     """
     if isinstance(v, Tensor):
         if v.numel() != 1:
-            raise TypeError(
-                _messages.hyperparameter_not_one_element(v)
-            )
+            raise TypeError(_messages.hyperparameter_not_one_element(v))
         return float(v.item())
     return float(v)
 
@@ -146,9 +144,7 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(
-                        _messages.pre_hook_result(step, result)
-                    )
+                    raise RuntimeError(_messages.pre_hook_result(step, result))
         # torch's updates are silent on inf/nan (eps=0 with a zero gradient, an overflowing
         # gradient): NumPy's floating-point warnings are off inside step, even where warnings
         # are errors; the closure runs under the caller's settings (_closure_errstate).
@@ -234,9 +230,7 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks: list[Callable[..., Any]] = []
         self._patch_step_function()
         if isinstance(params, Tensor):
-            raise TypeError(
-                _messages.params_not_iterable(_typename(params))
-            )
+            raise TypeError(_messages.params_not_iterable(_typename(params)))
         self.state: defaultdict[Tensor, Any] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
@@ -318,9 +312,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError(
-                _messages.params_as_set()
-            )
+            raise TypeError(_messages.params_as_set())
         else:
             param_group["params"] = list(params)
         tensors: list[Any] = []
@@ -334,9 +326,7 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError(
-                    _messages.params_names_mixed()
-                )
+                raise ValueError(_messages.params_names_mixed())
             param_group["param_names"] = names
         for p in tensors:
             if not isinstance(p, Tensor):
@@ -347,9 +337,7 @@ class Optimizer:
                 raise ValueError(_messages.non_leaf_param())
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError(
-                    _messages.missing_group_option(name)
-                )
+                raise ValueError(_messages.missing_group_option(name))
             param_group.setdefault(name, default)
         ids = [id(p) for p in tensors]
         if len(ids) != len(set(ids)):
@@ -361,9 +349,7 @@ class Optimizer:
             seen.update(id(p) for p in group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 txt = "with names" if "param_names" in param_group else "without names"
-                raise ValueError(
-                    _messages.group_names_mixed(txt)
-                )
+                raise ValueError(_messages.group_names_mixed(txt))
         if not seen.isdisjoint(ids):
             raise ValueError(_messages.params_in_several_groups())
         self.param_groups.append(param_group)
@@ -418,9 +404,7 @@ class Optimizer:
         ``self._init_group(group, params)`` at the point where torch's step does (most
         optimizers read every option first; an option tuple is unpacked before, like torch's
         ``beta1, beta2 = group["betas"]``)."""
-        raise NotImplementedError(
-            _messages.no_step_implemented(type(self).__name__)
-        )
+        raise NotImplementedError(_messages.no_step_implemented(type(self).__name__))
 
     def _init_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         """torch's ``_init_group``: the state of every parameter in ``params`` whose state is
@@ -623,14 +607,10 @@ class Optimizer:
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
-            raise ValueError(
-                _messages.loaded_group_count(saved_groups, groups)
-            )
+            raise ValueError(_messages.loaded_group_count(saved_groups, groups))
         for g, s in zip(groups, saved_groups):
             if len(g["params"]) != len(s["params"]):
-                raise ValueError(
-                    _messages.loaded_group_size(s, g)
-                )
+                raise ValueError(_messages.loaded_group_size(s, g))
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
 
@@ -903,9 +883,7 @@ _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 def _check_capturable(group: dict[str, Any]) -> None:
     """torch's capturable step on CPU tensors fails (after creating the missing state)."""
     if group.get("capturable", False):
-        raise AssertionError(
-            _messages.capturable_devices(_CAPTURABLE_DEVICES)
-        )
+        raise AssertionError(_messages.capturable_devices(_CAPTURABLE_DEVICES))
 
 
 def _check_differentiable(differentiable: bool, fused: bool | None = None,
@@ -916,13 +894,9 @@ def _check_differentiable(differentiable: bool, fused: bool | None = None,
         if differentiable:
             raise RuntimeError(_messages.fused_differentiable())
         if foreach:
-            raise RuntimeError(
-                _messages.fused_and_foreach()
-            )
+            raise RuntimeError(_messages.fused_and_foreach())
     if differentiable:
-        raise NotImplementedError(
-            _messages.differentiable_unsupported()
-        )
+        raise NotImplementedError(_messages.differentiable_unsupported())
 
 
 __all__ = ["Optimizer", "no_grad", "required"]

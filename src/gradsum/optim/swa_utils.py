@@ -50,9 +50,7 @@ PARAM_LIST = tuple[Tensor, ...] | list[Tensor]
 
 def _check_decay(decay: float) -> None:
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(
-            _messages.invalid_ema_decay(decay)
-        )
+        raise ValueError(_messages.invalid_ema_decay(decay))
 
 
 def _is_float_or_complex(t: Tensor) -> bool:
@@ -352,14 +350,10 @@ class SWALR(LRScheduler):
         for lr, group in zip(swa_lrs, optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(
-                _messages.anneal_strategy_invalid(anneal_strategy)
-            )
+            raise ValueError(_messages.anneal_strategy_invalid(anneal_strategy))
         self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(
-                _messages.negative_anneal_epochs(anneal_epochs)
-            )
+            raise ValueError(_messages.negative_anneal_epochs(anneal_epochs))
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
