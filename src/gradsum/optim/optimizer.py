@@ -685,6 +685,14 @@ def _scalars(group: dict[str, Any], *names: str) -> tuple[float, ...]:
     return tuple(_scalar(group[name]) for name in names)
 
 
+def _adam_options(group: dict[str, Any], *names: str) -> tuple[Any, ...]:
+    """The Adam family's options ``lr`` (:func:`_lr_value`), ``betas`` (:func:`_pair`),
+    ``eps`` and ``weight_decay``, then the options ``names`` (:func:`_scalars`), in order."""
+    lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
+    beta1, beta2 = _pair(group["betas"])
+    return (lr, beta1, beta2, *_scalars(group, "eps", "weight_decay", *names))
+
+
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
     """The group's parameters that have a gradient (the others are skipped: SEMANTICS 3)."""
     return [p for p in group["params"] if p.grad is not None]
