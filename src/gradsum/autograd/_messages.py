@@ -778,12 +778,6 @@ def v_size(prepend: Any, el_other: Any, el_v: Any) -> str:
     )
 
 
-def strict_output_independent(i: Any) -> str:
-    return (
-        f"The output of the user-provided function is independent of input {i}. "
-        "This is not allowed in strict mode."
-    )
-
 
 def strict_output_no_grad(i: Any) -> str:
     return (
@@ -859,10 +853,13 @@ def strict_hessian_grad_jacobian(i: Any) -> str:
     )
 
 
-def strict_create_graph_independent(what: Any, i: Any) -> str:
+def strict_independent(what: Any, i: Any, create_graph: bool = False) -> str:
+    """strict mode's error for a result (``what``: "output", "jacobian", "hessian") that does
+    not depend on input ``i``."""
     return (
         f"The {what} of the user-provided function is independent of input {i}. "
-        "This is not allowed in strict mode when create_graph=True."
+        "This is not allowed in strict mode"
+        + (" when create_graph=True." if create_graph else ".")
     )
 
 
@@ -882,19 +879,6 @@ def strict_double_backward(i: Any) -> str:
     )
 
 
-def strict_jacobian_input(i: Any) -> str:
-    return (
-        "The jacobian of the user-provided function is independent of input "
-        f"{i}. This is not allowed in strict mode."
-    )
-
-
-def strict_jacobian_input_create_graph(i: Any) -> str:
-    return (
-        "The jacobian of the user-provided function is independent "
-        f"of input {i}. This is not allowed in strict mode when "
-        "create_graph=True."
-    )
 
 
 def strict_output_input(i: Any, el_idx: Any) -> str:

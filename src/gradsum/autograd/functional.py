@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from gradsum._tensor import Tensor
@@ -95,9 +96,9 @@ _NO_GRAD_TEXTS = {
 }
 # strict mode's error for a gradient that does not reach, by stage (else: "double_back_trick")
 _UNUSED_TEXTS = {
-    "back": _messages.strict_output_independent,
+    "back": partial(_messages.strict_independent, "output"),
     "back_trick": _messages.strict_double_backward,
-    "double_back": _messages.strict_jacobian_input,
+    "double_back": partial(_messages.strict_independent, "jacobian"),
 }
 
 
@@ -107,7 +108,7 @@ def _check_requires_grad(inputs: tuple[Tensor | None, ...], input_type: str,
         return
     for i, inp in enumerate(inputs):
         if inp is None:
-            raise RuntimeError(_messages.strict_output_independent(i))
+            raise RuntimeError(_messages.strict_independent("output", i))
         if not inp.requires_grad:
             text = _NO_GRAD_TEXTS.get(input_type, _messages.strict_output_no_grad)
             raise RuntimeError(text(i))
@@ -147,7 +148,7 @@ def _fill_in_zeros(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...], s
             grads_i = zeros_like(refs[i])
         elif strict and create_graph and not grads_i.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(_messages.strict_create_graph_independent(what, i))
+            raise RuntimeError(_messages.strict_independent(what, i, create_graph=True))
         res.append(grads_i)
     return tuple(res)
 
@@ -338,7 +339,9 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
                 for el_idx, (jac_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, ins)):
                     if vj_el is not None:
                         if strict and create_graph and not vj_el.requires_grad:
-                            raise RuntimeError(_messages.strict_jacobian_input_create_graph(i))
+                            raise RuntimeError(
+                                _messages.strict_independent("jacobian", i, create_graph=True)
+                            )
                         jac_el.append(vj_el)
                     else:
                         if strict:
