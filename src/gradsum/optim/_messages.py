@@ -109,12 +109,10 @@ def beta2_decay_positive(beta2_decay: Any) -> str:
     return f"beta2_decay should be <= 0 but is: {beta2_decay}"
 
 
-def epsilon1_negative(eps: Any) -> str:
-    return f"epsilon1 should be >= 0 but is: {eps[0]}"
+def epsilon_negative(k: Any, value: Any) -> str:
+    """Adafactor's check of ``eps[k - 1]`` (epsilon1, epsilon2)."""
+    return f"epsilon{k} should be >= 0 but is: {value}"
 
-
-def epsilon2_negative(eps: Any) -> str:
-    return f"epsilon2 should be >= 0 but is: {eps[1]}"
 
 
 def clipping_threshold_below_one(d: Any) -> str:
@@ -257,8 +255,8 @@ def no_chained_schedulers(name: Any) -> str:
     return f"{name} expects at least one scheduler to be chained, but got no scheduler."
 
 
-def t0_not_positive(t_0: Any) -> str:
-    return f"Expected positive integer T_0, but got {t_0}"
+def not_positive_integer(name: Any, value: Any) -> str:
+    return f"Expected positive integer {name}, but got {value}"
 
 
 def t_mult_invalid(t_mult: Any) -> str:
@@ -311,9 +309,6 @@ def negative_epoch(epoch: Any) -> str:
     return f"Expected non-negative epoch, but got {epoch}"
 
 
-def total_steps_not_positive(total_steps: Any) -> str:
-    return f"Expected positive integer total_steps, but got {total_steps}"
-
 
 def onecycle_steps_undefined() -> str:
     return "You must define either total_steps OR (epochs AND steps_per_epoch)"
@@ -350,12 +345,6 @@ def scheduler_step_before_optimizer() -> str:
     )
 
 
-def epochs_not_positive(epochs: Any) -> str:
-    return f"Expected positive integer epochs, but got {epochs}"
-
-
-def steps_per_epoch_not_positive(steps_per_epoch: Any) -> str:
-    return f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
 
 
 def newton_schulz_too_many_steps() -> str:

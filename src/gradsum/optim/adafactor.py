@@ -100,9 +100,9 @@ class Adafactor(Optimizer):
         if not beta2_decay <= 0.0:
             raise ValueError(_messages.beta2_decay_positive(beta2_decay))
         if eps[0] is not None and not eps[0] >= 0.0:
-            raise ValueError(_messages.epsilon1_negative(eps))
+            raise ValueError(_messages.epsilon_negative(1, eps[0]))
         if not eps[1] >= 0.0:
-            raise ValueError(_messages.epsilon2_negative(eps))
+            raise ValueError(_messages.epsilon_negative(2, eps[1]))
         if not d >= 1.0:
             raise ValueError(_messages.clipping_threshold_below_one(d))
         if not weight_decay >= 0.0:

@@ -635,7 +635,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(_messages.t0_not_positive(T_0))
+            raise ValueError(_messages.not_positive_integer("T_0", T_0))
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(_messages.t_mult_invalid(T_mult))
         if not isinstance(eta_min, (float, int)):
@@ -850,13 +850,13 @@ class OneCycleLR(LRScheduler):
         self.optimizer = optimizer
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(_messages.total_steps_not_positive(total_steps))
+                raise ValueError(_messages.not_positive_integer("total_steps", total_steps))
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(_messages.epochs_not_positive(epochs))
+                raise ValueError(_messages.not_positive_integer("epochs", epochs))
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(_messages.steps_per_epoch_not_positive(steps_per_epoch))
+                raise ValueError(_messages.not_positive_integer("steps_per_epoch", steps_per_epoch))
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError(_messages.onecycle_steps_undefined())
