@@ -62,10 +62,7 @@ def make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], kind: str) -> li
             if o._array.size != 1:
                 raise RuntimeError(_messages.implicit_scalar(tuple(o.shape)))
             if o._array.dtype.kind not in "fV" and not o.dtype.is_floating_point:
-                raise RuntimeError(
-                    f"grad can be implicitly created only for real scalar outputs but got "
-                    f"{o.dtype.name}. Compute the output in a floating dtype."
-                )
+                raise RuntimeError(_messages.implicit_not_real(o))
             out.append(_implicit_seed(o))
             continue
         if not isinstance(g, Tensor):
@@ -107,7 +104,7 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("gradsum.autograd.functional")
-    raise AttributeError(f"module 'gradsum.autograd' has no attribute {name!r}")
+    raise AttributeError(_messages.no_module_attribute(name))
 
 
 #: non-empty once ``backward(create_graph=True)`` has warned about the reference cycle
@@ -166,7 +163,7 @@ def _check_roots(roots: list[Tensor]) -> None:
         if t.__class__ is GradientEdge:
             continue
         if not isinstance(t, _T[0]):
-            raise TypeError(f"expected a Tensor at position {i}, got {type(t).__name__}")
+            raise TypeError(_messages.not_tensor_at(i, t))
         if not t.requires_grad:
             raise RuntimeError(_messages.no_grad_root(i))
 
@@ -251,10 +248,7 @@ def grad(
     from gradsum._creation import zeros_like
 
     if materialize_grads and allow_unused is False:
-        raise ValueError(
-            "Expected allow_unused to be True or not passed when materialize_grads=True, but "
-            "got: allow_unused=False."
-        )
+        raise ValueError(_messages.materialize_disallow_unused())
     if allow_unused is None:
         allow_unused = materialize_grads
     _tensor_type()

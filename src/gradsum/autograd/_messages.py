@@ -683,3 +683,214 @@ def will_execute_leaf() -> str:
         "autograd.grad(). This is currently not supported. (register_multi_grad_hook in "
         "mode='all' on a leaf works with backward(), not with autograd.grad().)"
     )
+
+
+def no_module_attribute(name: Any) -> str:
+    return f"module 'gradsum.autograd' has no attribute {name!r}"
+
+
+def materialize_disallow_unused() -> str:
+    return (
+        "Expected allow_unused to be True or not passed when materialize_grads=True, but "
+        "got: allow_unused=False."
+    )
+
+
+def not_tensor_at(i: Any, t: Any) -> str:
+    return f"expected a Tensor at position {i}, got {type(t).__name__}"
+
+
+def implicit_not_real(o: Any) -> str:
+    return (
+        f"grad can be implicitly created only for real scalar outputs but got "
+        f"{o.dtype.name}. Compute the output in a floating dtype."
+    )
+
+
+def forward_not_implemented() -> str:
+    return "subclasses of Function must implement forward"
+
+
+def backward_not_implemented() -> str:
+    return "subclasses of Function must implement backward"
+
+
+def setup_context_missing() -> str:
+    return "setup_context is not overridden"
+
+
+def v_not_single_tensor() -> str:
+    return "The given v should contain a single Tensor."
+
+
+def v_none_not_scalar(what: Any) -> str:
+    return (
+        f"The vector v can only be None if {what} a single Tensor with a "
+        "single element."
+    )
+
+
+def jacobian_strategy_invalid() -> str:
+    return (
+        'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+        'function has more outputs than inputs, "forward-mode" tends to be more '
+        'performant. Otherwise, prefer to use "reverse-mode".'
+    )
+
+
+def jacobian_forward_vectorize() -> str:
+    return (
+        'jacobian(strategy="forward-mode", vectorize=True) needs forward-mode AD and vmap, '
+        'which gradsum lacks: use strategy="reverse-mode".'
+    )
+
+
+def hessian_strategy_invalid() -> str:
+    return 'Expected strategy to be either "forward-mode" or "reverse-mode".'
+
+
+def fn_not_single_tensor(fn_name: Any) -> str:
+    return f"The function given to {fn_name} should return a single Tensor"
+
+
+def fn_not_scalar(fn_name: Any) -> str:
+    return (
+        f"The Tensor returned by the function given to {fn_name} should contain a single "
+        "element"
+    )
+
+
+def not_tensor_or_tuple(arg_name: Any, fn_name: Any, el: Any) -> str:
+    return (
+        f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+        f"Tensors but the given {arg_name} has type {type(el)}."
+    )
+
+
+def v_length(other: Any, v: Any) -> str:
+    return f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
+
+
+def v_size(prepend: Any, el_other: Any, el_v: Any) -> str:
+    return (
+        f"{prepend}v has invalid size: should be {el_other.size()} but got "
+        f"{el_v.size()}."
+    )
+
+
+
+def strict_output_no_grad(i: Any) -> str:
+    return (
+        f"Output {i} of the user-provided function does not require gradients. The "
+        "outputs must be computed in a differentiable manner from the input when "
+        "running in strict mode."
+    )
+
+
+def jacobian_forward_create_graph() -> str:
+    return (
+        "torch.autograd.functional.jacobian: `create_graph=True` and "
+        '`strategy="forward-mode"` are not supported together (yet). Please either '
+        'set `create_graph=False` or `strategy="reverse-mode"`.'
+    )
+
+
+def jacobian_forward_strict() -> str:
+    return (
+        "torch.autograd.functional.jacobian: `strict=True` and "
+        '`strategy="forward-mode"` are not supported together (yet). Please either '
+        'set `strict=False` or `strategy="reverse-mode"`.'
+    )
+
+
+def forward_ad_needs_vectorize() -> str:
+    return (
+        "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+        "only implemented for `vectorize=True`."
+    )
+
+
+
+
+def not_tensor_at_index(arg_name: Any, fn_name: Any, i: Any, el: Any) -> str:
+    return (
+        f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
+        f"Tensors but the value at index {i} has type {type(el)}."
+    )
+
+
+def strict_hessian_independent(i: Any) -> str:
+    return (
+        f"The hessian of the user-provided function with respect to input {i} is "
+        "independent of the input. This is not allowed in strict mode. You should "
+        "ensure that your function is thrice differentiable and that the hessian "
+        "depends on the inputs."
+    )
+
+
+def strict_jacobian_independent(i: Any) -> str:
+    return (
+        "While computing the hessian, found that the jacobian of the user-provided "
+        f"function with respect to input {i} is independent of the input. This is "
+        "not allowed in strict mode. You should ensure that your function is twice "
+        "differentiable and that the jacobian depends on the inputs (this would be "
+        "violated by a linear function for example)."
+    )
+
+
+def strict_grad_independent(i: Any) -> str:
+    return (
+        f"The gradient with respect to input {i} is independent of the inputs of "
+        "the user-provided function. This is not allowed in strict mode."
+    )
+
+
+def strict_hessian_grad_jacobian(i: Any) -> str:
+    return (
+        "The hessian of the user-provided function is independent of entry "
+        f"{i} in the grad_jacobian. This is not allowed in strict mode as it "
+        "prevents from using the double backward trick to replace forward mode AD."
+    )
+
+
+def strict_independent(what: Any, i: Any, create_graph: bool = False) -> str:
+    """strict mode's error for a result (``what``: "output", "jacobian", "hessian") that does
+    not depend on input ``i``."""
+    return (
+        f"The {what} of the user-provided function is independent of input {i}. "
+        "This is not allowed in strict mode"
+        + (" when create_graph=True." if create_graph else ".")
+    )
+
+
+def jacobian_strict_vectorize() -> str:
+    return (
+        "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
+        "are not supported together. Please either set `strict=False` or "
+        "`vectorize=False`."
+    )
+
+
+def strict_double_backward(i: Any) -> str:
+    return (
+        f"The gradient with respect to the input is independent of entry {i} "
+        "in the grad_outputs when using the double backward trick to compute "
+        "forward mode gradients. This is not allowed in strict mode."
+    )
+
+
+
+
+def strict_output_input(i: Any, el_idx: Any) -> str:
+    return (
+        f"Output {i} of the user-provided function is independent of "
+        f"input {el_idx}. This is not allowed in strict mode."
+    )
+
+
+def gradcheck_no_input_requires_grad() -> str:
+    return "gradcheck expects at least one input tensor to require gradient"
+
+
+def no_backward_rule(name: Any) -> str:
+    return f"{name} has no backward rule"

@@ -179,17 +179,17 @@ class Function:
 
     @staticmethod
     def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("subclasses of Function must implement forward")
+        raise NotImplementedError(_messages.forward_not_implemented())
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
-        raise NotImplementedError("subclasses of Function must implement backward")
+        raise NotImplementedError(_messages.backward_not_implemented())
 
     @staticmethod
     def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> Any:
         """Override to save state from ``inputs`` and ``output``; ``forward`` then takes no
         ``ctx`` (torch's split style)."""
-        raise NotImplementedError("setup_context is not overridden")
+        raise NotImplementedError(_messages.setup_context_missing())
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(_messages.legacy_function_call(type(self).__name__))

@@ -19,9 +19,11 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from gradsum._tensor import Tensor
+from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -38,14 +40,8 @@ def _as_tuple(inp: Any, arg_name: str, fn_name: str) -> tuple[bool, tuple[Any, .
     for i, el in enumerate(inp):
         if not isinstance(el, Tensor):
             if is_inp_tuple:
-                raise TypeError(
-                    f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                    f"Tensors but the value at index {i} has type {type(el)}."
-                )
-            raise TypeError(
-                f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of "
-                f"Tensors but the given {arg_name} has type {type(el)}."
-            )
+                raise TypeError(_messages.not_tensor_at_index(arg_name, fn_name, i, el))
+            raise TypeError(_messages.not_tensor_or_tuple(arg_name, fn_name, el))
     return is_inp_tuple, inp
 
 
@@ -84,17 +80,26 @@ def _grad_postprocess(inputs: Any, create_graph: bool) -> Any:
 def _validate_v(v: tuple[Tensor, ...], other: tuple[Tensor, ...], is_other_tuple: bool) -> None:
     if len(other) != len(v):
         if is_other_tuple:
-            raise RuntimeError(
-                f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}."
-            )
-        raise RuntimeError("The given v should contain a single Tensor.")
+            raise RuntimeError(_messages.v_length(other, v))
+        raise RuntimeError(_messages.v_not_single_tensor())
     for idx, (el_v, el_other) in enumerate(zip(v, other)):
         if el_v.size() != el_other.size():
             prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(
-                f"{prepend}v has invalid size: should be {el_other.size()} but got "
-                f"{el_v.size()}."
-            )
+            raise RuntimeError(_messages.v_size(prepend, el_other, el_v))
+
+
+# strict mode's error for a result that does not require grad, by what it is (else: an output)
+_NO_GRAD_TEXTS = {
+    "hessian": _messages.strict_hessian_independent,
+    "jacobian": _messages.strict_jacobian_independent,
+    "grad_inputs": _messages.strict_grad_independent,
+}
+# strict mode's error for a gradient that does not reach, by stage (else: "double_back_trick")
+_UNUSED_TEXTS = {
+    "back": partial(_messages.strict_independent, "output"),
+    "back_trick": _messages.strict_double_backward,
+    "double_back": partial(_messages.strict_independent, "jacobian"),
+}
 
 
 def _check_requires_grad(inputs: tuple[Tensor | None, ...], input_type: str,
@@ -103,36 +108,10 @@ def _check_requires_grad(inputs: tuple[Tensor | None, ...], input_type: str,
         return
     for i, inp in enumerate(inputs):
         if inp is None:
-            raise RuntimeError(
-                f"The output of the user-provided function is independent of input {i}. "
-                "This is not allowed in strict mode."
-            )
+            raise RuntimeError(_messages.strict_independent("output", i))
         if not inp.requires_grad:
-            if input_type == "hessian":
-                raise RuntimeError(
-                    f"The hessian of the user-provided function with respect to input {i} is "
-                    "independent of the input. This is not allowed in strict mode. You should "
-                    "ensure that your function is thrice differentiable and that the hessian "
-                    "depends on the inputs."
-                )
-            if input_type == "jacobian":
-                raise RuntimeError(
-                    "While computing the hessian, found that the jacobian of the user-provided "
-                    f"function with respect to input {i} is independent of the input. This is "
-                    "not allowed in strict mode. You should ensure that your function is twice "
-                    "differentiable and that the jacobian depends on the inputs (this would be "
-                    "violated by a linear function for example)."
-                )
-            if input_type == "grad_inputs":
-                raise RuntimeError(
-                    f"The gradient with respect to input {i} is independent of the inputs of "
-                    "the user-provided function. This is not allowed in strict mode."
-                )
-            raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients. The "
-                "outputs must be computed in a differentiable manner from the input when "
-                "running in strict mode."
-            )
+            text = _NO_GRAD_TEXTS.get(input_type, _messages.strict_output_no_grad)
+            raise RuntimeError(text(i))
 
 
 def _autograd_grad(outputs: tuple[Any, ...], inputs: tuple[Tensor, ...],
@@ -164,34 +143,12 @@ def _fill_in_zeros(grads: tuple[Tensor | None, ...], refs: tuple[Tensor, ...], s
     for i, grads_i in enumerate(grads):
         if grads_i is None:
             if strict:
-                if stage == "back":
-                    raise RuntimeError(
-                        "The output of the user-provided function is independent of input "
-                        f"{i}. This is not allowed in strict mode."
-                    )
-                if stage == "back_trick":
-                    raise RuntimeError(
-                        f"The gradient with respect to the input is independent of entry {i} "
-                        "in the grad_outputs when using the double backward trick to compute "
-                        "forward mode gradients. This is not allowed in strict mode."
-                    )
-                if stage == "double_back":
-                    raise RuntimeError(
-                        "The jacobian of the user-provided function is independent of input "
-                        f"{i}. This is not allowed in strict mode."
-                    )
-                raise RuntimeError(
-                    "The hessian of the user-provided function is independent of entry "
-                    f"{i} in the grad_jacobian. This is not allowed in strict mode as it "
-                    "prevents from using the double backward trick to replace forward mode AD."
-                )
+                text = _UNUSED_TEXTS.get(stage, _messages.strict_hessian_grad_jacobian)
+                raise RuntimeError(text(i))
             grads_i = zeros_like(refs[i])
         elif strict and create_graph and not grads_i.requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(
-                f"The {what} of the user-provided function is independent of input {i}. "
-                "This is not allowed in strict mode when create_graph=True."
-            )
+            raise RuntimeError(_messages.strict_independent(what, i, create_graph=True))
         res.append(grads_i)
     return tuple(res)
 
@@ -204,12 +161,46 @@ def _v_or_scalar(v: Any, ref: tuple[Tensor, ...], is_ref_tuple: bool, create_gra
         _validate_v(vt, ref, is_ref_tuple)
         return vt
     if len(ref) != 1 or ref[0].nelement() != 1:
-        raise RuntimeError(f"The vector v can only be None if {what} a single Tensor with a "
-                           "single element.")
+        raise RuntimeError(_messages.v_none_not_scalar(what))
     return None
 
 
 _V_INPUT = "the input to the user-provided function is"
+
+
+def _prepared_inputs(inputs: Tensors, fn_name: str,
+                     create_graph: bool) -> tuple[bool, tuple[Tensor, ...]]:
+    """The inputs as a tuple (and whether they were one), ready to differentiate."""
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", fn_name)
+    return is_inputs_tuple, _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+
+
+def _func_outputs(func: Callable[..., Any], ins: tuple[Tensor, ...], fn_name: str,
+                  strict: bool) -> tuple[bool, tuple[Tensor, ...]]:
+    """``func(*ins)`` as a tuple (and whether it was one), checked under ``strict``."""
+    is_outputs_tuple, outputs = _as_tuple(func(*ins), "outputs of the user-provided function",
+                                          fn_name)
+    _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _second_pass(outs: tuple[Any, ...], wrt: tuple[Tensor, ...], vt: tuple[Tensor, ...] | None,
+                 refs: tuple[Tensor, ...], strict: bool, create_graph: bool,
+                 stage: str) -> tuple[Tensor, ...]:
+    """The product's backward pass (``vt`` into ``outs``, with respect to ``wrt``), a zero
+    like ``refs[i]`` for each gradient that does not reach (``strict``: torch's error)."""
+    with set_grad_enabled(True if create_graph else is_grad_enabled()):
+        grad_res = _autograd_grad(outs, wrt, vt, create_graph=create_graph)
+        return _fill_in_zeros(grad_res, refs, strict, create_graph, stage)
+
+
+def _results(outputs: tuple[Tensor, ...], is_outputs_tuple: bool, res: tuple[Tensor, ...],
+             is_res_tuple: bool, create_graph: bool) -> tuple[Any, Any]:
+    """``(func(inputs), product)``, detached unless ``create_graph``, nested like torch's."""
+    outputs = _grad_postprocess(outputs, create_graph)
+    res = _grad_postprocess(res, create_graph)
+    return (_tuple_postprocess(outputs, is_outputs_tuple),
+            _tuple_postprocess(res, is_res_tuple))
 
 
 # -- the public functions ---------------------------------------------------------------------
@@ -227,21 +218,12 @@ def vjp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
         tensor([2., 4.])
     """
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        raw = func(*ins)
-        is_outputs_tuple, outputs = _as_tuple(
-            raw, "outputs of the user-provided function", "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, ins = _prepared_inputs(inputs, "vjp", create_graph)
+        is_outputs_tuple, outputs = _func_outputs(func, ins, "vjp", strict)
         vt = _v_or_scalar(v, outputs, is_outputs_tuple, create_graph, "vjp",
                           "the user-provided function returns")
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(outputs, ins, vt, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    res = _second_pass(outputs, ins, vt, ins, strict, create_graph, "back")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def jvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
@@ -259,23 +241,15 @@ def jvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
     from gradsum._creation import zeros_like
 
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
+        is_inputs_tuple, ins = _prepared_inputs(inputs, "jvp", create_graph)
         vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "jvp", _V_INPUT)
-        raw = func(*ins)
-        is_outputs_tuple, outputs = _as_tuple(
-            raw, "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _func_outputs(func, ins, "jvp", strict)
         grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, ins, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, vt, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_outputs_tuple))
+    res = _second_pass(grad_inputs, grad_outputs, vt, outputs, strict, create_graph,
+                       "back_trick")
+    return _results(outputs, is_outputs_tuple, res, is_outputs_tuple, create_graph)
 
 
 def _basis_rows(outputs: tuple[Tensor, ...], numels: tuple[int, ...]) -> tuple[Tensor, ...]:
@@ -317,50 +291,24 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
     from gradsum.ops import stack
 
     if strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError(
-            'Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
-            'function has more outputs than inputs, "forward-mode" tends to be more '
-            'performant. Otherwise, prefer to use "reverse-mode".'
-        )
+        raise AssertionError(_messages.jacobian_strategy_invalid())
     if strategy == "forward-mode":
         if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `create_graph=False` or `strategy="reverse-mode"`.'
-            )
+            raise NotImplementedError(_messages.jacobian_forward_create_graph())
         if strict:
-            raise RuntimeError(
-                "torch.autograd.functional.jacobian: `strict=True` and "
-                '`strategy="forward-mode"` are not supported together (yet). Please either '
-                'set `strict=False` or `strategy="reverse-mode"`.'
-            )
+            raise RuntimeError(_messages.jacobian_forward_strict())
         _as_tuple(inputs, "inputs", "jacobian")
         if not vectorize:
-            raise NotImplementedError(
-                "Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-                "only implemented for `vectorize=True`."
-            )
-        raise NotImplementedError(
-            'jacobian(strategy="forward-mode", vectorize=True) needs forward-mode AD and vmap, '
-            'which gradsum lacks: use strategy="reverse-mode".'
-        )
+            raise NotImplementedError(_messages.forward_ad_needs_vectorize())
+        raise NotImplementedError(_messages.jacobian_forward_vectorize())
 
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        raw = func(*ins)
-        is_outputs_tuple, outputs = _as_tuple(
-            raw, "outputs of the user-provided function", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_inputs_tuple, ins = _prepared_inputs(inputs, "jacobian", create_graph)
+        is_outputs_tuple, outputs = _func_outputs(func, ins, "jacobian", strict)
 
         if vectorize:
             if strict:
-                raise RuntimeError(
-                    "torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` "
-                    "are not supported together. Please either set `strict=False` or "
-                    "`vectorize=False`."
-                )
+                raise RuntimeError(_messages.jacobian_strict_vectorize())
             numels = tuple(o.numel() for o in outputs)
             basis = _basis_rows(outputs, numels)
             flat = tuple(o.reshape(-1) for o in outputs)
@@ -392,17 +340,12 @@ def jacobian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fal
                     if vj_el is not None:
                         if strict and create_graph and not vj_el.requires_grad:
                             raise RuntimeError(
-                                "The jacobian of the user-provided function is independent "
-                                f"of input {i}. This is not allowed in strict mode when "
-                                "create_graph=True."
+                                _messages.strict_independent("jacobian", i, create_graph=True)
                             )
                         jac_el.append(vj_el)
                     else:
                         if strict:
-                            raise RuntimeError(
-                                f"Output {i} of the user-provided function is independent of "
-                                f"input {el_idx}. This is not allowed in strict mode."
-                            )
+                            raise RuntimeError(_messages.strict_output_input(i, el_idx))
                         jac_el.append(zeros_like(inp_el))
             result.append(tuple(
                 stack(jac_el, 0).view(tuple(out.shape) + tuple(ins[k].shape))
@@ -428,21 +371,10 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
     """
     is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
-        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+        raise AssertionError(_messages.hessian_strategy_invalid())
 
     def ensure_single_output_function(*inp: Tensor) -> Tensor:
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function",
-                                        "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.nelement() != 1:
-            raise RuntimeError(
-                "The Tensor returned by the function given to hessian should contain a single "
-                "element"
-            )
-        return out.squeeze()
+        return _scalar_output(func, inp, strict, "hessian")[1][0].squeeze()
 
     def jac_func(*inp: Tensor) -> Any:
         if outer_jacobian_strategy == "forward-mode":
@@ -458,18 +390,25 @@ def hessian(func: Callable[..., Any], inputs: Tensors, create_graph: bool = Fals
 
 def _scalar_output(func: Callable[..., Any], ins: tuple[Tensor, ...], strict: bool,
                    fn_name: str) -> tuple[bool, tuple[Tensor, ...]]:
-    raw = func(*ins)
-    is_outputs_tuple, outputs = _as_tuple(raw, "outputs of the user-provided function",
-                                          fn_name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
+    is_outputs_tuple, outputs = _func_outputs(func, ins, fn_name, strict)
     if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
+        raise RuntimeError(_messages.fn_not_single_tensor(fn_name))
     if outputs[0].nelement() != 1:
-        raise RuntimeError(
-            f"The Tensor returned by the function given to {fn_name} should contain a single "
-            "element"
-        )
+        raise RuntimeError(_messages.fn_not_scalar(fn_name))
     return is_outputs_tuple, outputs
+
+
+def _scalar_gradient(func: Callable[..., Any], inputs: Tensors, v: Tensors | None,
+                     create_graph: bool, strict: bool, fn_name: str) -> tuple[Any, ...]:
+    """vhp's and hvp's first steps: the inputs, ``v``, the scalar output and its gradient
+    (with its graph): ``(is_inputs_tuple, ins, vt, is_outputs_tuple, outputs, jac)``."""
+    with enable_grad():
+        is_inputs_tuple, ins = _prepared_inputs(inputs, fn_name, create_graph)
+        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, fn_name, _V_INPUT)
+        is_outputs_tuple, outputs = _scalar_output(func, ins, strict, fn_name)
+        jac = _autograd_grad(outputs, ins, create_graph=True)
+        _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, ins, vt, is_outputs_tuple, outputs, jac
 
 
 def vhp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
@@ -483,20 +422,10 @@ def vhp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
         >>> r
         tensor([ 6., 12.])
     """
-    with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "vhp", _V_INPUT)
-        is_outputs_tuple, outputs = _scalar_output(func, ins, strict, "vhp")
-        jac = _autograd_grad(outputs, ins, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(jac, ins, vt, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    is_inputs_tuple, ins, vt, is_outputs_tuple, outputs, jac = _scalar_gradient(
+        func, inputs, v, create_graph, strict, "vhp")
+    res = _second_pass(jac, ins, vt, ins, strict, create_graph, "double_back")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)
 
 
 def hvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
@@ -513,20 +442,12 @@ def hvp(func: Callable[..., Any], inputs: Tensors, v: Tensors | None = None,
     """
     from gradsum._creation import zeros_like
 
+    is_inputs_tuple, ins, vt, is_outputs_tuple, outputs, jac = _scalar_gradient(
+        func, inputs, v, create_graph, strict, "hvp")
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
-        ins = _grad_preprocess(ins, create_graph=create_graph, need_graph=True)
-        vt = _v_or_scalar(v, ins, is_inputs_tuple, create_graph, "hvp", _V_INPUT)
-        is_outputs_tuple, outputs = _scalar_output(func, ins, strict, "hvp")
-        jac = _autograd_grad(outputs, ins, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in ins)
         double_back = _autograd_grad(jac, ins, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        grad_res = _autograd_grad(double_back, grad_jac, vt, create_graph=create_graph)
-        res = _fill_in_zeros(grad_res, ins, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    res = _grad_postprocess(res, create_graph)
-    return (_tuple_postprocess(outputs, is_outputs_tuple),
-            _tuple_postprocess(res, is_inputs_tuple))
+    res = _second_pass(double_back, grad_jac, vt, ins, strict, create_graph,
+                       "double_back_trick")
+    return _results(outputs, is_outputs_tuple, res, is_inputs_tuple, create_graph)

@@ -104,7 +104,7 @@ def gradcheck(
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     diff_idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not diff_idx:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+        raise ValueError(_messages.gradcheck_no_input_requires_grad())
     analytical = _analytical_jacobian(func, inputs, diff_idx)
     for k, i in enumerate(diff_idx):
         numerical = _numerical_jacobian(func, inputs, i, eps)

@@ -211,7 +211,7 @@ class Node:
 
     # -- for op implementations -----------------------------------------------------------------
     def backward(self, *grads: Tensor) -> tuple[Tensor | None, ...]:
-        raise NotImplementedError(f"{self.name()} has no backward rule")
+        raise NotImplementedError(_messages.no_backward_rule(self.name()))
 
     def needs(self, i: int) -> bool:
         """Whether input ``i`` needs a gradient (its edge leads somewhere)."""

@@ -176,6 +176,13 @@ def _sqrt_scalar(v: Any) -> Any:
     return _sqrt(v)[()] if isinstance(v, xp.generic) else v**0.5
 
 
+def _sqrt_plus(x: Any, eps: float, out: Any) -> Any:
+    """``out[...] =`` torch's ``x.add(eps).sqrt_()`` (Adadelta's std and delta), each operation
+    rounded. Returns ``out``."""
+    t = xp.add(x, _as(x, eps), out=out)
+    return _sqrt(t, out=t)
+
+
 def _denom(x: Any, eps: float, out: Any, bias_correction2_sqrt: Any = None) -> Any:
     """``out[...] =`` torch's ``(x.sqrt() / bias_correction2_sqrt).add_(eps)`` (the division
     only where given), each operation rounded: the denominator of Adam, NAdam, RAdam, Adagrad

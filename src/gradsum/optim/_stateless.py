@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim.optimizer import Optimizer
 
 _NAME = "swap_in_optimizer_params_and_state"
@@ -34,33 +35,19 @@ _NAME = "swap_in_optimizer_params_and_state"
 def _check_state(state: Any) -> dict[Any, Any]:
     """``state`` maps packed parameter ids to per-parameter state dicts."""
     if not isinstance(state, dict):
-        raise RuntimeError(
-            f"{_NAME} requires swapin_optim_state['state'] to be a dict mapping packed "
-            f"parameter ids to per-param state dicts, got {type(state).__name__}."
-        )
+        raise RuntimeError(_messages.swapin_state_not_dict(_NAME, state))
     if any(isinstance(k, Tensor) for k in state):
-        raise RuntimeError(
-            f"{_NAME} requires optimizer.state_dict()-style state keyed by packed parameter "
-            "ids."
-        )
+        raise RuntimeError(_messages.swapin_state_not_packed(_NAME))
     if any(isinstance(k, int) and not isinstance(v, dict) for k, v in state.items()):
-        raise RuntimeError(
-            f"{_NAME} requires per-parameter optimizer state entries to be dictionaries."
-        )
+        raise RuntimeError(_messages.swapin_param_state_not_dict(_NAME))
     return state
 
 
 def _check_groups(optimizer: Optimizer, groups: Any) -> list[dict[str, Any]]:
     if not isinstance(groups, list):
-        raise RuntimeError(
-            f"{_NAME} requires swapin_optim_state['param_groups'] to be a list of param-group "
-            f"dicts, got {type(groups).__name__}."
-        )
+        raise RuntimeError(_messages.swapin_groups_not_list(_NAME, groups))
     if len(optimizer.param_groups) != len(groups):
-        raise RuntimeError(
-            "swapin_optim_state has a different number of parameter groups than the live "
-            f"optimizer ({len(groups)} given, {len(optimizer.param_groups)} live)."
-        )
+        raise RuntimeError(_messages.swapin_group_count(groups, optimizer))
     return groups
 
 
@@ -68,26 +55,16 @@ def _check_group(idx: int, group: dict[str, Any], swapin_group: Any) -> list[int
     """The packed ids of one swap-in group, checked against its live group (same number of
     parameters, the same keys)."""
     if not isinstance(swapin_group, dict):
-        raise RuntimeError(f"{_NAME} requires each optimizer param group to be a dictionary.")
+        raise RuntimeError(_messages.swapin_group_not_dict(_NAME))
     ids = swapin_group.get("params")
     if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
-        raise RuntimeError(
-            f"{_NAME} requires optimizer.state_dict()-style param_groups[*]['params'] entries "
-            "keyed by packed parameter ids."
-        )
+        raise RuntimeError(_messages.swapin_params_not_packed(_NAME))
     if len(group["params"]) != len(ids):
-        raise RuntimeError(
-            f"swapin_optim_state param group {idx} has a different number of params than the "
-            "live optimizer param group."
-        )
+        raise RuntimeError(_messages.swapin_param_count(idx))
     swapin_only = [k for k in swapin_group if k not in group]
     live_only = [k for k in group if k not in swapin_group]
     if swapin_only or live_only:
-        raise RuntimeError(
-            f"{_NAME} requires optimizer.state_dict()-style param group keys to exactly match "
-            f"the live optimizer group keys for group {idx}. Keys only in swap-in: "
-            f"{swapin_only}. Keys only in live: {live_only}."
-        )
+        raise RuntimeError(_messages.swapin_group_keys(_NAME, idx, swapin_only, live_only))
     return ids
 
 
@@ -106,9 +83,9 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
             like this optimizer's state dict (torch's checks and texts).
     """
     if not optimizer.state:
-        raise RuntimeError(f"{_NAME} requires initialized optimizer state.")
+        raise RuntimeError(_messages.swapin_state_uninitialized(_NAME))
     if not isinstance(swapin_optim_state, dict):
-        raise RuntimeError(f"{_NAME} requires a DCP-style optimizer state_dict.")
+        raise RuntimeError(_messages.swapin_dcp_style(_NAME))
     state = _check_state(swapin_optim_state.get("state"))
     swapin_groups = _check_groups(optimizer, swapin_optim_state.get("param_groups"))
     flat = list(swapin_parameters.values())
@@ -121,18 +98,12 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         seen.update(ids)
         end = offset + len(ids)
         if end > len(flat):
-            raise RuntimeError(
-                f"{_NAME} requires the explicit parameter state to match "
-                "optimizer.param_groups ordering."
-            )
+            raise RuntimeError(_messages.swapin_param_order(_NAME))
         plan.append((group, swapin_group, flat[offset:end]))
         offset = end
     extra = [k for k in state if k not in seen]
     if extra:
-        raise RuntimeError(
-            f"{_NAME} requires swapin_optim_state['state'] to be keyed only by packed "
-            f"parameter ids from param_groups[*]['params']; got extra keys {extra!r}."
-        )
+        raise RuntimeError(_messages.swapin_extra_keys(_NAME, extra))
 
     original_state = optimizer.state
     # (shallow copies: the original ``params`` lists come back as the same objects)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from gradsum._backend import xp
 from gradsum._tensor import Tensor
-from gradsum.optim._kernels import _add_scaled_, _as, _ema_sq_, _grad_block, _sqrt
+from gradsum.optim import _messages
+from gradsum.optim._kernels import _add_scaled_, _ema_sq_, _grad_block, _sqrt_plus
 from gradsum.optim.optimizer import (
     Optimizer,
     _check_differentiable,
@@ -64,7 +64,7 @@ class Adadelta(Optimizer):
                  differentiable: bool = False) -> None:
         _check_hyper(lr)
         if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
+            raise ValueError(_messages.invalid_rho_value(rho))
         _check_hyper(lr, eps=eps, weight_decay=weight_decay)
         defaults = {
             "lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
@@ -84,10 +84,8 @@ class Adadelta(Optimizer):
         lr, rho, eps, wd, maximize = options
         ga = _grad_block(ga, pa, wd, maximize)
         _ema_sq_(sq, ga, rho)
-        std = xp.add(sq, _as(sq, eps), out=self._scratch(0, sq))
-        _sqrt(std, out=std)
-        delta = xp.add(acc, _as(acc, eps), out=self._scratch(1, sq))
-        _sqrt(delta, out=delta)
+        std = _sqrt_plus(sq, eps, self._scratch(0, sq))
+        delta = _sqrt_plus(acc, eps, self._scratch(1, sq))
         delta /= std
         delta *= ga
         _ema_sq_(acc, delta, rho)

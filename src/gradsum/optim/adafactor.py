@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _add_scaled_, _grad_block, _lerp_, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
@@ -93,19 +94,19 @@ class Adafactor(Optimizer):
                  weight_decay: float = 0.0, *, foreach: bool | None = None,
                  maximize: bool = False) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+            raise ValueError(_messages.tensor_lr_one_element())
         if not lr >= 0.0:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+            raise ValueError(_messages.lr_negative(lr))
         if not beta2_decay <= 0.0:
-            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
+            raise ValueError(_messages.beta2_decay_positive(beta2_decay))
         if eps[0] is not None and not eps[0] >= 0.0:
-            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
+            raise ValueError(_messages.epsilon_negative(1, eps[0]))
         if not eps[1] >= 0.0:
-            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
+            raise ValueError(_messages.epsilon_negative(2, eps[1]))
         if not d >= 1.0:
-            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
+            raise ValueError(_messages.clipping_threshold_below_one(d))
         if not weight_decay >= 0.0:
-            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+            raise ValueError(_messages.weight_decay_negative(weight_decay))
         defaults = {
             "lr": lr, "beta2_decay": beta2_decay, "eps": eps, "d": d,
             "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
@@ -158,9 +159,7 @@ class Adafactor(Optimizer):
             _mul_(pa, 1 - lr * weight_decay)
         if g.ndim > 1:
             if "row_var" not in state or "col_var" not in state:
-                raise AssertionError(
-                    "row_var and col_var should be defined when grad is multidimensional"
-                )
+                raise AssertionError(_messages.factored_variance_undefined())
             row_var, col_var = state["row_var"]._array, state["col_var"]._array
             gg = g * g
             # (torch: norm(g, dim).square() / size: the same sums, through a square root)
@@ -177,7 +176,7 @@ class Adafactor(Optimizer):
             _bump(state["row_var"], state["col_var"])
         else:
             if "variance" not in state:
-                raise AssertionError("variance should be defined when grad is a vector")
+                raise AssertionError(_messages.vector_variance_undefined())
             variance = state["variance"]._array
             _lerp_(variance, g * g, beta2_complement)
             var_estimate = variance.copy()

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim._kernels import (
     _adam_moments,
     _addcdiv_,
@@ -70,27 +71,18 @@ class Adam(Optimizer):
                  differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         if isinstance(lr, Tensor) and foreach and not capturable:
-            raise ValueError(
-                "lr as a Tensor is not supported for capturable=False and foreach=True"
-            )
+            raise ValueError(_messages.tensor_lr_foreach())
         # (betas[1] of a 1-tuple: IndexError, like torch)
         _check_hyper(lr, eps=eps, betas=betas, weight_decay=weight_decay)
         if not (all(isinstance(b, float) for b in betas[:2])
                 or all(isinstance(b, Tensor) for b in betas[:2])):
-            raise ValueError(
-                "betas must be either both floats or both Tensors: got "
-                f"({type(betas[0]).__name__}, {type(betas[1]).__name__}), write 0.9, not 0.9 "
-                "as an int or a mix"
-            )
+            raise ValueError(_messages.betas_mixed_types(betas))
         for i, beta in enumerate(betas[:2]):
             if isinstance(beta, Tensor):
                 if foreach and not capturable:
-                    raise ValueError(
-                        f"betas[{i}] as a Tensor is not supported for capturable=False and "
-                        "foreach=True"
-                    )
+                    raise ValueError(_messages.tensor_betas_foreach(i))
                 if beta.numel() != 1:
-                    raise ValueError(f"Tensor betas[{i}] must be 1-element")
+                    raise ValueError(_messages.tensor_betas_one_element(i))
         # (tensors stay tensors, one-element ones made 0-d: torch's _to_scalar)
         betas = tuple(b.reshape(()) if isinstance(b, Tensor) and b.ndim else b for b in betas)
         defaults = {
@@ -113,10 +105,7 @@ class Adam(Optimizer):
     def _check_group(self, group: dict[str, Any]) -> None:
         if (group.get("foreach") and isinstance(group["lr"], Tensor)
                 and not group.get("capturable", False)):
-            raise RuntimeError(
-                "lr as a Tensor is not supported for capturable=False and foreach=True: "
-                "set the group's lr to a float, or its foreach to None"
-            )
+            raise RuntimeError(_messages.tensor_lr_foreach_fix())
         super()._check_group(group)
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:

@@ -22,11 +22,9 @@ from gradsum._tensor import Tensor
 from gradsum.optim._kernels import _addcdiv_, _as, _bias_correction, _grad_block, _lerp_, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_options,
     _check_differentiable,
     _check_hyper,
-    _lr_value,
-    _pair,
-    _scalars,
 )
 
 
@@ -73,11 +71,9 @@ class Adamax(Optimizer):
         _check_differentiable(differentiable)
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
-        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = _pair(group["betas"])
-        eps, wd = _scalars(group, "eps", "weight_decay")
+        options = _adam_options(group)
         self._init_group(group, params)
-        return lr, beta1, beta2, eps, wd, group["maximize"]
+        return *options, group["maximize"]
 
     def _update(self, options: Any, step: float, pa: Any, ga: Any, m: Any, u: Any) -> None:
         # torch's operations in its order

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad  # noqa: F401 (enable_grad: surface)
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _add_scaled_
 from gradsum.optim.optimizer import Optimizer, _bump, _check_hyper, _run_closure
 
@@ -181,7 +182,7 @@ class LBFGS(Optimizer):
         }
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise ValueError(_messages.lbfgs_param_groups())
         self._params: list[Tensor] = self.param_groups[0]["params"]
         self._numel_cache: int | None = None
 
@@ -241,9 +242,7 @@ class LBFGS(Optimizer):
 
     def _step(self, closure: Callable[[], Any]) -> Any:
         if len(self.param_groups) != 1:
-            raise AssertionError(
-                f"Expected exactly one param_group, but got {len(self.param_groups)}"
-            )
+            raise AssertionError(_messages.lbfgs_one_group(len(self.param_groups)))
 
         evaluate = functools.partial(_run_closure, closure)
         group = self.param_groups[0]
@@ -322,7 +321,7 @@ class LBFGS(Optimizer):
             ls_func_evals = 0
             if line_search_fn is not None:
                 if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
+                    raise RuntimeError(_messages.line_search_unsupported())
                 x_init = self._clone_param()
 
                 def obj_func(x: Any, t: _Num, d: Tensor) -> tuple[float, Tensor]:

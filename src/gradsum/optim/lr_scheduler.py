@@ -35,6 +35,7 @@ from functools import partial, wraps
 from typing import Any, Literal, SupportsFloat
 
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim.optimizer import Optimizer
 
 __all__ = [
@@ -69,10 +70,7 @@ def _format_param(name: str, optimizer: Optimizer, param: Any) -> list[Any]:
     """One value per param group (a scalar repeated, or a list/tuple of the right length)."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(
-                f"{name} must have the same length as optimizer.param_groups. {name} has "
-                f"{len(param)} values, param_groups has {len(optimizer.param_groups)}."
-            )
+            raise ValueError(_messages.per_group_length(name, param, optimizer))
     else:
         param = [param] * len(optimizer.param_groups)
     return [v.clone() if isinstance(v, Tensor) else v for v in param]
@@ -92,9 +90,7 @@ def _init_momentums(optimizer: Optimizer, base_momentum: Any, max_momentum: Any,
     (``last_epoch == -1``) set each group's momentum to its max and record
     ``max_momentum``/``base_momentum`` in the group. Returns (use_beta1, bases, maxes)."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError(
-            "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
-        )
+        raise ValueError(_messages.cycle_momentum_unsupported())
     use_beta1 = "betas" in optimizer.defaults
     if max_first:  # (only which length error comes first differs: as torch's OneCycleLR)
         maxes = _format_param("max_momentum", optimizer, max_momentum)
@@ -119,7 +115,7 @@ class LRScheduler:
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise TypeError(_messages.not_an_optimizer(optimizer))
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -129,11 +125,7 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
-                        "resuming scheduler with last_epoch >= 0.\nLoad the optimizer's "
-                        "state first, or construct the scheduler with last_epoch=-1."
-                    )
+                    raise KeyError(_messages.initial_lr_missing(i))
         self.base_lrs: list[Any] = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._patch_optimizer_step()
@@ -183,16 +175,11 @@ class LRScheduler:
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(
-                    "Seems like `optimizer.step()` has been overridden after learning rate "
-                    "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                    "before `lr_scheduler.step()`.", UserWarning, stacklevel=2,
+                    _messages.optimizer_step_overridden(), UserWarning, stacklevel=2,
                 )
             elif not getattr(self.optimizer, "_opt_called", False):
                 warnings.warn(
-                    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. You "
-                    "should call them in the opposite order: `optimizer.step()` before "
-                    "`lr_scheduler.step()`. Failure to do this will result in skipping the "
-                    "first value of the learning rate schedule.", UserWarning, stacklevel=2,
+                    _messages.scheduler_step_before_optimizer(), UserWarning, stacklevel=2,
                 )
         self._step_count += 1
         if epoch is not None:
@@ -219,8 +206,7 @@ class LRScheduler:
     def _warn_get_lr(self) -> None:
         if not self._get_lr_called_within_step:
             warnings.warn(
-                "To get the last learning rate computed by the scheduler, please use "
-                "`get_last_lr()`.", UserWarning, stacklevel=3,
+                _messages.use_get_last_lr(), UserWarning, stacklevel=3,
             )
 
     def _current(self) -> list[Any]:
@@ -235,9 +221,7 @@ def _per_group_lambdas(optimizer: Optimizer, lr_lambda: Any) -> list[Any]:
     if not isinstance(lr_lambda, (list, tuple)):
         return [lr_lambda] * len(optimizer.param_groups)
     if len(lr_lambda) != len(optimizer.param_groups):
-        raise ValueError(
-            f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
-        )
+        raise ValueError(_messages.lr_lambda_count(optimizer, lr_lambda))
     return list(lr_lambda)
 
 
@@ -333,12 +317,9 @@ class LinearLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
                  end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError(
-                "Starting multiplicative factor expected to be greater than 0 and less or "
-                "equal to 1."
-            )
+            raise ValueError(_messages.start_factor_range())
         if end_factor > 1.0 or end_factor < 0:
-            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+            raise ValueError(_messages.end_factor_range())
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
@@ -419,19 +400,11 @@ def _check_schedulers(name: str, schedulers: Sequence[LRScheduler], optimizer: O
     error's text), all share ``optimizer``."""
     for i, s in enumerate(schedulers):
         if not hasattr(s, "optimizer"):
-            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+            raise TypeError(_messages.scheduler_without_optimizer(name, i))
         if isinstance(s, ReduceLROnPlateau):
-            raise ValueError(
-                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                "additional kwargs to be specified when calling `step`, but got one at index "
-                f"{i} in the given schedulers sequence.{plateau_hint}"
-            )
+            raise ValueError(_messages.plateau_in_composite(name, i, plateau_hint))
         if optimizer != s.optimizer:  # (torch: !=, identity for optimizers)
-            raise ValueError(
-                f"{name} expects all schedulers to belong to the same optimizer, but got "
-                f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
-                f"different from {type(optimizer).__name__}."
-            )
+            raise ValueError(_messages.schedulers_different_optimizers(name, s, i, optimizer))
 
 
 class SequentialLR(LRScheduler):
@@ -442,16 +415,11 @@ class SequentialLR(LRScheduler):
                  milestones: list[int], last_epoch: int = -1) -> None:
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
+            raise ValueError(_messages.no_schedulers(name))
         _check_schedulers(name, schedulers, optimizer,
                           " Step the ReduceLROnPlateau scheduler yourself, with its metric.")
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError(
-                "Sequential Schedulers expects number of schedulers provided to be one more "
-                "than the number of milestone points, but got number of schedulers "
-                f"{len(schedulers)} and the number of milestones to be equal to "
-                f"{len(milestones)}"
-            )
+            raise ValueError(_messages.sequential_milestone_count(schedulers, milestones))
         self._schedulers = schedulers
         self._milestones = milestones
         self.last_epoch = last_epoch + 1
@@ -520,7 +488,7 @@ class MultiplicativeLR(LRScheduler):
         self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
         for fn in self.lr_lambdas:
             if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+                raise TypeError(_messages.lr_lambda_not_callable(fn))
         super().__init__(optimizer, last_epoch)
 
     state_dict = LambdaLR.state_dict
@@ -552,7 +520,7 @@ class ConstantLR(LRScheduler):
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if factor > 1.0 or factor < 0:
-            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+            raise ValueError(_messages.constant_factor_range())
         self.factor = factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -627,9 +595,7 @@ class ChainedScheduler(LRScheduler):
                  optimizer: Optimizer | None = None) -> None:
         name = type(self).__name__
         if len(schedulers) < 1:
-            raise ValueError(
-                f"{name} expects at least one scheduler to be chained, but got no scheduler."
-            )
+            raise ValueError(_messages.no_chained_schedulers(name))
         optimizer = optimizer or schedulers[0].optimizer
         _check_schedulers(name, schedulers, optimizer)
         self._schedulers = schedulers
@@ -669,13 +635,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+            raise ValueError(_messages.not_positive_integer("T_0", T_0))
         if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+            raise ValueError(_messages.t_mult_invalid(T_mult))
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(
-                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
-            )
+            raise ValueError(_messages.eta_min_not_number(eta_min))
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -702,7 +666,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+                raise ValueError(_messages.negative_epoch(epoch))
             if epoch >= self.T_0:
                 if self.T_mult == 1:
                     self.T_cur = epoch % self.T_0
@@ -754,7 +718,7 @@ class CyclicLR(LRScheduler):
                  cycle_momentum: bool = True, base_momentum: float | list[float] = 0.8,
                  max_momentum: float | list[float] = 0.9, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise TypeError(_messages.not_an_optimizer(optimizer))
         self.optimizer = optimizer
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
@@ -766,7 +730,7 @@ class CyclicLR(LRScheduler):
         self.total_size = up + down
         self.step_ratio = up / self.total_size
         if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
+            raise ValueError(_messages.cyclic_mode_invalid())
         self.mode = mode
         self.gamma = gamma
         self._scale_fn_ref: Callable[[float], float]
@@ -882,22 +846,20 @@ class OneCycleLR(LRScheduler):
                  final_div_factor: float = 1e4, three_phase: bool = False,
                  last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise TypeError(_messages.not_an_optimizer(optimizer))
         self.optimizer = optimizer
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+                raise ValueError(_messages.not_positive_integer("total_steps", total_steps))
             self.total_steps = total_steps
         elif epochs is not None and steps_per_epoch is not None:
             if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+                raise ValueError(_messages.not_positive_integer("epochs", epochs))
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(
-                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
-                )
+                raise ValueError(_messages.not_positive_integer("steps_per_epoch", steps_per_epoch))
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+            raise ValueError(_messages.onecycle_steps_undefined())
         first_end = float(pct_start * self.total_steps) - 1
         last_end = self.total_steps - 1
         self._schedule_phases: list[dict[str, Any]]
@@ -914,12 +876,9 @@ class OneCycleLR(LRScheduler):
                 _phase(last_end, "max_lr", "min_lr", "base_momentum", "max_momentum"),
             ]
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+            raise ValueError(_messages.pct_start_range(pct_start))
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(
-                "anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
-            )
+            raise ValueError(_messages.anneal_strategy_invalid(anneal_strategy))
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -938,7 +897,7 @@ class OneCycleLR(LRScheduler):
             return self._annealing_cos(start, end, pct)
         if self._anneal_func_type == "linear":
             return self._annealing_linear(start, end, pct)
-        raise ValueError(f"Unknown _anneal_func_type: {self._anneal_func_type}")
+        raise ValueError(_messages.unknown_anneal_func(self._anneal_func_type))
 
     @staticmethod
     def _annealing_cos(start: Any, end: Any, pct: float) -> Any:
@@ -956,10 +915,7 @@ class OneCycleLR(LRScheduler):
         self._warn_get_lr()
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(
-                f"Tried to step {step_num} times. The specified number of total steps is "
-                f"{self.total_steps}"
-            )
+            raise ValueError(_messages.onecycle_too_many_steps(step_num, self.total_steps))
         lrs = []
         last = len(self._schedule_phases) - 1
         for group in self.optimizer.param_groups:
@@ -1009,17 +965,15 @@ class ReduceLROnPlateau(LRScheduler):
                  threshold_mode: Literal["rel", "abs"] = "rel", cooldown: int = 0,
                  min_lr: list[float] | float = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
-            raise ValueError("Factor should be < 1.0.")
+            raise ValueError(_messages.plateau_factor_range())
         self.factor = factor
         if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+            raise TypeError(_messages.not_an_optimizer(optimizer))
         self.optimizer = optimizer
         self.default_min_lr: float | None
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(
-                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
-                )
+                raise ValueError(_messages.min_lr_count(optimizer, min_lr))
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -1065,11 +1019,9 @@ class ReduceLROnPlateau(LRScheduler):
         if len(self.optimizer.param_groups) != len(self.min_lrs):
             if self.default_min_lr is None:
                 raise RuntimeError(
-                    f"The number of param groups in the `optimizer` "
-                    f"({len(self.optimizer.param_groups)}) differs from when "
-                    f"`ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due "
-                    "to a new param group being added to the optimizer. Please modify the "
-                    "`min_lrs` field to match the length of the `optimizer` param groups."
+                    _messages.plateau_group_count_changed(
+                        len(self.optimizer.param_groups), len(self.min_lrs)
+                    )
                 )
             self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
         for i, group in enumerate(self.optimizer.param_groups):
@@ -1093,9 +1045,9 @@ class ReduceLROnPlateau(LRScheduler):
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
         if mode not in {"min", "max"}:
-            raise ValueError("mode " + mode + " is unknown!")
+            raise ValueError(_messages.unknown_plateau_mode(mode))
         if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+            raise ValueError(_messages.unknown_threshold_mode(threshold_mode))
         self.mode_worse = math.inf if mode == "min" else -math.inf
         self.mode = mode
         self.threshold = threshold

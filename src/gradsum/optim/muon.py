@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _add_scaled_, _lerp, _lerp_, _mul_
 from gradsum.optim.optimizer import Optimizer, _bump, _lr_value, _zeros_like
 
@@ -59,11 +60,11 @@ def _zeropower_via_newtonschulz(grad: Any, ns_coefficients: Any, ns_steps: int,
     ``X <- a X + (b A + c A A) X`` with ``A = X X^T``, from ``X = G / max(||G||_F, eps)``
     (``G`` transposed when it has more rows than columns). Returns float32 bfloat16 values."""
     if ns_steps >= 100:
-        raise ValueError("Number of steps must be less than 100 for computational efficiency")
+        raise ValueError(_messages.newton_schulz_too_many_steps())
     if grad.ndim != 2:
-        raise ValueError("Input tensor gradient must be a 2D matrix")
+        raise ValueError(_messages.newton_schulz_not_2d())
     if len(ns_coefficients) != 3:
-        raise ValueError("Coefficients must be a tuple of exactly 3 values")
+        raise ValueError(_messages.newton_schulz_coefficients())
     a, b, c = (xp.float32(v) for v in ns_coefficients)  # (bfloat16 kernels' float opmath)
     x = _bf16(grad)
     tall = grad.shape[0] > grad.shape[1]
@@ -135,15 +136,15 @@ class Muon(Optimizer):
                  eps: float = EPS, ns_steps: int = DEFAULT_NS_STEPS,
                  adjust_lr_fn: str | None = None) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
+            raise ValueError(_messages.tensor_lr_one_element())
         if not lr >= 0.0:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
+            raise ValueError(_messages.lr_negative(lr))
         if not momentum >= 0.0:
-            raise ValueError(f"momentum should be >= 0 but is: {momentum}")
+            raise ValueError(_messages.momentum_negative(momentum))
         if not weight_decay >= 0.0:
-            raise ValueError(f"weight decay should be >= 0 but is: {weight_decay}")
+            raise ValueError(_messages.muon_weight_decay_negative(weight_decay))
         if adjust_lr_fn is not None and adjust_lr_fn not in ["original", "match_rms_adamw"]:
-            raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
+            raise ValueError(_messages.adjust_lr_fn_unsupported(adjust_lr_fn))
         defaults = {
             "lr": lr, "weight_decay": weight_decay, "momentum": momentum, "nesterov": nesterov,
             "ns_coefficients": ns_coefficients, "eps": eps, "ns_steps": ns_steps,
@@ -154,11 +155,7 @@ class Muon(Optimizer):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.ndim != 2:
-                    raise ValueError(
-                        "Muon only supports 2D parameters whereas we found a parameter with "
-                        f"size: {p.size()}. Optimize the others (biases, embeddings) with "
-                        "another optimizer, such as AdamW."
-                    )
+                    raise ValueError(_messages.muon_param_not_2d(p))
 
     def _integral_error(self, group: dict[str, Any], p: Tensor) -> type[Exception]:
         return NotImplementedError  # (torch: the momentum's lerp on an integer tensor)
@@ -184,7 +181,7 @@ class Muon(Optimizer):
         lr, weight_decay, momentum, nesterov, ns_coefficients, ns_steps, eps, adjust_lr_fn = (
             options)
         if g.ndim != 2:
-            raise ValueError("Param gradient must be a 2D matrix")
+            raise ValueError(_messages.muon_grad_not_2d())
         buf_t = self.state[p]["momentum_buffer"]
         _lerp_(buf_t._array, g, 1 - momentum)  # buf.lerp_(grad, 1 - momentum)
         _bump(buf_t)

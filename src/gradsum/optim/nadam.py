@@ -23,15 +23,13 @@ from gradsum._tensor import Tensor
 from gradsum.optim._kernels import _adam_moments, _addcdiv_, _as, _bias_correction, _denom
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_options,
     _bump,
     _check_differentiable,
     _check_hyper,
     _count_step,
     _entry_arrays,
-    _lr_value,
-    _pair,
     _scalar_state,
-    _scalars,
     _step_tensor,
     _zeros_like,
 )
@@ -96,12 +94,10 @@ class NAdam(Optimizer):
         state["exp_avg_sq"] = _zeros_like(p)
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
-        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = _pair(group["betas"])
-        eps, wd, momentum_decay = _scalars(group, "eps", "weight_decay", "momentum_decay")
+        options = _adam_options(group, "momentum_decay")
         decoupled = group["decoupled_weight_decay"]
         self._init_group(group, params)
-        return lr, beta1, beta2, eps, wd, momentum_decay, decoupled, group["maximize"]
+        return *options, decoupled, group["maximize"]
 
     def _entries(self, params: list[Tensor], options: Any) -> list[tuple[Any, tuple[Any, ...]]]:
         """The key of a parameter: this step's bias correction and the two step sizes, which

@@ -43,6 +43,7 @@ from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import enable_grad, no_grad
 from gradsum.autograd.graph import RemovableHandle, _clear_grad
+from gradsum.optim import _messages
 
 
 class _RequiredParameter:
@@ -68,10 +69,7 @@ def _scalar(v: Any) -> float:
     """
     if isinstance(v, Tensor):
         if v.numel() != 1:
-            raise TypeError(
-                "an optimizer hyper-parameter given as a tensor must have one element, but got "
-                f"one of shape {tuple(v.shape)}. Use a number or a one-element tensor."
-            )
+            raise TypeError(_messages.hyperparameter_not_one_element(v))
         return float(v.item())
     return float(v)
 
@@ -146,10 +144,7 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                 if isinstance(result, tuple) and len(result) == 2:
                     args, kwargs = result
                 else:
-                    raise RuntimeError(
-                        f"{step} must return None or a tuple of (new_args, new_kwargs), but "
-                        f"got {result}."
-                    )
+                    raise RuntimeError(_messages.pre_hook_result(step, result))
         # torch's updates are silent on inf/nan (eps=0 with a zero gradient, an overflowing
         # gradient): NumPy's floating-point warnings are off inside step, even where warnings
         # are errors; the closure runs under the caller's settings (_closure_errstate).
@@ -211,9 +206,7 @@ def _step_error(opt: Optimizer, err: Exception) -> Exception | None:
             return bad
     if isinstance(err, ValueError) and any(m in text for m in _BROADCAST_ERRORS):
         return RuntimeError(
-            f"{name}.step(): a state tensor's shape does not match its parameter's ({text}). "
-            "Was the optimizer's state dict saved with other parameters? Load one saved with "
-            "parameters of these shapes, in the same order."
+            _messages.state_shape_mismatch(name, text)
         )
     return None
 
@@ -237,15 +230,12 @@ class Optimizer:
         self._optimizer_load_state_dict_post_hooks: list[Callable[..., Any]] = []
         self._patch_step_function()
         if isinstance(params, Tensor):
-            raise TypeError(
-                "params argument given to the optimizer should be an iterable of Tensors or "
-                f"dicts, but got {_typename(params)}"
-            )
+            raise TypeError(_messages.params_not_iterable(_typename(params)))
         self.state: defaultdict[Tensor, Any] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
         if not groups:
-            raise ValueError("optimizer got an empty parameter list")
+            raise ValueError(_messages.empty_parameter_list())
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
@@ -317,15 +307,12 @@ class Optimizer:
             [0.1, 0.01]
         """
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+            raise TypeError(_messages.param_group_not_dict(param_group))
         params = param_group["params"]
         if isinstance(params, Tensor):
             param_group["params"] = [params]
         elif isinstance(params, set):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, but the "
-                "ordering of tensors in sets will change between runs. Please use a list instead."
-            )
+            raise TypeError(_messages.params_as_set())
         else:
             param_group["params"] = list(params)
         tensors: list[Any] = []
@@ -339,46 +326,32 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError(
-                    "all optimizer params should be with/without names. Some param names are "
-                    "missing"
-                )
+                raise ValueError(_messages.params_names_mixed())
             param_group["param_names"] = names
         for p in tensors:
             if not isinstance(p, Tensor):
-                raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is "
-                    + _typename(p)
-                )
+                raise TypeError(_messages.param_not_tensor(_typename(p)))
             if not self.defaults.get("differentiable", None) and not (
                 p.is_leaf or p.retains_grad
             ):
-                raise ValueError("can't optimize a non-leaf Tensor")
+                raise ValueError(_messages.non_leaf_param())
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError(
-                    "parameter group didn't specify a value of required optimization "
-                    f"parameter {name}"
-                )
+                raise ValueError(_messages.missing_group_option(name))
             param_group.setdefault(name, default)
         ids = [id(p) for p in tensors]
         if len(ids) != len(set(ids)):
             warnings.warn(
-                "optimizer contains a parameter group with duplicate parameters; in future, "
-                "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
-                "information", stacklevel=3,
+                _messages.duplicate_params_in_group(), stacklevel=3,
             )
         seen: set[int] = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 txt = "with names" if "param_names" in param_group else "without names"
-                raise ValueError(
-                    "all optimizer param groups should be with/without names. cannot add param "
-                    f"group {txt} to the optimizer"
-                )
+                raise ValueError(_messages.group_names_mixed(txt))
         if not seen.isdisjoint(ids):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise ValueError(_messages.params_in_several_groups())
         self.param_groups.append(param_group)
 
     # -- gradients -----------------------------------------------------------------------------
@@ -431,9 +404,7 @@ class Optimizer:
         ``self._init_group(group, params)`` at the point where torch's step does (most
         optimizers read every option first; an option tuple is unpacked before, like torch's
         ``beta1, beta2 = group["betas"]``)."""
-        raise NotImplementedError(
-            f"{type(self).__name__} implements neither step() nor _options() and _update()"
-        )
+        raise NotImplementedError(_messages.no_step_implemented(type(self).__name__))
 
     def _init_group(self, group: dict[str, Any], params: list[Tensor]) -> None:
         """torch's ``_init_group``: the state of every parameter in ``params`` whose state is
@@ -477,7 +448,7 @@ class Optimizer:
     def _update(self, options: Any, key: Any, *arrays: Any) -> None:
         """The algorithm's update formula on one piece: ``arrays`` are (pieces of) the
         arrays of :meth:`_entries`, written in place."""
-        raise NotImplementedError(f"{type(self).__name__} implements no _update()")
+        raise NotImplementedError(_messages.no_update_implemented(type(self).__name__))
 
     def _scratch(self, slot: int, like: Any) -> Any:
         """A scratch array shaped like ``like`` for ``out=`` arithmetic in ``step``.
@@ -636,16 +607,10 @@ class Optimizer:
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
-            raise ValueError(
-                "loaded state dict has a different number of parameter groups: "
-                f"{len(saved_groups)} saved, {len(groups)} in this optimizer"
-            )
+            raise ValueError(_messages.loaded_group_count(saved_groups, groups))
         for g, s in zip(groups, saved_groups):
             if len(g["params"]) != len(s["params"]):
-                raise ValueError(
-                    "loaded state dict contains a parameter group that doesn't match the size "
-                    f"of optimizer's group ({len(s['params'])} saved, {len(g['params'])} here)"
-                )
+                raise ValueError(_messages.loaded_group_size(s, g))
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
 
@@ -696,16 +661,16 @@ def _check_hyper(lr: Any, *, nan_ok: bool = False, **nonnegative: Any) -> None:
     ``not 0 <= value`` (the other optimizers), which refuses it.
     """
     if isinstance(lr, Tensor) and lr.numel() != 1:
-        raise ValueError("Tensor lr must be 1-element")
+        raise ValueError(_messages.tensor_lr_one_element())
     if (lr < 0.0) if nan_ok else not lr >= 0.0:
-        raise ValueError(f"Invalid learning rate: {lr}")
+        raise ValueError(_messages.invalid_learning_rate(lr))
     for name, value in nonnegative.items():
         if name == "betas":
             _check_betas(value)
             continue
         if (value < 0.0) if nan_ok else not value >= 0.0:
             label = "epsilon" if name == "eps" else name
-            raise ValueError(f"Invalid {label} value: {value}")
+            raise ValueError(_messages.invalid_value(label, value))
 
 
 def _pair(value: Any) -> tuple[float, float]:
@@ -718,6 +683,14 @@ def _pair(value: Any) -> tuple[float, float]:
 def _scalars(group: dict[str, Any], *names: str) -> tuple[float, ...]:
     """The group's options ``names``, in order, each as a Python float (:func:`_scalar`)."""
     return tuple(_scalar(group[name]) for name in names)
+
+
+def _adam_options(group: dict[str, Any], *names: str) -> tuple[Any, ...]:
+    """The Adam family's options ``lr`` (:func:`_lr_value`), ``betas`` (:func:`_pair`),
+    ``eps`` and ``weight_decay``, then the options ``names`` (:func:`_scalars`), in order."""
+    lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
+    beta1, beta2 = _pair(group["betas"])
+    return (lr, beta1, beta2, *_scalars(group, "eps", "weight_decay", *names))
 
 
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
@@ -889,7 +862,7 @@ def _check_betas(betas: Any) -> None:
     """torch's check of ``betas`` (NAdam, RAdam, Adamax): each in ``[0, 1)``."""
     for i in range(2):
         if not 0.0 <= betas[i] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+            raise ValueError(_messages.invalid_beta(i, betas))
 
 
 def _scalar_state(value: float, fused: bool | None = None) -> Tensor:
@@ -918,10 +891,7 @@ _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
 def _check_capturable(group: dict[str, Any]) -> None:
     """torch's capturable step on CPU tensors fails (after creating the missing state)."""
     if group.get("capturable", False):
-        raise AssertionError(
-            "If capturable=True, params and state_steps must be on supported devices: "
-            f"{_CAPTURABLE_DEVICES}. gradsum's tensors are on the CPU: use capturable=False"
-        )
+        raise AssertionError(_messages.capturable_devices(_CAPTURABLE_DEVICES))
 
 
 def _check_differentiable(differentiable: bool, fused: bool | None = None,
@@ -930,17 +900,11 @@ def _check_differentiable(differentiable: bool, fused: bool | None = None,
     gradsum's refusal of ``differentiable=True``."""
     if fused:
         if differentiable:
-            raise RuntimeError("`fused` does not support `differentiable`")
+            raise RuntimeError(_messages.fused_differentiable())
         if foreach:
-            raise RuntimeError(
-                "`fused` and `foreach` cannot be `True` together. (gradsum ignores both: "
-                "leave them at None)"
-            )
+            raise RuntimeError(_messages.fused_and_foreach())
     if differentiable:
-        raise NotImplementedError(
-            "gradsum optimizers do not support differentiable=True (updates run under "
-            "no_grad); use the default differentiable=False"
-        )
+        raise NotImplementedError(_messages.differentiable_unsupported())
 
 
 __all__ = ["Optimizer", "no_grad", "required"]

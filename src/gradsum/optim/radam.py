@@ -23,11 +23,9 @@ from gradsum._tensor import Tensor
 from gradsum.optim._kernels import _adam_moments, _as, _bias_correction, _denom
 from gradsum.optim.optimizer import (
     Optimizer,
+    _adam_options,
     _check_differentiable,
     _check_hyper,
-    _lr_value,
-    _pair,
-    _scalars,
 )
 
 
@@ -84,12 +82,10 @@ class RAdam(Optimizer):
         _check_differentiable(differentiable)
 
     def _options(self, group: dict[str, Any], params: list[Tensor]) -> Any:
-        lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
-        beta1, beta2 = _pair(group["betas"])
-        eps, wd = _scalars(group, "eps", "weight_decay")
+        options = _adam_options(group)
         decoupled = group["decoupled_weight_decay"]
         self._init_group(group, params)
-        return lr, beta1, beta2, eps, wd, decoupled, group["maximize"]
+        return *options, decoupled, group["maximize"]
 
     def _update(self, options: Any, step: float, pa: Any, ga: Any, m: Any, v: Any) -> None:
         # torch's operations in its order

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _grad_block
 from gradsum.optim.optimizer import (
     Optimizer,
@@ -73,7 +74,7 @@ class Rprop(Optimizer):
                  differentiable: bool = False) -> None:
         _check_hyper(lr)
         if not 0.0 < etas[0] < 1.0 < etas[1]:
-            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+            raise ValueError(_messages.invalid_etas(etas))
         defaults = {
             "lr": lr, "etas": etas, "step_sizes": step_sizes, "foreach": foreach,
             "maximize": maximize, "differentiable": differentiable, "capturable": capturable,

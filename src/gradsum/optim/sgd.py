@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad  # noqa: F401 (recorded public surface)
+from gradsum.optim import _messages
 from gradsum.optim._kernels import _add_scaled, _add_scaled_, _grad_block, _mul_
 from gradsum.optim.optimizer import (
     Optimizer,
@@ -62,7 +63,7 @@ class SGD(Optimizer):
             "foreach": foreach, "differentiable": differentiable, "fused": fused,
         }
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+            raise ValueError(_messages.nesterov_requires_momentum())
         super().__init__(params, defaults)
         _check_differentiable(differentiable, fused, foreach)
 

@@ -36,6 +36,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import no_grad
 from gradsum.nn import Module
 from gradsum.nn.modules.batchnorm import _BatchNorm  # (torch.nn.modules.batchnorm._BatchNorm)
+from gradsum.optim import _messages
 from gradsum.optim.lr_scheduler import LRScheduler, _format_param
 from gradsum.optim.optimizer import Optimizer
 
@@ -49,9 +50,7 @@ PARAM_LIST = tuple[Tensor, ...] | list[Tensor]
 
 def _check_decay(decay: float) -> None:
     if decay < 0.0 or decay > 1.0:
-        raise ValueError(
-            f"Invalid decay value {decay} provided. Please provide a value in [0,1] range."
-        )
+        raise ValueError(_messages.invalid_ema_decay(decay))
 
 
 def _is_float_or_complex(t: Tensor) -> bool:
@@ -223,7 +222,7 @@ class AveragedModel(Module):
                  use_buffers: bool = False) -> None:
         super().__init__()
         if avg_fn is not None and multi_avg_fn is not None:
-            raise AssertionError("Only one of avg_fn and multi_avg_fn should be provided")
+            raise AssertionError(_messages.avg_fn_and_multi_avg_fn())
         self.module = deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
@@ -351,15 +350,10 @@ class SWALR(LRScheduler):
         for lr, group in zip(swa_lrs, optimizer.param_groups, strict=True):
             group["swa_lr"] = lr
         if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(
-                "anneal_strategy must be one of 'cos' or 'linear', instead got "
-                f"{anneal_strategy}"
-            )
+            raise ValueError(_messages.anneal_strategy_invalid(anneal_strategy))
         self._set_anneal_func(anneal_strategy)
         if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
-            raise ValueError(
-                f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}"
-            )
+            raise ValueError(_messages.negative_anneal_epochs(anneal_epochs))
         self.anneal_epochs = anneal_epochs
         super().__init__(optimizer, last_epoch)
 
