@@ -99,3 +99,16 @@ def ddp_model_mismatch(head: Any, difference: Any, rank: Any) -> str:
         f"{head}: {difference} (this is rank "
         f"{rank}). Build the same model on every rank before wrapping it."
     )
+
+
+def ddp_backward_without_forward() -> str:
+    # torch's opening phrase for the same misuse
+    return (
+        "Expected to mark a variable ready only once. DistributedDataParallel: "
+        "this backward computed gradients of the wrapped parameters, but no "
+        "forward of the DDP wrapper ran since the last gradient synchronisation, "
+        "so they would not be averaged across ranks. Call ddp(x) (not "
+        "ddp.module(x)) before each backward, run the forward inside "
+        "ddp.no_sync() to accumulate locally, or put extra backwards of the same "
+        "forward inside ddp.no_sync()."
+    )

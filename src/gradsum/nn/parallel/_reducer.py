@@ -57,6 +57,7 @@ from gradsum._backend import xp
 from gradsum._blas import ALIGNED_BYTES, aligned_empty, owns_buffer
 from gradsum.autograd import engine
 from gradsum.autograd.graph import _set_grad
+from gradsum.nn import _messages
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
@@ -410,15 +411,7 @@ class Reducer:
         if state == _UNARMED:
             hit, self._unarmed_hit = self._unarmed_hit, False
             if hit and error is None:
-                raise RuntimeError(  # torch's opening phrase for the same misuse
-                    "Expected to mark a variable ready only once. DistributedDataParallel: "
-                    "this backward computed gradients of the wrapped parameters, but no "
-                    "forward of the DDP wrapper ran since the last gradient synchronisation, "
-                    "so they would not be averaged across ranks. Call ddp(x) (not "
-                    "ddp.module(x)) before each backward, run the forward inside "
-                    "ddp.no_sync() to accumulate locally, or put extra backwards of the same "
-                    "forward inside ddp.no_sync()."
-                )
+                raise RuntimeError(_messages.ddp_backward_without_forward())
             return
         if state != _SYNC:
             return
