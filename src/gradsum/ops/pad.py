@@ -215,7 +215,7 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
     (batched or unbatched) input.
     """
     if not isinstance(pad, (tuple, list)):
-        raise TypeError(_messages.pad_argument_not_tuple(pad))
+        raise TypeError(_messages.int_list_argument_not_tuple("pad", "pad", 2, pad))
     for i, p in enumerate(pad):
         if not isinstance(p, (int, xp.integer)) or isinstance(p, bool):
             raise TypeError(_messages.pad_element_not_int(p, i))

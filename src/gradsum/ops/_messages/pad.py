@@ -19,13 +19,6 @@ def pad_crops_more_than_input(lo: Any, hi: Any, d: Any, size: Any) -> str:
     )
 
 
-def pad_argument_not_tuple(pad: Any) -> str:
-    return (
-        f"pad(): argument 'pad' (position 2) must be tuple of ints, not "
-        f"{type(pad).__name__}"
-    )
-
-
 def pad_element_not_int(p: Any, i: Any) -> str:
     return (
         "pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
