@@ -173,9 +173,7 @@ def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``."""
     x = a._array
     if x.dtype.kind == "b":
-        raise RuntimeError(
-            "Boolean inputs not supported for relu. Convert the mask with .float() first."
-        )
+        raise RuntimeError(_messages.relu_boolean_input())
     if x.size >= 16384 and (x.dtype is _F32 or x.dtype is _F64) and x.flags.c_contiguous:
         # (against an array of zeros, written into it: NumPy's loop for an array and a
         # broadcast scalar is 2x slower; the same operands in the same order)
@@ -326,9 +324,7 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
         out *= x
         out = out.astype(x.dtype, copy=False)
     else:
-        raise RuntimeError(
-            f"approximate argument must be either none or tanh, got {approximate!r}"
-        )
+        raise RuntimeError(_messages.gelu_invalid_approximate(approximate))
     if low is not None:
         out = out.astype(low)
     if not needs_grad(a):
@@ -859,21 +855,17 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     # (torch's order of checks: dtypes, then the channel count, then the weight's ndim)
     if weight._array.dtype != input._array.dtype:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got "
-                           f"{_tname(input._array.dtype)} and {_tname(weight._array.dtype)} "
-                           "(give the weight the input's dtype)")
+        raise RuntimeError(_messages.prelu_type_promoting(_tname(input._array.dtype),
+                                                     _tname(weight._array.dtype)))
     nd = input._array.ndim
     if weight._array.size != 1:
         if nd == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
+            raise RuntimeError(_messages.prelu_zero_dim_input())
         channels = input._array.shape[1] if nd >= 2 else 1
         if channels != weight._array.size:
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
-                f"= {weight._array.size} and channel size = {channels}.")
+            raise RuntimeError(_messages.prelu_channel_mismatch(weight._array.size, channels))
     if weight._array.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight._array.ndim}")
+        raise RuntimeError(_messages.prelu_weight_not_scalar_or_1d(weight._array.ndim))
     if not D.is_float_np(input._array.dtype):
         raise D.not_implemented("prelu_cpu", input._array.dtype, "Convert with .float().")
     w = weight
@@ -903,13 +895,7 @@ class LeakyReluBackward1(Node):
     def backward(self, g: Tensor) -> Tensor:
         (res,) = self.saved()
         if self.slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead. File an "
-                "issue at https://github.com/pytorch/pytorch if you do require supporting "
-                "in-place leakRelu backward calculation with negative slope"
-            )
+            raise RuntimeError(_messages.leaky_relu_inplace_negative_slope_backward())
         return leaky_relu_backward(g, res, self.slope)
 
 class _Act:
@@ -954,8 +940,7 @@ class _ActBackwardBackward(Node):
         act = self.act
         if act.second == "not implemented":  # (torch has no rule for it either)
             raise RuntimeError(
-                f"derivative for aten::{_ACT_KERNELS[act.fwd.__name__]}_backward is not "
-                "implemented: this activation supports first-order gradients only"
+                _messages.activation_double_backward_not_implemented(_ACT_KERNELS[act.fwd.__name__])
             )
         d_g = _act_backward(gg, x, act) if self.needs(0) else None
         d_x = None
