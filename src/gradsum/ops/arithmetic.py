@@ -1488,34 +1488,40 @@ def _rrshift(self: Tensor, other: Any) -> Tensor:
     return bitwise_right_shift(other, self)
 
 
-@register("gcd", method=True, inplace=twin("gcd_", cast=True))
-def gcd(input: Tensor, other: Tensor) -> Tensor:
+def _gcd_lcm(name: str, kernel: Any, doc: str) -> Any:
+    """The registered ``name(input, other)`` (``gcd`` or ``lcm``): the array op ``kernel`` on
+    both tensors' promoted integer arrays (torch's kernel ``<name>_cpu``)."""
+    cpu = f"{name}_cpu"
+
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        _tensor_arg(name, "input", 1, input)
+        _tensor_arg(name, "other", 2, other)
+        x, y = _int_binary(name, cpu, input, other)
+        return _make(xp.asarray(kernel(x, y), dtype=x.dtype))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return register(name, method=True, inplace=twin(f"{name}_", cast=True))(fn)
+
+
+gcd = _gcd_lcm(
+    "gcd", xp.gcd,
     """Greatest common divisor, elementwise (integers only; ``gcd(0, 0)`` is 0).
 
     Example:
         >>> import gradsum
         >>> gradsum.gcd(gradsum.tensor([4, -6]), gradsum.tensor([6, 0])).tolist()
         [2, 6]
-    """
-    _tensor_arg("gcd", "input", 1, input)
-    _tensor_arg("gcd", "other", 2, other)
-    x, y = _int_binary("gcd", "gcd_cpu", input, other)
-    return _make(xp.asarray(xp.gcd(x, y), dtype=x.dtype))
-
-
-@register("lcm", method=True, inplace=twin("lcm_", cast=True))
-def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """)
+lcm = _gcd_lcm(
+    "lcm", xp.lcm,
     """Least common multiple, elementwise (integers only).
 
     Example:
         >>> import gradsum
         >>> gradsum.lcm(gradsum.tensor([4, -6]), gradsum.tensor([6, 0])).tolist()
         [12, 0]
-    """
-    _tensor_arg("lcm", "input", 1, input)
-    _tensor_arg("lcm", "other", 2, other)
-    x, y = _int_binary("lcm", "lcm_cpu", input, other)
-    return _make(xp.asarray(xp.lcm(x, y), dtype=x.dtype))
+    """)
 
 
 # -- ldexp, frexp ---------------------------------------------------------------------------------
