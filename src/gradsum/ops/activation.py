@@ -138,17 +138,30 @@ class ReluBackward0(Node):
         return threshold_backward(g, out, 0)
 
 
-class ThresholdBackwardBackward0(Node):
+class _MaskedBackwardBackward(Node):
+    """The rule of a backward ``(g, y) -> g`` times a mask piecewise constant in ``y``
+    (``threshold_backward``, ``leaky_relu_backward``): linear in ``g``, that backward again
+    (``_rule``), and ``y`` gets zeros (not None), as in torch."""
+
+    __slots__ = ()
+
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        (y,) = self.saved()
+        d_g = self._rule(gg, y) if self._next[0][0] is not None else None
+        d_y = F.zeros_like(gg) if self._next[1][0] is not None else None
+        return d_g, d_y
+
+
+class ThresholdBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``threshold_backward``: linear in ``g`` with a constant mask."""
 
     __slots__ = ("threshold",)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        (y,) = self.saved()
-        # (the mask is piecewise constant in y: torch sends y a zero gradient, not none)
-        d_y = F.zeros_like(gg) if self._next[1][0] is not None else None
-        d_g = threshold_backward(gg, y, self.threshold) if self._next[0][0] is not None else None
-        return d_g, d_y
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        return threshold_backward(gg, y, self.threshold)
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
@@ -395,17 +408,14 @@ class LeakyReluBackward0(Node):
         return leaky_relu_backward(g, a, self.slope)
 
 
-class LeakyReluBackwardBackward0(Node):
+class LeakyReluBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``leaky_relu_backward``: linear in ``g`` with a mask that is piecewise
     constant in the input, which gets zeros (not None), as in torch."""
 
     __slots__ = ("slope",)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        (a,) = self.saved()
-        d_g = leaky_relu_backward(gg, a, self.slope) if self._next[0][0] is not None else None
-        d_a = F.zeros_like(gg) if self._next[1][0] is not None else None
-        return d_g, d_a
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        return leaky_relu_backward(gg, y, self.slope)
 
 
 def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
@@ -997,25 +1007,12 @@ def _act(input: Tensor, out: Any, act: _Act) -> Tensor:
 
 _ACT_KERNELS = {"HardsigmoidBackward0": "hardsigmoid"}
 
-_HARDTANH_NODES = _act_nodes("Hardtanh")
-
-_THRESHOLD_NODES = _act_nodes("Threshold")
-
-_HARDSHRINK_NODES = _act_nodes("Hardshrink")
-
-_SOFTSHRINK_NODES = _act_nodes("Softshrink")
-
-_HARDSIGMOID_NODES = _act_nodes("Hardsigmoid")
-
-_HARDSWISH_NODES = _act_nodes("Hardswish")
-
-_ELU_NODES = _act_nodes("Elu")
-
-_RRELU_NODES = _act_nodes("RreluWithNoise")
-
-_CELU_NODES = _act_nodes("Celu", "Elu")
-
-_LOGSIGMOID_NODES = _act_nodes("LogSigmoid")
+# (torch's CeluBackward0 has elu's double backward: EluBackwardBackward0)
+(_HARDTANH_NODES, _THRESHOLD_NODES, _HARDSHRINK_NODES, _SOFTSHRINK_NODES, _HARDSIGMOID_NODES,
+ _HARDSWISH_NODES, _ELU_NODES, _RRELU_NODES, _CELU_NODES, _LOGSIGMOID_NODES) = (
+    _act_nodes(*names) for names in (
+        ("Hardtanh",), ("Threshold",), ("Hardshrink",), ("Softshrink",), ("Hardsigmoid",),
+        ("Hardswish",), ("Elu",), ("RreluWithNoise",), ("Celu", "Elu"), ("LogSigmoid",)))
 
 
 # -- logsigmoid (nn.functional's; BinaryCrossEntropyWithLogitsBackward0's rule uses it) -------
