@@ -137,19 +137,18 @@ def logical_not(a: Tensor) -> Tensor:
     return _make(xp.logical_not(a._array))
 
 
-@register("isnan", method=True)
-def isnan(a: Tensor) -> Tensor:
-    return _make(xp.isnan(a._array))
+def _predicate(name: str, kernel: Any) -> Any:
+    """The registered one-input predicate ``name(a)``: the array op ``kernel`` (bool result)."""
+
+    def fn(a: Tensor) -> Tensor:
+        return _make(kernel(a._array))
+
+    fn.__name__ = fn.__qualname__ = name
+    return register(name, method=True)(fn)
 
 
-@register("isinf", method=True)
-def isinf(a: Tensor) -> Tensor:
-    return _make(xp.isinf(a._array))
-
-
-@register("isfinite", method=True)
-def isfinite(a: Tensor) -> Tensor:
-    return _make(xp.isfinite(a._array))
+isnan, isinf, isfinite = (_predicate(name, kernel) for name, kernel in (
+    ("isnan", xp.isnan), ("isinf", xp.isinf), ("isfinite", xp.isfinite)))
 
 
 @register("equal", method=True)
