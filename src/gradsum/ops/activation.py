@@ -138,17 +138,30 @@ class ReluBackward0(Node):
         return threshold_backward(g, out, 0)
 
 
-class ThresholdBackwardBackward0(Node):
+class _MaskedBackwardBackward(Node):
+    """The rule of a backward ``(g, y) -> g`` times a mask piecewise constant in ``y``
+    (``threshold_backward``, ``leaky_relu_backward``): linear in ``g``, that backward again
+    (``_rule``), and ``y`` gets zeros (not None), as in torch."""
+
+    __slots__ = ()
+
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
+        (y,) = self.saved()
+        d_g = self._rule(gg, y) if self._next[0][0] is not None else None
+        d_y = F.zeros_like(gg) if self._next[1][0] is not None else None
+        return d_g, d_y
+
+
+class ThresholdBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``threshold_backward``: linear in ``g`` with a constant mask."""
 
     __slots__ = ("threshold",)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        (y,) = self.saved()
-        # (the mask is piecewise constant in y: torch sends y a zero gradient, not none)
-        d_y = F.zeros_like(gg) if self._next[1][0] is not None else None
-        d_g = threshold_backward(gg, y, self.threshold) if self._next[0][0] is not None else None
-        return d_g, d_y
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        return threshold_backward(gg, y, self.threshold)
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
@@ -173,9 +186,7 @@ def relu(a: Tensor) -> Tensor:
     """``max(a, 0)``."""
     x = a._array
     if x.dtype.kind == "b":
-        raise RuntimeError(
-            "Boolean inputs not supported for relu. Convert the mask with .float() first."
-        )
+        raise RuntimeError(_messages.relu_boolean_input())
     if x.size >= 16384 and (x.dtype is _F32 or x.dtype is _F64) and x.flags.c_contiguous:
         # (against an array of zeros, written into it: NumPy's loop for an array and a
         # broadcast scalar is 2x slower; the same operands in the same order)
@@ -326,9 +337,7 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
         out *= x
         out = out.astype(x.dtype, copy=False)
     else:
-        raise RuntimeError(
-            f"approximate argument must be either none or tanh, got {approximate!r}"
-        )
+        raise RuntimeError(_messages.gelu_invalid_approximate(approximate))
     if low is not None:
         out = out.astype(low)
     if not needs_grad(a):
@@ -399,17 +408,14 @@ class LeakyReluBackward0(Node):
         return leaky_relu_backward(g, a, self.slope)
 
 
-class LeakyReluBackwardBackward0(Node):
+class LeakyReluBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``leaky_relu_backward``: linear in ``g`` with a mask that is piecewise
     constant in the input, which gets zeros (not None), as in torch."""
 
     __slots__ = ("slope",)
 
-    def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        (a,) = self.saved()
-        d_g = leaky_relu_backward(gg, a, self.slope) if self._next[0][0] is not None else None
-        d_a = F.zeros_like(gg) if self._next[1][0] is not None else None
-        return d_g, d_a
+    def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
+        return leaky_relu_backward(gg, y, self.slope)
 
 
 def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
@@ -859,21 +865,17 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     # (torch's order of checks: dtypes, then the channel count, then the weight's ndim)
     if weight._array.dtype != input._array.dtype:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got "
-                           f"{_tname(input._array.dtype)} and {_tname(weight._array.dtype)} "
-                           "(give the weight the input's dtype)")
+        raise RuntimeError(_messages.prelu_type_promoting(_tname(input._array.dtype),
+                                                     _tname(weight._array.dtype)))
     nd = input._array.ndim
     if weight._array.size != 1:
         if nd == 0:
-            raise RuntimeError("Not allow zero-dim input tensor.")
+            raise RuntimeError(_messages.prelu_zero_dim_input())
         channels = input._array.shape[1] if nd >= 2 else 1
         if channels != weight._array.size:
-            raise RuntimeError(
-                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
-                f"= {weight._array.size} and channel size = {channels}.")
+            raise RuntimeError(_messages.prelu_channel_mismatch(weight._array.size, channels))
     if weight._array.ndim > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight._array.ndim}")
+        raise RuntimeError(_messages.prelu_weight_not_scalar_or_1d(weight._array.ndim))
     if not D.is_float_np(input._array.dtype):
         raise D.not_implemented("prelu_cpu", input._array.dtype, "Convert with .float().")
     w = weight
@@ -903,13 +905,7 @@ class LeakyReluBackward1(Node):
     def backward(self, g: Tensor) -> Tensor:
         (res,) = self.saved()
         if self.slope < 0:
-            raise RuntimeError(
-                "In-place leakyReLu backward calculation is triggered with a negative slope "
-                "which is not supported. This is caused by calling in-place forward function "
-                "with a negative slope, please call out-of-place version instead. File an "
-                "issue at https://github.com/pytorch/pytorch if you do require supporting "
-                "in-place leakRelu backward calculation with negative slope"
-            )
+            raise RuntimeError(_messages.leaky_relu_inplace_negative_slope_backward())
         return leaky_relu_backward(g, res, self.slope)
 
 class _Act:
@@ -954,8 +950,7 @@ class _ActBackwardBackward(Node):
         act = self.act
         if act.second == "not implemented":  # (torch has no rule for it either)
             raise RuntimeError(
-                f"derivative for aten::{_ACT_KERNELS[act.fwd.__name__]}_backward is not "
-                "implemented: this activation supports first-order gradients only"
+                _messages.activation_double_backward_not_implemented(_ACT_KERNELS[act.fwd.__name__])
             )
         d_g = _act_backward(gg, x, act) if self.needs(0) else None
         d_x = None
@@ -1012,25 +1007,12 @@ def _act(input: Tensor, out: Any, act: _Act) -> Tensor:
 
 _ACT_KERNELS = {"HardsigmoidBackward0": "hardsigmoid"}
 
-_HARDTANH_NODES = _act_nodes("Hardtanh")
-
-_THRESHOLD_NODES = _act_nodes("Threshold")
-
-_HARDSHRINK_NODES = _act_nodes("Hardshrink")
-
-_SOFTSHRINK_NODES = _act_nodes("Softshrink")
-
-_HARDSIGMOID_NODES = _act_nodes("Hardsigmoid")
-
-_HARDSWISH_NODES = _act_nodes("Hardswish")
-
-_ELU_NODES = _act_nodes("Elu")
-
-_RRELU_NODES = _act_nodes("RreluWithNoise")
-
-_CELU_NODES = _act_nodes("Celu", "Elu")
-
-_LOGSIGMOID_NODES = _act_nodes("LogSigmoid")
+# (torch's CeluBackward0 has elu's double backward: EluBackwardBackward0)
+(_HARDTANH_NODES, _THRESHOLD_NODES, _HARDSHRINK_NODES, _SOFTSHRINK_NODES, _HARDSIGMOID_NODES,
+ _HARDSWISH_NODES, _ELU_NODES, _RRELU_NODES, _CELU_NODES, _LOGSIGMOID_NODES) = (
+    _act_nodes(*names) for names in (
+        ("Hardtanh",), ("Threshold",), ("Hardshrink",), ("Softshrink",), ("Hardsigmoid",),
+        ("Hardswish",), ("Elu",), ("RreluWithNoise",), ("Celu", "Elu"), ("LogSigmoid",)))
 
 
 # -- logsigmoid (nn.functional's; BinaryCrossEntropyWithLogitsBackward0's rule uses it) -------

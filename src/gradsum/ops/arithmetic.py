@@ -30,6 +30,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd import _messages
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import _NOTHING_SAVED, HOLDS_STATE, Node, _saved_input, _saved_output
+from gradsum.ops import _messages as _ops_messages
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -80,15 +81,13 @@ def _checked(v: Any, dt: Any) -> Any:
         fv = float(v)
         big = D.finfo(D.bfloat16).max if kind == "V" else xp.finfo(dt).max
         if math.isfinite(fv) and not -big <= fv <= big:
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without "
-                               f"overflow (value {v}). Use a wider dtype or a smaller number.")
+            raise RuntimeError(_ops_messages.scalar_overflows_type(_C_TYPES[dt.name], v))
         return v
     if v.__class__ is not int:
         return v
     info = xp.iinfo(dt)
     if not (-info.max if info.min == 0 else info.min) <= v <= info.max:
-        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dt.name]} without "
-                           f"overflow (value {v}). Use a wider dtype or a smaller number.")
+        raise RuntimeError(_ops_messages.scalar_overflows_type(_C_TYPES[dt.name], v))
     return _wrap_int(v, dt)
 
 
@@ -147,15 +146,9 @@ def _sub_check(a: Any, b: Any) -> None:
     """torch's ``sub_check``: subtraction is refused when either operand is bool."""
     a_bool, b_bool = _is_bool(a), _is_bool(b)
     if a_bool and b_bool:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
-            "`^` or `logical_xor()` operator instead."
-        )
+        raise RuntimeError(_ops_messages.sub_two_bool_tensors())
     if a_bool or b_bool:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-            "trying to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
+        raise RuntimeError(_ops_messages.sub_bool_tensor())
 
 
 def _no_bool(x: Any, kernel: str) -> None:
@@ -168,10 +161,7 @@ def _check_int_divisor(x: Any, y: Any, name: str) -> None:
     """torch raises for an integer division by zero, where NumPy returns 0 with a warning."""
     if x.dtype.kind in "iu" and not xp.all(y):
         zeros = int(xp.size(y) - xp.count_nonzero(y))
-        raise RuntimeError(
-            f"ZeroDivisionError: integer {name} by zero ({zeros} zero divisor(s)). Convert to "
-            "a floating dtype (t.float()) or mask the zero divisors out first."
-        )
+        raise RuntimeError(_ops_messages.integer_division_by_zero(name, zeros))
 
 
 def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
@@ -214,11 +204,9 @@ def _scaled(x: Any, y: Any, alpha: Any) -> Any:
     if isinstance(alpha, xp.bool_):
         alpha = float(alpha)  # (torch reads a NumPy bool as a float)
     if isinstance(alpha, bool) and kind != "b":
-        raise RuntimeError("Boolean alpha only supported for Boolean results. Pass an int or "
-                           "a float alpha.")
+        raise RuntimeError(_ops_messages.boolean_alpha_only_for_boolean_results())
     if kind in "biu" and isinstance(alpha, (float, xp.floating)):
-        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating "
-                           f"point number (got alpha={alpha}). Convert the tensors first.")
+        raise RuntimeError(_ops_messages.integral_alpha_not_floating(alpha))
     if kind == "b":
         return xp.logical_and(y, bool(alpha))
     if kind in "iu" and alpha.__class__ is int:
@@ -484,10 +472,7 @@ class DivBackward2(Node):
 
 def _div_rounded(a: Any, b: Any, rounding_mode: str) -> Tensor:
     if rounding_mode not in ("floor", "trunc"):
-        raise RuntimeError(
-            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-            f"'{rounding_mode}'"
-        )
+        raise RuntimeError(_ops_messages.div_invalid_rounding_mode(rounding_mode))
     a, b, x, y, bt = _binary(a, b)
     _no_bool(x, f"div_{rounding_mode}_cpu")
     _check_int_divisor(x, y, "division")
@@ -569,9 +554,7 @@ class PowBackward2(Node):
         (b, out) = self.saved()
         s = self.base
         if s.__class__ is bool:  # (torch 2.13 fails on a bool base: an internal assert)
-            raise RuntimeError(
-                "pow(bool, tensor) has no derivative: torch fails here with an internal assert "
-                "('unknown ivalue tag 4'). Pass the base as an int or a float (1 ** t).")
+            raise RuntimeError(_ops_messages.pow_bool_base_no_derivative())
         if s == 0:
             return F.where(F.ge(b, 0).detach(), F.zeros_like(g), F.mul(g, F.mul(out, -math.inf)))
         return F.mul(g, F.mul(out, math.log(s) if s > 0 else math.nan))
@@ -590,10 +573,7 @@ def pow(a: Any, b: Any) -> Tensor:
     _no_bool(x, "pow")
     try:
         if not bt and x.dtype.kind in "iu" and isinstance(y, int) and y < 0:
-            raise RuntimeError(
-                "Integers to negative integer powers are not allowed. Use a float base "
-                "(t.float() ** p)."
-            )
+            raise RuntimeError(_ops_messages.integers_to_negative_integer_powers())
         if bt:
             out = _int_power(x, y) if x.dtype.kind in "iu" else x**y
         elif x.dtype.itemsize < 4 or x.dtype.kind not in "fV":
@@ -709,10 +689,7 @@ class NegBackward0(Node):
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
     if a._array.dtype.kind == "b":
-        raise RuntimeError(
-            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
-            "to invert a mask, use the `~` or `logical_not()` operator instead."
-        )
+        raise RuntimeError(_ops_messages.neg_bool_tensor())
     out = -a._array
     if not needs_grad(a):
         return _make(out)
@@ -944,10 +921,7 @@ class _NoDerivative(Node):
     def backward(self, g: Tensor) -> Tensor:
         what = ("a number on the left of '%'" if self.op == "remainder"
                 else "floor division ('//', floor_divide)")
-        raise RuntimeError(
-            f"derivative for aten::{self.op} is not implemented: {what} has no gradient rule. "
-            "Detach the tensor operand first, or write the expression with differentiable ops."
-        )
+        raise RuntimeError(_ops_messages.arithmetic_derivative_not_implemented(self.op, what))
 
 
 _NotImplementedNode = type("NotImplemented", (_NoDerivative,), {"__slots__": ()})
@@ -1105,16 +1079,14 @@ def bitwise_not(a: Tensor) -> Tensor:
 def invert(a: Tensor) -> Tensor:
     """``~a`` (Python's operator): torch raises TypeError for a floating tensor."""
     if a._array.dtype.kind in "fV":
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors. Use logical_not() or 1 - t.")
+        raise TypeError(_ops_messages.invert_only_integer_and_boolean())
     return bitwise_not(a)
 
 
 # -- atan2 -------------------------------------------------------------------------------------
 def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
     if not isinstance(v, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_ops_messages.product_argument_not_tensor(name, arg, pos, v))
     return v
 
 
@@ -1144,10 +1116,7 @@ class LerpBackward1(Node):
 
 def _lerp_dtype_check(name: str, ref: Any, other: Any, what: str) -> None:
     if other.dtype != ref.dtype:
-        raise RuntimeError(
-            f"expected dtype {D.from_numpy_dtype(ref.dtype).name} for `{what}` but got dtype "
-            f"{D.from_numpy_dtype(other.dtype).name}. Convert it with .to(input.dtype)."
-        )
+        raise RuntimeError(_ops_messages.lerp_dtype_mismatch(ref.dtype, other.dtype, what))
 
 
 @register("lerp", method=True, inplace="lerp_")
@@ -1290,11 +1259,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         [2.0, 2.0]
     """
     if all(isinstance(t, Tensor) and t._array.dtype.kind in "biu" for t in (tensor1, tensor2)):
-        raise RuntimeError(
-            "Integer division with addcdiv is no longer supported, and in a future release "
-            "addcdiv will perform a true division of tensor1 and tensor2. Use "
-            "(input + value * tensor1 / tensor2) with floating tensors instead."
-        )
+        raise RuntimeError(_ops_messages.addcdiv_integer_division())
     x, t1, t2, v = _addc("addcdiv", input, tensor1, tensor2, value)
     try:
         shape = xp.broadcast_shapes(x.shape, t1.shape, t2.shape)
@@ -1358,7 +1323,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
     x, y, yt = binary_arrays(input, other)
     y = xp.asarray(y, dtype=x.dtype) if not yt else y
     if x.dtype.kind in "biu" and (xp.asarray(y) == 0).any():
-        raise RuntimeError("ZeroDivisionError")
+        raise RuntimeError(_ops_messages.fmod_zero_division())
     try:
         with xp.errstate(**_ERR):
             out = _fmod(x, y)
@@ -1389,9 +1354,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
         (gradsum.float64, [4.0, 9.0])
     """
     if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
-        raise TypeError("float_power() received an invalid combination of arguments - got "
-                        f"({type(input).__name__}, {type(exponent).__name__}): at least one "
-                        "of input and exponent must be a Tensor.")
+        raise TypeError(_ops_messages.float_power_needs_a_tensor(input, exponent))
 
     def f64(v: Any) -> Any:
         if isinstance(v, Tensor):
@@ -1405,9 +1368,7 @@ def float_power(input: Any, exponent: Any) -> Tensor:
 def _float_power_(self: Tensor, exponent: Any) -> Tensor:
     """In-place :func:`float_power`: only a float64 tensor can hold the result."""
     if self._array.dtype != xp.float64:
-        raise RuntimeError(f"the base given to float_power_ has dtype {_tname(self._array.dtype)}"
-                           " but the operation's result requires dtype Double. Convert it "
-                           "with .double() first.")
+        raise RuntimeError(_ops_messages.float_power_inplace_base_not_double(self._array.dtype))
     from gradsum.ops.inplace import _op_inplace
 
     return _op_inplace("float_power_", float_power, registered=False)(self, exponent)
@@ -1432,8 +1393,7 @@ frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 
 def _tensor_arg(name: str, arg: str, pos: int, v: Any) -> Tensor:
     if not isinstance(v, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_ops_messages.product_argument_not_tensor(name, arg, pos, v))
     return v
 
 
@@ -1442,8 +1402,7 @@ def _int_binary(name: str, kernel: str, input: Any, other: Any) -> tuple[Any, An
     """Both operands as arrays of their promoted dtype, which must be an integer one."""
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
-            raise TypeError(f"{name}(): expected at least one Tensor argument. Wrap one with "
-                            "gradsum.tensor().")
+            raise TypeError(_ops_messages.integer_op_expected_a_tensor(name))
         rt = D.result_type(other, input).np
         x = xp.asarray(scalar_value(input), dtype=rt)
         y = other._array.astype(rt, copy=False)
@@ -1529,34 +1488,40 @@ def _rrshift(self: Tensor, other: Any) -> Tensor:
     return bitwise_right_shift(other, self)
 
 
-@register("gcd", method=True, inplace=twin("gcd_", cast=True))
-def gcd(input: Tensor, other: Tensor) -> Tensor:
+def _gcd_lcm(name: str, kernel: Any, doc: str) -> Any:
+    """The registered ``name(input, other)`` (``gcd`` or ``lcm``): the array op ``kernel`` on
+    both tensors' promoted integer arrays (torch's kernel ``<name>_cpu``)."""
+    cpu = f"{name}_cpu"
+
+    def fn(input: Tensor, other: Tensor) -> Tensor:
+        _tensor_arg(name, "input", 1, input)
+        _tensor_arg(name, "other", 2, other)
+        x, y = _int_binary(name, cpu, input, other)
+        return _make(xp.asarray(kernel(x, y), dtype=x.dtype))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return register(name, method=True, inplace=twin(f"{name}_", cast=True))(fn)
+
+
+gcd = _gcd_lcm(
+    "gcd", xp.gcd,
     """Greatest common divisor, elementwise (integers only; ``gcd(0, 0)`` is 0).
 
     Example:
         >>> import gradsum
         >>> gradsum.gcd(gradsum.tensor([4, -6]), gradsum.tensor([6, 0])).tolist()
         [2, 6]
-    """
-    _tensor_arg("gcd", "input", 1, input)
-    _tensor_arg("gcd", "other", 2, other)
-    x, y = _int_binary("gcd", "gcd_cpu", input, other)
-    return _make(xp.asarray(xp.gcd(x, y), dtype=x.dtype))
-
-
-@register("lcm", method=True, inplace=twin("lcm_", cast=True))
-def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """)
+lcm = _gcd_lcm(
+    "lcm", xp.lcm,
     """Least common multiple, elementwise (integers only).
 
     Example:
         >>> import gradsum
         >>> gradsum.lcm(gradsum.tensor([4, -6]), gradsum.tensor([6, 0])).tolist()
         [12, 0]
-    """
-    _tensor_arg("lcm", "input", 1, input)
-    _tensor_arg("lcm", "other", 2, other)
-    x, y = _int_binary("lcm", "lcm_cpu", input, other)
-    return _make(xp.asarray(xp.lcm(x, y), dtype=x.dtype))
+    """)
 
 
 # -- ldexp, frexp ---------------------------------------------------------------------------------
@@ -1625,8 +1590,7 @@ def frexp(input: Tensor) -> Any:
     """
     x = input._array
     if x.dtype.kind not in "fV":
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes (got "
-                           f"{_tname(x.dtype)}). Convert the input with .float() first.")
+        raise RuntimeError(_ops_messages.frexp_only_floating(x.dtype))
     m, e = xp.frexp(x)
     m, e = xp.asarray(m, dtype=x.dtype), xp.asarray(e, dtype=xp.int32)
     if not needs_grad(input):
@@ -1648,8 +1612,7 @@ def positive(input: Tensor) -> Tensor:
         True
     """
     if input._array.dtype.kind == "b":
-        raise RuntimeError("The `+` operator, on a bool tensor is not supported. Convert the "
-                           "tensor to an integer dtype first.")
+        raise RuntimeError(_ops_messages.positive_bool_tensor())
     return input
 
 

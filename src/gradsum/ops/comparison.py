@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import gradsum.ops as F
-from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     binary_arrays,
@@ -62,11 +62,7 @@ def _extremum(a: Any, b: Any, sign: int) -> Tensor:
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         name = "maximum" if sign > 0 else "minimum"
         pos, bad = (2, b) if isinstance(a, Tensor) else (1, a)
-        raise TypeError(
-            f"{name}(): argument '{'other' if pos == 2 else 'input'}' (position {pos}) must be "
-            f"Tensor, not {type(bad).__name__}. Wrap it with tensor(), or use clamp() for a "
-            "number."
-        )
+        raise TypeError(_messages.extremum_argument_not_tensor(name, pos, bad))
     x, y, _ = binary_arrays(a, b)
     try:
         out = xp.maximum(x, y) if sign > 0 else xp.minimum(x, y)
@@ -95,8 +91,7 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 # -- comparisons and logic (not differentiable) ------------------------------------------------
 def _not_tensor(name: str, arg: str, pos: int, v: Any) -> TypeError:
-    return TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                     f"{type(v).__name__}. Wrap it with gradsum.tensor().")
+    return TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
 
 
 def _compare(name: str, fn: Any, **surface: Any) -> Any:
@@ -142,19 +137,18 @@ def logical_not(a: Tensor) -> Tensor:
     return _make(xp.logical_not(a._array))
 
 
-@register("isnan", method=True)
-def isnan(a: Tensor) -> Tensor:
-    return _make(xp.isnan(a._array))
+def _predicate(name: str, kernel: Any) -> Any:
+    """The registered one-input predicate ``name(a)``: the array op ``kernel`` (bool result)."""
+
+    def fn(a: Tensor) -> Tensor:
+        return _make(kernel(a._array))
+
+    fn.__name__ = fn.__qualname__ = name
+    return register(name, method=True)(fn)
 
 
-@register("isinf", method=True)
-def isinf(a: Tensor) -> Tensor:
-    return _make(xp.isinf(a._array))
-
-
-@register("isfinite", method=True)
-def isfinite(a: Tensor) -> Tensor:
-    return _make(xp.isfinite(a._array))
+isnan, isinf, isfinite = (_predicate(name, kernel) for name, kernel in (
+    ("isnan", xp.isnan), ("isinf", xp.isinf), ("isfinite", xp.isfinite)))
 
 
 @register("equal", method=True)
@@ -191,11 +185,7 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
     """torch's isclose (and allclose) does not promote: the dtypes must be equal."""
     x, y = a._array.dtype, b._array.dtype
     if x != y:
-        names = D._TORCH_SCALAR_NAMES
-        raise RuntimeError(
-            f"{names.get(str(x), str(x))} did not match {names.get(str(y), str(y))}: isclose "
-            "compares tensors of one dtype. Convert one with .to(other.dtype) first."
-        )
+        raise RuntimeError(_messages.isclose_dtype_mismatch(x, y))
 
 
 @register("isclose", method=True)
@@ -208,8 +198,7 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
 def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
     """``v``, or torch's TypeError for a non-tensor argument ``arg`` at position ``pos``."""
     if not isinstance(v, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(v).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
     return v
 
 
@@ -239,15 +228,12 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
         [False, True, False]
     """
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
-        raise TypeError("isin() received an invalid combination of arguments - got "
-                        f"({type(elements).__name__}, {type(test_elements).__name__}): at "
-                        "least one of elements and test_elements must be a Tensor.")
+        raise TypeError(_messages.isin_needs_a_tensor(elements, test_elements))
     arrs = [v._array if isinstance(v, Tensor) else xp.asarray(v)
             for v in (elements, test_elements)]
     for a in arrs:
         if a.dtype.kind == "b":
-            raise RuntimeError("Unsupported input type encountered for isin(): Bool. Convert "
-                               "the bool tensor with .long() first.")
+            raise RuntimeError(_messages.isin_bool_input())
     out = xp.isin(arrs[0], arrs[1], assume_unique=assume_unique, invert=invert)
     return _make(xp.asarray(out, dtype=bool))
 

@@ -845,25 +845,14 @@ def _op_inplace(name: str, op: Callable[..., Tensor], registered: bool = True,
     return register(name, **surface)(method) if registered else method
 
 
-relu_ = _op_inplace("relu_", relu, method=True)
-exp_ = _op_inplace("exp_", exp, method=True)
-log_ = _op_inplace("log_", log, method=True)
-log1p_ = _op_inplace("log1p_", log1p, method=True)
-sqrt_ = _op_inplace("sqrt_", sqrt, method=True)
-rsqrt_ = _op_inplace("rsqrt_", rsqrt, method=True)
-abs_ = _op_inplace("abs_", abs, method=("abs_", "absolute_"))
-neg_ = _op_inplace("neg_", neg, method=("neg_", "negative_"))
-sin_ = _op_inplace("sin_", sin, method=True)
-cos_ = _op_inplace("cos_", cos, method=True)
-tanh_ = _op_inplace("tanh_", tanh, method=True)
-sigmoid_ = _op_inplace("sigmoid_", sigmoid, method=True)
-sign_ = _op_inplace("sign_", sign, method=True)
-floor_ = _op_inplace("floor_", floor, method=True)
-ceil_ = _op_inplace("ceil_", ceil, method=True)
-round_ = _op_inplace("round_", round, method=True)
-trunc_ = _op_inplace("trunc_", trunc, method=True)
-reciprocal_ = _op_inplace("reciprocal_", reciprocal, method=True)
-erf_ = _op_inplace("erf_", erf, method=True)
+# the one-input ops' twins ``<op>_``, each the Tensor method of its name (abs_ and neg_ also
+# under torch's long names)
+_LONG_NAMES = {abs: ("abs_", "absolute_"), neg: ("neg_", "negative_")}
+(relu_, exp_, log_, log1p_, sqrt_, rsqrt_, abs_, neg_, sin_, cos_, tanh_, sigmoid_, sign_,
+ floor_, ceil_, round_, trunc_, reciprocal_, erf_) = (
+    _op_inplace(f"{op.__name__}_", op, method=_LONG_NAMES.get(op, True))
+    for op in (relu, exp, log, log1p, sqrt, rsqrt, abs, neg, sin, cos, tanh, sigmoid, sign,
+               floor, ceil, round, trunc, reciprocal, erf))
 pow_ = _op_inplace("pow_", pow, elementwise=True, method=True, dunders="__ipow__")
 clamp_ = _op_inplace("clamp_", clamp, method=("clamp_", "clip_"))
 register("clip_")(clamp_)  # (torch's alias, an op of its own name)

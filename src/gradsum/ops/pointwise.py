@@ -26,6 +26,7 @@ from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state, no_grad
 from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.graph import Node
+from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
     as_tensor_like,
@@ -337,19 +338,14 @@ class ClampBackward1(Node):
 def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
     if not isinstance(a, Tensor):
-        raise TypeError(f"clamp(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(a).__name__}. Wrap it with gradsum.tensor().")
+        raise TypeError(_messages.product_argument_not_tensor("clamp", "input", 1, a))
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError(_messages.clamp_needs_min_or_max())
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if not (min is None or isinstance(min, Tensor)) or not (
             max is None or isinstance(max, Tensor)
         ):
-            raise TypeError(
-                "clamp() received an invalid combination of arguments: min and max must both "
-                f"be Tensors or both numbers, got {type(min).__name__} and "
-                f"{type(max).__name__}. Wrap the number with tensor()."
-            )
+            raise TypeError(_messages.clamp_min_max_mixed(min, max))
         return _clamp_tensor(a, min, max)
     x = a._array
     lo = None if min is None else scalar_value(min)
@@ -1155,7 +1151,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
 _NotImplementedNode: type[Node] = type("NotImplemented", (Node,), {
     "__slots__": ("op",),
     "backward": lambda self, *g: (_ for _ in ()).throw(RuntimeError(
-        f"derivative for aten::{self.op} is not implemented")),
+        _messages.pointwise_derivative_not_implemented(self.op))),
 })
 
 
@@ -1173,9 +1169,7 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
     _require_tensor("heaviside", "values", 2, values)
     x, v = input._array, values._array
     if x.dtype != v.dtype:
-        raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           f"dtypes (got {D.from_numpy_dtype(x.dtype).name} and "
-                           f"{D.from_numpy_dtype(v.dtype).name}). Convert one of them.")
+        raise RuntimeError(_messages.heaviside_dtype_mismatch(x.dtype, v.dtype))
     try:
         shape = xp.broadcast_shapes(x.shape, v.shape)
     except ValueError:
@@ -1368,9 +1362,7 @@ class ClampMaxBackward1(ClampMinBackward1):
 def _clamp_one(input: Tensor, bound: Any, is_min: bool) -> Tensor:
     name = "clamp_min" if is_min else "clamp_max"
     if bound is None:
-        raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                        f"(Tensor, NoneType): expected a Tensor or a Number for "
-                        f"{'min' if is_min else 'max'}. Pass a bound.")
+        raise TypeError(_messages.clamp_bound_none(name, is_min))
     b_t = isinstance(bound, Tensor)
     with no_grad():
         kw = {"min" if is_min else "max": bound.detach() if b_t else bound}
@@ -1428,7 +1420,7 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *,
     """
     _device.check_factory(device, "logspace")
     if steps < 0:
-        raise RuntimeError(f"number of steps must be non-negative (got {steps})")
+        raise RuntimeError(_messages.logspace_negative_steps(steps))
     dt = (dtype or D.get_default_dtype()).np
     exps = xp.linspace(float(start), float(end), int(steps))
     out = xp.power(float(base), exps)
@@ -1447,8 +1439,7 @@ def scalar_tensor(s: Any, *, dtype: D.dtype | None = None, device: Any = None,
         tensor(3.)
     """
     if isinstance(s, Tensor):
-        raise TypeError("scalar_tensor(): argument 's' (position 1) must be Number, not Tensor. "
-                        "Pass s.item().")
+        raise TypeError(_messages.scalar_tensor_given_tensor())
     _device.check_factory(device, "scalar_tensor")
     dt = (dtype or D.get_default_dtype()).np
     t = _make(xp.asarray(s, dtype=dt))
@@ -1534,8 +1525,7 @@ class _InplaceNotImplemented(Node):
     op = ""
 
     def backward(self, g: Tensor) -> Tensor:
-        raise NotImplementedError(f"the derivative for 'inplace version of {self.op}' is not "
-                                  "implemented.")
+        raise NotImplementedError(_messages.inplace_derivative_not_implemented(self.op))
 
 
 class AcoshBackward1(_InplaceNotImplemented):

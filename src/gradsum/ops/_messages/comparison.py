@@ -2,6 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any  # noqa: F401
+from typing import Any
 
-from gradsum.ops._messages._format import torch_name  # noqa: F401
+from gradsum import _dtype as D
+
+
+def extremum_argument_not_tensor(name: Any, pos: Any, bad: Any) -> str:
+    return (
+        f"{name}(): argument '{'other' if pos == 2 else 'input'}' (position {pos}) must be "
+        f"Tensor, not {type(bad).__name__}. Wrap it with tensor(), or use clamp() for a "
+        "number."
+    )
+
+
+def isclose_dtype_mismatch(x: Any, y: Any) -> str:
+    names = D._TORCH_SCALAR_NAMES
+    return (
+        f"{names.get(str(x), str(x))} did not match {names.get(str(y), str(y))}: isclose "
+        "compares tensors of one dtype. Convert one with .to(other.dtype) first."
+    )
+
+
+def isin_needs_a_tensor(elements: Any, test_elements: Any) -> str:
+    return (
+        "isin() received an invalid combination of arguments - got "
+        f"({type(elements).__name__}, {type(test_elements).__name__}): at "
+        "least one of elements and test_elements must be a Tensor."
+    )
+
+
+def isin_bool_input() -> str:
+    return (
+        "Unsupported input type encountered for isin(): Bool. Convert "
+        "the bool tensor with .long() first."
+    )
