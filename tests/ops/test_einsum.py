@@ -32,6 +32,17 @@ def test_einsum_error_messages(eq: str, shapes: list[tuple[int, ...]], phrase: s
     assert str(ge.value).startswith("einsum():")
 
 
+@pytest.mark.parametrize("eq", ["...ij->......", "...ij->...i.", "ij->i.j", "i.j->ij"])
+def test_einsum_stray_dot_texts_are_torchs(eq: str) -> None:
+    """torch picks the output's stray-'.' text by whether the output already had an ellipsis
+    ("...ij->...i." is "an ellipsis (...) was already found", not "not part of any")."""
+    with pytest.raises(RuntimeError) as te:
+        torch.einsum(eq, torch.zeros(2, 2, 2))
+    with pytest.raises(RuntimeError) as ge:
+        gradsum.einsum(eq, gradsum.zeros(2, 2, 2))
+    assert str(ge.value) == str(te.value)
+
+
 def test_einsum_double_backward_through_diagonal_and_broadcast() -> None:
     ga, ta = _pair(np.arange(18.0).reshape(2, 3, 3) / 5)
     gb, tb = _pair(np.sin(np.arange(6.0)).reshape(1, 3, 2))

@@ -36,6 +36,8 @@ def _is_text(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.BinOp):
         return _is_text(node.left) or _is_text(node.right)
+    if isinstance(node, ast.IfExp):
+        return _is_text(node.body) or _is_text(node.orelse)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr == "format" and _is_text(node.func.value)
     return False
@@ -93,7 +95,8 @@ def test_scan_finds_an_inline_text() -> None:
         'raise ValueError(f"bad {x}")\n'
         'warnings.warn("w")\n'
         'err = TypeError("built " + str(x))\n'
+        'raise ValueError(_messages.t(x) if a else "inline")\n'
         'raise E(_messages.t(x))\n'
         'print("not an error")\n'
     )
-    assert inline_lines(source) == [1, 2, 3]
+    assert inline_lines(source) == [1, 2, 3, 4]

@@ -245,6 +245,13 @@ def einsum_subscript_does_not_broadcast(shown: Any, s: Any, k: Any, prev: Any) -
     )
 
 
+def einsum_output_dot(after_an_ellipsis: bool) -> str:
+    # torch's two texts, chosen as torch chooses: by whether the output had an ellipsis before
+    if after_an_ellipsis:
+        return "einsum(): found '.' for output but an ellipsis (...) was already found"
+    return "einsum(): found '.' for output that is not part of any ellipsis (...)"
+
+
 def einsum_invalid_output_subscript(lhs: Any, i: Any) -> str:
     return (
         f"einsum(): invalid subscript given at index {len(lhs) + 2 + i}"

@@ -119,10 +119,7 @@ def _parse_einsum(equation: str, shapes: list[tuple[int, ...]]
             c = rhs[i]
             if c == ".":
                 if seen_ell or rhs[i:i + 3] != "...":
-                    raise RuntimeError("einsum(): found '.' for output that is not part of any "
-                                       "ellipsis" if rhs[i:i + 3] != "..." else
-                                       "einsum(): found '.' for output for which an ellipsis "
-                                       "was already found")
+                    raise RuntimeError(_messages.einsum_output_dot(seen_ell))
                 seen_ell = True
                 out.extend(ell_letters)
                 i += 3
