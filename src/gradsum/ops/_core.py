@@ -266,6 +266,13 @@ def quietly(fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
+def require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
+    """``v``, or torch's TypeError for a non-tensor argument ``arg`` at position ``pos``."""
+    if not isinstance(v, Tensor):
+        raise TypeError(_ops_messages.argument_not_tensor(name, arg, pos, v))
+    return v
+
+
 def wrap_dim(dim: int, ndim: int) -> int:
     """Normalise a possibly negative ``dim``; IndexError with torch's message if out of range."""
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)

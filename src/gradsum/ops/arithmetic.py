@@ -40,6 +40,7 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    require_tensor,
     scalar_opmath,
     scalar_value,
     tensor_method,
@@ -1084,11 +1085,6 @@ def invert(a: Tensor) -> Tensor:
 
 
 # -- atan2 -------------------------------------------------------------------------------------
-def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
-    if not isinstance(v, Tensor):
-        raise TypeError(_ops_messages.product_argument_not_tensor(name, arg, pos, v))
-    return v
-
 
 # -- lerp --------------------------------------------------------------------------------------
 class LerpBackward0(Node):
@@ -1129,8 +1125,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
         >>> gradsum.lerp(gradsum.tensor([0.0, 10.0]), gradsum.tensor([10.0, 20.0]), 0.25).tolist()
         [2.5, 12.5]
     """
-    _require_tensor("lerp", "input", 1, input)
-    _require_tensor("lerp", "end", 2, end)
+    require_tensor("lerp", "input", 1, input)
+    require_tensor("lerp", "end", 2, end)
     x, y = input._array, end._array
     w_is_t = isinstance(weight, Tensor)
     kernel = "lerp_kernel_tensor" if w_is_t else "lerp_kernel_scalar"
@@ -1204,7 +1200,7 @@ def _addc(name: str, input: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any
           ) -> tuple[Any, Any, Any, Any]:
     for pos, (arg, v) in enumerate((("input", input), ("tensor1", tensor1),
                                     ("tensor2", tensor2)), 1):
-        _require_tensor(name, arg, pos, v)
+        require_tensor(name, arg, pos, v)
     value = scalar_value(value)
     rt = D.result_type(input, tensor1, tensor2).np
     x, t1, t2 = (t._array.astype(rt, copy=False) for t in (input, tensor1, tensor2))
@@ -1319,7 +1315,7 @@ def fmod(input: Tensor, other: Any) -> Tensor:
         >>> gradsum.fmod(gradsum.tensor([-3.0, 3.0]), 2).tolist()
         [-1.0, 1.0]
     """
-    _require_tensor("fmod", "input", 1, input)
+    require_tensor("fmod", "input", 1, input)
     x, y, yt = binary_arrays(input, other)
     y = xp.asarray(y, dtype=x.dtype) if not yt else y
     if x.dtype.kind in "biu" and (xp.asarray(y) == 0).any():
@@ -1390,11 +1386,6 @@ def square_(input: Tensor) -> Tensor:
 
 frexp_result = namedtuple("frexp", ["mantissa", "exponent"])
 
-
-def _tensor_arg(name: str, arg: str, pos: int, v: Any) -> Tensor:
-    if not isinstance(v, Tensor):
-        raise TypeError(_ops_messages.product_argument_not_tensor(name, arg, pos, v))
-    return v
 
 
 # -- integer ops: shifts, gcd, lcm --------------------------------------------------------------
@@ -1494,8 +1485,8 @@ def _gcd_lcm(name: str, kernel: Any, doc: str) -> Any:
     cpu = f"{name}_cpu"
 
     def fn(input: Tensor, other: Tensor) -> Tensor:
-        _tensor_arg(name, "input", 1, input)
-        _tensor_arg(name, "other", 2, other)
+        require_tensor(name, "input", 1, input)
+        require_tensor(name, "other", 2, other)
         x, y = _int_binary(name, cpu, input, other)
         return _make(xp.asarray(kernel(x, y), dtype=x.dtype))
 
@@ -1547,8 +1538,8 @@ def ldexp(input: Tensor, other: Tensor) -> Tensor:
         >>> gradsum.ldexp(gradsum.tensor([1.0, 3.0]), gradsum.tensor([2, -1])).tolist()
         [4.0, 1.5]
     """
-    input = _tensor_arg("ldexp", "input", 1, input)
-    other = _tensor_arg("ldexp", "other", 2, other)
+    input = require_tensor("ldexp", "input", 1, input)
+    other = require_tensor("ldexp", "other", 2, other)
     rt = D.result_type(input, other).np
     if rt.kind not in "fV":
         rt = D.get_default_dtype().np

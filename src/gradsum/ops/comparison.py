@@ -25,6 +25,7 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     tensor_method,
     twin,
 )
@@ -90,10 +91,6 @@ def minimum(a: Any, b: Any) -> Tensor:
 
 
 # -- comparisons and logic (not differentiable) ------------------------------------------------
-def _not_tensor(name: str, arg: str, pos: int, v: Any) -> TypeError:
-    return TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
-
-
 def _compare(name: str, fn: Any, **surface: Any) -> Any:
     """The comparison op ``name`` (``fn`` on the promoted arrays), registered with its
     ``surface`` (see :func:`register`)."""
@@ -101,9 +98,9 @@ def _compare(name: str, fn: Any, **surface: Any) -> Any:
 
     def op(a: Any, b: Any) -> Tensor:
         if not isinstance(a, Tensor):  # (torch: only the methods take a number)
-            raise _not_tensor(name, "input", 1, a)
+            raise TypeError(_messages.argument_not_tensor(name, "input", 1, a))
         if logical and not isinstance(b, Tensor):
-            raise _not_tensor(name, "other", 2, b)
+            raise TypeError(_messages.argument_not_tensor(name, "other", 2, b))
         x, y, _ = _arrays(a, b)
         try:
             return _make(fn(x, y))
@@ -195,12 +192,6 @@ def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
     return _make(xp.isclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def _require_tensor(name: str, arg: str, pos: int, v: Any) -> Tensor:
-    """``v``, or torch's TypeError for a non-tensor argument ``arg`` at position ``pos``."""
-    if not isinstance(v, Tensor):
-        raise TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
-    return v
-
 
 @register("signbit", method=True)
 def signbit(input: Tensor) -> Tensor:
@@ -247,7 +238,7 @@ def is_complex(input: Tensor) -> bool:
         >>> gradsum.is_complex(gradsum.zeros(2))
         False
     """
-    _require_tensor("is_complex", "input", 1, input)
+    require_tensor("is_complex", "input", 1, input)
     return input._array.dtype.kind == "c"
 
 
@@ -260,8 +251,8 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
         >>> gradsum.is_same_size(gradsum.zeros(2, 3), gradsum.ones(2, 3))
         True
     """
-    _require_tensor("is_same_size", "input", 1, input)
-    _require_tensor("is_same_size", "other", 2, other)
+    require_tensor("is_same_size", "input", 1, input)
+    require_tensor("is_same_size", "other", 2, other)
     return tuple(input._array.shape) == tuple(other._array.shape)
 
 
@@ -292,8 +283,8 @@ class FminBackward0(FmaxBackward0):
 
 
 def _fextremum(name: str, input: Any, other: Any) -> Tensor:
-    _require_tensor(name, "input", 1, input)
-    _require_tensor(name, "other", 2, other)
+    require_tensor(name, "input", 1, input)
+    require_tensor(name, "other", 2, other)
     x, y, _ = binary_arrays(input, other)
     try:
         out = xp.fmax(x, y) if name == "fmax" else xp.fmin(x, y)

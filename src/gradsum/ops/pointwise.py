@@ -37,6 +37,7 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    require_tensor,
     scalar_value,
     tensor_method,
 )
@@ -47,7 +48,6 @@ from gradsum.ops.arithmetic import (
     _checked,
     _ndarray,
     _no_bool,
-    _require_tensor,
     _sum_to,
     _unary,
     _unary_float,
@@ -337,8 +337,7 @@ class ClampBackward1(Node):
 @register("clamp", "clip", method=True)
 def clamp(a: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to ``[min, max]``; the gradient passes where ``min <= a <= max``."""
-    if not isinstance(a, Tensor):
-        raise TypeError(_messages.product_argument_not_tensor("clamp", "input", 1, a))
+    require_tensor("clamp", "input", 1, a)
     if min is None and max is None:
         raise RuntimeError(_messages.clamp_needs_min_or_max())
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -722,8 +721,8 @@ def atan2(input: Tensor, other: Tensor) -> Tensor:
         >>> gradsum.atan2(gradsum.tensor([1.0, 0.0]), gradsum.tensor([0.0, -1.0])).tolist()
         [1.5707963705062866, 3.1415927410125732]
     """
-    _require_tensor("atan2", "input", 1, input)
-    _require_tensor("atan2", "other", 2, other)
+    require_tensor("atan2", "input", 1, input)
+    require_tensor("atan2", "other", 2, other)
     rt = D.result_type(input, other).np
     if rt.kind not in "fV":
         rt = D.get_default_dtype().np
@@ -886,8 +885,8 @@ def rad2deg(input: Tensor) -> Tensor:
 def _float_pair(name: str, input: Tensor, other: Any, arg: str = "other") -> tuple[Any, Any]:
     """Both operands tensors, promoted to a floating dtype (torch's ``<name>_cpu`` error for
     an integer result)."""
-    _require_tensor(name, "input", 1, input)
-    _require_tensor(name, arg, 2, other)
+    require_tensor(name, "input", 1, input)
+    require_tensor(name, arg, 2, other)
     rt = D.result_type(input, other).np
     if rt.kind not in "fV":
         raise D.not_implemented(f"{name}_cpu", rt, "Convert the inputs with .float() first.")
@@ -1165,8 +1164,8 @@ def heaviside(input: Tensor, values: Tensor) -> Tensor:
         >>> gradsum.heaviside(gradsum.tensor([-1.0, 0.0, 2.0]), gradsum.tensor([0.5])).tolist()
         [0.0, 0.5, 1.0]
     """
-    _require_tensor("heaviside", "input", 1, input)
-    _require_tensor("heaviside", "values", 2, values)
+    require_tensor("heaviside", "input", 1, input)
+    require_tensor("heaviside", "values", 2, values)
     x, v = input._array, values._array
     if x.dtype != v.dtype:
         raise RuntimeError(_messages.heaviside_dtype_mismatch(x.dtype, v.dtype))
@@ -1235,7 +1234,7 @@ def copysign(input: Tensor, other: Any) -> Tensor:
         >>> gradsum.copysign(gradsum.tensor([1.0, -2.0]), -0.0).tolist()
         [-1.0, -2.0]
     """
-    _require_tensor("copysign", "input", 1, input)
+    require_tensor("copysign", "input", 1, input)
     x, y, yt = _promoted_float("copysign", input, other)
     out = _bcast(xp.copysign(x, y), x, y)
     if not needs_grad(input, other):

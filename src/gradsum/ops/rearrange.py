@@ -28,13 +28,13 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     scalar_value,
     tensor_method,
     wrap_dim,
     wrap_dims,
 )
 from gradsum.ops.arithmetic import _tname
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.subscript import _int_shape
 from gradsum.ops.reduction import _contig
 from gradsum.ops.views import (
@@ -428,7 +428,7 @@ def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None
         [[1, 2], [1, 2], [3, 4], [3, 4]]
     """
     if repeats is None:
-        return _make(_repeats_index(_require_tensor("repeat_interleave", "input", 1, input)
+        return _make(_repeats_index(require_tensor("repeat_interleave", "input", 1, input)
                                     ._array).astype(xp.int64))
     a = input if dim is not None else F.reshape(input, (-1,))
     d = wrap_dim(dim, a._array.ndim) if dim is not None else 0
@@ -482,7 +482,7 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if not ts:
         raise RuntimeError(_messages.meshgrid_empty_list())
     for i, t in enumerate(ts):
-        _require_tensor("meshgrid", "tensors", i + 1, t)
+        require_tensor("meshgrid", "tensors", i + 1, t)
         if t._array.ndim > 1:
             raise RuntimeError(_messages.meshgrid_bad_ndim(t))
     for t in ts[1:]:

@@ -39,11 +39,11 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    require_tensor,
     tensor_method,
     wrap_dim,
     wrap_dims,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.subscript import as_node
 from gradsum.ops.special.erf import _scalar_op
 
@@ -944,7 +944,7 @@ def _welford_nonfinite_mean(x: Any, m: Any, dims: tuple[int, ...]) -> Any:
 
 def _stat_mean(name: str, input: Tensor, dim: Any, unbiased: Any, keepdim: bool,
                correction: Any, is_std: bool) -> tuple[Tensor, Tensor]:
-    _require_tensor(name, "input", 1, input)
+    require_tensor(name, "input", 1, input)
     if isinstance(dim, bool):
         unbiased, dim = dim, None
     x = input._array
@@ -1030,7 +1030,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         >>> gradsum.aminmax(gradsum.tensor([[1, 5], [3, 2]]), dim=1)
         aminmax(min=tensor([1, 2]), max=tensor([5, 3]))
     """
-    _require_tensor("aminmax", "input", 1, input)
+    require_tensor("aminmax", "input", 1, input)
     x = input._array
     if dim is None:
         dims = tuple(range(x.ndim))
@@ -1079,7 +1079,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         >>> gradsum.bincount(gradsum.tensor([1, 1, 3]), minlength=5).tolist()
         [0, 2, 0, 1, 0]
     """
-    _require_tensor("bincount", "input", 1, input)
+    require_tensor("bincount", "input", 1, input)
     x = input._array
     if x.dtype.kind not in "iu" and x.dtype.kind != "b":
         raise D.not_implemented("bincount_cpu", x.dtype, "Convert the input with .long().")
@@ -1112,7 +1112,7 @@ def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Ten
         >>> gradsum.histc(gradsum.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3).tolist()
         [0.0, 2.0, 1.0, 0.0]
     """
-    _require_tensor("histc", "input", 1, input)
+    require_tensor("histc", "input", 1, input)
     x = input._array
     if x.dtype.kind not in "fV":
         raise D.not_implemented("histogram_cpu", x.dtype, "Convert the input with .float().")
@@ -1239,8 +1239,8 @@ def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
         >>> gradsum.dist(gradsum.tensor([0.0, 0.0]), gradsum.tensor([3.0, 4.0])).item()
         5.0
     """
-    _require_tensor("dist", "input", 1, input)
-    _require_tensor("dist", "other", 2, other)
+    require_tensor("dist", "input", 1, input)
+    require_tensor("dist", "other", 2, other)
     x, y, _ = binary_arrays(input, other)
     if x.dtype.kind not in "fV":
         raise RuntimeError(_messages.dist_not_floating(x.dtype))

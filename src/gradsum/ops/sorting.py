@@ -26,9 +26,9 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     wrap_dim,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.gather_scatter import GatherBackward0
 from gradsum.ops.indexing.subscript import as_node
 from gradsum.ops.reduction import MaxBackward0, _contig
@@ -242,7 +242,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         >>> gradsum.median(gradsum.tensor([[1.0, 1.0, 0.0]]), 1).indices.tolist()
         [0]
     """
-    _require_tensor("median", "input", 1, input)
+    require_tensor("median", "input", 1, input)
     if dim is None:
         return _median_all(input, False)
     return _median_dim(input, dim, keepdim, False)
@@ -251,7 +251,7 @@ def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 @register("nanmedian", method=True)
 def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """:func:`median` ignoring nans (a nan only where every element is nan)."""
-    _require_tensor("nanmedian", "input", 1, input)
+    require_tensor("nanmedian", "input", 1, input)
     if dim is None:
         return _median_all(input, True)
     return _median_dim(input, dim, keepdim, True)
@@ -316,7 +316,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
         >>> gradsum.kthvalue(gradsum.tensor([3.0, 1.0, 2.0]), 2)
         kthvalue(values=tensor(2.), indices=tensor(2))
     """
-    _require_tensor("kthvalue", "input", 1, input)
+    require_tensor("kthvalue", "input", 1, input)
     x = input._array
     d = wrap_dim(dim, x.ndim)
     n = x.shape[d] if x.ndim else 1
@@ -437,7 +437,7 @@ def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
         >>> gradsum.mode(gradsum.tensor([2, 1, 2, 1, 3]))
         mode(values=tensor(1), indices=tensor(3))
     """
-    _require_tensor("mode", "input", 1, input)
+    require_tensor("mode", "input", 1, input)
     x = input._array
     d = wrap_dim(dim, x.ndim)
     _check_dim_nonempty("mode", x, d)
@@ -463,7 +463,7 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 def _quantile(name: str, input: Tensor, q: Any, dim: int | None, keepdim: bool,
               interpolation: str, ignore_nan: bool) -> Tensor:
-    _require_tensor(name, "input", 1, input)
+    require_tensor(name, "input", 1, input)
     x = input._array
     if x.size == 0:
         raise RuntimeError(_messages.quantile_input_empty(name, x.shape))
@@ -604,7 +604,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         >>> gradsum.unique(gradsum.tensor([3, 1, 3]), return_inverse=True, return_counts=True)
         (tensor([1, 3]), tensor([1, 0, 1]), tensor([1, 2]))
     """
-    _require_tensor("unique", "input", 1, input)
+    require_tensor("unique", "input", 1, input)
     x = input._array
     if dim is None:
         out, inv, counts = xp.unique(x.reshape(-1), return_inverse=True, return_counts=True)
@@ -637,7 +637,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
         >>> gradsum.unique_consecutive(gradsum.tensor([1, 1, 2, 1]), return_counts=True)
         (tensor([1, 2, 1]), tensor([2, 1, 1]))
     """
-    _require_tensor("unique_consecutive", "input", 1, input)
+    require_tensor("unique_consecutive", "input", 1, input)
     x = input._array
     if dim is None:
         flat = x.reshape(-1)
@@ -687,7 +687,7 @@ def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False
         >>> gradsum.searchsorted(seq, gradsum.tensor([3.0, 6.0]), right=True).tolist()
         [2, 3]
     """
-    _require_tensor("searchsorted", "sorted_sequence", 1, sorted_sequence)
+    require_tensor("searchsorted", "sorted_sequence", 1, sorted_sequence)
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(_messages.searchsorted_bad_side(side))
@@ -731,7 +731,7 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
         >>> gradsum.bucketize(gradsum.tensor([1, 4, 9]), gradsum.tensor([1, 5, 9])).tolist()
         [0, 1, 2]
     """
-    _require_tensor("bucketize", "boundaries", 2, boundaries)
+    require_tensor("bucketize", "boundaries", 2, boundaries)
     if boundaries._array.ndim != 1:
         raise RuntimeError(_messages.bucketize_boundaries_not_1d(boundaries._array.ndim))
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)

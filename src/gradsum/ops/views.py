@@ -35,11 +35,12 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     tensor_method,
     wrap_dim,
     wrap_dims,
 )
-from gradsum.ops.arithmetic import _tensor_arg, _tname
+from gradsum.ops.arithmetic import _tname
 from gradsum.ops.indexing.gather_scatter import put
 from gradsum.ops.indexing.subscript import _int_shape, getitem
 
@@ -1243,7 +1244,7 @@ def as_strided(input: Tensor, size: Sequence[int], stride: Sequence[int],
         >>> gradsum.arange(5.0).as_strided((3, 2), (1, 1)).tolist()
         [[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]]
     """
-    input = _tensor_arg("as_strided", "input", 0, input)
+    input = require_tensor("as_strided", "input", 0, input)
     size = _int_list("as_strided", "size", 1, size)
     stride = _int_list("as_strided", "stride", 2, stride)
     x = input._array

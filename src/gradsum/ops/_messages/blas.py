@@ -53,13 +53,6 @@ def matmul_batch_dims_not_broadcastable(x: Any, y: Any) -> str:
     )
 
 
-def product_argument_not_tensor(name: Any, arg: Any, pos: Any, v: Any) -> str:
-    return (
-        f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-        f"{type(v).__name__}. Wrap it with gradsum.tensor()."
-    )
-
-
 def product_argument_not_matrix(which: Any, t: Any) -> str:
     return (
         f"{which} must be a matrix, but got a {t._array.ndim}-D tensor of shape "

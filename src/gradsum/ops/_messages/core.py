@@ -6,6 +6,13 @@ from typing import Any
 
 
 # -- _core.py -------------------------------------------------------------------------------------
+def argument_not_tensor(name: Any, arg: Any, pos: Any, v: Any) -> str:
+    return (
+        f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+        f"{type(v).__name__}. Wrap it with gradsum.tensor()."
+    )
+
+
 def unsupported_operand_type(v: Any) -> str:
     return f"unsupported operand type {type(v).__name__}: expected a Tensor or a number"
 

@@ -25,9 +25,9 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    require_tensor,
     wrap_dim,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.reduction import _contig
 from gradsum.ops.views import _dims_arg
 
@@ -263,7 +263,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if not isinstance(equation, str):
         raise TypeError(_messages.einsum_equation_not_str(equation))
     for k, t in enumerate(operands):
-        _require_tensor("einsum", f"operands[{k}]", 2, t)
+        require_tensor("einsum", f"operands[{k}]", 2, t)
     if len(operands) > 1:  # (torch contracts pairs with bmm, which autocast casts)
         operands = cast_for("bmm", *operands)
     arrays = [t._array for t in operands]
@@ -382,8 +382,8 @@ def kron(input: Tensor, other: Tensor) -> Tensor:
         >>> gradsum.kron(gradsum.tensor([1, 2]), gradsum.tensor([1, 10])).tolist()
         [1, 10, 2, 20]
     """
-    _require_tensor("kron", "input", 1, input)
-    _require_tensor("kron", "other", 2, other)
+    require_tensor("kron", "input", 1, input)
+    require_tensor("kron", "other", 2, other)
     rt = D.result_type(input, other).np
     x, y = input._array.astype(rt, copy=False), other._array.astype(rt, copy=False)
     nd = max(x.ndim, y.ndim)

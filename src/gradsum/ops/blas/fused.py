@@ -24,9 +24,9 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     scalar_value,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.reduction import _contig
 
 
@@ -81,7 +81,7 @@ def _add_product(kind: str, input: Tensor, m1: Tensor, m2: Tensor, beta: Any, al
             "addbmm": ("input", "batch1", "batch2"),
             "baddbmm": ("input", "batch1", "batch2")}[kind]
     for pos, (arg, v) in enumerate(zip(args, (input, m1, m2)), 1):
-        _require_tensor(kind, arg, pos, v)
+        require_tensor(kind, arg, pos, v)
     x, a, b = input._array, m1._array, m2._array
     want = {"addmm": (2, 2), "addmv": (2, 1), "addbmm": (3, 3), "baddbmm": (3, 3)}[kind]
     for arg, arr, nd in ((args[1], a, want[0]), (args[2], b, want[1])):

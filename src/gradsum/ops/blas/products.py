@@ -29,8 +29,8 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
 )
-from gradsum.ops.comparison import _require_tensor
 
 
 class MmBackward0(Node):
@@ -324,9 +324,8 @@ def _bool_kernel(nx: int, ny: int) -> str:
 
 def _check_tensors(name: str, a: Any, b: Any, arg2: str) -> None:
     """torch's TypeError for a non-tensor operand of ``mm``/``bmm``/``mv``/``dot``."""
-    for pos, arg, v in ((1, "input", a), (2, arg2, b)):
-        if not isinstance(v, Tensor):
-            raise TypeError(_messages.product_argument_not_tensor(name, arg, pos, v))
+    require_tensor(name, "input", 1, a)
+    require_tensor(name, arg2, 2, b)
 
 
 @register("mm", method=True)
@@ -519,8 +518,8 @@ def inner(input: Tensor, other: Tensor) -> Tensor:
         >>> gradsum.inner(gradsum.tensor([[1.0, 2.0]]), gradsum.tensor([3.0, 4.0])).tolist()
         [11.0]
     """
-    _require_tensor("inner", "input", 1, input)
-    _require_tensor("inner", "other", 2, other)
+    require_tensor("inner", "input", 1, input)
+    require_tensor("inner", "other", 2, other)
     if input._array.ndim == 0 or other._array.ndim == 0:
         return F.mul(input, other)
     if input._array.dtype != other._array.dtype:
@@ -551,8 +550,8 @@ def vdot(input: Tensor, other: Tensor) -> Tensor:
         >>> gradsum.vdot(gradsum.tensor([1, 2]), gradsum.tensor([3, 4])).item()
         11
     """
-    _require_tensor("vdot", "input", 1, input)
-    _require_tensor("vdot", "other", 2, other)
+    require_tensor("vdot", "input", 1, input)
+    require_tensor("vdot", "other", 2, other)
     x, y = input._array, other._array
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(_messages.vdot_expects_1d_tensors(x, y))

@@ -28,11 +28,11 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     tensor_method,
     twin,
     wrap_dim,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.index import (
     _FLAT_INDEX_MIN,
     _along_key,
@@ -185,7 +185,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Te
         >>> gradsum.take_along_dim(x, x.argmax(1, keepdim=True), 1).tolist()
         [[30], [60]]
     """
-    idx = _require_tensor("take_along_dim", "indices", 2, indices)._array
+    idx = require_tensor("take_along_dim", "indices", 2, indices)._array
     if idx.dtype != xp.int64:
         raise RuntimeError(_messages.take_along_dim_index_not_long(idx))
     if dim is None:
@@ -233,8 +233,8 @@ def take(input: Tensor, index: Tensor) -> Tensor:
         >>> gradsum.take(gradsum.tensor([[1, 2], [3, 4]]), gradsum.tensor([0, -1])).tolist()
         [1, 4]
     """
-    _require_tensor("take", "input", 1, input)
-    _require_tensor("take", "index", 2, index)
+    require_tensor("take", "input", 1, input)
+    require_tensor("take", "index", 2, index)
     x, idx = input._array, index._array
     if idx.dtype != xp.int64:
         raise RuntimeError(_messages.expected_long_tensor_index("take", idx))
@@ -408,9 +408,9 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         >>> gradsum.scatter_reduce(x, 0, gradsum.tensor([0, 0, 1]), src, "amax").tolist()
         [5.0, 4.0]
     """
-    _require_tensor("scatter_reduce", "input", 1, input)
-    _require_tensor("scatter_reduce", "index", 3, index)
-    _require_tensor("scatter_reduce", "src", 4, src)
+    require_tensor("scatter_reduce", "input", 1, input)
+    require_tensor("scatter_reduce", "index", 3, index)
+    require_tensor("scatter_reduce", "src", 4, src)
     if reduce not in _REDUCES + ("max", "min"):
         raise RuntimeError(_messages.scatter_reduce_invalid_reduce(reduce))
     # (torch's kernel also takes "max"/"min" for amax/amin; its backward then raises)
@@ -495,8 +495,8 @@ def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
         >>> gradsum.select_scatter(gradsum.zeros(2, 2), gradsum.ones(2), 0, 1).tolist()
         [[0.0, 0.0], [1.0, 1.0]]
     """
-    _require_tensor("select_scatter", "input", 1, input)
-    _require_tensor("select_scatter", "src", 2, src)
+    require_tensor("select_scatter", "input", 1, input)
+    require_tensor("select_scatter", "src", 2, src)
     shape = input._array.shape
     d = wrap_dim(dim, len(shape))
     size = shape[d] if shape else 1
@@ -536,8 +536,8 @@ def slice_scatter(input: Tensor, src: Tensor, dim: int = 0, start: int | None = 
         >>> gradsum.slice_scatter(gradsum.zeros(4), gradsum.ones(2), 0, 0, 4, 2).tolist()
         [1.0, 0.0, 1.0, 0.0]
     """
-    _require_tensor("slice_scatter", "input", 1, input)
-    _require_tensor("slice_scatter", "src", 2, src)
+    require_tensor("slice_scatter", "input", 1, input)
+    require_tensor("slice_scatter", "src", 2, src)
     shape = input._array.shape
     d = wrap_dim(dim, len(shape))
     if step <= 0:
@@ -580,8 +580,8 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
         >>> gradsum.diagonal_scatter(gradsum.zeros(2, 2), gradsum.ones(2)).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    _require_tensor("diagonal_scatter", "input", 1, input)
-    _require_tensor("diagonal_scatter", "src", 2, src)
+    require_tensor("diagonal_scatter", "input", 1, input)
+    require_tensor("diagonal_scatter", "src", 2, src)
     x = input._array
     d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
     if d1 == d2:

@@ -26,11 +26,11 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     tensor_method,
     twin,
     wrap_dim,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.indexing.subscript import (
     _int_shape,
     _max_reduce,
@@ -463,7 +463,7 @@ def unravel_index(indices: Tensor, shape: Any) -> tuple[Tensor, ...]:
         >>> [t.tolist() for t in gradsum.unravel_index(gradsum.tensor([5, 7]), (3, 4))]
         [[1, 1], [1, 3]]
     """
-    _require_tensor("unravel_index", "indices", 1, indices)
+    require_tensor("unravel_index", "indices", 1, indices)
     arr = indices._array
     if arr.dtype.kind not in "iu":
         raise TypeError(_messages.unravel_index_not_integer(arr))

@@ -24,11 +24,11 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     scalar_value,
     tensor_method,
 )
 from gradsum.ops.arithmetic import _checked, _left, _sum_to
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.reduction import sum_to
 
 
@@ -160,8 +160,8 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
         >>> gradsum.arange(6.0).reshape(2, 3).masked_select(m).tolist()
         [0.0, 2.0, 3.0, 5.0]
     """
-    _require_tensor("masked_select", "input", 1, input)
-    _require_tensor("masked_select", "mask", 2, mask)
+    require_tensor("masked_select", "input", 1, input)
+    require_tensor("masked_select", "mask", 2, mask)
     x, m = input._array, mask._array
     if m.dtype.kind != "b":
         raise RuntimeError(_messages.masked_select_mask_not_bool(mask))

@@ -26,10 +26,10 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     tensor_method,
     wrap_dim,
 )
-from gradsum.ops.comparison import _require_tensor
 from gradsum.ops.linalg._base import _ERR, _check_square, _mT, _require, _warn_once
 from gradsum.ops.reduction import _contig
 from gradsum.ops.views import _diagonal_backward
@@ -78,8 +78,8 @@ class LinalgCrossBackward0(Node):
 
 
 def _cross(input: Tensor, other: Tensor, dim: int) -> Tensor:
-    _require_tensor("cross", "input", 1, input)
-    _require_tensor("cross", "other", 2, other)
+    require_tensor("cross", "input", 1, input)
+    require_tensor("cross", "other", 2, other)
     x, y = input._array, other._array
     if x.ndim != y.ndim:
         raise RuntimeError(_messages.cross_ndim_mismatch(x, y))
@@ -138,7 +138,7 @@ def matrix_power(input: Tensor, n: int) -> Tensor:
         >>> gradsum.matrix_power(gradsum.tensor([[1, 1], [0, 1]]), 3).tolist()
         [[1, 3], [0, 1]]
     """
-    _require_tensor("matrix_power", "input", 1, input)
+    require_tensor("matrix_power", "input", 1, input)
     shape = input._array.shape
     if len(shape) < 2:
         raise RuntimeError(_messages.matrix_power_fewer_than_2_dims(shape))

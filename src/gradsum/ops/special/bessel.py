@@ -22,8 +22,9 @@ from gradsum.ops._core import (
     quietly,
     record,
     register,
+    require_tensor,
 )
-from gradsum.ops.arithmetic import _ERR, _require_tensor, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _unary, _unary_float
 from gradsum.ops.pointwise import _back, _f64, _float_in
 from gradsum.ops.special.erf import (
     _BLOCK,
@@ -456,7 +457,7 @@ def i1(input: Tensor) -> Tensor:
 # == not differentiable in torch ===============================================================
 def _nondiff_unary(input: Tensor, kernel: Any, name: str) -> Tensor:
     """A function torch does not differentiate: the result never requires grad."""
-    _require_tensor(name, "input", 1, input)
+    require_tensor(name, "input", 1, input)
     x = _unary_float(input)
     with xp.errstate(**_ERR):
         return _make(_back_quiet(kernel(x), x))

@@ -20,9 +20,10 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     scalar_value,
 )
-from gradsum.ops.arithmetic import _ERR, _bcast, _require_tensor, _sum_to, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _bcast, _sum_to, _unary, _unary_float
 from gradsum.ops.pointwise import _masked_zero, _promoted_float, _record2
 
 
@@ -86,7 +87,7 @@ def xlog_op(name: str, input: Any, other: Any, array_fn: Any,
     number and tensor (``nodes[1]``, the tensor's gradient only), tensor and tensor
     (``nodes[0]``), tensor and number (``nodes[2]``), with torch's promotion to a float."""
     if not isinstance(input, Tensor):
-        _require_tensor(name, "other", 2, other)
+        require_tensor(name, "other", 2, other)
         rt = D.result_type(other, input).np
         if rt.kind not in "fV":
             rt = D.get_default_dtype().np
@@ -138,7 +139,7 @@ def entr(input: Tensor) -> Tensor:
         >>> gradsum.special.entr(gradsum.tensor([0.0, 0.5, -1.0])).tolist()
         [0.0, 0.3465735912322998, -inf]
     """
-    _require_tensor("special_entr", "input", 1, input)
+    require_tensor("special_entr", "input", 1, input)
     x = _unary_float(input)
     return _unary(input, _entr_array(x), SpecialEntrBackward0, "input")
 

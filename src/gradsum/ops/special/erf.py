@@ -24,6 +24,7 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
 )
 from gradsum.ops._erf import _C as _ERF_C
 from gradsum.ops._erf import _D as _ERF_D
@@ -38,7 +39,7 @@ from gradsum.ops._erf import _scratch, erf64, erfc64
 from gradsum.ops._erf import _small as _erf_small
 from gradsum.ops._erf import _small_f32 as _erf_small_f32
 from gradsum.ops._scipy_special import kernel as _scipy_kernel
-from gradsum.ops.arithmetic import _ERR, _require_tensor, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _unary, _unary_float
 from gradsum.ops.pointwise import _F64, _PI, _back, _f64, _float_in
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -512,7 +513,7 @@ class SpecialErfcxBackward0(_InputOutputBackward):
 def _unary_saving_both(name: str, input: Tensor, kernel: Any, node_cls: type[Node]) -> Tensor:
     """``kernel`` of a float tensor (torch's texts call the op ``name``), recorded with a
     ``node_cls`` that saves the input and the output."""
-    _require_tensor(name, "input", 1, input)
+    require_tensor(name, "input", 1, input)
     x = _unary_float(input)
     out = _back_quiet(kernel(x), x)
     node = node_cls()
@@ -558,7 +559,7 @@ class SpecialNdtriBackward0(Node):
 @register("special_ndtri")
 def ndtri(input: Tensor) -> Tensor:
     """The inverse of the standard normal CDF (``-inf`` at 0, ``inf`` at 1, nan outside)."""
-    _require_tensor("special_ndtri", "input", 1, input)
+    require_tensor("special_ndtri", "input", 1, input)
     x = _unary_float(input)
     return _unary(input, _back_quiet(_ndtri_array(x), x), SpecialNdtriBackward0, "output")
 
@@ -635,7 +636,7 @@ def ndtr(input: Tensor) -> Tensor:
         >>> gradsum.special.ndtr(gradsum.tensor([0.0, 1.0], dtype=gradsum.float64)).tolist()
         [0.5, 0.841344746068543]
     """
-    _require_tensor("special_ndtr", "input", 1, input)
+    require_tensor("special_ndtr", "input", 1, input)
     if input._array.dtype.kind not in "fV":
         input = F.to_dtype(input, D.get_default_dtype())
     e = F.erf(_scalar_op(input, _SQRT1_2, True))

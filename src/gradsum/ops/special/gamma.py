@@ -24,12 +24,13 @@ from gradsum.ops._core import (
     needs_grad,
     record,
     register,
+    require_tensor,
     scalar_value,
     tensor_method,
     twin,
 )
 from gradsum.ops._scipy_special import kernel as _scipy_kernel
-from gradsum.ops.arithmetic import _ERR, _bcast, _require_tensor, _sum_to, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _bcast, _sum_to, _unary, _unary_float
 from gradsum.ops.pointwise import (
     _PI,
     _back,
@@ -325,7 +326,7 @@ def polygamma(n: int, input: Tensor) -> Tensor:
     n = int(n)
     if n < 0:
         raise RuntimeError(_messages.polygamma_negative_n(n))
-    _require_tensor("polygamma", "input", 2, input)
+    require_tensor("polygamma", "input", 2, input)
     x = _float_in(input)
     out = _back(_polygamma_array(n, x), x)
     if not needs_grad(input):
@@ -527,7 +528,7 @@ def zeta(input: Any, other: Any) -> Tensor:
         1.644934066848
     """
     if not isinstance(input, Tensor):
-        _require_tensor("special_zeta", "other", 2, other)
+        require_tensor("special_zeta", "other", 2, other)
         rt = D.result_type(other, input).np
         if rt.kind not in "fV":
             rt = D.get_default_dtype().np
