@@ -1150,7 +1150,7 @@ def nextafter(input: Tensor, other: Tensor) -> Tensor:
 _NotImplementedNode: type[Node] = type("NotImplemented", (Node,), {
     "__slots__": ("op",),
     "backward": lambda self, *g: (_ for _ in ()).throw(RuntimeError(
-        _messages.pointwise_derivative_not_implemented(self.op))),
+        _messages.derivative_not_implemented(self.op))),
 })
 
 

@@ -1063,7 +1063,7 @@ class _NoDerivative(Node):
     __slots__ = ("op",)
 
     def backward(self, g: Tensor) -> Tensor:
-        raise RuntimeError(_messages.reduction_derivative_not_implemented(self.op))
+        raise RuntimeError(_messages.derivative_not_implemented(self.op))
 
 
 _NoDerivative.__name__ = _NoDerivative.__qualname__ = "NotImplemented"  # (torch's node name)

@@ -560,7 +560,7 @@ class _NotDifferentiable(Node):
     _fn = ""
 
     def backward(self, *grads: Tensor | None) -> Tensor:
-        raise NotImplementedError(_messages.special_derivative_not_implemented(self._fn))
+        raise NotImplementedError(_messages.derivative_for_not_implemented(self._fn))
 
 
 class Unique2Backward0(_NotDifferentiable):

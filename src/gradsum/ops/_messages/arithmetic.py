@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gradsum import _dtype as D
+from gradsum.ops._messages.core import derivative_not_implemented
 
 
 def _tname(dt: Any) -> str:
@@ -91,7 +92,7 @@ def integers_to_negative_integer_powers() -> str:
 
 def arithmetic_derivative_not_implemented(op: Any, what: Any) -> str:
     return (
-        f"derivative for aten::{op} is not implemented: {what} has no gradient rule. "
+        f"{derivative_not_implemented(op)}: {what} has no gradient rule. "
         "Detach the tensor operand first, or write the expression with differentiable ops."
     )
 

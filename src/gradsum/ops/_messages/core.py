@@ -6,6 +6,21 @@ from typing import Any
 
 
 # -- _core.py -------------------------------------------------------------------------------------
+def derivative_not_implemented(op: Any) -> str:
+    """torch's text for an aten op with no derivative formula."""
+    return f"derivative for aten::{op} is not implemented"
+
+
+def derivative_for_not_implemented(what: Any) -> str:
+    """torch's text for a derivative it names but does not implement (``'inplace version of
+    ...'``, ``'_unique2'``, ``'polygamma'`` ...)."""
+    return f"the derivative for '{what}' is not implemented."
+
+
+def inplace_derivative_not_implemented(op: Any) -> str:
+    return derivative_for_not_implemented(f"inplace version of {op}")
+
+
 def argument_not_tensor(name: Any, arg: Any, pos: Any, v: Any) -> str:
     return (
         f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "

@@ -43,11 +43,3 @@ def logspace_negative_steps(steps: Any) -> str:
 
 def scalar_tensor_given_tensor() -> str:
     return "scalar_tensor(): argument 's' (position 1) must be Number, not Tensor. Pass s.item()."
-
-
-def pointwise_derivative_not_implemented(op: Any) -> str:
-    return f"derivative for aten::{op} is not implemented"
-
-
-def inplace_derivative_not_implemented(op: Any) -> str:
-    return f"the derivative for 'inplace version of {op}' is not implemented."

@@ -141,10 +141,6 @@ def aminmax_dim_empty(d: Any, shape: Any) -> str:
     )
 
 
-def reduction_derivative_not_implemented(op: Any) -> str:
-    return f"derivative for aten::{op} is not implemented"
-
-
 def bincount_negative_minlength(minlength: Any) -> str:
     return f"minlength should be >= 0 (got {minlength})"
 

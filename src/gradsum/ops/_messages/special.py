@@ -16,10 +16,6 @@ def polygamma_negative_n(n: Any) -> str:
     return f"polygamma(n, x) does not support negative n. Got n={n}."
 
 
-def special_derivative_not_implemented(what: Any) -> str:
-    return f"the derivative for '{what}' is not implemented."
-
-
 def mvlgamma_p_too_small(p: Any) -> str:
     return f"p has to be greater than or equal to 1 (got p={p})"
 

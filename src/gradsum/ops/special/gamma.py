@@ -483,7 +483,7 @@ def _igamma_array(a: Any, x: Any, upper: bool) -> Any:
 
 
 def _no_derivative(what: str) -> NotImplementedError:
-    return NotImplementedError(_messages.special_derivative_not_implemented(what))
+    return NotImplementedError(_messages.derivative_for_not_implemented(what))
 
 
 class SpecialZetaBackward0(Node):
