@@ -141,12 +141,22 @@ class ReluBackward0(Node):
 class _MaskedBackwardBackward(Node):
     """The rule of a backward ``(g, y) -> g`` times a mask piecewise constant in ``y``
     (``threshold_backward``, ``leaky_relu_backward``): linear in ``g``, that backward again
-    (``_rule``), and ``y`` gets zeros (not None), as in torch."""
+    (``_rule``, with the backward's ``constant``: threshold or slope), and ``y`` gets zeros
+    (not None), as in torch."""
 
-    __slots__ = ()
+    __slots__ = ("constant",)
 
     def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
         raise NotImplementedError
+
+    @classmethod
+    def recorded(cls, g: Tensor, y: Tensor, t: Any, constant: float) -> Tensor:
+        """The backward's result ``t`` recorded with this rule (``g`` and ``y`` its inputs)."""
+        node = cls()
+        node.constant = constant
+        out = record(node, (g, y), t)
+        node.save(y)
+        return out
 
     def backward(self, gg: Tensor) -> tuple[Tensor | None, Tensor | None]:
         (y,) = self.saved()
@@ -158,10 +168,10 @@ class _MaskedBackwardBackward(Node):
 class ThresholdBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``threshold_backward``: linear in ``g`` with a constant mask."""
 
-    __slots__ = ("threshold",)
+    __slots__ = ()
 
     def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
-        return threshold_backward(gg, y, self.threshold)
+        return threshold_backward(gg, y, self.constant)
 
 
 def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
@@ -174,11 +184,7 @@ def threshold_backward(g: Tensor, y: Tensor, threshold: float) -> Tensor:
     t = select_grad(ga, le if le.__class__ is _ndarray else xp.asarray(le))
     if not needs_grad(g, y):  # (torch records for y alone too)
         return _make(t)
-    node = ThresholdBackwardBackward0()
-    node.threshold = threshold
-    out = record(node, (g, y), t)
-    node.save(y)
-    return out
+    return ThresholdBackwardBackward0.recorded(g, y, t, threshold)
 
 
 @register("relu", method=True)
@@ -412,10 +418,10 @@ class LeakyReluBackwardBackward0(_MaskedBackwardBackward):
     """The rule of ``leaky_relu_backward``: linear in ``g`` with a mask that is piecewise
     constant in the input, which gets zeros (not None), as in torch."""
 
-    __slots__ = ("slope",)
+    __slots__ = ()
 
     def _rule(self, gg: Tensor, y: Tensor) -> Tensor:
-        return leaky_relu_backward(gg, y, self.slope)
+        return leaky_relu_backward(gg, y, self.constant)
 
 
 def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
@@ -438,11 +444,7 @@ def leaky_relu_backward(g: Tensor, a: Tensor, slope: float) -> Tensor:
         t = xp.asarray(t)
     if not needs_grad(g, a):
         return _make(t)
-    node = LeakyReluBackwardBackward0()
-    node.slope = slope
-    out = record(node, (g, a), t)
-    node.save(a)
-    return out
+    return LeakyReluBackwardBackward0.recorded(g, a, t, slope)
 
 
 @register("leaky_relu", method=True)

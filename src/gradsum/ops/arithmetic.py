@@ -351,6 +351,13 @@ class _DivScalar(_DivScalarBackward, name="DivBackward0"):
     __slots__ = ()
 
 
+def _record_by_number(node: MulScalarBackward, number: Any, a: Tensor, out: Any) -> Tensor:
+    """``out`` recorded as ``a`` times (or over) a number: the node keeps the number only."""
+    node.scalar = number
+    node._saved = HOLDS_STATE  # (torch saves the number, wrapped as a tensor)
+    return record(node, (a, None), out)
+
+
 @register("mul", "multiply", method=True, dunders=("__mul__", "__rmul__"))
 def mul(a: Any, b: Any) -> Tensor:
     """Elementwise product with broadcasting.
@@ -376,10 +383,7 @@ def mul(a: Any, b: Any) -> Tensor:
     if not (a_rg or b_rg):
         return _make(out)
     if not bt:
-        node1 = _MulScalar()
-        node1.scalar = y
-        node1._saved = HOLDS_STATE  # (torch saves the number, wrapped as a tensor)
-        return record(node1, (a, None), out)
+        return _record_by_number(_MulScalar(), y, a, out)
     node = MulBackward0()
     node.a_shape = x.shape
     node.b_shape = y.shape
@@ -447,10 +451,7 @@ def div(a: Any, b: Any, *, rounding_mode: str | None = None) -> Tensor:
     if not needs_grad(a, b):
         return _make(out)
     if not bt:
-        node1 = _DivScalar()
-        node1.scalar = y
-        node1._saved = HOLDS_STATE  # (torch saves the number, wrapped as a tensor)
-        return record(node1, (a, None), out)
+        return _record_by_number(_DivScalar(), y, a, out)
     node = DivBackward0()
     node.a_shape = x.shape
     node.b_shape = y.shape
