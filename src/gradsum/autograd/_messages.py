@@ -626,16 +626,6 @@ def checkpoint_twice() -> str:
     )
 
 
-def checkpoint_freed() -> str:
-    return (
-        "torch.utils.checkpoint: Trying to backward through the graph a second time (or "
-        "directly access saved tensors after they have already been freed). Saved "
-        "intermediate values of the graph are freed when you call .backward() or "
-        "autograd.grad(). Specify retain_graph=True if you need to backward through the "
-        "graph a second time or if you need to access saved tensors after calling backward."
-    )
-
-
 def checkpoint_recompute_mismatch(n_fwd: int, n_re: int) -> str:
     return (
         "torch.utils.checkpoint: A different number of tensors was saved during the original "

@@ -60,14 +60,6 @@ def ctc_targets_size_mismatch(size: Any, targets: Any) -> str:
     )
 
 
-def ctc_targets_size_mismatch_batch(n: Any, targets: Any) -> str:
-    return (
-        f"Expected tensor to have size {n} at dimension 0, but got "
-        f"size {targets.shape[0]} for argument #2 'targets' "
-        f"{_CHECKED_FROM}"
-    )
-
-
 def ctc_targets_too_short(s_max: Any, targets: Any) -> str:
     return (
         f"Expected tensor to have size at least {s_max} at dimension "
