@@ -9,7 +9,7 @@ so under ``create_graph=True`` they are themselves recorded (double backward for
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -207,8 +207,25 @@ def edge(t: Any) -> tuple[Node | None, int]:
     return _NO_EDGE
 
 
-def needs_grad(*tensors: Any) -> bool:
-    """Whether an op on these operands must be recorded."""
+def needs_grad(a: Any, b: Any = None, c: Any = None, d: Any = None, /) -> bool:
+    """Whether an op on these operands (up to four; numbers and None count as constants)
+    must be recorded: grad mode is on and one of them has a ``grad_fn`` or requires grad.
+    Every op asks this before it builds a node, so it takes its operands as fixed positional
+    arguments (no tuple of them is built) and tests each in line; :func:`any_needs_grad`
+    asks it of a sequence."""
+    if not _state.enabled:
+        return False
+    if isinstance(a, Tensor) and (a._grad_fn is not None or a._requires_grad):
+        return True
+    if b is not None and isinstance(b, Tensor) and (b._grad_fn is not None or b._requires_grad):
+        return True
+    if c is None and d is None:
+        return False
+    return any_needs_grad((c, d))
+
+
+def any_needs_grad(tensors: Iterable[Any]) -> bool:
+    """:func:`needs_grad` of any number of operands."""
     if not _state.enabled:
         return False
     for t in tensors:

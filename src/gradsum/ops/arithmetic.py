@@ -965,6 +965,8 @@ def rremainder(a: Tensor, b: Any) -> Tensor:
 
 #: the signed integer type of each float width, for :func:`select_grad`'s bit mask
 _INT_OF = {2: xp.int16, 4: xp.int32, 8: xp.int64}
+#: the same for the two common float dtypes, looked up by the dtype itself (one lookup)
+_INT_OF_FLOAT = {xp.dtype(xp.float32): xp.int32, xp.dtype(xp.float64): xp.int64}
 
 
 def _bits_out(shape: Any, dtype: Any, it: Any) -> tuple[Any, Any]:
@@ -986,10 +988,13 @@ def select_grad(ga: Any, blocked: Any) -> Any:
     bits. As cheap as the multiply it replaces (one-byte passes but for the last two), where
     ``xp.where`` branches per element and costs 2x-4x more on a random mask. ``blocked`` must
     be a fresh array (it is overwritten)."""
-    it = _INT_OF.get(ga.dtype.itemsize) if ga.dtype.kind in "fV" else None
+    dt = ga.dtype
+    it = _INT_OF_FLOAT.get(dt)
+    if it is None:
+        it = _INT_OF.get(dt.itemsize) if dt.kind in "fV" else None
     if it is None or blocked.__class__ is not _ndarray:
         return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
-    if blocked.shape == ga.shape and ga.size < 32768:
+    if ga.size < 32768 and blocked.shape == ga.shape:
         # (small: the mask widened at once, fewer views: each costs more than a small pass.
         # The result is a view: a leaf's .grad made of it is copied, which costs little here)
         m = blocked.astype(it)

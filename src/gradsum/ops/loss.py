@@ -35,7 +35,7 @@ from gradsum.autograd.grad_mode import _state as _grad_state
 from gradsum.autograd.grad_mode import is_grad_enabled, no_grad
 from gradsum.autograd.graph import Node
 from gradsum.ops import _messages
-from gradsum.ops._core import _make, needs_grad, quietly, record
+from gradsum.ops._core import _make, any_needs_grad, needs_grad, quietly, record
 from gradsum.ops.activation import logsigmoid
 from gradsum.ops.reduction import _NoDerivative
 
@@ -59,7 +59,7 @@ def _loss_node(node: Node, inputs: tuple[Tensor, ...], loss: Tensor, reduction: 
     edges to ``inputs``; ``node.reduction`` and ``node.numel`` are set here."""
     with no_grad():
         out = _reduce(loss, reduction)
-    if not needs_grad(*inputs):
+    if not any_needs_grad(inputs):
         return out
     node.reduction = reduction  # type: ignore[attr-defined]
     node.numel = loss._array.size  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ from gradsum.autograd.graph import Node
 from gradsum.ops import _core, _messages
 from gradsum.ops._core import (
     _make,
+    any_needs_grad,
     needs_grad,
     record,
     register,
@@ -95,7 +96,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
         ):
             raise RuntimeError(_messages.cat_sizes_mismatch(d, arrays, arr, i))
     out = xp.concatenate(arrays, axis=d)
-    if not needs_grad(*ts):
+    if not any_needs_grad(ts):
         return _make(out)
     node = CatBackward0()
     sizes = iter(a.shape[d] for a in arrays)
@@ -117,7 +118,7 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     if len({t._array.dtype for t in ts}) > 1:  # mixed dtypes: cat promotes like torch
         return cat([unsqueeze(t, d) for t in ts], d)
     out = xp.stack([t._array for t in ts], axis=d)
-    if not needs_grad(*ts):
+    if not any_needs_grad(ts):
         return _make(out)
     node = StackBackward0()
     node.dim = d
@@ -639,7 +640,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
         out[r:r + m.shape[0], c:c + m.shape[1]] = m
         blocks.append((r, c, tuple(t._array.shape), t._array.dtype))
         r, c = r + m.shape[0], c + m.shape[1]
-    if not needs_grad(*tensors):
+    if not any_needs_grad(tensors):
         return _make(out)
     node = BlockDiagBackward0()
     node.blocks = blocks

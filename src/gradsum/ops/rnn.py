@@ -47,7 +47,7 @@ from gradsum._backend import xp
 from gradsum._tensor import Tensor
 from gradsum.autograd.grad_mode import _state
 from gradsum.autograd.graph import Node
-from gradsum.ops._core import const, needs_grad, record
+from gradsum.ops._core import any_needs_grad, const, record
 from gradsum.ops.rearrange import cat, stack
 
 __all__ = ["Steps", "compose_layer", "rnn_layer"]
@@ -696,7 +696,7 @@ def rnn_layer(mode: str, x: Tensor, w_ih: Tensor, b_ih: Tensor | None, w_hh: Ten
     arrays = tuple(None if t is None else t._array for t in ins)
     if not _fits(mode, arrays, steps):
         return compose_layer(mode, *ins, steps)  # type: ignore[arg-type]
-    rec = needs_grad(*ins)
+    rec = any_needs_grad(ins)
     with xp.errstate(over="ignore"):
         ys, h_n, c_n, cache = _forward(mode, arrays, steps, rec)
     ys = ys.reshape(tuple(x.shape[:-1]) + (ys.shape[1],))

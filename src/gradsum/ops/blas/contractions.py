@@ -20,6 +20,7 @@ from gradsum.autograd.graph import Node
 from gradsum.ops import _messages
 from gradsum.ops._core import (
     _make,
+    any_needs_grad,
     broadcast_error,
     needs_grad,
     quietly,
@@ -285,7 +286,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     res = _einsum_arrays(ops, out, sizes, arrays)
     if res.dtype != arrays[0].dtype:
         res = res.astype(arrays[0].dtype)
-    if not needs_grad(*operands):
+    if not any_needs_grad(operands):
         return _make(res)
     node = EinsumBackward0()
     node.ops, node.out, node.sizes = ops, out, sizes
