@@ -26,7 +26,7 @@ from gradsum import _backend, _device, _memory_format
 from gradsum import _dtype as D
 from gradsum._backend import xp
 from gradsum.autograd import _messages
-from gradsum.autograd.graph import _set_grad
+from gradsum.autograd.graph import _assign_grad, _set_grad
 
 if TYPE_CHECKING:
     from gradsum.autograd.graph import Node, RemovableHandle
@@ -419,21 +419,7 @@ class Tensor:
             )
         return g
 
-    @grad.setter
-    def grad(self, value: Tensor | None) -> None:
-        if value is not None:
-            if not isinstance(value, Tensor):
-                raise TypeError(
-                    f"assigned grad expected to be a Tensor or None but got grad of type "
-                    f"{type(value).__name__}"
-                )
-            if value._array.shape != self._array.shape:
-                raise RuntimeError(
-                    _messages.grad_assign_shape(value._array.shape, self._array.shape)
-                )
-            if value._array.dtype != self._array.dtype:
-                raise RuntimeError(_messages.grad_assign_dtype(value.dtype.name, self.dtype.name))
-        _set_grad(self, value)  # (the sink writes every .grad: autograd.graph)
+    grad = grad.setter(_assign_grad)  # (the sink writes every .grad: autograd.graph)
 
     @grad.deleter
     def grad(self) -> None:

@@ -217,6 +217,13 @@ def int_requires_grad(dtype_name: str) -> str:
     )
 
 
+def grad_assign_type(value: Any) -> str:
+    return (
+        f"assigned grad expected to be a Tensor or None but got grad of type "
+        f"{type(value).__name__}"
+    )
+
+
 def grad_assign_shape(got: tuple[int, ...], want: tuple[int, ...]) -> str:
     return (
         f"attempting to assign a gradient of size '{list(got)}' to a tensor of size "

@@ -437,11 +437,24 @@ def _accumulate_grad(var: Tensor, grad: Tensor, owned: bool = False,
         run_post_acc_hooks(var)
 
 
+def _assign_grad(var: Tensor, value: Tensor | None) -> None:
+    """``var.grad = value``, the user's write (the ``.grad`` setter is this function): checked
+    as torch checks it (a tensor of the leaf's shape and dtype, or None), then stored as it
+    is; nothing is added, no hook runs."""
+    if value is not None:
+        if not isinstance(value, _Tensor if _Tensor is not None else _bind_tensor()):
+            raise TypeError(_messages.grad_assign_type(value))
+        if value._array.shape != var._array.shape:
+            raise RuntimeError(_messages.grad_assign_shape(value._array.shape, var._array.shape))
+        if value._array.dtype != var._array.dtype:
+            raise RuntimeError(_messages.grad_assign_dtype(value.dtype.name, var.dtype.name))
+    var._grad = value
+
+
 def _set_grad(var: Tensor, value: Tensor | None) -> None:
-    """Make ``value`` the ``.grad`` of ``var`` (None clears it), as it is: the user's own
-    write (the ``.grad`` setter, checked there), a copy's (``copy.deepcopy``), a buffer DDP's
-    reducer averaged into, a toolkit restoring what it saved. Nothing is added, no hook
-    runs."""
+    """Make ``value`` the ``.grad`` of ``var`` (None clears it), unchecked: a copy's
+    (``copy.deepcopy``), a buffer DDP's reducer averaged into, a toolkit restoring what it
+    saved (the user's write is :func:`_assign_grad`). Nothing is added, no hook runs."""
     var._grad = value
 
 
