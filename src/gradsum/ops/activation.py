@@ -37,11 +37,11 @@ from gradsum.ops._core import (
 )
 from gradsum.ops._erf import _scratch as _erf_scratch
 from gradsum.ops._erf import gelu_cdf64, gelu_f32, gelu_parts_f32
+from gradsum.ops._messages import torch_name
 from gradsum.ops.arithmetic import (
     _F32_F64,
     _INT_OF,
     _ndarray,
-    _tname,
     _unary,
     _unary_float,
     select,
@@ -867,8 +867,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """
     # (torch's order of checks: dtypes, then the channel count, then the weight's ndim)
     if weight._array.dtype != input._array.dtype:
-        raise RuntimeError(_messages.prelu_type_promoting(_tname(input._array.dtype),
-                                                     _tname(weight._array.dtype)))
+        raise RuntimeError(_messages.prelu_type_promoting(torch_name(input._array.dtype),
+                                                     torch_name(weight._array.dtype)))
     nd = input._array.ndim
     if weight._array.size != 1:
         if nd == 0:

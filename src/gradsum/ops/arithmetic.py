@@ -1280,9 +1280,6 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
     return t
 
 
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``)."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
 _ERR = {"divide": "ignore", "invalid": "ignore", "over": "ignore", "under": "ignore"}
 
 

@@ -38,8 +38,9 @@ from gradsum.ops._core import (
     stale_views,
     tensor_method,
 )
+from gradsum.ops._messages import torch_name
 from gradsum.ops.activation import relu, sigmoid
-from gradsum.ops.arithmetic import _tname, add, neg, pow, reciprocal, sub
+from gradsum.ops.arithmetic import add, neg, pow, reciprocal, sub
 from gradsum.ops.indexing.subscript import (
     _OOB_ONLY_WARNS,
     _convert_key,
@@ -1085,7 +1086,7 @@ def _untracked_inplace(name: str, op: Callable[..., Tensor]) -> Callable[..., Te
         if not D.can_cast(D.from_numpy_dtype(res.dtype), self.dtype):
             from gradsum.autograd import _messages
 
-            raise RuntimeError(_messages.cast_inplace(_tname(res.dtype), self.dtype.name, name))
+            raise RuntimeError(_messages.cast_inplace(torch_name(res.dtype), self.dtype.name, name))
         _write(self, res, name)
         return self
 

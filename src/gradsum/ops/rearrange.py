@@ -35,7 +35,7 @@ from gradsum.ops._core import (
     wrap_dim,
     wrap_dims,
 )
-from gradsum.ops.arithmetic import _tname
+from gradsum.ops._messages import torch_name
 from gradsum.ops.indexing.subscript import _int_shape
 from gradsum.ops.reduction import _contig
 from gradsum.ops.views import (
@@ -489,8 +489,8 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     for t in ts[1:]:
         if t._array.dtype != ts[0]._array.dtype:
             raise RuntimeError(
-                _messages.meshgrid_dtype_mismatch(_tname(ts[0]._array.dtype),
-                                                  _tname(t._array.dtype))
+                _messages.meshgrid_dtype_mismatch(torch_name(ts[0]._array.dtype),
+                                                  torch_name(t._array.dtype))
             )
     axes = list(range(len(ts)))
     if indexing == "xy" and len(ts) >= 2:  # (the first two dims swap places)
@@ -671,7 +671,7 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
         raise RuntimeError(_messages.cartesian_prod_empty())
     if len({t._array.dtype for t in tensors}) > 1:
         raise RuntimeError(
-            _messages.cartesian_prod_dtype_mismatch([_tname(t._array.dtype) for t in tensors])
+            _messages.cartesian_prod_dtype_mismatch([torch_name(t._array.dtype) for t in tensors])
         )
     grids = F.meshgrid(*tensors, indexing="ij")
     return F.stack([F.reshape(g, (-1,)) for g in grids], 1)

@@ -35,7 +35,7 @@ def _random_fill(name: str) -> Callable[..., Tensor]:
         if kind not in "fV" and name in _FLOAT_ONLY_FILLS:  # (torch has no integer kernel)
             kernel = _FLOAT_ONLY_FILLS[name]
             if kernel is None:
-                given = D._TORCH_SCALAR_NAMES.get(str(self._array.dtype), self.dtype.name)
+                given = _messages.torch_name(self._array.dtype)
                 raise RuntimeError(_messages.exponential_dtype_not_floating(given))
             raise D.not_implemented(kernel, self._array.dtype,
                                     "Convert the tensor with .float() first.")

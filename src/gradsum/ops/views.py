@@ -40,7 +40,7 @@ from gradsum.ops._core import (
     wrap_dim,
     wrap_dims,
 )
-from gradsum.ops.arithmetic import _tname
+from gradsum.ops._messages import torch_name
 from gradsum.ops.indexing.gather_scatter import put
 from gradsum.ops.indexing.subscript import _int_shape, getitem
 
@@ -773,7 +773,7 @@ def tensor_split(input: Tensor, indices_or_sections: Any = None, dim: int = 0, *
     if isinstance(spec, Tensor):
         arr = spec._array
         if arr.dtype != xp.int64:
-            raise RuntimeError(_ops_messages.tensor_split_indices_not_long(_tname(arr.dtype)))
+            raise RuntimeError(_ops_messages.tensor_split_indices_not_long(torch_name(arr.dtype)))
         if arr.ndim > 1:
             raise RuntimeError(_ops_messages.tensor_split_indices_bad_ndim(arr))
         spec = int(arr) if arr.ndim == 0 else [int(v) for v in arr]

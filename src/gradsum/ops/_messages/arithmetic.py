@@ -5,12 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gradsum import _dtype as D
+from gradsum.ops._messages._format import torch_name
 from gradsum.ops._messages.core import derivative_not_implemented
-
-
-def _tname(dt: Any) -> str:
-    """torch's scalar-type name of a NumPy dtype (``Float``, ``Long``)."""
-    return D._TORCH_SCALAR_NAMES.get(str(dt), str(dt))
 
 
 def scalar_overflows_type(ctype: Any, v: Any) -> str:
@@ -107,7 +103,7 @@ def float_power_needs_a_tensor(input: Any, exponent: Any) -> str:
 
 def float_power_inplace_base_not_double(dt: Any) -> str:
     return (
-        f"the base given to float_power_ has dtype {_tname(dt)}"
+        f"the base given to float_power_ has dtype {torch_name(dt)}"
         " but the operation's result requires dtype Double. Convert it "
         "with .double() first."
     )
@@ -143,5 +139,5 @@ def integer_op_expected_a_tensor(name: Any) -> str:
 def frexp_only_floating(dt: Any) -> str:
     return (
         "torch.frexp() only supports floating-point dtypes (got "
-        f"{_tname(dt)}). Convert the input with .float() first."
+        f"{torch_name(dt)}). Convert the input with .float() first."
     )

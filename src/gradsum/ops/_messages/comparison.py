@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gradsum import _dtype as D
+from gradsum.ops._messages._format import torch_name
 
 
 def extremum_argument_not_tensor(name: Any, pos: Any, bad: Any) -> str:
@@ -16,9 +16,8 @@ def extremum_argument_not_tensor(name: Any, pos: Any, bad: Any) -> str:
 
 
 def isclose_dtype_mismatch(x: Any, y: Any) -> str:
-    names = D._TORCH_SCALAR_NAMES
     return (
-        f"{names.get(str(x), str(x))} did not match {names.get(str(y), str(y))}: isclose "
+        f"{torch_name(x)} did not match {torch_name(y)}: isclose "
         "compares tensors of one dtype. Convert one with .to(other.dtype) first."
     )
 
