@@ -30,7 +30,7 @@ def test_bad_reduction_string():
     want = "bogus is not a valid value for reduction"
     assert _raises(lambda: F.mse_loss(x, x, reduction="bogus"), ValueError) == want
     assert _raises(lambda: F.l1_loss(x, x, reduction="bogus"), ValueError) == want
-    assert _messages.invalid_reduction("bogus") == want
+    assert _messages.loss_invalid_reduction("bogus") == want
 
 
 def test_conv_input_rank():

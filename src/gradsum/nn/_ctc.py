@@ -67,7 +67,7 @@ def _reduction(reduction: str) -> str:
         warnings.warn(_messages.elementwise_mean_deprecated(), UserWarning, stacklevel=3)
         return "mean"
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(_messages.invalid_reduction(reduction))
+        raise ValueError(_messages.loss_invalid_reduction(reduction))
     return reduction
 
 

@@ -128,7 +128,7 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None) -> str:
 
 def _check_reduction(reduction: str) -> None:
     if reduction not in ("none", "mean", "sum"):
-        raise ValueError(_messages.invalid_reduction(reduction))
+        raise ValueError(_messages.loss_invalid_reduction(reduction))
 
 
 def _resolve(size_average: bool | None, reduce: bool | None, reduction: str) -> str:
@@ -1177,7 +1177,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(_messages.glu_scalar())
     d = dim + input.ndim if dim < 0 else dim
     if not 0 <= d < input.ndim:
-        raise IndexError(_messages.dim_out_of_range(-input.ndim, input.ndim - 1, dim))
+        raise IndexError(_messages.wrap_dim_out_of_range(-input.ndim, input.ndim - 1, dim))
     size = input.shape[d]
     if size % 2:
         raise RuntimeError(_messages.glu_odd_halving_dim(d, size))
@@ -2121,7 +2121,7 @@ def triplet_margin_with_distance_loss(
         tensor(3.)
     """
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(_messages.invalid_reduction(reduction))
+        raise ValueError(_messages.loss_invalid_reduction(reduction))
     if margin <= 0:
         raise ValueError(_messages.margin_greater_0(margin))
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim

@@ -195,7 +195,7 @@ class UninitializedTensorMixin:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            raise TypeError(_messages.variable_data_tensor(value))
+            raise TypeError(_messages.variable_data_not_tensor(value))
         _RAW.__set__(self, value._array)
 
     def is_floating_point(self) -> bool:

@@ -355,7 +355,7 @@ def apply_inplace(self: Tensor, name: str, fn: Callable[[Tensor], Tensor], *othe
     if base is not None and self._view_fn is None:
         # (torch: a view made in no_grad mode, or an output of split/unbind of a tensor that
         # does not require grad, refuses a recorded write even when its base needs no grad)
-        raise RuntimeError(_ops_messages.no_grad_view_modified_inplace(name))
+        raise RuntimeError(_messages.nograd_view_inplace(name))
     base_edge = edge(base) if through_view else None
     arr = self._array
     old = None

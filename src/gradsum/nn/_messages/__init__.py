@@ -18,6 +18,8 @@ The texts of what F imports from ops (the distances, hardshrink, logsigmoid) are
 ``gradsum/ops/_messages.py`` (ops may not import nn).
 """
 
+# the texts nn shares with the layers below it, written once there
+from gradsum.autograd._messages import variable_data_not_tensor  # noqa: F401
 from gradsum.nn._messages._format import *  # noqa: F403
 from gradsum.nn._messages.conv import *  # noqa: F403
 from gradsum.nn._messages.functional import *  # noqa: F403
@@ -31,3 +33,8 @@ from gradsum.nn._messages.sparse import *  # noqa: F403
 from gradsum.nn._messages.transformer import *  # noqa: F403
 from gradsum.nn._messages.utils import *  # noqa: F403
 from gradsum.nn._messages.vision import *  # noqa: F403
+from gradsum.ops._messages import (  # noqa: F401
+    conv_same_padding_strided,
+    loss_invalid_reduction,
+    wrap_dim_out_of_range,
+)

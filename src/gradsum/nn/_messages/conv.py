@@ -60,10 +60,6 @@ def invalid_padding_string_one_valid(padding: Any) -> str:
     return f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}"
 
 
-def padding_same_with_stride() -> str:
-    return "padding='same' is not supported for strided convolutions"
-
-
 def only_zeros_padding_mode_supported(module: Any) -> str:
     return f'Only "zeros" padding mode is supported for {type(module).__name__}'
 

@@ -12,13 +12,6 @@ from gradsum.ops._messages import kernel_not_floating_input  # noqa: F401  (laye
 # -- argument checks shared by F functions -----------------------------------------------------
 
 
-def dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
-    return (
-        f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-        f"got {dim})"
-    )
-
-
 def size_average_reduce_args_deprecated() -> str:
     return (
         "size_average and reduce args will be deprecated, please use reduction='mean' (or "
@@ -31,10 +24,6 @@ def elementwise_mean_deprecated() -> str:
         "reduction='elementwise_mean' is deprecated. Please use reduction='mean' "
         "instead."
     )
-
-
-def invalid_reduction(reduction: Any) -> str:
-    return f"{reduction} is not a valid value for reduction"
 
 
 def reduction_not_valid(reduction: Any) -> str:

@@ -376,10 +376,6 @@ def attempted_use_uninitialized_parameter_operation(module: Any) -> str:
     )
 
 
-def variable_data_tensor(value: Any) -> str:
-    return f"Variable data has to be a tensor, but got {type(value).__name__}"
-
-
 def cannot_share_uninitialized() -> str:
     return (
         "Can't share memory on an uninitialized parameter or buffer. Call `forward` to "

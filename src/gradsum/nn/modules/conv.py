@@ -73,7 +73,7 @@ class _ConvNd(_Module):
             if padding not in ("same", "valid"):
                 raise ValueError(_messages.invalid_padding_string_one_valid(padding))
             if padding == "same" and any(s != 1 for s in self.stride):
-                raise ValueError(_messages.padding_same_with_stride())
+                raise ValueError(_messages.conv_same_padding_strided())
             self.padding: Any = padding
         else:
             self.padding = _ntuple(padding, nd)

@@ -198,7 +198,7 @@ def pack_padded_sequence(input: Tensor, lengths: Tensor | Sequence[int],
 
 def _dim_error(dim: int, ndim: int) -> IndexError:
     lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
-    return IndexError(_messages.dim_out_of_range(lo, hi, dim))
+    return IndexError(_messages.wrap_dim_out_of_range(lo, hi, dim))
 
 
 def _pack_padded(input: Tensor, lengths: Tensor, batch_first: bool) -> tuple[Tensor, Tensor]:

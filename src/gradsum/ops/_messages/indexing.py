@@ -106,13 +106,6 @@ def slice_scatter_step_not_positive(step: Any) -> str:
     return f"slice step must be positive (got {step}). Reverse with flip()."
 
 
-def diagonal_scatter_same_dims(dim1: Any, dim2: Any) -> str:
-    return (
-        f"diagonal dimensions cannot be identical {dim1}, {dim2}. Pass two "
-        "different dims."
-    )
-
-
 def put_index_not_long(i: Any) -> str:
     return (
         f"put_(): Expected a long tensor for index, but got "

@@ -24,14 +24,6 @@ def write_overlaps_input(name: Any) -> str:
     )
 
 
-def no_grad_view_modified_inplace(name: Any) -> str:
-    return (
-        f"A view was created in no_grad mode and is being modified inplace with grad mode "
-        f"enabled ({name}). Given that this use case is ambiguous and error-prone, it is "
-        "forbidden. Create the view with grad mode enabled, or clone() it first."
-    )
-
-
 def fill_value_not_0d(value: Any) -> str:
     return (
         f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -112,4 +104,3 @@ def fill_diagonal_value_is_tensor() -> str:
         "fill_diagonal_(): argument 'fill_value' (position 1) must be "
         "Number, not Tensor. Pass fill_value.item()."
     )
-

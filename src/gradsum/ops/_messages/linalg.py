@@ -33,13 +33,6 @@ def linalg_not_square_matrices(name: Any, x: Any) -> str:
     )
 
 
-def linalg_argument_not_tensor(name: Any, arg: Any, pos: Any, t: Any) -> str:
-    return (
-        f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-        f"{type(t).__name__}. Wrap it with gradsum.tensor()."
-    )
-
-
 # -- linalg/decompositions.py ---------------------------------------------------------------------
 def qr_invalid_mode(mode: Any) -> str:
     return (

@@ -585,7 +585,7 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     x = input._array
     d1, d2 = wrap_dim(dim1, x.ndim), wrap_dim(dim2, x.ndim)
     if d1 == d2:
-        raise RuntimeError(_messages.diagonal_scatter_same_dims(dim1, dim2))
+        raise RuntimeError(_messages.diagonal_dims_identical(dim1, dim2))
     _check_src(src, xp.diagonal(x, offset, d1, d2).shape)
     out = x.copy()
     n = src._array.shape[-1]

@@ -36,7 +36,7 @@ def _mT(t: Tensor) -> Tensor:
 
 def _check_float(name: str, a: Any) -> Any:
     if not isinstance(a, Tensor):
-        raise TypeError(_messages.linalg_argument_not_tensor(name, "A", 1, a))
+        raise TypeError(_messages.argument_not_tensor(name, "A", 1, a))
     x = a._array
     if x.dtype.kind not in "fV":
         raise RuntimeError(_messages.linalg_input_not_floating(name, x))
@@ -76,7 +76,7 @@ def _warn_once(key: str, msg: str) -> None:
 
 def _require(name: str, arg: str, pos: int, t: Any) -> Any:
     if not isinstance(t, Tensor):
-        raise TypeError(_messages.linalg_argument_not_tensor(name, arg, pos, t))
+        raise TypeError(_messages.argument_not_tensor(name, arg, pos, t))
     return t._array
 
 
