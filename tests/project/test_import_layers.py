@@ -166,7 +166,7 @@ def _names_nn(module: str) -> bool:
 def test_ops_and_tensor_printing_never_import_nn() -> None:
     # ops is layer 4 and nn layer 6: not even a lazy import inside a function goes up to nn
     # (what an op shares with nn.functional is written in ops, and F imports it from there;
-    # ops' error texts are ops/_messages.py). Tensor printing likewise.
+    # ops' error texts are ops/_messages/). Tensor printing likewise.
     scanned = [m for m in MODULES if m == "gradsum.ops" or m.startswith("gradsum.ops.")]
     assert len(scanned) > 40, scanned  # (the scan sees the package)
     scanned.append("gradsum._tensor_str")

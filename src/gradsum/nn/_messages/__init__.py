@@ -15,7 +15,7 @@ attention), ``parallel`` (DDP), ``utils`` (clip_grad, fusion, parametrize, rnn p
 spectral/weight norm, stateless), ``init``. ``_format`` prints dtypes, sizes and types the
 way torch's texts do. This package re-exports them all, so a site names only ``_messages``.
 The texts of what F imports from ops (the distances, hardshrink, logsigmoid) are ops':
-``gradsum/ops/_messages.py`` (ops may not import nn).
+``gradsum/ops/_messages/`` (ops may not import nn).
 """
 
 # the texts nn shares with the layers below it, written once there

@@ -1,5 +1,5 @@
 """How torch's texts print dtypes, sizes and types (``torch_name`` is ops' own, in
-``gradsum/ops/_messages.py``: ops raises texts that print dtypes too, and may not import nn)."""
+``gradsum/ops/_messages/``: ops raises texts that print dtypes too, and may not import nn)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The texts of nn.functional's shared argument checks (reduction=, input ranks), linear,
 activations and dropout (the distances' texts, and the floating-input one F's activations
-share with ops, are ops': ``gradsum/ops/_messages.py``)."""
+share with ops, are ops': ``gradsum/ops/_messages/``)."""
 
 from __future__ import annotations
 
