@@ -966,7 +966,7 @@ def rremainder(a: Tensor, b: Any) -> Tensor:
 #: the signed integer type of each float width, for :func:`select_grad`'s bit mask
 _INT_OF = {2: xp.int16, 4: xp.int32, 8: xp.int64}
 #: the same for the two common float dtypes, looked up by the dtype itself (one lookup)
-_INT_OF_FLOAT = {xp.dtype(xp.float32): xp.int32, xp.dtype(xp.float64): xp.int64}
+_INT_OF_FLOAT = {dt: _INT_OF[dt.itemsize] for dt in (xp.dtype(xp.float32), xp.dtype(xp.float64))}
 
 
 def _bits_out(shape: Any, dtype: Any, it: Any) -> tuple[Any, Any]:
