@@ -1,7 +1,7 @@
 """Arithmetic: ``+ - * / **``, the remainders and floor division, the reflected forms
 (``rsub``, ``rdiv``, ``rpow``), the fused ``addcmul``/``addcdiv``/``lerp``, the integer and bit
 ops (``bitwise_*``, shifts, ``gcd``, ``lcm``), ``ldexp``/``frexp``, ``float_power`` and the
-shared binary-op machinery (broadcast checks, ``_sum_to``, the ``select`` kernels).
+shared binary-op machinery (broadcast checks, the ``select`` kernels).
 
 Example:
     >>> import gradsum
@@ -48,10 +48,6 @@ from gradsum.ops._core import (
 )
 
 _ndarray = xp.ndarray
-
-
-def _sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    return g if g._array.shape == shape else F.sum_to(g, shape)
 
 
 def _wrap_int(v: int, dt: Any) -> int:
@@ -184,9 +180,9 @@ class AddBackward0(Node):
         nxt = self._next
         ga = gb = None
         if nxt[0][0] is not None:
-            ga = _sum_to(g, self.a_shape)
+            ga = F.sum_to(g, self.a_shape)
         if nxt[1][0] is not None:
-            gb = _sum_to(g if self.alpha == 1 else F.mul(g, self.alpha), self.b_shape)
+            gb = F.sum_to(g if self.alpha == 1 else F.mul(g, self.alpha), self.b_shape)
         return ga, gb
 
 
@@ -319,9 +315,9 @@ class MulBackward0(Node):
             x, y = self.saved()
         ga = gb = None
         if nxt[0][0] is not None:
-            ga = _sum_to(_make(gx * y) if arrays else F.mul(g, y), self.a_shape)
+            ga = F.sum_to(_make(gx * y) if arrays else F.mul(g, y), self.a_shape)
         if nxt[1][0] is not None:
-            gb = _sum_to(_make(gx * x) if arrays else F.mul(g, x), self.b_shape)
+            gb = F.sum_to(_make(gx * x) if arrays else F.mul(g, x), self.b_shape)
         return ga, gb
 
 
@@ -402,10 +398,10 @@ class DivBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
-        ga = _sum_to(F.div(g, b), self.a_shape) if self.needs(0) else None
+        ga = F.sum_to(F.div(g, b), self.a_shape) if self.needs(0) else None
         gb = None
         if self.needs(1):
-            gb = _sum_to(F.neg(F.div(F.mul(g, a), F.mul(b, b))), self.b_shape)
+            gb = F.sum_to(F.neg(F.div(F.mul(g, a), F.mul(b, b))), self.b_shape)
         return ga, gb
 
 
@@ -537,13 +533,13 @@ class PowBackward1(Node):
         if self.needs(0):
             ga = F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1))))
             ga = F.where(F.eq(b, 0).detach(), F.zeros_like(ga), ga)
-            ga = _sum_to(ga, self.a_shape)
+            ga = F.sum_to(ga, self.a_shape)
         if self.needs(1):
             zero = F.logical_and(F.eq(a, 0), F.ge(b, 0)).detach()
             rt = D.result_type(a, b)  # (torch: the log in the operands' promoted dtype)
             a = a if a.dtype is rt else a.to(rt)
             gb = F.mul(g, F.where(zero, F.zeros_like(out), F.mul(out, F.log(a))))
-            gb = _sum_to(gb, self.b_shape)
+            gb = F.sum_to(gb, self.b_shape)
         return ga, gb
 
 
@@ -776,12 +772,12 @@ class RemainderBackward1(Node):
     __slots__ = ("a_shape", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        ga = _sum_to(g, self.a_shape) if self.needs(0) else None
+        ga = F.sum_to(g, self.a_shape) if self.needs(0) else None
         gb = None
         if self.needs(1):
             a, b = self.saved()
             q = div(a.detach(), b.detach(), rounding_mode="floor")
-            gb = _sum_to(F.neg(F.mul(g, q)), self.b_shape)
+            gb = F.sum_to(F.neg(F.mul(g, q)), self.b_shape)
         return ga, gb
 
 
@@ -963,8 +959,10 @@ def rremainder(a: Tensor, b: Any) -> Tensor:
     return _number_left(a, scalar_value(b), "remainder", _remainder)
 
 
-#: the signed integer type of each float width, for :func:`select_grad`'s bit mask
-_INT_OF = {2: xp.int16, 4: xp.int32, 8: xp.int64}
+#: the signed integer dtype of each float width, for :func:`select_grad`'s bit mask (dtype
+#: objects: ``astype``/``view`` take them without converting a scalar type first)
+_INT_OF = {n: xp.dtype(f"i{n}") for n in (2, 4, 8)}
+_I8, _U8 = xp.dtype(xp.int8), xp.dtype(xp.uint8)
 #: the same for the two common float dtypes, looked up by the dtype itself (one lookup)
 _INT_OF_FLOAT = {dt: _INT_OF[dt.itemsize] for dt in (xp.dtype(xp.float32), xp.dtype(xp.float64))}
 
@@ -988,28 +986,29 @@ def select_grad(ga: Any, blocked: Any) -> Any:
     bits. As cheap as the multiply it replaces (one-byte passes but for the last two), where
     ``xp.where`` branches per element and costs 2x-4x more on a random mask. ``blocked`` must
     be a fresh array (it is overwritten)."""
-    dt = ga.dtype
-    it = _INT_OF_FLOAT.get(dt)
-    if it is None:
-        it = _INT_OF.get(dt.itemsize) if dt.kind in "fV" else None
-    if it is None or blocked.__class__ is not _ndarray:
-        return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
-    if ga.size < 32768 and blocked.shape == ga.shape:
+    it = _INT_OF_FLOAT.get(ga.dtype)
+    if (it is not None and blocked.__class__ is _ndarray and ga.size < 32768
+            and blocked.shape == ga.shape):
         # (small: the mask widened at once, fewer views: each costs more than a small pass.
         # The result is a view: a leaf's .grad made of it is copied, which costs little here)
         m = blocked.astype(it)
         m -= 1
         m &= ga.view(it)
         return m.view(ga.dtype)
-    b8 = blocked.view(xp.uint8)
+    if it is None:
+        dt = ga.dtype
+        it = _INT_OF.get(dt.itemsize) if dt.kind in "fV" else None
+    if it is None or blocked.__class__ is not _ndarray:
+        return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
+    b8 = blocked.view(_U8)
     b8 -= 1
     if blocked.shape == ga.shape:  # (one-byte passes first; the result owns its buffer)
         out, m = _bits_out(ga.shape, ga.dtype, it)
-        xp.copyto(m, b8.view(xp.int8))
+        xp.copyto(m, b8.view(_I8))
         m &= ga.view(it)
         return out
     out, m = _bits_out(xp.broadcast_shapes(blocked.shape, ga.shape), ga.dtype, it)
-    xp.bitwise_and(b8.view(xp.int8), ga.view(it), out=m)
+    xp.bitwise_and(b8.view(_I8), ga.view(it), out=m)
     return out
 
 
@@ -1100,8 +1099,8 @@ class LerpBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         w = self.weight
-        ga = _sum_to(F.mul(g, 1 - float(w)), self.shapes[0]) if self.needs(0) else None
-        gb = _sum_to(F.mul(g, w), self.shapes[1]) if self.needs(1) else None
+        ga = F.sum_to(F.mul(g, 1 - float(w)), self.shapes[0]) if self.needs(0) else None
+        gb = F.sum_to(F.mul(g, w), self.shapes[1]) if self.needs(1) else None
         return ga, gb
 
 
@@ -1110,9 +1109,9 @@ class LerpBackward1(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         a, b, w = self.saved()
-        ga = _sum_to(F.mul(g, F.rsub(w, 1)), self.shapes[0]) if self.needs(0) else None
-        gb = _sum_to(F.mul(g, w), self.shapes[1]) if self.needs(1) else None
-        gw = _sum_to(F.mul(g, F.sub(b, a)), self.shapes[2]) if self.needs(2) else None
+        ga = F.sum_to(F.mul(g, F.rsub(w, 1)), self.shapes[0]) if self.needs(0) else None
+        gb = F.sum_to(F.mul(g, w), self.shapes[1]) if self.needs(1) else None
+        gw = F.sum_to(F.mul(g, F.sub(b, a)), self.shapes[2]) if self.needs(2) else None
         return ga, gb, gw
 
 
@@ -1173,12 +1172,12 @@ class AddcmulBackward0(Node):
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         v = self.value
-        ga = _sum_to(g, self.shapes[0]) if self.needs(0) else None
+        ga = F.sum_to(g, self.shapes[0]) if self.needs(0) else None
         if not (self.needs(1) or self.needs(2)):
             return ga, None, None  # (nothing was saved)
         t1, t2 = self.saved()
-        g1 = _sum_to(F.mul(F.mul(g, t2), v), self.shapes[1]) if self.needs(1) else None
-        g2 = _sum_to(F.mul(F.mul(g, t1), v), self.shapes[2]) if self.needs(2) else None
+        g1 = F.sum_to(F.mul(F.mul(g, t2), v), self.shapes[1]) if self.needs(1) else None
+        g2 = F.sum_to(F.mul(F.mul(g, t1), v), self.shapes[2]) if self.needs(2) else None
         return ga, g1, g2
 
 
@@ -1188,17 +1187,17 @@ class AddcdivBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         t1, t2 = self.saved()
         v = self.value
-        ga = _sum_to(g, self.shapes[0]) if self.needs(0) else None
+        ga = F.sum_to(g, self.shapes[0]) if self.needs(0) else None
         if self.needs(1) and not t2.dtype.is_floating_point:
             # (torch's rule divides into tensor2's integer dtype and fails)
             raise RuntimeError(_messages.cast_inplace(D.get_default_dtype().name, t2.dtype.name,
                                                       "addcdiv's backward"))
-        g1 = _sum_to(F.mul(g, F.div(v, t2)), self.shapes[1]) if self.needs(1) else None
+        g1 = F.sum_to(F.mul(g, F.div(v, t2)), self.shapes[1]) if self.needs(1) else None
         g2 = None
         if self.needs(2):
             # (torch's grouping, which sets the dtype each step computes in)
             g2 = F.mul(F.neg(g), F.div(F.mul(t1, v), F.mul(t2, t2)))
-            g2 = _sum_to(g2, self.shapes[2])
+            g2 = F.sum_to(g2, self.shapes[2])
         return ga, g1, g2
 
 
@@ -1300,11 +1299,11 @@ class FmodBackward1(Node):
     __slots__ = ("shapes",)
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
-        ga = _sum_to(g, self.shapes[0]) if self.needs(0) else None
+        ga = F.sum_to(g, self.shapes[0]) if self.needs(0) else None
         gb = None
         if self.needs(1):
             a, b = self.saved()
-            gb = _sum_to(F.mul(F.neg(g), F.div(a, b, rounding_mode="trunc")), self.shapes[1])
+            gb = F.sum_to(F.mul(F.neg(g), F.div(a, b, rounding_mode="trunc")), self.shapes[1])
         return ga, gb
 
 

@@ -29,7 +29,7 @@ from gradsum.ops._core import (
     tensor_method,
     twin,
 )
-from gradsum.ops.arithmetic import _arrays, _sum_to
+from gradsum.ops.arithmetic import _arrays
 
 
 # -- maximum / minimum / where -----------------------------------------------------------------
@@ -47,10 +47,10 @@ class MaximumBackward0(Node):
         a_loses, b_loses = (x < y, x > y) if self.sign > 0 else (x > y, x < y)
         ga = gb = None
         if self.needs(0):
-            ga = _sum_to(F.masked_fill(shared, _make(xp.broadcast_to(a_loses, g.shape)), 0.0),
+            ga = F.sum_to(F.masked_fill(shared, _make(xp.broadcast_to(a_loses, g.shape)), 0.0),
                          self.a_shape)
         if self.needs(1):
-            gb = _sum_to(F.masked_fill(shared, _make(xp.broadcast_to(b_loses, g.shape)), 0.0),
+            gb = F.sum_to(F.masked_fill(shared, _make(xp.broadcast_to(b_loses, g.shape)), 0.0),
                          self.b_shape)
         return ga, gb
 

@@ -48,7 +48,6 @@ from gradsum.ops.arithmetic import (
     _checked,
     _ndarray,
     _no_bool,
-    _sum_to,
     _unary,
     _unary_float,
     select_grad,
@@ -314,7 +313,7 @@ class ClampBackward0(Node):
         zero = F.zeros((), dtype=g.dtype)
         out: list[Tensor | None] = []
         for i, m in enumerate((lo_ok & hi_ok, lo_wins, hi_wins)):
-            out.append(_sum_to(F.where(_make(m), g, zero), self.shapes[i])
+            out.append(F.sum_to(F.where(_make(m), g, zero), self.shapes[i])
                        if self.needs(i) else None)
         return out[0], out[1], out[2]
 
@@ -705,8 +704,8 @@ class Atan2Backward0(Node):
             recip = F.where(_make(denom._array == 0), F.zeros((), dtype=denom.dtype),
                             F.reciprocal(denom))
         with xp.errstate(invalid="ignore"):
-            ga = _sum_to(F.mul(F.mul(g, b), recip), self.shapes[0]) if self.needs(0) else None
-            gb = (_sum_to(F.mul(F.mul(g, F.neg(a)), recip), self.shapes[1])
+            ga = F.sum_to(F.mul(F.mul(g, b), recip), self.shapes[0]) if self.needs(0) else None
+            gb = (F.sum_to(F.mul(F.mul(g, F.neg(a)), recip), self.shapes[1])
                   if self.needs(1) else None)
         return ga, gb
 
@@ -915,8 +914,8 @@ class HypotBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b, out = self.saved()
         r = F.div(g, out)
-        ga = _sum_to(F.mul(r, a), self.shapes[0]) if self.needs(0) else None
-        gb = _sum_to(F.mul(r, b), self.shapes[1]) if self.needs(1) else None
+        ga = F.sum_to(F.mul(r, a), self.shapes[0]) if self.needs(0) else None
+        gb = F.sum_to(F.mul(r, b), self.shapes[1]) if self.needs(1) else None
         return ga, gb
 
 
@@ -999,9 +998,9 @@ class LogaddexpBackward0(Node):
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         a, b = self.saved()
         e = F.exp2 if self.base2 else F.exp
-        ga = (_sum_to(F.div(g, F.add(e(F.sub(b, a)), 1)), self.shapes[0])
+        ga = (F.sum_to(F.div(g, F.add(e(F.sub(b, a)), 1)), self.shapes[0])
               if self.needs(0) else None)
-        gb = (_sum_to(F.div(g, F.add(e(F.sub(a, b)), 1)), self.shapes[1])
+        gb = (F.sum_to(F.div(g, F.add(e(F.sub(a, b)), 1)), self.shapes[1])
               if self.needs(1) else None)
         return ga, gb
 
@@ -1091,7 +1090,7 @@ class NextafterBackward0(Node):
         ga = None
         if self.needs(0):
             a, b = self.saved()
-            ga = _sum_to(_masked_zero(g, a._array == b._array), self.shapes[0])
+            ga = F.sum_to(_masked_zero(g, a._array == b._array), self.shapes[0])
         gb = F.zeros(self.shapes[1], dtype=g.dtype) if self.needs(1) else None
         return ga, gb
 
@@ -1211,7 +1210,7 @@ class CopysignBackward0(Node):
         a, out = self.saved()
         ga = gb = None
         if self.needs(0):
-            ga = _sum_to(F.mul(g, _copysign_ratio(a, out)), self.shapes[0])
+            ga = F.sum_to(F.mul(g, _copysign_ratio(a, out)), self.shapes[0])
         if self.needs(1):
             gb = F.zeros(self.shapes[1], dtype=g.dtype)
         return ga, gb
@@ -1222,7 +1221,7 @@ class CopysignBackward1(CopysignBackward0):
 
     def backward(self, g: Tensor) -> Tensor:  # type: ignore[override]
         a, out = self.saved()
-        return _sum_to(F.mul(g, _copysign_ratio(a, out)), self.shapes[0])
+        return F.sum_to(F.mul(g, _copysign_ratio(a, out)), self.shapes[0])
 
 
 @register("copysign", method=True, inplace="copysign_")

@@ -28,7 +28,7 @@ from gradsum.ops._core import (
     scalar_value,
     tensor_method,
 )
-from gradsum.ops.arithmetic import _checked, _left, _sum_to
+from gradsum.ops.arithmetic import _checked, _left
 from gradsum.ops.reduction import sum_to
 
 
@@ -44,8 +44,8 @@ class WhereBackward0(Node):
     def backward(self, g: Tensor) -> tuple[None, Tensor | None, Tensor | None]:
         cond = _make(self.cond)
         zero = F.zeros_like(g)
-        ga = _sum_to(F.where(cond, g, zero), self.a_shape) if self.needs(1) else None
-        gb = _sum_to(F.where(cond, zero, g), self.b_shape) if self.needs(2) else None
+        ga = F.sum_to(F.where(cond, g, zero), self.a_shape) if self.needs(1) else None
+        gb = F.sum_to(F.where(cond, zero, g), self.b_shape) if self.needs(2) else None
         return None, ga, gb
 
 

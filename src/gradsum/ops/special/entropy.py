@@ -23,7 +23,7 @@ from gradsum.ops._core import (
     require_tensor,
     scalar_value,
 )
-from gradsum.ops.arithmetic import _ERR, _bcast, _sum_to, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _bcast, _unary, _unary_float
 from gradsum.ops.pointwise import _masked_zero, _promoted_float, _record2
 
 
@@ -34,10 +34,10 @@ class XlogyBackward0(Node):
         a, b = self.saved()
         ga = gb = None
         if self.needs(0):  # torch: xlogy(grad, other), 0 where self == 0 and other <= 0
-            ga = _sum_to(_masked_zero(xlogy(g, b), (a._array == 0) & (b._array <= 0)),
+            ga = F.sum_to(_masked_zero(xlogy(g, b), (a._array == 0) & (b._array <= 0)),
                          self.shapes[0])
         if self.needs(1):
-            gb = _sum_to(F.div(F.mul(g, a), b), self.shapes[1])
+            gb = F.sum_to(F.div(F.mul(g, a), b), self.shapes[1])
         return ga, gb
 
 
@@ -48,7 +48,7 @@ class XlogyBackward1(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (b,) = self.saved()
-        return _sum_to(F.div(F.mul(g, self.value), b), self.shapes[1])
+        return F.sum_to(F.div(F.mul(g, self.value), b), self.shapes[1])
 
 
 class XlogyBackward2(Node):
@@ -57,7 +57,7 @@ class XlogyBackward2(Node):
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
         mask = (a._array == 0) & (self.value <= 0)
-        return _sum_to(_masked_zero(xlogy(g, self.value), mask), self.shapes[0])
+        return F.sum_to(_masked_zero(xlogy(g, self.value), mask), self.shapes[0])
 
 
 def _xlogy_array(x: Any, y: Any) -> Any:
@@ -152,10 +152,10 @@ class SpecialXlog1PyBackward0(Node):
         a, b = self.saved()
         ga = gb = None
         if self.needs(0):
-            ga = _sum_to(_masked_zero(xlog1py(g, b), (a._array == 0) & (b._array <= -1)),
+            ga = F.sum_to(_masked_zero(xlog1py(g, b), (a._array == 0) & (b._array <= -1)),
                          self.shapes[0])
         if self.needs(1):
-            gb = _sum_to(F.div(F.mul(g, a), F.add(b, 1)), self.shapes[1])
+            gb = F.sum_to(F.div(F.mul(g, a), F.add(b, 1)), self.shapes[1])
         return ga, gb
 
 
@@ -166,7 +166,7 @@ class SpecialXlog1PyBackward1(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (b,) = self.saved()
-        return _sum_to(F.div(F.mul(g, self.value), F.add(b, 1)), self.shapes[1])
+        return F.sum_to(F.div(F.mul(g, self.value), F.add(b, 1)), self.shapes[1])
 
 
 class SpecialXlog1PyBackward2(Node):
@@ -177,7 +177,7 @@ class SpecialXlog1PyBackward2(Node):
     def backward(self, g: Tensor) -> Tensor:
         (a,) = self.saved()
         mask = (a._array == 0) & (self.value <= -1)
-        return _sum_to(_masked_zero(xlog1py(g, self.value), mask), self.shapes[0])
+        return F.sum_to(_masked_zero(xlog1py(g, self.value), mask), self.shapes[0])
 
 
 def _xlog1py_array(x: Any, y: Any) -> Any:

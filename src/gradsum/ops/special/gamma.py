@@ -30,7 +30,7 @@ from gradsum.ops._core import (
     twin,
 )
 from gradsum.ops._scipy_special import kernel as _scipy_kernel
-from gradsum.ops.arithmetic import _ERR, _bcast, _sum_to, _unary, _unary_float
+from gradsum.ops.arithmetic import _ERR, _bcast, _unary, _unary_float
 from gradsum.ops.pointwise import (
     _PI,
     _back,
@@ -493,7 +493,7 @@ class SpecialZetaBackward0(Node):
         if self.needs(0):
             raise _no_derivative("zeta")
         a, b = self.saved()
-        return None, _sum_to(F.mul(g, F.mul(F.neg(a), zeta(F.add(a, 1.0), b))),
+        return None, F.sum_to(F.mul(g, F.mul(F.neg(a), zeta(F.add(a, 1.0), b))),
                              self.shapes[1])
 
 
@@ -504,7 +504,7 @@ class SpecialZetaBackward1(Node):
 
     def backward(self, g: Tensor) -> Tensor:
         (b,) = self.saved()
-        return _sum_to(F.mul(g, F.mul(zeta(self.value + 1.0, b), -self.value)), self.shapes[1])
+        return F.sum_to(F.mul(g, F.mul(zeta(self.value + 1.0, b), -self.value)), self.shapes[1])
 
 
 class SpecialZetaBackward2(Node):
@@ -563,7 +563,7 @@ class IgammaBackward0(Node):
             raise _no_derivative(f"{self.op}: input")
         a, x = self.saved()
         e = F.exp(F.sub(F.sub(F.mul(F.sub(a, 1), F.log(x)), x), F.lgamma(a)))
-        return None, _sum_to(F.mul(F.mul(g, self.sign), e), self.shapes[1])
+        return None, F.sum_to(F.mul(F.mul(g, self.sign), e), self.shapes[1])
 
 
 class IgammacBackward0(IgammaBackward0):
