@@ -36,6 +36,7 @@ from gradsum.ops._core import (
     as_tensor_like,
     binary_arrays,
     broadcast_error,
+    const,
     needs_grad,
     quietly,
     record,
@@ -174,15 +175,21 @@ def _unary(a: Tensor, out: Any, node_cls: type[Node], save: str) -> Tensor:
 
 # -- add / sub ---------------------------------------------------------------------------------
 class AddBackward0(Node):
+    #: ``a_shape``/``b_shape``: the shape an operand's gradient is summed to (sum_to), None
+    #: where the operand has the result's shape or is a number: decided once when add and
+    #: mul record, so that the rule makes no call for an operand that was not broadcast
+    #: (the gradient of nearly every add and product; "Speed" in docs/ARCHITECTURE.md)
     __slots__ = ("a_shape", "alpha", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
         nxt = self._next
         ga = gb = None
         if nxt[0][0] is not None:
-            ga = F.sum_to(g, self.a_shape)
+            ga = g if self.a_shape is None else F.sum_to(g, self.a_shape)
         if nxt[1][0] is not None:
-            gb = F.sum_to(g if self.alpha == 1 else F.mul(g, self.alpha), self.b_shape)
+            gb = g if self.alpha == 1 else F.mul(g, self.alpha)
+            if self.b_shape is not None:
+                gb = F.sum_to(gb, self.b_shape)
         return ga, gb
 
 
@@ -250,8 +257,8 @@ def add(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         return _make(out)
     node = AddBackward0()
     node.alpha = alpha
-    node.a_shape = x.shape
-    node.b_shape = y.shape if bt else ()
+    node.a_shape = None if x.shape == out.shape else x.shape
+    node.b_shape = None if not bt or y.shape == out.shape else y.shape
     return record(node, (a, b), out)
 
 
@@ -270,8 +277,8 @@ def sub(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         return _make(out)
     node = SubBackward0()
     node.alpha = -alpha
-    node.a_shape = x.shape
-    node.b_shape = y.shape if bt else ()
+    node.a_shape = None if x.shape == out.shape else x.shape
+    node.b_shape = None if not bt or y.shape == out.shape else y.shape
     return record(node, (a, b), out)
 
 
@@ -299,6 +306,7 @@ def rsub(a: Tensor, b: Any) -> Tensor:
 
 # -- mul / div ---------------------------------------------------------------------------------
 class MulBackward0(Node):
+    #: ``a_shape``/``b_shape``: as :class:`AddBackward0`'s
     __slots__ = ("a_shape", "b_shape")
 
     def backward(self, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
@@ -315,9 +323,13 @@ class MulBackward0(Node):
             x, y = self.saved()
         ga = gb = None
         if nxt[0][0] is not None:
-            ga = F.sum_to(_make(gx * y) if arrays else F.mul(g, y), self.a_shape)
+            ga = _make(gx * y) if arrays else F.mul(g, y)
+            if self.a_shape is not None:
+                ga = F.sum_to(ga, self.a_shape)
         if nxt[1][0] is not None:
-            gb = F.sum_to(_make(gx * x) if arrays else F.mul(g, x), self.b_shape)
+            gb = _make(gx * x) if arrays else F.mul(g, x)
+            if self.b_shape is not None:
+                gb = F.sum_to(gb, self.b_shape)
         return ga, gb
 
 
@@ -381,8 +393,8 @@ def mul(a: Any, b: Any) -> Tensor:
     if not bt:
         return _record_by_number(_MulScalar(), y, a, out)
     node = MulBackward0()
-    node.a_shape = x.shape
-    node.b_shape = y.shape
+    node.a_shape = None if x.shape == out.shape else x.shape
+    node.b_shape = None if y.shape == out.shape else y.shape
     out_t = record(node, (a, b), out)
     # Save only what a rule needs (SEMANTICS 7): grad of a needs b, grad of b needs a, for
     # an input with an edge (note "Saved for an edge" in linalg._record_product: a view made in
@@ -965,6 +977,9 @@ _INT_OF = {n: xp.dtype(f"i{n}") for n in (2, 4, 8)}
 _I8, _U8 = xp.dtype(xp.int8), xp.dtype(xp.uint8)
 #: the same for the two common float dtypes, looked up by the dtype itself (one lookup)
 _INT_OF_FLOAT = {dt: _INT_OF[dt.itemsize] for dt in (xp.dtype(xp.float32), xp.dtype(xp.float64))}
+#: 1 as a read-only 0-d array of each mask dtype (see :func:`const`: NumPy converts a Python
+#: int operand on every call, which costs more than a small array's pass)
+_ONE_OF = {it: const(it, 1) for it in (*_INT_OF.values(), _U8)}
 
 
 def _bits_out(shape: Any, dtype: Any, it: Any) -> tuple[Any, Any]:
@@ -992,7 +1007,7 @@ def select_grad(ga: Any, blocked: Any) -> Any:
         # (small: the mask widened at once, fewer views: each costs more than a small pass.
         # The result is a view: a leaf's .grad made of it is copied, which costs little here)
         m = blocked.astype(it)
-        m -= 1
+        m -= _ONE_OF[it]
         m &= ga.view(it)
         return m.view(ga.dtype)
     if it is None:
@@ -1001,7 +1016,7 @@ def select_grad(ga: Any, blocked: Any) -> Any:
     if it is None or blocked.__class__ is not _ndarray:
         return xp.asarray(xp.where(blocked, xp.zeros((), dtype=ga.dtype), ga))
     b8 = blocked.view(_U8)
-    b8 -= 1
+    b8 -= _ONE_OF[_U8]
     if blocked.shape == ga.shape:  # (one-byte passes first; the result owns its buffer)
         out, m = _bits_out(ga.shape, ga.dtype, it)
         xp.copyto(m, b8.view(_I8))
