@@ -77,7 +77,7 @@ def silenced(fn: Callable[..., Any], underflow: bool = False) -> Callable[..., A
         settings["under"] = "ignore"
     if _fp_state is None:
         return numpy.errstate(**settings)(fn)  # type: ignore[no-any-return]
-    get, enter, leave = _fp_state.get, _fp_state.set, _fp_state.reset
+    get, put = _fp_state.get, _fp_state.set
     quiet: dict[Any, Any] = {}  # the caller's state -> the same with the warnings off
 
     @functools.wraps(fn)
@@ -88,11 +88,14 @@ def silenced(fn: Callable[..., Any], underflow: bool = False) -> Callable[..., A
             if len(quiet) >= 8:
                 quiet.clear()
             q = quiet[state] = _make_extobj(**settings)
-        token = enter(q)
+        # (the change inside the ``try``, the caller's state put back: an exception raised at
+        # any point, a KeyboardInterrupt too, leaves NumPy's error state as it was; a token
+        # from ``set`` could be lost between the call and its assignment)
         try:
+            put(q)
             return fn(*args, **kwargs)
         finally:
-            leave(token)
+            put(state)
 
     return inner
 

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from gradsum._backend import silenced
-from gradsum.autograd import _messages
 from gradsum.autograd.anomaly_mode import _anomaly, apply_checked
 from gradsum.autograd.function import BackwardCFunction
 from gradsum.autograd.grad_mode import _state
@@ -40,6 +39,7 @@ from gradsum.autograd.graph import (
     _sink,
     _target_of,
 )
+from gradsum.autograd.graph_task import _running, _task_ids
 from gradsum.autograd.hooks import run_node_post_hooks, run_node_pre_hooks, run_tensor_hooks
 
 if TYPE_CHECKING:
@@ -53,13 +53,6 @@ backward_observers: list[Any] = []
 _gc_isenabled, _gc_disable, _gc_enable = gc.isenabled, gc.disable, gc.enable
 _heappush = heapq.heappush
 _heappop = heapq.heappop
-
-#: the backwards running in this process, innermost last: ``(task id, deps, needed,
-#: target_nodes, accumulate)``; read by :func:`current_graph_task_id` and
-#: :func:`will_engine_execute_node` (multi-grad hooks). One append and one pop per backward.
-_tasks: list[tuple[int, dict[Node, int], set[Node] | None, set[Node], bool]] = []
-_task_ids = itertools.count()
-
 
 def _discover(root_edges: list[tuple[Node | None, int]]) -> list[Node]:
     """All nodes reachable from the roots in post-order (children before parents)."""
@@ -186,36 +179,43 @@ def run_backward(
         first = first_grads = None
 
     observers = list(backward_observers) if backward_observers else None
-    if observers:
-        for obs in observers:
-            obs.begin(roots, inputs, accumulate)
     failed: BaseException | None = None
-    # The walk runs in grad mode ``create_graph``, registered in ``_tasks``, with the cyclic
-    # collector paused: the walk allocates many short-lived objects that reference counting
-    # frees, and the collector would keep traversing them (and the whole heap, with torch or
-    # a big model loaded), up to a fifth of a small backward (left alone if it was off).
+    # The walk runs in grad mode ``create_graph``, registered in this thread's tasks, with the
+    # cyclic collector paused: the walk allocates many short-lived objects that reference
+    # counting frees, and the collector would keep traversing them (and the whole heap, with
+    # torch or a big model loaded), up to a fifth of a small backward (left alone if off).
+    # Note "Undone on any exception": each state is read first, changed inside the ``try``
+    # and put back as read (no token to lose), the tasks cut back to their depth, so an
+    # exception raised at any point, a KeyboardInterrupt between two of these lines too,
+    # leaves grad mode, the collector, the tasks and the observers as they were.
     prev_mode = _state.enabled
-    _state.enabled = create_graph
     gc_was_enabled = _gc_isenabled()
-    if gc_was_enabled:
-        _gc_disable()
-    _tasks.append(task)  # type: ignore[arg-type]
-    # (note "Anomaly mode costs nothing when off" in anomaly_mode: one test per backward)
-    apply = _apply if not _anomaly[0] else functools.partial(apply_checked, _apply)
+    tasks = _running.tasks
+    depth = len(tasks)
+    begun = 0  # the observers whose ``begin`` returned
     try:
+        if observers:
+            for obs in observers:
+                obs.begin(roots, inputs, accumulate)
+                begun += 1
+        _state.enabled = create_graph
+        if gc_was_enabled:
+            _gc_disable()
+        tasks.append(task)  # type: ignore[arg-type]
+        # (note "Anomaly mode costs nothing when off" in anomaly_mode: one test per backward)
+        apply = _apply if not _anomaly[0] else functools.partial(apply_checked, _apply)
         _execute_quietly(heap, buffers, deps, shared, retain_graph, create_graph, tick, apply,
                          first, first_grads, select)
     except BaseException as e:
         failed = e
         raise
     finally:
-        _tasks.pop()
+        del tasks[depth:]  # (no call before the collector's: nothing can interrupt these)
+        _state.enabled = prev_mode
         if gc_was_enabled:
             _gc_enable()
-        _state.enabled = prev_mode
-        if observers:
-            for obs in reversed(observers):
-                obs.end(failed)
+        if begun:
+            _end_observers(observers, begun, failed)  # type: ignore[arg-type]
     if select is None:
         return []
     targets, captured = select[0], select[1]
@@ -225,6 +225,20 @@ def run_backward(
             if node is not None and targets.get((node, nr), i) != i:
                 captured[i] = captured[targets[(node, nr)]]
     return captured
+
+
+def _end_observers(observers: list[Any], begun: int, failed: BaseException | None) -> None:
+    """``end(failed)`` of the first ``begun`` observers, innermost first; each is ended even
+    if one before it raises (the first exception is raised after)."""
+    error: BaseException | None = None
+    for obs in reversed(observers[:begun]):
+        try:
+            obs.end(failed)
+        except BaseException as e:
+            if error is None:
+                error = e
+    if error is not None:
+        raise error
 
 
 def _plan(roots: Sequence[Tensor], grad_roots: Sequence[Tensor], retain_graph: bool,
@@ -513,22 +527,3 @@ def _apply(node: Node, hooks: Any, grads: list[Tensor | None], shared: _Shared,
         node._release()
     _mark_shared(node._user_backward or hooks is not None, outs, grads, shared)
     return outs
-
-
-def current_graph_task_id() -> int:
-    """An id of the innermost backward running now, -1 outside backward (torch's
-    ``torch._C._current_graph_task_id``)."""
-    return _tasks[-1][0] if _tasks else -1
-
-
-def will_engine_execute_node(node: Node) -> bool:
-    """Whether the innermost running backward executes ``node`` (reaches it and, under
-    ``inputs=``, needs it), as torch's ``torch._C._will_engine_execute_node``."""
-    if not _tasks:
-        raise RuntimeError(_messages.hook_outside_backward())
-    _, deps, needed, target_nodes, accumulate = _tasks[-1]
-    if not accumulate and node.__class__ is AccumulateGrad:
-        raise RuntimeError(_messages.will_execute_leaf())
-    if needed is None:
-        return node in deps
-    return node in needed or node in target_nodes

@@ -47,8 +47,8 @@ def _wrap_generator(func: Callable[..., Generator[Any, Any, Any]], target: bool
 
     def step(gen: Generator[Any, Any, Any], how: str, arg: Any = None) -> Any:
         prev = _state.enabled
-        _state.enabled = target
         try:
+            _state.enabled = target  # (inside the try: see _run_in_mode)
             if how == "send":
                 return gen.send(arg)
             if how == "throw":
@@ -78,6 +78,22 @@ def _wrap_generator(func: Callable[..., Generator[Any, Any, Any]], target: bool
     return wrapper
 
 
+def _run_in_mode(enabled: bool, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` with grad mode ``enabled``, the previous mode put back however it ends.
+
+    What ``with no_grad():`` does, for gradsum's own steps (the optimizer's update, its
+    closure), without a context manager: an interrupt can land at the start of any Python
+    call, ``__exit__`` too, and one there would leave the mode changed for the rest of the
+    program. Here the mode is read first, changed inside the ``try`` and put back by an
+    assignment, so no exception at any point leaves it changed."""
+    prev = _state.enabled
+    try:
+        _state.enabled = enabled
+        return fn(*args)
+    finally:
+        _state.enabled = prev
+
+
 class _GradModeBase:
     _target: bool
 
@@ -96,8 +112,8 @@ class _GradModeBase:
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             prev = _state.enabled
-            _state.enabled = target
             try:
+                _state.enabled = target  # (inside the try: see _run_in_mode)
                 return func(*args, **kwargs)
             finally:
                 _state.enabled = prev

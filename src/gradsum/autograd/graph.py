@@ -74,6 +74,9 @@ def _bind_tensor() -> Any:
 #: backward (the accumulation toolkit's ledger uses this). Empty, and so free, by default.
 accumulate_observers: list[Callable[[Any, Any], None]] = []
 _ACC_SEQ = 1 << 62  # sinks run as soon as they are ready (torch gives them the highest priority)
+#: Held while a ``.grad`` is read and written back (note "Accumulation is atomic" in
+#: :func:`_accumulate_grad`): one lock for every leaf, as each update holds it for one add
+_ACCUMULATE_LOCK = threading.Lock()
 
 
 class RemovableHandle:
@@ -395,44 +398,53 @@ def _accumulate_grad(var: Tensor, grad: Tensor, owned: bool = False,
     recorded out of place. ``retained``: a non-leaf's ``.grad`` kept by retain_grad, which
     keeps a copy and accumulates out of place (as torch's retains_grad hook), recorded when
     grad mode is on (in a backward: under ``create_graph``); no observers, no hooks.
+
+    Note "Accumulation is atomic": backwards running in several threads may reach one leaf
+    at once (torch locks each leaf's AccumulateGrad). NumPy lets go of the interpreter inside
+    ``arr += g``, so two unguarded updates can both read the old values and one sum is lost;
+    two first gradients can both see ``None``. The read and the write of ``.grad`` are made
+    under ``_ACCUMULATE_LOCK``; the observers and the post-accumulate hooks run outside it
+    (a hook may run a backward of its own).
     """
     if retained:
-        old = var._grad
-        if old is None:
-            var._grad = grad.clone() if _state.enabled else grad.detach().clone()
-        else:
-            var._grad = old + grad
+        with _ACCUMULATE_LOCK:
+            old = var._grad
+            if old is None:
+                var._grad = grad.clone() if _state.enabled else grad.detach().clone()
+            else:
+                var._grad = old + grad
         return
     if accumulate_observers:
         for obs in list(accumulate_observers):
             obs(var, grad)
-    old = var._grad
-    if old is None:
-        if create_graph:
-            # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
-            var._grad = _copy_recorded(grad)
-        elif owned and grad._grad_fn is None:
-            var._grad = grad
+    with _ACCUMULATE_LOCK:
+        old = var._grad
+        if old is None:
+            if create_graph:
+                # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
+                var._grad = _copy_recorded(grad)
+            elif owned and grad._grad_fn is None:
+                var._grad = grad
+            else:
+                var._grad = grad.detach().clone()
+        elif create_graph:
+            prev = _state.enabled
+            _state.enabled = True
+            try:
+                var._grad = old + grad
+            finally:
+                _state.enabled = prev
         else:
-            var._grad = grad.detach().clone()
-    elif create_graph:
-        prev = _state.enabled
-        _state.enabled = True
-        try:
-            var._grad = old + grad
-        finally:
-            _state.enabled = prev
-    else:
-        arr = old._array
-        if arr.flags.writeable:
-            arr += grad._array
-            old._vc[0] += 1
-        elif _overlaps(arr):
-            # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
-            # tensor (several elements share memory); the .grad stays as it was.
-            raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
-        else:  # a read-only .grad that does not overlap (from a read-only array): replace
-            var._grad = old.detach() + grad.detach()
+            arr = old._array
+            if arr.flags.writeable:
+                arr += grad._array
+                old._vc[0] += 1
+            elif _overlaps(arr):
+                # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
+                # tensor (several elements share memory); the .grad stays as it was.
+                raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
+            else:  # a read-only .grad that does not overlap (from a read-only array): replace
+                var._grad = old.detach() + grad.detach()
     if var._post_acc_hooks:
         run_post_acc_hooks(var)
 
@@ -888,7 +900,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable[..., None],
         [True, False, True, False]
         >>> h.remove()
     """
-    from gradsum.autograd.engine import current_graph_task_id, will_engine_execute_node
+    from gradsum.autograd.graph_task import current_graph_task_id, will_engine_execute_node
 
     lock = threading.Lock()
     if mode not in ("all", "any"):

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from gradsum._backend import silenced, xp
 from gradsum._dtype import bool_, float64, get_default_dtype
 from gradsum._tensor import Tensor
-from gradsum.autograd.grad_mode import enable_grad, no_grad
+from gradsum.autograd.grad_mode import _run_in_mode, enable_grad, no_grad  # noqa: F401 (enable_grad: the module surface)
 from gradsum.autograd.graph import RemovableHandle, _clear_grad
 from gradsum.optim import _messages
 
@@ -113,17 +113,16 @@ _caller_errstate: ContextVar[dict[str, str] | None] = ContextVar(
 )
 
 
-def _closure_errstate() -> Any:
-    """A context restoring the floating-point warning settings of ``step``'s caller, for the
-    closure (``step`` itself runs with them off)."""
-    return xp.errstate(**(_caller_errstate.get() or xp.geterr()))
-
-
 def _run_closure(closure: Callable[[], Any]) -> Any:
     """``closure()`` as every optimizer calls it: grad mode on, under the floating-point
-    settings of ``step``'s caller (:func:`_closure_errstate`)."""
-    with enable_grad(), _closure_errstate():
-        return closure()
+    settings of ``step``'s caller (``step`` itself runs with them off); both put back however
+    it ends (:func:`_run_in_mode`'s pattern: read, changed inside the ``try``, assigned back)."""
+    prev = xp.geterr()
+    try:
+        xp.seterr(**(_caller_errstate.get() or prev))
+        return _run_in_mode(True, closure)
+    finally:
+        xp.seterr(**prev)
 
 
 def _call(step: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -147,10 +146,12 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                     raise RuntimeError(_messages.pre_hook_result(step, result))
         # torch's updates are silent on inf/nan (eps=0 with a zero gradient, an overflowing
         # gradient): NumPy's floating-point warnings are off inside step, even where warnings
-        # are errors; the closure runs under the caller's settings (_closure_errstate).
+        # are errors; the closure runs under the caller's settings (_run_closure).
         closure = kwargs.get("closure") if kwargs else args[1] if len(args) > 1 else None
-        token = _caller_errstate.set(xp.geterr()) if closure is not None else None
-        try:
+        caller = _caller_errstate.get()
+        try:  # (set inside the try, put back as read: see grad_mode._run_in_mode)
+            if closure is not None:
+                _caller_errstate.set(xp.geterr())
             out = _quietly(step, args, kwargs)
         except (TypeError, ValueError) as e:
             translated = _step_error(self, e)
@@ -158,8 +159,7 @@ def _run_step_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             raise translated from e
         finally:
-            if token is not None:
-                _caller_errstate.reset(token)
+            _caller_errstate.set(caller)
         for post in [*self._optimizer_step_post_hooks, *_global_step_post_hooks]:
             post(self, args, kwargs)
         return out
@@ -367,10 +367,12 @@ class Optimizer:
         """One update of every parameter that has a gradient (each group through
         :meth:`_update_group`, under ``no_grad``); returns the closure's loss."""
         loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                self._update_group(group)
+        _run_in_mode(False, self._update_groups)
         return loss
+
+    def _update_groups(self) -> None:
+        for group in self.param_groups:
+            self._update_group(group)
 
     # -- the step pattern (see the module's docstring) -----------------------------------------
 

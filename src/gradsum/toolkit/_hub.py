@@ -12,7 +12,7 @@ restores first, then ledgers reconcile, so a ledger sees the rolled-back state (
 
 Example:
     >>> import gradsum
-    >>> from gradsum.autograd import engine, graph
+    >>> from gradsum.autograd import engine, graph, graph_task
     >>> from gradsum.toolkit._hub import HUB
     >>> engine.backward_observers, graph.accumulate_observers   # toolkit off: nothing registered
     ([], [])
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gradsum.autograd import engine, graph
+from gradsum.autograd import engine, graph, graph_task
 from gradsum.autograd.saved import saved_array
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ class _Frame:
     seq: int
     site: str
     accumulate: bool
+    depth: int = 0  # the engine's task depth in this thread when the backward began
     snapshot: Any = None  # transactional snapshot, or None
     calls: dict[int, BackwardCall] = field(default_factory=dict)  # id(ledger) -> call
 
@@ -143,25 +144,38 @@ class _Hub:
               accumulate: bool) -> None:
         from gradsum.toolkit.transactional import take_snapshot
 
+        depth = graph_task.running_depth()
+        # A frame of this depth or deeper is left by a backward that ended without its
+        # ``end`` (an interrupt between its last line and the engine's call): it is closed
+        # as failed, so the next backward does not run on a stale frame. (Its snapshot is
+        # not restored: the .grad may have been changed since, by zero_grad for one.)
+        while self.stack and self.stack[-1].depth >= depth:
+            self._close(self.stack.pop(), _INTERRUPTED, restore=False)
         site = call_site(2)
         if accumulate:
             self.seq += 1
-        frame = _Frame(self.seq if accumulate else 0, site, accumulate)
+        frame = _Frame(self.seq if accumulate else 0, site, accumulate, depth)
         if self.transactional:
             frame.snapshot = take_snapshot(roots, inputs, accumulate)
         self.stack.append(frame)
-        if accumulate:
-            for led in self.ledgers:
-                frame.calls[id(led)] = led._begin(frame)
-        for w in self.graph_watchers:
-            w._saw_roots(roots, frame)
+        try:
+            if accumulate:
+                for led in self.ledgers:
+                    frame.calls[id(led)] = led._begin(frame)
+            for w in self.graph_watchers:
+                w._saw_roots(roots, frame)
+        except BaseException as e:  # (the engine calls ``end`` only after ``begin`` returns)
+            self.end(e)
+            raise
 
     def end(self, error: BaseException | None) -> None:
+        self._close(self.stack.pop(), error)
+
+    def _close(self, frame: _Frame, error: BaseException | None, restore: bool = True) -> None:
         from gradsum.toolkit.transactional import restore_snapshot
 
-        frame = self.stack.pop()
         rolled_back = False
-        if frame.snapshot is not None:
+        if frame.snapshot is not None and restore:
             if error is not None:
                 restore_snapshot(frame.snapshot)
                 rolled_back = True
@@ -187,6 +201,8 @@ def _remove(lst: list[Any], obj: Any) -> None:
 
 
 HUB = _Hub()
+#: the error a frame is closed with when its backward ended without calling ``end``
+_INTERRUPTED = KeyboardInterrupt("the backward ended without closing its toolkit frame")
 
 
 # -- naming parameters ------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from typing import Any
 
 from gradsum._random import get_rng_state, set_rng_state
 from gradsum._tensor import Tensor
-from gradsum.autograd import _messages, engine
+from gradsum.autograd import _messages, graph_task
 from gradsum.autograd.function import Function
 from gradsum.autograd.grad_mode import enable_grad, no_grad
 from gradsum.autograd.graph import saved_tensors_hooks
@@ -139,7 +139,7 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx: Any, *args: Any) -> tuple[Any, ...]:
-        task = engine._tasks[-1] if engine._tasks else None
+        task = graph_task.current_task()
         if task is not None and task[2] is not None:  # (autograd.grad, or inputs=)
             raise RuntimeError(_messages.checkpoint_reentrant_grad())
         inputs = list(ctx.inputs)
@@ -269,7 +269,7 @@ class _checkpoint_hook(saved_tensors_hooks):
             return holder
 
         def unpack_hook(holder: _Holder) -> Tensor:
-            gid = engine.current_graph_task_id()
+            gid = graph_task.current_graph_task_id()
             if gid == -1:  # (read outside backward: a fresh id, as torch)
                 gid = -id(object()) - 2
             if not frame.is_recomputed[gid]:
