@@ -553,3 +553,58 @@ def unknown_plateau_mode(mode: Any) -> str:
 
 def unknown_threshold_mode(threshold_mode: Any) -> str:
     return "threshold mode " + threshold_mode + " is unknown!"
+
+
+# -- a step checked before it moves anything -----------------------------------------------------
+def option_not_a_number(index: int, key: str, value: Any) -> str:
+    return (
+        f"must be Number, not {type(value).__name__}: param_groups[{index}][{key!r}] is "
+        f"{value!r}, and the update reads it as a number (torch raises a TypeError part way "
+        "through the update; no parameter has moved here). Set it to a number, e.g. "
+        f"optimizer.param_groups[{index}][{key!r}] = {_example(value)}."
+    )
+
+
+def option_not_numbers(index: int, key: str, value: Any, default: Any) -> str:
+    return (
+        f"must be a tuple of {len(default)} numbers: param_groups[{index}][{key!r}] is "
+        f"{value!r} (no parameter has moved). Set it to a tuple of numbers, e.g. the default: "
+        f"optimizer.param_groups[{index}][{key!r}] = {default!r}."
+    )
+
+
+def _example(value: Any) -> str:
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        return "0.001"
+
+
+def state_not_param_shaped(index: int, pos: int, key: str, got: Any, want: Any) -> str:
+    return (
+        f"The size of tensor a ({_first_diff(want, got)[0]}) must match the size of tensor b "
+        f"({_first_diff(want, got)[1]}): optimizer.state of param_groups[{index}]['params'][{pos}] "
+        f"holds {key!r} of shape {tuple(got)}, the parameter has shape {tuple(want)} (a state "
+        "loaded from another model's checkpoint?). No parameter has moved. Load the optimizer "
+        "state that was saved with this model, or drop this parameter's state "
+        "(optimizer.state[p] = {}) to start it afresh."
+    )
+
+
+def _first_diff(want: Any, got: Any) -> tuple[Any, Any]:
+    for a, b in zip(reversed(tuple(want)), reversed(tuple(got))):
+        if a != b:
+            return a, b
+    return tuple(want), tuple(got)
+
+
+def state_dtype_mismatch(index: int, pos: int, key: str, got: Any, want: Any) -> str:
+    from gradsum.ops._messages._format import torch_name
+
+    return (
+        f"expected dtype {torch_name(want)} for the state but got dtype {torch_name(got)}: "
+        f"optimizer.state of param_groups[{index}]['params'][{pos}] holds {key!r} as "
+        f"{torch_name(got)}, the parameter is {torch_name(want)}. No parameter has moved. Cast "
+        f"the state to the parameter's dtype (state[{key!r}] = state[{key!r}].to(p.dtype)), or "
+        "load it through optimizer.load_state_dict, which casts it."
+    )

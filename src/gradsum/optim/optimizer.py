@@ -6,7 +6,8 @@ Updates are written into the parameters' own buffers under ``no_grad``, so a Par
 its buffer keep their identity.
 
 The step pattern: every algorithm's ``step`` is :meth:`Optimizer._update_group` over each
-group (torch's ``step``: the group's options, ``_init_group``, the single-tensor update). An
+group (torch's ``step``: the group's options, ``_init_group``, the single-tensor update), its
+checks made for every group before any parameter moves (:meth:`Optimizer._update_groups`). An
 algorithm's file holds only its own parts: defaults and checks, ``_init_state``, ``_options``
 (the numbers it reads from a group) and ``_update`` (its formula, written with the kernels of
 :mod:`gradsum.optim._kernels`); the walk, the lazy state, the step counter, the version
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import numbers
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -371,8 +373,23 @@ class Optimizer:
         return loss
 
     def _update_groups(self) -> None:
-        for group in self.param_groups:
-            self._update_group(group)
+        """Note "A failed step changes nothing": every group's options and every state the
+        update will read are checked (:meth:`_plan_group`) before the first parameter moves;
+        a check that fails raises with the parameters, their gradients and the state as they
+        were (the state this step made for a parameter's first update is dropped again).
+        torch checks as it goes, so a bad option of a later group raises after the earlier
+        groups were updated."""
+        state = self.state
+        fresh = [p for group in self.param_groups for p in group["params"]
+                 if p.grad is not None and not state.get(p)]
+        try:
+            plans = [self._plan_group(i, group) for i, group in enumerate(self.param_groups)]
+        except BaseException:
+            for p in fresh:
+                state.pop(p, None)
+            raise
+        for params, options in plans:
+            self._apply_plan(params, options)
 
     # -- the step pattern (see the module's docstring) -----------------------------------------
 
@@ -391,9 +408,23 @@ class Optimizer:
         (:meth:`_options`, which calls :meth:`_init_group` where torch's step makes it), one
         ``(key, arrays)`` entry per parameter (:meth:`_entries`: its step counted, its writes
         counted in the version counters), and :meth:`_update` over the pieces of the entries
-        (:func:`_batches`, or each entry whole where the update is not elementwise)."""
+        (:func:`_batches`, or each entry whole where the update is not elementwise).
+        ``step`` runs the first step for every group (:meth:`_plan_group`) before the others
+        (:meth:`_apply_plan`)."""
+        self._apply_plan(*self._plan_group(self.param_groups.index(group), group))
+
+    def _plan_group(self, index: int, group: dict[str, Any]) -> tuple[list[Tensor], Any]:
+        """The parameters of group ``index`` that have a gradient and the group's options,
+        every option's type and every state tensor the update reads checked first."""
+        _check_option_types(self.defaults, index, group)
         params = _params_with_grad(group)
         options = self._options(group, params)
+        if self._ELEMENTWISE:
+            _check_param_states(self.state, params, group, index)
+        return params, options
+
+    def _apply_plan(self, params: list[Tensor], options: Any) -> None:
+        """The update of :meth:`_update_group` once :meth:`_plan_group` has checked it."""
         entries = self._entries(params, options)
         pieces = _batches(entries, _WRITES) if self._ELEMENTWISE else entries
         for key, arrays in pieces:
@@ -693,6 +724,52 @@ def _adam_options(group: dict[str, Any], *names: str) -> tuple[Any, ...]:
     lr = _lr_value(group["lr"])  # (a tensor lr: torch's 0-d tensor arithmetic)
     beta1, beta2 = _pair(group["betas"])
     return (lr, beta1, beta2, *_scalars(group, "eps", "weight_decay", *names))
+
+
+def _is_number(v: Any) -> bool:
+    """A real number as torch's update kernels take it (a bool too, as Python's), or a
+    tensor; not a string, None or a container."""
+    if isinstance(v, Tensor):
+        return True  # (its element count is :func:`_scalar`'s check, with torch's text)
+    return isinstance(v, numbers.Real)
+
+
+def _check_option_types(defaults: dict[str, Any], index: int, group: dict[str, Any]) -> None:
+    """Every option of ``group`` whose default is a number (or a tuple of numbers, like
+    ``betas``) is still one: a TypeError naming it, before any parameter moves."""
+    for key, default in defaults.items():
+        value = group.get(key, default)
+        if isinstance(default, bool) or value is default:
+            continue
+        if isinstance(default, (int, float)) and not _is_number(value):
+            raise TypeError(_messages.option_not_a_number(index, key, value))
+        if (isinstance(default, tuple) and default and all(
+                isinstance(d, (int, float)) and not isinstance(d, bool) for d in default)
+                and isinstance(value, (tuple, list))
+                and not all(v is None or _is_number(v) for v in value)):
+            # (a pair of another length is torch's ValueError, from unpacking it: _pair;
+            # None is an entry some options take, Adafactor's eps)
+            raise TypeError(_messages.option_not_numbers(index, key, value, default))
+
+
+def _check_param_states(state: Any, params: list[Tensor], group: dict[str, Any],
+                        index: int) -> None:
+    """Every state tensor of an elementwise update (not the 0-d ``step``) has its
+    parameter's shape and dtype, as the update needs (a state resumed from another model's
+    checkpoint would fail part way through torch's update)."""
+    for p in params:
+        st = state.get(p)
+        if not st:
+            continue
+        for key, t in st.items():
+            if not isinstance(t, Tensor) or t._array.ndim == 0:
+                continue
+            if t._array.shape != p._array.shape:
+                raise RuntimeError(_messages.state_not_param_shaped(
+                    index, group["params"].index(p), key, t._array.shape, p._array.shape))
+            if t._array.dtype != p._array.dtype:
+                raise RuntimeError(_messages.state_dtype_mismatch(
+                    index, group["params"].index(p), key, t.dtype, p.dtype))
 
 
 def _params_with_grad(group: dict[str, Any]) -> list[Tensor]:
