@@ -46,9 +46,11 @@ import io
 import os
 import pickle
 import pickletools
+import sys
 from typing import Any, BinaryIO, Union
 
 from gradsum.serialization import rebuild as R
+from gradsum.serialization.errors import FIX_CORRUPT as _FIX_CORRUPT
 from gradsum.serialization.errors import CheckpointError
 from gradsum.serialization.file_io import atomic_write, describe, read_bytes
 from gradsum.serialization.ipc import register as _register_ipc
@@ -389,6 +391,12 @@ def load(f: FileLike, map_location: Any = None, pickle_module: Any = None, *,
         if weights_only and not str(e).startswith(where):
             raise pickle.UnpicklingError(weights_only_message(str(e))) from None
         raise
+    except RecursionError:  # (whichever part of a reader recursed: a damaged or hostile file)
+        raise CheckpointError(
+            f"{where}: the checkpoint nests its objects too deeply to read (Python's recursion "
+            f"limit is {sys.getrecursionlimit()}). {_FIX_CORRUPT} If you wrote it yourself from "
+            "an object this deep, load it under a higher sys.setrecursionlimit."
+        ) from None
     raise CheckpointError(
         f"Invalid magic number; corrupt file? {where} is neither a torch checkpoint (a zip "
         "archive or a legacy pickle) nor a safetensors file. " + _sniff(data)
