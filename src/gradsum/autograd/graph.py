@@ -77,6 +77,10 @@ _ACC_SEQ = 1 << 62  # sinks run as soon as they are ready (torch gives them the 
 #: Held while a ``.grad`` is read and written back (note "Accumulation is atomic" in
 #: :func:`_accumulate_grad`): one lock for every leaf, as each update holds it for one add
 _ACCUMULATE_LOCK = threading.Lock()
+#: the Python threads running and starting (threading's own tables): with one thread there is
+#: nobody to race, and the lock (a fifth of a small leaf's update) is skipped
+_threads = threading._active  # type: ignore[attr-defined]
+_threads_starting = threading._limbo  # type: ignore[attr-defined]
 
 
 class RemovableHandle:
@@ -403,8 +407,11 @@ def _accumulate_grad(var: Tensor, grad: Tensor, owned: bool = False,
     at once (torch locks each leaf's AccumulateGrad). NumPy lets go of the interpreter inside
     ``arr += g``, so two unguarded updates can both read the old values and one sum is lost;
     two first gradients can both see ``None``. The read and the write of ``.grad`` are made
-    under ``_ACCUMULATE_LOCK``; the observers and the post-accumulate hooks run outside it
-    (a hook may run a backward of its own).
+    under ``_ACCUMULATE_LOCK`` whenever another Python thread exists (or is starting); with
+    this thread alone nothing can run between them, and no thread can start (only this one
+    could start it). The observers and the post-accumulate hooks run outside the lock (a hook
+    may run a backward of its own). (A thread a C library makes without ``threading``, that
+    calls into gradsum, is not seen: run such code under a ``threading.Thread``.)
     """
     if retained:
         with _ACCUMULATE_LOCK:
@@ -417,36 +424,44 @@ def _accumulate_grad(var: Tensor, grad: Tensor, owned: bool = False,
     if accumulate_observers:
         for obs in list(accumulate_observers):
             obs(var, grad)
-    with _ACCUMULATE_LOCK:
-        old = var._grad
-        if old is None:
-            if create_graph:
-                # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
-                var._grad = _copy_recorded(grad)
-            elif owned and grad._grad_fn is None:
-                var._grad = grad
-            else:
-                var._grad = grad.detach().clone()
-        elif create_graph:
-            prev = _state.enabled
-            _state.enabled = True
-            try:
-                var._grad = old + grad
-            finally:
-                _state.enabled = prev
-        else:
-            arr = old._array
-            if arr.flags.writeable:
-                arr += grad._array
-                old._vc[0] += 1
-            elif _overlaps(arr):
-                # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
-                # tensor (several elements share memory); the .grad stays as it was.
-                raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
-            else:  # a read-only .grad that does not overlap (from a read-only array): replace
-                var._grad = old.detach() + grad.detach()
+    if len(_threads) > 1 or _threads_starting:  # (see "Accumulation is atomic")
+        with _ACCUMULATE_LOCK:
+            _add_into(var, grad, owned, create_graph)
+    else:
+        _add_into(var, grad, owned, create_graph)
     if var._post_acc_hooks:
         run_post_acc_hooks(var)
+
+
+def _add_into(var: Tensor, grad: Tensor, owned: bool, create_graph: bool) -> None:
+    """The read and the write of a leaf's ``.grad`` (:func:`_accumulate_grad`'s core)."""
+    old = var._grad
+    if old is None:
+        if create_graph:
+            # Out of place and recorded: the stored grad may carry a graph (SEMANTICS 5).
+            var._grad = _copy_recorded(grad)
+        elif owned and grad._grad_fn is None:
+            var._grad = grad
+        else:
+            var._grad = grad.detach().clone()
+    elif create_graph:
+        prev = _state.enabled
+        _state.enabled = True
+        try:
+            var._grad = old + grad
+        finally:
+            _state.enabled = prev
+    else:
+        arr = old._array
+        if arr.flags.writeable:
+            arr += grad._array
+            old._vc[0] += 1
+        elif _overlaps(arr):
+            # torch's ``grad += new`` refuses a .grad the user assigned as an expanded
+            # tensor (several elements share memory); the .grad stays as it was.
+            raise RuntimeError(_messages.grad_overlaps(tuple(arr.shape)))
+        else:  # a read-only .grad that does not overlap (from a read-only array): replace
+            var._grad = old.detach() + grad.detach()
 
 
 def _assign_grad(var: Tensor, value: Tensor | None) -> None:
