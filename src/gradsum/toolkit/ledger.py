@@ -549,7 +549,7 @@ class Ledger:
             >>> w = gradsum.ones(2, requires_grad=True)
             >>> with Ledger({"w": w}) as ledger:
             ...     (w * 3).sum().backward()
-            ...     print(ledger.summary())
+            ...     print(ledger.summary())  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
             parameter  contributions  backward calls  last clear
             w          1              #...            -
         """
