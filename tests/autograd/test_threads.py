@@ -116,3 +116,35 @@ def test_torch_gives_exact_sums_too():
 
     _run_threads(2, work)
     assert int((w.grad != 100).sum()) == 0
+
+
+def test_toolkit_frames_are_per_thread():
+    """Two threads inside a backward at once, a Ledger on: each thread's backward closes its
+    own frame (one stack for both would close the other thread's)."""
+    from gradsum import toolkit
+    from gradsum.toolkit._hub import HUB
+
+    ws = [gradsum.ones(3, requires_grad=True) for _ in range(2)]
+    inside = threading.Barrier(2, timeout=10)
+    depths: list[int] = []
+
+    def run(w) -> None:
+        y = w * 2
+
+        def hook(g):
+            inside.wait()  # both threads are inside a backward here
+            depths.append(len(HUB.stack))
+            return g
+
+        y.register_hook(hook)
+        y.sum().backward()
+
+    with toolkit.Ledger({"a": ws[0], "b": ws[1]}) as ledger:
+        threads = [threading.Thread(target=run, args=(w,)) for w in ws]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert depths == [1, 1] and HUB.stack == []
+        assert len(ledger.contributions(ws[0])) == 1 and len(ledger.contributions(ws[1])) == 1
+    assert ws[0].grad.tolist() == [2.0, 2.0, 2.0]

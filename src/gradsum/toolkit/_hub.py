@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -99,6 +100,11 @@ class _Frame:
     calls: dict[int, BackwardCall] = field(default_factory=dict)  # id(ledger) -> call
 
 
+class _Frames(threading.local):
+    def __init__(self) -> None:
+        self.frames: list[_Frame] = []
+
+
 class _Hub:
     """The one backward observer of the toolkit; dispatches to active ledgers and scopes."""
 
@@ -106,10 +112,16 @@ class _Hub:
         self.ledgers: list[Any] = []
         self.transactional = 0
         self.graph_watchers: list[Any] = []  # sanitizers that track root graphs
-        self.stack: list[_Frame] = []
+        self._frames = _Frames()
         self.seq = 0
         self._installed = False
         self._acc = self.on_accumulate  # one bound-method object, so `is` finds it again
+
+    @property
+    def stack(self) -> list[_Frame]:
+        """The frames of the backwards running in this thread, innermost last (per thread, as
+        the engine's tasks: two threads' backwards do not interleave their frames)."""
+        return self._frames.frames
 
     # -- (un)installation: the engine lists stay empty while nothing is active ----------------
     def _active(self) -> bool:
