@@ -215,7 +215,8 @@ def test_argument_errors_like_torch(name: str, kw: dict[str, Any]) -> None:
         return "ok", ""
 
     g, t = run(gradsum), run(torch)
-    assert g == t
+    # torch's type, and its text first (gradsum's then gives the values and the fix)
+    assert g[0] == t[0] and g[1].startswith(t[1]), (g, t)
     assert t[0] == "ValueError"
 
 

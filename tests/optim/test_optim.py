@@ -223,7 +223,7 @@ def test_param_groups_and_errors_like_torch() -> None:
         with pytest.raises(Exception) as et:
             fn_t()
         assert type(eg.value) is type(et.value)
-        assert str(eg.value)[:40] == str(et.value)[:40]
+        assert str(eg.value).startswith(str(et.value)[:40])  # (torch's phrase first)
 
     both(lambda: go.add_param_group({"params": [gp["w1"]]}),
          lambda: to.add_param_group({"params": [tp["w1"]]}))
@@ -246,7 +246,7 @@ def test_param_groups_and_errors_like_torch() -> None:
             getattr(optim, name)([gp["w1"]], **kw)
         with pytest.raises(ValueError) as et:
             getattr(torch.optim, name)([tp["w1"]], **kw)
-        assert str(eg.value) == str(et.value)
+        assert str(eg.value).startswith(str(et.value))  # (torch's text, then values and fix)
 
 
 def test_named_parameters_groups() -> None:

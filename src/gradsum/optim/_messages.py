@@ -400,7 +400,11 @@ def no_update_implemented(type_name: Any) -> str:
 
 
 def invalid_learning_rate(lr: Any) -> str:
-    return f"Invalid learning rate: {lr}"
+    return (
+        f"Invalid learning rate: {lr}: the learning rate must be a number >= 0 (a step moves "
+        "the parameters by -lr times the update). Pass a positive lr, e.g. lr=1e-3; to ascend "
+        "instead, pass maximize=True."
+    )
 
 
 def capturable_devices(capturable_devices: Any) -> str:
@@ -459,11 +463,18 @@ def loaded_group_count(saved_groups: Any, groups: Any) -> str:
 
 
 def invalid_value(label: Any, value: Any) -> str:
-    return f"Invalid {label} value: {value}"
+    return (
+        f"Invalid {label} value: {value}: {label} must be a number >= 0. Pass a non-negative "
+        f"value (or leave {label} at its default)."
+    )
 
 
 def invalid_beta(i: Any, betas: Any) -> str:
-    return f"Invalid beta parameter at index {i}: {betas[i]}"
+    return (
+        f"Invalid beta parameter at index {i}: {betas[i]}: each of betas={tuple(betas)!r} must "
+        "be in [0, 1) (the decay rates of the moving averages). Pass e.g. betas=(0.9, 0.999), "
+        "the default."
+    )
 
 
 def fused_differentiable() -> str:
@@ -491,8 +502,15 @@ def params_names_mixed() -> str:
     )
 
 
-def non_leaf_param() -> str:
-    return "can't optimize a non-leaf Tensor"
+def non_leaf_param(p: Any = None) -> str:
+    where = "" if p is None else (
+        f": a tensor of shape {tuple(p.shape)} computed by {p.grad_fn.name()}"
+        if p.grad_fn is not None else "")
+    return (
+        f"can't optimize a non-leaf Tensor{where} (its .grad is not kept, and a step could "
+        "not update it in place). Optimize the leaf it was computed from, or make it a leaf: "
+        "p = x.detach().requires_grad_() (or wrap it in nn.Parameter)."
+    )
 
 
 def missing_group_option(name: Any) -> str:

@@ -336,7 +336,7 @@ class Optimizer:
             if not self.defaults.get("differentiable", None) and not (
                 p.is_leaf or p.retains_grad
             ):
-                raise ValueError(_messages.non_leaf_param())
+                raise ValueError(_messages.non_leaf_param(p))
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError(_messages.missing_group_option(name))
