@@ -599,9 +599,10 @@ def _example(value: Any) -> str:
 
 
 def state_not_param_shaped(index: int, pos: int, key: str, got: Any, want: Any) -> str:
+    a, b = _first_diff(want, got)
     return (
-        f"The size of tensor a ({_first_diff(want, got)[0]}) must match the size of tensor b "
-        f"({_first_diff(want, got)[1]}): optimizer.state of param_groups[{index}]['params'][{pos}] "
+        f"The size of tensor a ({a}) must match the size of tensor b "
+        f"({b}): optimizer.state of param_groups[{index}]['params'][{pos}] "
         f"holds {key!r} of shape {tuple(got)}, the parameter has shape {tuple(want)} (a state "
         "loaded from another model's checkpoint?). No parameter has moved. Load the optimizer "
         "state that was saved with this model, or drop this parameter's state "

@@ -5,9 +5,10 @@ skipped entirely (no state, no decay, no step count); a zero gradient is a real 
 Updates are written into the parameters' own buffers under ``no_grad``, so a Parameter and
 its buffer keep their identity.
 
-The step pattern: every algorithm's ``step`` is :meth:`Optimizer._update_group` over each
-group (torch's ``step``: the group's options, ``_init_group``, the single-tensor update), its
-checks made for every group before any parameter moves (:meth:`Optimizer._update_groups`). An
+The step pattern: every algorithm's ``step`` is :meth:`Optimizer._plan_group` then
+:meth:`Optimizer._apply_plan` for each group (torch's ``step``: the group's options,
+``_init_group``, the single-tensor update), every group planned before any parameter moves
+(:meth:`Optimizer._update_groups`). An
 algorithm's file holds only its own parts: defaults and checks, ``_init_state``, ``_options``
 (the numbers it reads from a group) and ``_update`` (its formula, written with the kernels of
 :mod:`gradsum.optim._kernels`); the walk, the lazy state, the step counter, the version
@@ -366,8 +367,8 @@ class Optimizer:
                 _clear_grad(p, set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
-        """One update of every parameter that has a gradient (each group through
-        :meth:`_update_group`, under ``no_grad``); returns the closure's loss."""
+        """One update of every parameter that has a gradient (every group planned, then
+        applied: :meth:`_update_groups`, without grad); returns the closure's loss."""
         loss = self._closure_loss(closure)
         _run_in_mode(False, self._update_groups)
         return loss
@@ -402,20 +403,12 @@ class Optimizer:
     #: :meth:`_update` receives them (see :meth:`_roles`).
     _ROLES: ClassVar[tuple[str, ...]] = ()
 
-    def _update_group(self, group: dict[str, Any]) -> None:
-        """Update the parameters of ``group`` that have a gradient (the others are skipped:
-        SEMANTICS 3), in three steps: the group's numbers and the missing state
-        (:meth:`_options`, which calls :meth:`_init_group` where torch's step makes it), one
-        ``(key, arrays)`` entry per parameter (:meth:`_entries`: its step counted, its writes
-        counted in the version counters), and :meth:`_update` over the pieces of the entries
-        (:func:`_batches`, or each entry whole where the update is not elementwise).
-        ``step`` runs the first step for every group (:meth:`_plan_group`) before the others
-        (:meth:`_apply_plan`)."""
-        self._apply_plan(*self._plan_group(self.param_groups.index(group), group))
-
     def _plan_group(self, index: int, group: dict[str, Any]) -> tuple[list[Tensor], Any]:
-        """The parameters of group ``index`` that have a gradient and the group's options,
-        every option's type and every state tensor the update reads checked first."""
+        """The first half of a group's update: the parameters of group ``index`` that have a
+        gradient (the others are skipped: SEMANTICS 3) and the group's numbers and missing
+        state (:meth:`_options`, which calls :meth:`_init_group` where torch's step makes
+        it), every option's type checked first and every state tensor the update reads
+        after. :meth:`step` plans every group before it applies any."""
         _check_option_types(self.defaults, index, group)
         params = _params_with_grad(group)
         options = self._options(group, params)
@@ -424,7 +417,10 @@ class Optimizer:
         return params, options
 
     def _apply_plan(self, params: list[Tensor], options: Any) -> None:
-        """The update of :meth:`_update_group` once :meth:`_plan_group` has checked it."""
+        """The second half: one ``(key, arrays)`` entry per parameter (:meth:`_entries`: its
+        step counted, its writes counted in the version counters), then :meth:`_update` over
+        the pieces of the entries (:func:`_batches`, or each entry whole where the update is
+        not elementwise)."""
         entries = self._entries(params, options)
         pieces = _batches(entries, _WRITES) if self._ELEMENTWISE else entries
         for key, arrays in pieces:
