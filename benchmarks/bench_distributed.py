@@ -250,11 +250,11 @@ def main() -> None:
         cmd = [sys.executable, "-m", "gradsum.distributed.run", "-n", str(n), "--timeout",
                "900", os.path.abspath(__file__), "--worker", "--repeats", str(args.repeats)]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+        line = [ln for ln in out.stdout.splitlines() if ln.startswith("[0] RESULT ")]
         if out.returncode or not line:
             print(out.stdout, out.stderr, file=sys.stderr)
             raise SystemExit(f"{n} ranks failed (exit {out.returncode})")
-        results[n] = json.loads(line[0][len("RESULT "):])
+        results[n] = json.loads(line[0][len("[0] RESULT "):])
     print(f"MLP {'-'.join(map(str, SIZES))}, global batch {BATCH}, "
           f"{results[args.ranks[0]]['bytes'] / 1e6:.1f} MB of float32 gradients, "
           f"{os.cpu_count()} CPU cores, medians of {args.repeats}\n")

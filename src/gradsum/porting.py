@@ -267,24 +267,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     uncaught exception goes to :data:`sys.excepthook` (an MPI job's hook aborts the job), with
     the traceback starting in the script, and the status is 1, as under ``python script.py``.
     """
+    return _main_outcome(argv)[0]
+
+
+def _main_outcome(argv: Sequence[str] | None = None) -> tuple[int, Exception | None]:
+    """:func:`main`'s status, and the uncaught exception of the script if one ended it."""
     argv = list(sys.argv[1:] if argv is None else argv)
     module = bool(argv) and argv[0] == "-m"
     if module:
         argv = argv[1:]
     if not argv:
         print("usage: python -m gradsum.porting [-m] script.py [args...]", file=sys.stderr)
-        return 2
+        return 2, None
     if not module and not os.path.isfile(argv[0]):  # python's message and status
         print(f"gradsum run: can't open file {os.path.abspath(argv[0])!r}: [Errno 2] No such "
               "file or directory", file=sys.stderr)
-        return 2
+        return 2, None
     try:
         run_script(argv[0], argv[1:], module=module)
     except Exception as e:  # (as the interpreter reports an uncaught exception)
         tb = _script_frames(e.__traceback__)
         sys.excepthook(type(e), e.with_traceback(tb), tb)
-        return 1
-    return 0
+        return 1, e
+    return 0, None
 
 
 if __name__ == "__main__":

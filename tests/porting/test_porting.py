@@ -252,14 +252,14 @@ def test_gradsum_run_n_ranks_resolve_torch_to_gradsum(tmp_path: Path) -> None:
         dist.init_process_group("gloo")  # torch's CPU backend: over MPI in gradsum
         t = torch.tensor([float(dist.get_rank() + 1)])
         dist.all_reduce(t)
-        # one write per line: the ranks share the launcher's unbuffered stdout
         sys.stdout.write(f"{torch.__name__} {dist.get_backend()} {dist.get_rank()} "
                          f"{dist.get_world_size()} {t.item()}\\n")
         dist.destroy_process_group()
     """))
     res = _gradsum("run", "-n", "2", "--timeout", "60", str(script))
     assert res.returncode == 0, res.stderr
-    assert sorted(res.stdout.splitlines()) == ["gradsum gloo 0 2 3.0", "gradsum gloo 1 2 3.0"]
+    assert sorted(res.stdout.splitlines()) == ["[0] gradsum gloo 0 2 3.0",
+                                               "[1] gradsum gloo 1 2 3.0"]  # rank prefixes
 
 
 def test_porting_main_without_a_script_is_a_usage_error() -> None:

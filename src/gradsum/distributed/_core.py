@@ -10,6 +10,12 @@ shapes, dtypes, operations, or a local argument error on one of them) all raise 
 check costs one small latency-bound collective (a few microseconds on one node, see
 ``benchmarks/bench_distributed.py``); DDP's bucketed path skips it because the shapes were
 checked once when it was built.
+
+Under ``gradsum run``, every wait for a collective (blocking or ``Work.wait()``) is a loop that
+also watches the job's end records (:mod:`._rank`): when another rank has ended (its script
+returned, ``sys.exit``, an exception, ``os._exit``, a signal) and the wait has still not
+completed a second later, the wait raises :class:`PeerEndedError` naming that rank and how it
+ended, instead of waiting for ever for a rank that is gone.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import os
+import pickle
 import sys
 import time
 import traceback
@@ -27,6 +34,7 @@ from gradsum._backend import xp
 
 if TYPE_CHECKING:
     from gradsum._tensor import Tensor
+    from gradsum.distributed._rank import PeerWatch
 
 _NOT_INIT = (
     "Default process group has not been initialized, please make sure to call "
@@ -127,6 +135,47 @@ def _describe(sig: Any) -> str:
 
 
 # -- the process group ---------------------------------------------------------------------------
+#: seconds a wait goes on after another rank's end record appeared (a collective that rank
+#: took part in completes within them: it keeps making MPI progress until its process ends)
+_PEER_GRACE_S = 1.0
+
+
+class PeerEndedError(RuntimeError):
+    """A collective waited for a rank that has ended (torch: "Connection closed by peer").
+
+    ``peer`` is that rank; the message says how it ended.
+    """
+
+    def __init__(self, message: str, peer: int) -> None:
+        super().__init__(message)
+        self.peer = peer
+
+
+def _wait(mpi: Any, reqs: list[Any], what: str) -> None:
+    """Complete MPI requests ``reqs``. Under ``gradsum run``, raise :class:`PeerEndedError`
+    once another rank has ended and they are still incomplete ``_PEER_GRACE_S`` later."""
+    watch = _state.watch
+    if watch is None:
+        mpi.Request.Waitall(reqs)
+        return
+    testall = mpi.Request.Testall
+    seen = None
+    while not testall(reqs):
+        rec = watch.ended()
+        if rec is None:
+            continue
+        now = time.monotonic()
+        if seen is None:
+            seen = now
+        elif now - seen > _PEER_GRACE_S:
+            peer = int(rec["rank"])
+            raise PeerEndedError(
+                f"Connection closed by peer: rank {peer} ended ({rec['cause']}) while rank "
+                f"{watch.me} waits for it in {what}, so {what} can never complete. Every rank "
+                f"must run the same collectives until the end of the script; see rank {peer}'s "
+                f"output for why it ended.", peer)
+
+
 class _Comm:
     """A thin wrapper of one MPI communicator, used by the collectives and by DDP's reducer.
 
@@ -162,7 +211,7 @@ class _Comm:
 
     def allreduce_max(self, arr: Any) -> None:
         """In-place elementwise max (blocking), e.g. of a uint8 usage bitmap."""
-        self.comm.Allreduce(self.MPI.IN_PLACE, arr, op=self.MPI.MAX)
+        self.waitall([self.iallreduce_max(arr)], "all_reduce")
 
     def iallreduce_max(self, arr: Any) -> Any:
         """Start an in-place elementwise max of a contiguous array; returns the request."""
@@ -171,8 +220,9 @@ class _Comm:
     def testall(self, reqs: list[Any]) -> bool:
         return bool(self.MPI.Request.Testall(reqs))
 
-    def waitall(self, reqs: list[Any]) -> None:
-        self.MPI.Request.Waitall(reqs)
+    def waitall(self, reqs: list[Any], what: str = "a collective") -> None:
+        """Complete ``reqs``; raise :class:`PeerEndedError` if a rank they need has ended."""
+        _wait(self.MPI, reqs, what)
 
     def halving_allreduce(self, flat: Any, tmp: Any, tag: int,
                           scale: Callable[[Any, Any], None] | None = None) -> _Halving:
@@ -180,10 +230,27 @@ class _Comm:
         return _Halving(self, flat, tmp, tag, scale)
 
     def bcast_array(self, arr: Any, root: int = 0) -> None:
-        self.comm.Bcast(arr, root=root)
+        self.waitall([self.comm.Ibcast(arr, root=root)], "broadcast")
 
     def allgather_object(self, obj: Any) -> list[Any]:
-        return list(self.comm.allgather(obj))
+        data = xp.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), xp.uint8)
+        sizes = xp.empty(self.size, dtype=xp.int64)
+        self.waitall([self.comm.Iallgather(xp.asarray([data.size], xp.int64), sizes)],
+                     "all_gather_object")
+        offsets = xp.concatenate([[0], xp.cumsum(sizes)[:-1]])
+        recv = xp.empty(int(sizes.sum()), dtype=xp.uint8)
+        self.waitall([self.comm.Iallgatherv(data, [recv, (sizes, offsets), self.MPI.BYTE])],
+                     "all_gather_object")
+        return [pickle.loads(recv[o : o + n].tobytes()) for o, n in zip(offsets, sizes)]
+
+    def bcast_object(self, obj: Any, root: int) -> Any:
+        data = (xp.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), xp.uint8)
+                if self.rank == root else None)
+        size = xp.asarray([0 if data is None else data.size], xp.int64)
+        self.bcast_array(size, root)
+        buf = data.copy() if data is not None else xp.empty(int(size[0]), dtype=xp.uint8)
+        self.bcast_array(buf, root)
+        return obj if self.rank == root else pickle.loads(buf.tobytes())
 
     def check(self, sig: Any, what: str) -> Any:
         """Exchange ``sig`` with every rank; raise on any disagreement or local error.
@@ -191,7 +258,7 @@ class _Comm:
         Returns the gathered signatures, shape ``(world_size, 16)``.
         """
         table = xp.empty((self.size, _SIG_LEN), dtype=xp.int64)
-        self.comm.Allgather(sig, table)
+        self.waitall([self.comm.Iallgather(sig, table)], what)
         head = table[:, : _SIG_LEN - 1]
         if bool((head == head[0]).all()) and not bool(table[:, 3].any()):
             return table
@@ -333,13 +400,13 @@ class _Halving:
     def _finish_step(self) -> None:
         """Wait for the current step's messages (adding each piece as it arrives), then post
         the next step's."""
-        wait = self.comm.MPI.Request.Wait
+        waitall = self.comm.waitall
         recvs = self.recvs
         while self.reduced < len(recvs):
-            wait(recvs[self.reduced])
+            waitall([recvs[self.reduced]], "the gradient all-reduce")
             self._reduce(self.reduced)
             self.reduced += 1
-        self.comm.MPI.Request.Waitall(self.reqs)
+        waitall(self.reqs, "the gradient all-reduce")
         self._next()
 
     def wait(self) -> None:
@@ -362,6 +429,9 @@ class _Halving:
 class _State:
     group: _Comm | None = None
     world: Any = None
+    world_mpi: Any = None
+    wrapped: bool = False
+    watch: PeerWatch | None = None
     backend: str = "mpi"
     prev_excepthook: Callable[..., Any] | None = None
 
@@ -409,11 +479,12 @@ def _abort_excepthook(tp: type[BaseException], value: BaseException, tb: Any) ->
         rank = _state.group.rank if _state.group is not None else "?"
         text = "".join(traceback.format_exception(tp, value, tb))
         sys.stdout.flush()
-        sys.stderr.write(f"[gradsum rank {rank}] uncaught exception, aborting the job:\n{text}")
+        sys.stderr.write(f"[gradsum rank {rank}] uncaught exception, ending the job:\n{text}")
         sys.stderr.flush()
     finally:
         world = _state.world
-        if world is not None and world.Get_size() > 1:
+        # (under gradsum run, the rank's wrapper ends the job and reports how this rank ended)
+        if world is not None and world.Get_size() > 1 and not _state.wrapped:
             time.sleep(0.3)  # let mpiexec forward the traceback before it tears the job down
             world.Abort(130 if issubclass(tp, KeyboardInterrupt) else 1)
         prev = _state.prev_excepthook
@@ -472,6 +543,11 @@ def init_process_group(
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but MPI assigned rank {world.Get_rank()}; leave it -1")
     _state.world = world
+    _state.world_mpi = MPI
+    from gradsum.distributed import _rank  # (not at import: `python -m` runs it as __main__)
+
+    _state.watch = _rank.ended_peer(world.Get_rank())
+    _state.wrapped = _rank.watched()
     _state.backend = name
     _state.group = _Comm(MPI, world.Dup())
     _state.prev_excepthook = sys.excepthook
@@ -525,19 +601,21 @@ class Work:
     read them only after it returns.
     """
 
-    __slots__ = ("_done", "_finish", "_req", "_tensors")
+    __slots__ = ("_done", "_finish", "_req", "_tensors", "_what")
 
-    def __init__(self, req: Any, finish: Callable[[], None] | None, tensors: list[Tensor]) -> None:
+    def __init__(self, req: Any, finish: Callable[[], None] | None, tensors: list[Tensor],
+                 what: str = "a collective") -> None:
         self._req = req
         self._finish = finish
         self._done = False
         self._tensors = tensors
+        self._what = what
 
     def wait(self, timeout: Any = None) -> bool:
         """Block until the collective is complete and its result is in the tensors."""
         if not self._done:
             if self._req is not None:
-                self._req.Wait()
+                _wait(_state.world_mpi, [self._req], self._what)
             self._done = True
             if self._finish is not None:
                 self._finish()
@@ -584,8 +662,8 @@ def _write_back(t: Tensor, buf: Any, copied: bool) -> None:
 
 
 def _run(g: _Comm, req: Any, finish: Callable[[], None], tensors: list[Tensor],
-         async_op: bool) -> Work | None:
-    work = Work(req, finish, tensors)
+         async_op: bool, what: str) -> Work | None:
+    work = Work(req, finish, tensors, what)
     if async_op:
         return work
     work.wait()
@@ -643,7 +721,7 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group: Any = None,
             xp.divide(buf, g.size, out=buf)
         _write_back(tensor, buf, copied)
 
-    return _run(g, req, finish, [tensor], async_op)
+    return _run(g, req, finish, [tensor], async_op, "all_reduce")
 
 
 def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = False,
@@ -667,7 +745,7 @@ def broadcast(tensor: Tensor, src: int, group: Any = None, async_op: bool = Fals
         if g.rank != src:
             _write_back(tensor, buf, copied)
 
-    return _run(g, req, finish, [tensor], async_op)
+    return _run(g, req, finish, [tensor], async_op, "broadcast")
 
 
 def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None,
@@ -705,7 +783,7 @@ def all_gather(tensor_list: list[Tensor], tensor: Tensor, group: Any = None,
             out._array[...] = recv[r].reshape(arr.shape)
             out._vc[0] += 1
 
-    return _run(g, req, finish, list(tensor_list), async_op)
+    return _run(g, req, finish, list(tensor_list), async_op, "all_gather")
 
 
 def all_reduce_count(n: int, group: Any = None) -> int:
@@ -744,7 +822,7 @@ def broadcast_object_list(object_list: list[Any], src: int = 0, group: Any = Non
     """Replace ``object_list``'s items by rank ``src``'s (picklable objects)."""
     g = _group(group)
     g.check(_signature("object", 2, None, 0, int(src)), "broadcast_object_list")
-    got = g.comm.bcast(list(object_list), root=src)
+    got = g.bcast_object(list(object_list), src)
     object_list[:] = got
 
 
@@ -760,7 +838,7 @@ def _compare_checksums(g: _Comm, names: Sequence[str], arrays: Sequence[Any],
     """Raise if any array differs bitwise across ranks, naming it and the ranks."""
     local = xp.asarray([_checksum(a) for a in arrays], dtype=xp.int64)
     table = xp.empty((g.size, local.size), dtype=xp.int64)
-    g.comm.Allgather(local, table)
+    g.waitall([g.comm.Iallgather(local, table)], what)
     bad = (table != table[0]).any(axis=0)
     if bool(bad.any()):
         idx = [int(i) for i in xp.nonzero(bad)[0]]
