@@ -2,8 +2,8 @@
 status (``128 + N`` for signal ``N``) and a line naming the rank and the cause; output lines
 of different ranks never mix (each is prefixed with its rank).
 
-Run at 2 and 4 ranks through the launcher (``gradsum run``), each job under 10 s; the 4-rank
-cases other than two are marked ``slow`` (CI runs them).
+Run at 2 and 4 ranks through the launcher (``gradsum run``), each job under 10 s; the cases
+outside ``DEFAULT`` are marked ``slow`` (CI runs them).
 """
 
 from __future__ import annotations
@@ -27,15 +27,20 @@ CASES = {
     ("os_exit3", "barrier"): (3, "exited with status 3 before its script ended"),
     ("os_exit0", "barrier"): (0, "exited with status 0 before its script ended"),
     ("kill", "barrier"): (137, "killed by signal 9 (SIGKILL)"),
+    ("exit0", "init"): (0, "sys.exit(0)"),  # before the rank started MPI
+    ("exit4", "init"): (4, "sys.exit(4)"),
 }
-FAST_AT_4 = {("exit0", "barrier"), ("kill", "barrier")}
+#: the cases of the default run (the others are marked slow: the default run stays short)
+DEFAULT = {2: {("raise", "barrier"), ("exit3", "barrier"), ("exit0", "barrier"),
+               ("os_exit3", "barrier"), ("kill", "barrier"), ("exit0", "init")},
+           4: {("exit0", "barrier"), ("kill", "barrier")}}
 
 
 def _params() -> list[object]:
     out: list[object] = []
     for n in (2, 4):
         for key in CASES:
-            marks = [pytest.mark.slow] if n == 4 and key not in FAST_AT_4 else []
+            marks = [] if key in DEFAULT[n] else [pytest.mark.slow]
             out.append(pytest.param(n, *key, marks=marks, id=f"{n}-{key[0]}-{key[1]}"))
     return out
 
@@ -62,7 +67,7 @@ def test_a_rank_that_ends_ends_the_job(n: int, how: str, where: str) -> None:
 
 
 @needs_mpi
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_output_lines_never_interleave(n: int) -> None:
     res = launch(n, "interleave.py", timeout=30)
     assert res.returncode == 0, res.stderr

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "gradsum._backend", "gradsum._blas", "gradsum._dtype", "gradsum._fma",
         "gradsum._memory_format", "gradsum._device", "gradsum._process_settings",
         "gradsum.backends", "gradsum.version", "gradsum.distributed._core",
-        "gradsum.ops._erf", "gradsum.ops._scipy_special")),
+        "gradsum.distributed._rank", "gradsum.ops._erf", "gradsum.ops._scipy_special")),
     ("graph: nodes, the leaf sink, saved tensors, grad mode, hooks", (
         "gradsum.autograd.graph", "gradsum.autograd.saved", "gradsum.autograd.grad_mode",
         "gradsum.autograd.hooks", "gradsum.autograd._messages", "gradsum.autograd.anomaly_mode")),

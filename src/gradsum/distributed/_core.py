@@ -176,6 +176,13 @@ def _wait(mpi: Any, reqs: list[Any], what: str) -> None:
                 f"output for why it ended.", peer)
 
 
+def _dup(mpi: Any, comm: Any) -> Any:
+    """``comm.Dup()``, waited for as a collective is (a rank that has ended is seen)."""
+    new, req = comm.Idup()
+    _wait(mpi, [req], "init_process_group")
+    return new
+
+
 class _Comm:
     """A thin wrapper of one MPI communicator, used by the collectives and by DDP's reducer.
 
@@ -193,7 +200,7 @@ class _Comm:
 
     def dup(self) -> _Comm:
         """A new communicator over the same ranks (its collectives never match ours)."""
-        return _Comm(self.MPI, self.comm.Dup())
+        return _Comm(self.MPI, _dup(self.MPI, self.comm))
 
     def free(self) -> None:
         if self.comm != self.MPI.COMM_WORLD and not self.MPI.Is_finalized():
@@ -542,14 +549,19 @@ def init_process_group(
         )
     if rank not in (-1, None) and rank != world.Get_rank():
         raise ValueError(f"rank={rank} but MPI assigned rank {world.Get_rank()}; leave it -1")
-    _state.world = world
-    _state.world_mpi = MPI
     from gradsum.distributed import _rank  # (not at import: `python -m` runs it as __main__)
 
-    _state.watch = _rank.ended_peer(world.Get_rank())
+    _state.watch = _rank.ended_peer(world.Get_rank())  # (the wait for the Dup reads it)
+    try:
+        comm = _dup(MPI, world)
+    except BaseException:
+        _state.watch = None
+        raise
+    _state.world = world
+    _state.world_mpi = MPI
     _state.wrapped = _rank.watched()
     _state.backend = name
-    _state.group = _Comm(MPI, world.Dup())
+    _state.group = _Comm(MPI, comm)
     _state.prev_excepthook = sys.excepthook
     sys.excepthook = _abort_excepthook
 

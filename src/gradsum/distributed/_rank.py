@@ -128,9 +128,20 @@ def _one_line(e: BaseException) -> str:
 
 def _finish_together() -> None:
     """Wait in a barrier for every rank to end its script (MPI's finalisation needs them all);
-    a rank that ended otherwise brings ``mpiexec`` to stop this one."""
+    a rank that ended otherwise brings ``mpiexec`` to stop this one.
+
+    A rank whose script never started MPI starts it here: another rank may be starting it
+    (its ``MPI_Init`` waits for every rank), and must then find this one, and its end record.
+    """
     mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+    if mpi is None:
+        if os.environ.get("PMI_SIZE", "1") in ("", "0", "1"):
+            return
+        try:
+            from mpi4py import MPI as mpi
+        except ImportError:  # pragma: no cover - a job without mpi4py never used MPI
+            return
+    if not mpi.Is_initialized() or mpi.Is_finalized():
         return
     world = mpi.COMM_WORLD
     if world.Get_size() == 1:

@@ -48,7 +48,7 @@ from gradsum.distributed import _rank
 
 _GRACE_S = 5.0
 #: seconds mpiexec gets to stop the other ranks itself after one ended the job
-_STOP_S = 3.0
+_STOP_S = 1.0
 #: the start of the lines of MPICH's "BAD TERMINATION" banner (it names a PID, often of a
 #: bystander rank, and an exit code that is often the signal mpiexec killed it with): the
 #: launcher's own line, naming the rank and the cause, replaces it
