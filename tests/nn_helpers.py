@@ -77,8 +77,9 @@ def raised(fn: Any) -> tuple[type | None, str]:
 
 
 def same_error_text(fg: Any, ft: Any, exact: bool = True) -> None:
-    """``fg()`` and ``ft()`` both raise, gradsum's type a subclass of torch's; with ``exact``, the
-    same message (torch's names read as gradsum's)."""
+    """``fg()`` and ``ft()`` both raise, gradsum's type a subclass of torch's; with ``exact``,
+    gradsum's message starts with torch's (torch's names read as gradsum's; what follows is
+    gradsum's values and fix)."""
     g, t = raised(fg), raised(ft)
     assert g[0] is not None and t[0] is not None, (g, t)
     assert issubclass(g[0], t[0]) or g[0] is t[0], (g, t)
@@ -88,7 +89,7 @@ def same_error_text(fg: Any, ft: Any, exact: bool = True) -> None:
         # (legacy type names are torch's in both: Tensor.type() says 'torch.FloatTensor')
         got = g[1].replace("gradsum._tensor.Tensor", "gradsum.Tensor").replace("torch.",
                                                                               "gradsum.")
-        assert got == expected, (g, t)
+        assert got.startswith(expected), (g, t)
 
 
 def copy_state(gm: Any, tm: Any) -> None:

@@ -532,7 +532,7 @@ class Tensor:
         from gradsum.autograd.graph import RemovableHandle
 
         if not self.requires_grad:
-            raise RuntimeError(_messages.no_hook_without_grad())
+            raise RuntimeError(_messages.no_hook_without_grad(self.shape))
         if self._nograd_view_version is not None:
             self._check_nograd_view()
         # torch keeps a tensor's hooks in one dict, attached to the grad_fn it has at the
@@ -570,7 +570,7 @@ class Tensor:
         if self._grad_fn is not None:
             raise RuntimeError(_messages.non_leaf_post_hook())
         if not self._requires_grad:
-            raise RuntimeError(_messages.no_hook_without_grad())
+            raise RuntimeError(_messages.no_hook_without_grad(self.shape))
         if self._post_acc_hooks is None:
             self._post_acc_hooks = []
         self._post_acc_hooks.append(hook)

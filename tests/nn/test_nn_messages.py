@@ -1,7 +1,8 @@
 """gradsum.nn's error and warning texts live in ``gradsum/nn/_messages/`` (issue 19, point 8).
 
-Checks that representative moved texts reach the caller word for word through the public
-API (the texts are torch's: many are compared with torch's elsewhere). The count of texts
+Checks that representative moved texts reach the caller through the public API, starting
+with torch's words (many are compared with torch's elsewhere; the values and fixes that follow
+are checked in tests/integration/test_misuse_messages.py). The count of texts
 still written inline is tests/project/test_message_modules.py's, for every package.
 """
 
@@ -28,38 +29,38 @@ def _raises(fn, exc):
 def test_bad_reduction_string():
     x = gradsum.randn(3, 4)
     want = "bogus is not a valid value for reduction"
-    assert _raises(lambda: F.mse_loss(x, x, reduction="bogus"), ValueError) == want
-    assert _raises(lambda: F.l1_loss(x, x, reduction="bogus"), ValueError) == want
-    assert _messages.loss_invalid_reduction("bogus") == want
+    assert _raises(lambda: F.mse_loss(x, x, reduction="bogus"), ValueError).startswith(want)
+    assert _raises(lambda: F.l1_loss(x, x, reduction="bogus"), ValueError).startswith(want)
+    assert _messages.loss_invalid_reduction("bogus").startswith(want)
 
 
 def test_conv_input_rank():
     got = _raises(lambda: nn.LazyConv2d(4, 3)(gradsum.randn(3, 5)), RuntimeError)
-    assert got == (
+    assert got.startswith(
         "Expected 3D (unbatched) or 4D (batched) input to LazyConv2d, but got input of size: "
         "gradsum.Size([3, 5])"
     )
     # F.conv2d's own check (in ops/conv.py) says the same with torch's function name
     got = _raises(lambda: F.conv2d(gradsum.randn(3, 5), gradsum.randn(4, 3, 3, 3)),
                   RuntimeError)
-    assert got == (
+    assert got.startswith(
         "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: [3, 5]"
     )
 
 
 def test_load_state_dict_texts():
     lin = nn.Linear(2, 3)
-    assert _raises(lambda: lin.load_state_dict({}), RuntimeError) == (
+    assert _raises(lambda: lin.load_state_dict({}), RuntimeError).startswith(
         'Error(s) in loading state_dict for Linear:\n\tMissing key(s) in state_dict: "weight", '
         '"bias". '
     )
     bad = {"weight": gradsum.zeros((3, 3)), "bias": gradsum.zeros((3,))}
-    assert _raises(lambda: lin.load_state_dict(bad), RuntimeError) == (
+    assert _raises(lambda: lin.load_state_dict(bad), RuntimeError).startswith(
         "Error(s) in loading state_dict for Linear:\n\tsize mismatch for weight: copying a "
         "param with shape (3, 3) from checkpoint, the shape in current model is (3, 2)."
     )
     extra = {**nn.Linear(2, 3).state_dict(), "extra": gradsum.zeros((1,))}
-    assert _raises(lambda: lin.load_state_dict(extra), RuntimeError) == (
+    assert _raises(lambda: lin.load_state_dict(extra), RuntimeError).startswith(
         'Error(s) in loading state_dict for Linear:\n\tUnexpected key(s) in state_dict: '
         '"extra". '
     )
@@ -90,8 +91,8 @@ def test_load_state_dict_texts():
     (lambda: F.hardshrink(gradsum.tensor([1, 2])), NotImplementedError,
      "\"hardshrink_cpu\" not implemented for 'Long': convert the input with .float()"),
 ])
-def test_moved_texts_word_for_word(make, exc, want):
-    assert _raises(make, exc) == want
+def test_moved_texts_start_with_torchs_words(make, exc, want):
+    assert _raises(make, exc).startswith(want)
 
 
 def test_moved_warnings_word_for_word():

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradsum import _dtype as D
+
 
 def _shape(shape: tuple[int, ...]) -> str:
     return f"({', '.join(str(s) for s in shape)}{',' if len(shape) == 1 else ''})"
@@ -283,9 +285,14 @@ def broadcast_mismatch(a: tuple[int, ...], b: tuple[int, ...], dim: int) -> str:
 
 
 def cast_inplace(result: str, out: str, op: str) -> str:
+    """``result``, ``out``: dtype names, NumPy's (``float32``) or torch's (``Float``)."""
+    names = {v: k for k, v in D._TORCH_SCALAR_NAMES.items()}
+    res_t, out_t = D._TORCH_SCALAR_NAMES.get(result, result), D._TORCH_SCALAR_NAMES.get(out, out)
+    res_np = names.get(res_t, result)
     return (
-        f"result type {result} can't be cast to the desired output type {out} in {op}. "
-        f"Use the out-of-place op, or convert the tensor first (.to({result}))."
+        f"result type {res_t} can't be cast to the desired output type {out_t} (in {op}): "
+        f"an in-place op keeps its tensor's dtype. Use the out-of-place op, or convert the "
+        f"tensor first (.to(gradsum.{res_np}))."
     )
 
 
@@ -296,9 +303,10 @@ def non_leaf_post_hook() -> str:
     )
 
 
-def no_hook_without_grad() -> str:
+def no_hook_without_grad(shape: Any = None) -> str:
+    of = "" if shape is None else f" (a tensor of shape {tuple(shape)} with requires_grad=False)"
     return (
-        "cannot register a hook on a tensor that doesn't require gradient. Call "
+        f"cannot register a hook on a tensor that doesn't require gradient{of}. Call "
         "requires_grad_() first, or compute it from tensors that require grad."
     )
 

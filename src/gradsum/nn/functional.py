@@ -592,7 +592,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, ignore_index: int
         valid = t != ignore_index
         bad = valid & ((t < 0) | (t >= c))
         if bad.any():
-            raise IndexError(_messages.target_out_bounds(t, bad))
+            raise IndexError(_messages.target_out_bounds(t, bad, c))
         safe = xp.where(valid, t, 0).astype(xp.int64)
         w_arr = valid.astype(dt)
         plain = False

@@ -174,12 +174,15 @@ def equal(a: Tensor, b: Tensor) -> bool:
 def allclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
              equal_nan: bool = False) -> bool:
     """Whether all elements are close (``|a - b| <= atol + rtol * |b|``)."""
-    _same_dtype(a, b)
+    _same_dtype(a, b, "allclose")
     return bool(xp.allclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def _same_dtype(a: Tensor, b: Tensor) -> None:
-    """torch's isclose (and allclose) does not promote: the dtypes must be equal."""
+def _same_dtype(a: Tensor, b: Tensor, name: str) -> None:
+    """torch's isclose (and allclose) takes tensors only and does not promote: the dtypes must
+    be equal."""
+    require_tensor(name, "input", 1, a)
+    require_tensor(name, "other", 2, b)
     x, y = a._array.dtype, b._array.dtype
     if x != y:
         raise RuntimeError(_messages.isclose_dtype_mismatch(x, y))
@@ -188,7 +191,7 @@ def _same_dtype(a: Tensor, b: Tensor) -> None:
 @register("isclose", method=True)
 def isclose(a: Tensor, b: Tensor, rtol: float = 1e-5, atol: float = 1e-8,
             equal_nan: bool = False) -> Tensor:
-    _same_dtype(a, b)
+    _same_dtype(a, b, "isclose")
     return _make(xp.isclose(a._array, b._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 

@@ -95,5 +95,7 @@ def padding_mode_not_one_of(modes: Any, padding_mode: Any) -> str:
 def conv_input_dims(no_batch: Any, module: Any, size: Any) -> str:
     return (
         f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) input to "
-        f"{type(module).__name__}, but got input of size: {size}"
+        f"{type(module).__name__}, but got input of size: {size}. Pass (C, *spatial) or "
+        f"(N, C, *spatial) with {no_batch - 1} spatial dimension(s); x[None] adds a batch of "
+        f"one"
     )

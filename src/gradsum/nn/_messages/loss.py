@@ -101,8 +101,13 @@ def expected_scalar_type_found_class(input: Any, weight: Any) -> str:
     )
 
 
-def target_out_bounds(t: Any, bad: Any) -> str:
-    return f"Target {int(t[bad].reshape(-1)[0])} is out of bounds."
+def target_out_bounds(t: Any, bad: Any, classes: int) -> str:
+    return (
+        f"Target {int(t[bad].reshape(-1)[0])} is out of bounds. With {classes} classes (the "
+        f"input's dimension 1), targets must be class indices from 0 to {classes - 1}: "
+        f"check that the model outputs one score per class, or mark targets to skip with "
+        f"ignore_index"
+    )
 
 
 def dimension_out_range_expected_range_1() -> str:

@@ -245,9 +245,18 @@ def expected_state_dict_dict_like(state_dict: Any) -> str:
 
 
 def load_state_dict_errors(module: Any, errors: Any) -> str:
-    return "Error(s) in loading state_dict for {}:\n\t{}".format(
-        type(module).__name__, "\n\t".join(errors)
-    )
+    fixes = []
+    if any(e.startswith(("Missing", "Unexpected")) for e in errors):
+        fixes.append("the checkpoint's keys differ from the model's: load it into the model "
+                     "it was saved from (a prefix such as 'module.' from DataParallel must be "
+                     "stripped first), or pass strict=False to load the keys both have")
+    if any(e.startswith("size mismatch") for e in errors):
+        fixes.append("build the model with the checkpoint's sizes (its shapes are the first "
+                     "ones above), or leave these keys out of the state_dict and pass "
+                     "strict=False")
+    return "Error(s) in loading state_dict for {}:\n\t{}{}".format(
+        type(module).__name__, "\n\t".join(errors),
+        "".join(f"\nFix: {f}." for f in fixes))
 
 
 def input_dimension_at_least(out_size: Any) -> str:

@@ -117,7 +117,9 @@ def input_dimensions(expected_input_dim: Any, input: Any) -> str:
 def input_size_1_equal_input(module: Any, input: Any) -> str:
     return (
         "input.size(-1) must be equal to input_size. Expected "
-        f"{module.input_size}, got {input.shape[-1]}"
+        f"{module.input_size}, got {input.shape[-1]}: the last dimension of input "
+        f"{tuple(input.shape)} holds the features; pass {module.input_size} features there, "
+        f"or build the layer with input_size={input.shape[-1]}"
     )
 
 
@@ -139,7 +141,8 @@ def rnn_module_dtype_mismatch(data: Any, w_dt: Any) -> str:
 def expected_input_2d_or_3d(name: Any, input: Any, dims_msg: Any) -> str:
     return (
         f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
-        + dims_msg
+        + dims_msg + f" (input of shape {tuple(input.shape)}): pass (L, N, H_in) "
+        "((N, L, H_in) with batch_first=True), or (L, H_in) for one unbatched sequence"
     )
 
 

@@ -24,8 +24,13 @@ def conv_argument_wrong_length(name: Any, nd: Any, v: Any) -> str:
 def conv_input_wrong_rank(nd: Any, fn: Any, input: Any) -> str:
     return (
         f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {fn}, but got "
-        f"input of size: {list(input.shape)}"
+        f"input of size: {list(input.shape)}. Pass (C, {_spatial(nd)}) or (N, C, "
+        f"{_spatial(nd)}); x[None] adds a batch of one, x[None, None] a channel too"
     )
+
+
+def _spatial(nd: int) -> str:
+    return ", ".join(("L",) if nd == 1 else ("H", "W") if nd == 2 else ("D", "H", "W"))
 
 
 def conv_weight_wrong_rank(fn: Any, nd: Any, transposed: Any, weight: Any) -> str:
@@ -69,7 +74,9 @@ def conv_input_channels_mismatch(
     t = "transposed=1, " if transposed else f"groups={groups}, "
     return (
         f"Given {t}weight of size {list(weight.shape)}, expected input"
-        f"{list(input.shape)} to have {want} channels, but got {c} channels instead"
+        f"{list(input.shape)} to have {want} channels, but got {c} channels instead: pass "
+        f"an input with {want} channels (dimension 1, or 0 unbatched), or build the layer "
+        f"with in_channels={c}"
     )
 
 

@@ -37,7 +37,8 @@ def operation_failed_for_shapes(sa: Any, sb: Any) -> str:
 
 
 def wrap_dim_out_of_range(lo: Any, hi: Any, dim: Any) -> str:
-    return f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+    return (f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim}): "
+            f"pass a dim from {lo} to {hi} (negative dims count from the last)")
 
 
 def dim_appears_multiple_times(dim: Any) -> str:

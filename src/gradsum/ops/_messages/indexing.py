@@ -85,7 +85,8 @@ def scatter_reduce_index_ndim_mismatch(idx: Any, x: Any, s: Any) -> str:
 
 
 def index_out_of_bounds_for_dim(k: Any, dim: Any, size: Any) -> str:
-    return f"index {k} is out of bounds for dimension {dim} with size {size}"
+    valid = f"valid indices are {-size} to {size - 1}" if size else "it has no elements"
+    return f"index {k} is out of bounds for dimension {dim} with size {size}: {valid}"
 
 
 def scatter_src_not_slice_size(have: Any, want: Any) -> str:
@@ -259,6 +260,14 @@ def index_add_count_mismatch(idx: Any, src_n: Any, d: Any, x: Any, src: Any) -> 
         f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
         f"({src_n}), for dim: {d}; self has shape {tuple(x.shape)}, source "
         f"{tuple(src.shape)}. The source must match self except along dim."
+    )
+
+
+def index_add_dtype_mismatch(self_dt: Any, src_dt: Any) -> str:
+    return (
+        f"index_add_(): self ({torch_name(self_dt)}) and source ({torch_name(src_dt)}) must "
+        f"have the same scalar type: convert the source first (source.to(gradsum."
+        f"{getattr(self_dt, 'name', self_dt)}))"
     )
 
 

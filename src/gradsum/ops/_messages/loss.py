@@ -8,7 +8,8 @@ _CHECKED_FROM = "(while checking arguments for ctc_loss_allocate_outputs)"
 
 
 def loss_invalid_reduction(reduction: Any) -> str:
-    return f"{reduction} is not a valid value for reduction"
+    return (f"{reduction} is not a valid value for reduction: pass reduction='mean', 'sum' "
+            f"or 'none'")
 
 
 def ctc_log_probs_wrong_rank(lp: Any) -> str:

@@ -14,10 +14,14 @@ def cat_zero_dim() -> str:
 
 
 def cat_sizes_mismatch(d: Any, arrays: Any, arr: Any, i: Any) -> str:
+    first = tuple(arrays[0].shape)
+    got = tuple(arr.shape)
+    k = next((k for k in range(len(first)) if k != d and first[k] != got[k]), 0)
     return (
-        f"Sizes of tensors must match except in dimension {d}. Expected "
-        f"{tuple(arrays[0].shape)} but got {tuple(arr.shape)} for tensor number {i} "
-        "in the list."
+        f"Sizes of tensors must match except in dimension {d}. Expected size {first[k]} but "
+        f"got size {got[k]} for tensor number {i} in the list. Shapes {first} and {got} "
+        f"differ in dimension {k}: make every size but dimension {d}'s agree, or "
+        f"concatenate along the dimension in which they differ"
     )
 
 

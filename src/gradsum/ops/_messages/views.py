@@ -36,7 +36,13 @@ def view_invalid_shape_dimension(s: Any) -> str:
 
 
 def view_shape_invalid_for_size(shape: Any, numel: Any) -> str:
-    return f"shape '{list(shape)}' is invalid for input of size {numel}"
+    known = 1
+    for s in shape:
+        known *= s if s != -1 else 1
+    why = (f"{numel} elements do not divide into rows of {known}" if -1 in shape
+           else f"the sizes multiply to {known}, not {numel}")
+    return (f"shape '{list(shape)}' is invalid for input of size {numel}: {why}; pass sizes "
+            f"whose product is {numel}, with -1 for at most one size to infer it")
 
 
 def view_size_not_compatible(x: Any, requested: Any) -> str:

@@ -133,6 +133,8 @@ def index_add(a: Tensor, dim: int, index: Any, source: Tensor, *, alpha: Any = 1
         src.shape[i] != x.shape[i] for i in range(x.ndim) if i != d
     ):
         raise RuntimeError(_messages.index_add_count_mismatch(idx, src_n, d, x, src))
+    if source._array.dtype != x.dtype:
+        raise RuntimeError(_messages.index_add_dtype_mismatch(x.dtype, source._array.dtype))
     size = x.shape[d] if x.ndim else 1
     if not x.size and x.ndim >= 2:
         # torch checks no index against an empty >= 2-d self (nothing is written; a 1-d one
