@@ -40,7 +40,9 @@ def _check_copy_device(device: Any, name: str) -> None:
 def _finish(arr: Any, requires_grad: bool) -> Tensor:
     t = Tensor._make(arr)
     if requires_grad is not False and requires_grad is not None:  # (None: False, as torch)
-        t.requires_grad_(requires_grad)  # (refuses a non-bool, like torch's argument check)
+        if not isinstance(requires_grad, bool):
+            t.requires_grad_(requires_grad)  # (refuses a non-bool, like torch's argument check)
+        t._require_grad(requires_grad, "factory")
     return t
 
 
@@ -503,7 +505,8 @@ def arange(start: Any = _UNSET, end: Any = None, step: Any = _UNSET, *,
         raise D.not_implemented("arange_cpu", dtype.np, "Compare an integer range instead.")
     lo, hi, st = vals
     if st == 0:
-        raise RuntimeError("step must be nonzero")
+        raise RuntimeError(f"step must be nonzero (arange({start}, {end}, step={step})): "
+                           "pass a positive step to count up, a negative one to count down")
     if dtype is D.int64:  # torch truncates the bounds and the step to int64 first
         lo, hi, st = int(lo), int(hi), int(st)
         if st == 0:

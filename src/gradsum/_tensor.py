@@ -153,7 +153,7 @@ class Tensor:
             arr = xp.array(arr, dtype=D.get_default_dtype().np)
         self._init(arr, False, None, 0)
         if requires_grad:
-            self.requires_grad_(True)
+            self._require_grad(True, "factory")
 
     def _init(self, array: Any, requires_grad: bool, grad_fn: Node | None, output_nr: int) -> None:
         self._array = array
@@ -353,7 +353,7 @@ class Tensor:
                 f"requires_grad must be a bool, got {type(value).__name__} {value!r}. Assign "
                 "True or False."
             )
-        self.requires_grad_(value)
+        self._require_grad(value, "attribute")
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` of a leaf in place; returns ``self``.
@@ -368,12 +368,16 @@ class Tensor:
                 "requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
                 f"{type(requires_grad).__name__}. Pass True or False."
             )
+        return self._require_grad(requires_grad, "method")
+
+    def _require_grad(self, requires_grad: bool, entry: str) -> Tensor:
+        """:meth:`requires_grad_` for a bool, asked for at ``entry`` (its text names it)."""
         if self._grad_fn is not None:
             if requires_grad:
                 return self
             raise RuntimeError(_messages.nonleaf_requires_grad())
         if requires_grad and not D.is_float_np(self._array.dtype):
-            raise RuntimeError(_messages.int_requires_grad(self.dtype.name))
+            raise RuntimeError(_messages.int_requires_grad(self.dtype.name, entry))
         self._requires_grad = bool(requires_grad)
         if "_nograd_views" in self.__dict__:
             self._tell_nograd_views(self._requires_grad)

@@ -125,3 +125,13 @@ def test_a_deeply_nested_file_is_a_checkpoint_error(tmp_path, monkeypatch):
     monkeypatch.setattr(S, "_unpickle", recurse)
     with pytest.raises(CheckpointError, match=r"deep\.pt.*nests its objects too deeply"):
         gradsum.load(path)
+
+
+def test_a_header_nested_10000_deep_is_a_checkpoint_error(tmp_path):
+    """A 20 KB safetensors file whose JSON header nests ``[`` 10,000 deep (the audit's case):
+    CheckpointError naming the file, not a bare RecursionError."""
+    header = b'{"a":' + b"[" * 10000 + b"]" * 10000 + b"}"
+    path = tmp_path / "nested.safetensors"
+    path.write_bytes(len(header).to_bytes(8, "little") + header)
+    with pytest.raises(CheckpointError, match=r"nested\.safetensors.*not valid JSON"):
+        gradsum.load(str(path))

@@ -212,10 +212,20 @@ def nonleaf_requires_grad() -> str:
     )
 
 
-def int_requires_grad(dtype_name: str) -> str:
+#: torch's phrase, by where requires_grad was asked for
+_INT_GRAD_PHRASES = {
+    "method": "only Tensors of floating point dtype can require gradients",
+    "attribute": "only Tensors of floating point and complex dtype can require gradients",
+    "factory": "Only Tensors of floating point and complex dtype can require gradients",
+}
+
+
+def int_requires_grad(dtype_name: str, entry: str = "factory") -> str:
+    """``entry``: ``"method"`` (``requires_grad_()``), ``"attribute"`` (``t.requires_grad =``)
+    or ``"factory"`` (``requires_grad=True`` of a creation function)."""
     return (
-        "Only Tensors of floating point and complex dtype can require gradients, got "
-        f"{dtype_name}. Convert first, e.g. t.float().requires_grad_()."
+        f"{_INT_GRAD_PHRASES[entry]} (this tensor is {dtype_name}). Convert first, e.g. "
+        "t.float().requires_grad_()."
     )
 
 

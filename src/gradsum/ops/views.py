@@ -385,7 +385,7 @@ def split(a: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and n:
-            raise RuntimeError(_ops_messages.split_size_zero(step))
+            raise RuntimeError(_ops_messages.split_size_zero(step, n))
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
@@ -504,7 +504,7 @@ def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """Split into ``chunks`` pieces of equal size (the last may be smaller), like torch."""
     _check_splittable(a, "chunk")
     if chunks <= 0:
-        raise RuntimeError(_ops_messages.chunk_not_positive())
+        raise RuntimeError(_ops_messages.chunk_not_positive(chunks))
     d = wrap_dim(dim, a._array.ndim)
     n = a._array.shape[d]
     if n == 0:  # torch: ``chunks`` empty pieces

@@ -436,7 +436,9 @@ def params_not_iterable(typename: Any) -> str:
 
 
 def empty_parameter_list() -> str:
-    return "optimizer got an empty parameter list"
+    return ("optimizer got an empty parameter list: pass the tensors to optimize (e.g. "
+            "model.parameters() of a model that has parameters; a generator that was "
+            "consumed already yields nothing)")
 
 
 def param_group_not_dict(param_group: Any) -> str:

@@ -203,7 +203,8 @@ def softmax2d_expected_input_3d_or(input: Any) -> str:
 
 
 def dropout_probability(p: Any) -> str:
-    return f"dropout probability has to be between 0 and 1, but got {p}"
+    return (f"dropout probability has to be between 0 and 1, but got {p}: p is the "
+            f"probability of zeroing an element (p=0.1 zeroes about 10%)")
 
 
 def dropout_argument_train_position_3(training: Any) -> str:

@@ -53,7 +53,8 @@ def expected_1_or_more_dimensions(nd: Any) -> str:
 def batch_size_mismatch(input_batch: Any, target_batch: Any) -> str:
     return (
         f"Expected input batch_size ({input_batch}) to match target batch_size "
-        f"({target_batch})."
+        f"({target_batch}). Pass one target per row of the input (class scores in "
+        f"dimension 1)"
     )
 
 

@@ -19,7 +19,8 @@ def layer_norm_argument_normalized_shape(normalized_shape: Any) -> str:
 def layer_norm_input_shape(ns: Any, input: Any) -> str:
     return (
         f"Given normalized_shape={list(ns)}, expected input with shape "
-        f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}"
+        f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(input.shape)}: "
+        f"normalized_shape must be the input's last {len(ns)} size(s)"
     )
 
 

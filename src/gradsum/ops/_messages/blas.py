@@ -35,7 +35,8 @@ def mm_dtype_mismatch(x: Any, y: Any) -> str:
 def inconsistent_tensor_size(n_a: Any, n_b: Any) -> str:
     return (
         f"inconsistent tensor size, expected tensor [{n_a}] and src [{n_b}] to have the same "
-        f"number of elements, but got {n_a} and {n_b} elements respectively"
+        f"number of elements, but got {n_a} and {n_b} elements respectively: the dot "
+        f"product of two vectors needs equal lengths"
     )
 
 

@@ -288,7 +288,8 @@ def one_hot_negative_class() -> str:
 
 
 def one_hot_class_too_large() -> str:
-    return "Class values must be smaller than num_classes."
+    return ("Class values must be smaller than num_classes. Pass num_classes greater than "
+            "the largest class value (or leave it -1 to infer it)")
 
 
 def integer_kernel_not_implemented(name: Any, npdt: Any) -> str:

@@ -44,7 +44,9 @@ def norm_one_value_per_channel(size: Any) -> str:
 
 
 def norm_feature_count_mismatch(name: Any, c: Any, t: Any) -> str:
-    return f"{name} should contain {c} elements not {t.numel()}"
+    return (f"{name} should contain {c} elements not {t.numel()}: the input has {c} "
+            f"channels (dimension 1) and the layer {t.numel()} features; build the layer with "
+            f"num_features={c}, or pass an input with {t.numel()} channels")
 
 
 def batch_norm_momentum_not_float(momentum: Any) -> str:

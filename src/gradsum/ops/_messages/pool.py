@@ -51,7 +51,9 @@ def pool_pad_too_large(pp: Any, kk: Any, dd: Any) -> str:
 def pool_output_size_too_small(c: Any, size: Any, out: Any) -> str:
     return (
         f"Given input size: ({'x'.join(map(str, (c, *size)))}). Calculated output size: "
-        f"({'x'.join(map(str, (c, *out)))}). Output size is too small"
+        f"({'x'.join(map(str, (c, *out)))}). Output size is too small: the kernel "
+        f"(with its dilation) is larger than the padded input; use a smaller kernel_size, "
+        f"padding, or a larger input"
     )
 
 

@@ -32,7 +32,8 @@ def stack_empty_list() -> str:
 def stack_sizes_mismatch(shp: Any, t: Any, i: Any) -> str:
     return (
         f"stack expects each tensor to be equal size, but got {list(shp)} at entry 0 "
-        f"and {list(t.shape)} at entry {i}"
+        f"and {list(t.shape)} at entry {i}: stack adds a dimension, so every shape must be "
+        f"equal; pad or crop them first, or use cat() to join along an existing dimension"
     )
 
 

@@ -21,9 +21,15 @@ def expand_minus_one_in_new_leading_dim(shape: Any, x: Any) -> str:
 
 
 def expand_size_mismatch(x: Any, target: Any) -> str:
+    shape, want = tuple(x.shape), list(target)
+    lead = len(want) - len(shape)
+    i = next(i for i in range(len(want) - 1, lead - 1, -1)
+             if shape[i - lead] not in (1, want[i]))
     return (
-        f"The expanded size of the tensor must match the existing size at non-singleton "
-        f"dimensions: cannot expand shape {tuple(x.shape)} to {target}."
+        f"The expanded size of the tensor ({want[i]}) must match the existing size "
+        f"({shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {want}.  Tensor "
+        f"sizes: {list(shape)}. Only a size of 1 expands: pass -1 (or {shape[i - lead]}) "
+        f"there, or repeat() the tensor"
     )
 
 
@@ -73,7 +79,8 @@ def permute_dims_mismatch(x: Any, dims: Any) -> str:
     return (
         f"permute(sparse_coo): number of dimensions in the tensor input does not match "
         f"the length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} "
-        f"is not equal to len(dims) = {len(dims)}"
+        f"is not equal to len(dims) = {len(dims)}: pass one entry per dimension of the "
+        f"shape {tuple(x.shape)}, an ordering of 0 to {x.ndim - 1}"
     )
 
 
@@ -120,8 +127,12 @@ def split_expects_at_least_1d(name: Any) -> str:
     )
 
 
-def split_size_zero(step: Any) -> str:
-    return f"split_size can only be 0 if dimension size is 0, got {step}"
+def split_size_zero(step: Any, n: int) -> str:
+    if step < 0:
+        return (f"split expects split_size be non-negative, but got split_size={step}: pass "
+                f"the size of each piece (or a list of sizes summing to {n})")
+    return (f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}: "
+            f"pass the size of each piece (or a list of sizes summing to {n})")
 
 
 def split_sizes_sum_mismatch(n: Any, d: Any, sizes: Any) -> str:
@@ -131,8 +142,9 @@ def split_sizes_sum_mismatch(n: Any, d: Any, sizes: Any) -> str:
     )
 
 
-def chunk_not_positive() -> str:
-    return "chunk expects `chunks` to be greater than 0"
+def chunk_not_positive(chunks: Any) -> str:
+    return (f"chunk expects `chunks` to be greater than 0, got: {chunks}. Pass the number of "
+            f"pieces, 1 or more")
 
 
 def diagonal_dims_identical(dim1: Any, dim2: Any) -> str:
@@ -245,7 +257,7 @@ def adjoint_not_matrix(input: Any) -> str:
 def unfold_size_too_large(d: Any, n: Any, size: Any) -> str:
     return (
         f"maximum size for tensor at dimension {d} is {n} but size is "
-        f"{size}"
+        f"{size}: the window (size) must fit in the dimension; pass a size of at most {n}"
     )
 
 
