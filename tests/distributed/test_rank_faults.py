@@ -116,3 +116,17 @@ def test_describe_exit_maps_codes_as_the_interpreter_does() -> None:
     assert _rank.describe_exit(3) == (3, "sys.exit(3)")
     assert _rank.describe_exit(256 + 3) == (3, "sys.exit(259)")
     assert _rank.describe_exit("stop") == (1, "sys.exit('stop')")
+
+
+def test_a_wait_for_an_ended_rank_raises_torchs_backend_error() -> None:
+    """``except dist.DistBackendError`` (torch's type for a peer's closed connection) catches
+    the error a waiting rank raises; the classes sit where torch's do."""
+    import gradsum.distributed as dist
+    from gradsum.distributed._core import PeerEndedError
+
+    assert issubclass(PeerEndedError, dist.DistBackendError)
+    assert issubclass(dist.DistBackendError, dist.DistError)
+    assert issubclass(dist.DistError, RuntimeError)
+    torch_dist = pytest.importorskip("torch.distributed", reason="torch not installed")
+    ours = [c.__name__ for c in dist.DistBackendError.__mro__]
+    assert ours == [c.__name__ for c in torch_dist.DistBackendError.__mro__]

@@ -27,6 +27,8 @@ Example:
 from __future__ import annotations
 
 from gradsum.distributed._core import (
+    DistBackendError,
+    DistError,
     ReduceOp,
     Work,
     all_gather,
@@ -46,6 +48,8 @@ from gradsum.distributed._core import (
 )
 
 __all__ = [
+    "DistBackendError",
+    "DistError",
     "ReduceOp",
     "Work",
     "all_gather",

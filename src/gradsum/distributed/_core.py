@@ -140,8 +140,17 @@ def _describe(sig: Any) -> str:
 _PEER_GRACE_S = 1.0
 
 
-class PeerEndedError(RuntimeError):
-    """A collective waited for a rank that has ended (torch: "Connection closed by peer").
+class DistError(RuntimeError):
+    """torch.distributed's base of its errors (a RuntimeError)."""
+
+
+class DistBackendError(DistError):
+    """A collective's backend failed (torch raises it when a peer's connection closes)."""
+
+
+class PeerEndedError(DistBackendError):
+    """A collective waited for a rank that has ended (torch: "Connection closed by peer"):
+    ``except dist.DistBackendError`` catches it, as it catches torch's.
 
     ``peer`` is that rank; the message says how it ended.
     """

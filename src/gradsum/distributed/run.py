@@ -8,7 +8,7 @@ line the rank prints with ``[rank] `` (whole lines only: ranks never mix within 
 records how the rank ended. A rank that ends for any reason other than its script returning
 with status 0 (an uncaught exception, ``sys.exit(n)`` with ``n != 0``, ``os._exit``, a signal)
 ends the job within seconds; a rank whose script ends with status 0 while another waits for it
-in a collective ends it too (that wait raises ``PeerEndedError`` a second later). The launcher
+in a collective ends it too (that wait raises ``DistBackendError`` a second later). The launcher
 then prints one line naming the rank that ended the job and how, and returns that rank's
 status (``128 + N`` for signal ``N``). Ctrl-C (or SIGTERM to the launcher) terminates every
 rank; ``--timeout`` kills a job that runs too long (exit status 124).
