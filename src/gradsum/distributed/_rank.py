@@ -234,8 +234,12 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _monitor(pid: int, rank: int, out_r: int, err_r: int) -> int:
+    def forward(signum: int, _frame: object) -> None:
+        with contextlib.suppress(ProcessLookupError):  # the child has ended already
+            os.kill(pid, signum)
+
     for sig in _FORWARDED:
-        signal.signal(sig, lambda s, _f: os.kill(pid, s))
+        signal.signal(sig, forward)
     relay = _Relay(f"[{rank}] ".encode())
     sel = selectors.DefaultSelector()
     sel.register(out_r, selectors.EVENT_READ, 1)
